@@ -1,0 +1,1 @@
+//! mongo-seq core (placeholder)
