@@ -1,0 +1,133 @@
+//! Proves the substrate the product stands on, against the embedded test server or
+//! `MONGODB_URI`: atomic `$inc` counters, duplicate-key errors, resumable change streams.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mongodb::bson::{doc, Document};
+use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
+use mongodb::error::{ErrorKind, WriteFailure};
+use mongodb::options::{IndexOptions, ReturnDocument};
+use mongodb::{Collection, IndexModel};
+use mongo_seq_test_harness::{client, unique_db_name};
+
+const TASKS: i64 = 8;
+const CALLS_PER_TASK: i64 = 500;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_find_one_and_update_issues_each_number_once() {
+    let db = client().await.database(&unique_db_name("substrate_inc"));
+    let counters: Collection<Document> = db.collection("counters");
+
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        let counters = counters.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut got = Vec::with_capacity(CALLS_PER_TASK as usize);
+            for _ in 0..CALLS_PER_TASK {
+                let after = counters
+                    .find_one_and_update(doc! { "_id": "userid" }, doc! { "$inc": { "seq": 1 } })
+                    .upsert(true)
+                    .return_document(ReturnDocument::After)
+                    .await
+                    .expect("findOneAndUpdate")
+                    .expect("document after upsert");
+                got.push(after.get_i32("seq").map(i64::from).or_else(|_| after.get_i64("seq")).expect("integer seq"));
+            }
+            got
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("task"));
+    }
+    let distinct: BTreeSet<i64> = all.iter().copied().collect();
+    assert_eq!(all.len() as i64, TASKS * CALLS_PER_TASK);
+    assert_eq!(distinct.len(), all.len(), "some number was issued twice");
+    assert_eq!(distinct, (1..=TASKS * CALLS_PER_TASK).collect::<BTreeSet<_>>());
+    db.drop().await.ok();
+}
+
+#[tokio::test]
+async fn unique_index_rejects_duplicate_with_code_11000() {
+    let db = client().await.database(&unique_db_name("substrate_dup"));
+    let users: Collection<Document> = db.collection("users");
+    users
+        .create_index(IndexModel::builder().keys(doc! { "email": 1 }).options(IndexOptions::builder().unique(true).build()).build())
+        .await
+        .expect("create unique index");
+    users.insert_one(doc! { "email": "sarah@example.com" }).await.expect("first insert");
+    let err = users.insert_one(doc! { "email": "sarah@example.com" }).await.expect_err("duplicate must fail");
+    match *err.kind {
+        ErrorKind::Write(WriteFailure::WriteError(ref e)) => assert_eq!(e.code, 11000, "{err}"),
+        _ => panic!("expected a write error with code 11000, got {err}"),
+    }
+    assert_eq!(users.count_documents(doc! {}).await.expect("count"), 1);
+    db.drop().await.ok();
+}
+
+/// Reads exactly `n` insert events, then checks that nothing else is pending.
+async fn read_inserts(
+    stream: &mut mongodb::change_stream::ChangeStream<ChangeStreamEvent<Document>>,
+    n: usize,
+) -> Vec<i32> {
+    let mut seen = Vec::new();
+    while seen.len() < n {
+        let event = tokio::time::timeout(Duration::from_secs(20), stream.next())
+            .await
+            .expect("change event within 20 s")
+            .expect("stream open")
+            .expect("change event");
+        assert_eq!(event.operation_type, OperationType::Insert);
+        let full = event.full_document.expect("insert event carries fullDocument");
+        seen.push(full.get_i32("n").expect("n"));
+    }
+    seen
+}
+
+async fn assert_nothing_more(stream: &mut mongodb::change_stream::ChangeStream<ChangeStreamEvent<Document>>) {
+    // Give a late duplicate the chance to show up: a few getMores over half a second.
+    for _ in 0..5 {
+        let extra = stream.next_if_any().await.expect("getMore");
+        assert!(extra.is_none(), "event delivered twice or unexpected: {extra:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn resume_delivers_exactly_the_missed_events(use_start_after: bool) {
+    let db = client().await.database(&unique_db_name("substrate_stream"));
+    let events: Collection<Document> = db.collection("events");
+    events.insert_one(doc! { "n": 0 }).await.expect("create collection");
+
+    let mut stream = events.watch().pipeline([doc! { "$match": { "operationType": "insert" } }]).await.expect("watch");
+    events.insert_many((1..=3).map(|n| doc! { "n": n })).await.expect("insert 1..3");
+    assert_eq!(read_inserts(&mut stream, 3).await, vec![1, 2, 3]);
+    let token: ResumeToken = stream.resume_token().expect("resume token after events");
+    drop(stream);
+
+    events.insert_many((4..=6).map(|n| doc! { "n": n })).await.expect("insert 4..6 while no stream is open");
+
+    let resumed = events.watch().pipeline([doc! { "$match": { "operationType": "insert" } }]);
+    let mut stream = if use_start_after {
+        resumed.start_after(token).await
+    } else {
+        resumed.resume_after(token).await
+    }
+    .expect("resume");
+    assert_eq!(read_inserts(&mut stream, 3).await, vec![4, 5, 6], "exactly the missed events, in order");
+    assert_nothing_more(&mut stream).await;
+    events.insert_one(doc! { "n": 7 }).await.expect("insert 7");
+    assert_eq!(read_inserts(&mut stream, 1).await, vec![7]);
+    db.drop().await.ok();
+}
+
+#[tokio::test]
+async fn change_stream_resume_after_delivers_missed_events_once() {
+    resume_delivers_exactly_the_missed_events(false).await;
+}
+
+#[tokio::test]
+async fn change_stream_start_after_delivers_missed_events_once() {
+    resume_delivers_exactly_the_missed_events(true).await;
+}

@@ -1,0 +1,44 @@
+package dev.mongoseq.testserver;
+
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.bson.Document;
+import io.netty.channel.Channel;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The in-memory backend with the gaps patched that block what the drivers and our tests need.
+ * Every patch here is a recorded deviation from real MongoDB (tests/FAKE-SERVER.md).
+ */
+final class PatchedBackend extends MemoryBackend {
+
+    /**
+     * Patch 1, atomicity: the memory backend runs commands from different connections
+     * concurrently without making single-document read-modify-write atomic (8 clients doing
+     * findAndModify {$inc} got the same value twice, and a unique index can let two concurrent
+     * inserts of one key through). Real MongoDB makes every single-document write atomic. We run
+     * commands one at a time; the fake's reads and change-stream getMores return at once, so
+     * nothing holds the lock for long. The reply can hold references to the stored documents
+     * (findAndModify's `value`), and it is encoded after we return: copy it under the lock, or a
+     * later write changes it before it reaches the wire.
+     */
+    private final ReentrantLock commandLock = new ReentrantLock(true);
+
+    @Override
+    public Document handleCommand(Channel channel, String database, String command, Document query) {
+        // Patch 2, `hello`: the fake only knows the legacy isMaster. Drivers fall back to it,
+        // but users and tools call hello; answer it the way a standalone 4.4 server does.
+        boolean hello = command.equals("hello");
+        commandLock.lock();
+        try {
+            Document reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
+            if (hello) {
+                reply.put("isWritablePrimary", Boolean.TRUE);
+                reply.remove("ismaster");
+            }
+            return reply;
+        } finally {
+            commandLock.unlock();
+        }
+    }
+}
