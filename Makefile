@@ -1,0 +1,23 @@
+# The two commands of the README: `make demo` and `make test`. Both install what they need.
+SHELL := /bin/bash
+export DENO_NO_UPDATE_CHECK := 1
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: demo test setup test-rust test-js build-wasm
+
+demo: setup
+	demo/run
+
+test: setup test-rust build-wasm test-js
+
+setup:
+	scripts/setup
+
+test-rust:
+	cargo test --workspace
+
+build-wasm:
+	cargo build -p mongo-seq-core --target wasm32-unknown-unknown --release
+
+test-js:
+	node --test tests/node/
