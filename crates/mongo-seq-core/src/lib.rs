@@ -1,1 +1,95 @@
-//! mongo-seq core (placeholder)
+//! # mongo-seq-core
+//!
+//! Sequence logic for mongo-seq: sequential numbers for MongoDB documents, kept in a
+//! counters collection compatible with MongoDB's auto-increment tutorial
+//! (`{ _id: <sequence name>, seq: <last value issued> }`).
+//!
+//! **This crate does no I/O.** It validates options, builds the exact MongoDB commands
+//! (filters, updates, options as Extended JSON v2), interprets the replies the caller feeds
+//! back, and holds the pure parts (block allocation, scoped counter ids, formatted ids,
+//! audits). The JS package (through a Wasm shim) and the Rust sidecar run the commands with
+//! their drivers; they never need sequence logic of their own. It spawns no threads, reads
+//! no clock, uses no randomness, and never panics on any input.
+//!
+//! ```
+//! use mongo_seq_core::{Plan, Reply, ReserveRequest, Reservation, SequenceSpec, Step};
+//! use serde_json::json;
+//!
+//! let spec = SequenceSpec::parse(&json!({ "name": "invoices", "format": "INV-{seq:06}" }))?;
+//! let counter_id = spec.counter_id(None)?;
+//! let mut plan = Reservation::new(&spec, &ReserveRequest::new(&counter_id, 1))?;
+//!
+//! let mut step = plan.start()?;
+//! while let Step::Command(command) = step {
+//!     // Run `command` with the driver; here: the server's answer to the tutorial upsert.
+//!     let _ = command;
+//!     let reply = Reply::Document { document: json!({ "_id": "invoices", "seq": 1 }) };
+//!     step = plan.feed(reply)?;
+//! }
+//! let Step::Done(range) = step else { unreachable!() };
+//! assert_eq!((range.first, range.last), (1, 1));
+//! assert_eq!(spec.format_value(range.first).as_deref(), Some("INV-000001"));
+//! # Ok::<(), mongo_seq_core::SeqError>(())
+//! ```
+//!
+//! Modules: [`options`] (raw options → [`SequenceSpec`]), [`name`], [`scope`] (scoped counter
+//! ids), [`mod@format`] (id templates), [`ejson`] (Extended JSON integers), [`command`] (the
+//! command/reply protocol), [`counter`] (counter documents, `current`), [`reservation`]
+//! (`reserve`), [`set_next`], [`seed`] (`seedFromMax`), [`optimistic`] (`insertOptimistic`),
+//! [`block`] (hi/lo allocator), [`mod@audit`], [`error`] (codes). The crate README has the
+//! protocol diagrams and the error code table.
+
+#![forbid(unsafe_code)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::unreachable,
+    clippy::todo,
+    clippy::unimplemented
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+
+pub mod audit;
+pub mod block;
+pub mod command;
+pub mod counter;
+pub mod ejson;
+pub mod error;
+pub mod format;
+pub mod name;
+pub mod optimistic;
+pub mod options;
+pub mod range;
+pub mod reservation;
+pub mod scope;
+pub mod seed;
+pub mod set_next;
+
+pub use audit::{audit, AuditReport, Duplicate, Gap};
+pub use block::{BlockAllocator, SharedBlockAllocator};
+pub use command::{
+    Collection, Command, FindOptions, Plan, Reply, ReturnDocument, Step, UpdateOptions, MAX_RETRIES,
+};
+pub use counter::{read_counter, CounterState, CurrentValue};
+pub use error::{ErrorInfo, SeqError};
+pub use format::{format_seq, FormatTemplate};
+pub use optimistic::{OptimisticInsert, OptimisticOutcome};
+pub use options::SequenceSpec;
+pub use range::ReservedRange;
+pub use reservation::{Reservation, ReserveRequest};
+pub use seed::SeedFromMax;
+pub use set_next::{SetNext, SetNextOutcome};

@@ -1,0 +1,109 @@
+//! Counter documents and the read-only `current()` plan.
+//!
+//! A counter is `{ _id: <counter id>, seq: <last value issued> }`, exactly the document
+//! MongoDB's auto-increment tutorial creates, so counters made by its `getNextSequence()`
+//! keep working. A fresh counter holds `start - step` (the tutorial's `seq: 0` for the
+//! defaults). `seq` may be any BSON integer type or an integral double up to 2^53.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::command::{id_filter, unexpected, Collection, Command, Plan, PlanState, Reply, Step};
+use crate::ejson;
+use crate::error::SeqError;
+use crate::options::SequenceSpec;
+
+/// Reads `seq` from a counter document, checking that `_id` is the expected counter.
+pub fn read_counter(document: &Value, counter_id: &str) -> Result<i64, SeqError> {
+    let Value::Object(map) = document else {
+        return Err(SeqError::malformed_counter(
+            counter_id,
+            format!("expected a document, got {}", ejson::describe(document)),
+        ));
+    };
+    match map.get("_id") {
+        Some(Value::String(id)) if id == counter_id => {}
+        Some(other) => {
+            return Err(SeqError::malformed_counter(
+                counter_id,
+                format!(
+                    "reply is for another counter (_id {})",
+                    ejson::describe(other)
+                ),
+            ))
+        }
+        None => {
+            return Err(SeqError::malformed_counter(
+                counter_id,
+                "document has no `_id`",
+            ))
+        }
+    }
+    let seq = map
+        .get("seq")
+        .ok_or_else(|| SeqError::malformed_counter(counter_id, "document has no `seq` field"))?;
+    ejson::read_i64(seq)
+        .map_err(|reason| SeqError::malformed_counter(counter_id, format!("field `seq` {reason}")))
+}
+
+/// Where a counter stands: the last number issued (`null` when the counter does not exist)
+/// and the number the next reservation would start with (`null` when exhausted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CounterState {
+    pub last: Option<i64>,
+    pub next: Option<i64>,
+}
+
+impl CounterState {
+    pub(crate) fn of(spec: &SequenceSpec, last: Option<i64>) -> Self {
+        let next = match last {
+            Some(last) => spec.next_after(last),
+            None => Some(spec.start()),
+        };
+        Self { last, next }
+    }
+}
+
+/// `current()`: one `findOne({_id})`, no writes.
+#[derive(Debug, Clone)]
+pub struct CurrentValue {
+    spec: SequenceSpec,
+    counter_id: String,
+    state: PlanState<CounterState>,
+}
+
+impl CurrentValue {
+    pub fn new(spec: &SequenceSpec, counter_id: &str) -> Result<Self, SeqError> {
+        spec.check_counter_id(counter_id)?;
+        let command = Command::FindOne {
+            collection: Collection::Counters,
+            filter: Value::Object(id_filter(counter_id)),
+            options: None,
+        };
+        Ok(Self {
+            spec: spec.clone(),
+            counter_id: counter_id.to_owned(),
+            state: PlanState::Waiting(command),
+        })
+    }
+}
+
+impl Plan for CurrentValue {
+    type Output = CounterState;
+
+    fn start(&self) -> Result<Step<CounterState>, SeqError> {
+        self.state.step()
+    }
+
+    fn feed(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
+        self.state.ensure_waiting()?;
+        let next = match reply {
+            Reply::Document { document } => read_counter(&document, &self.counter_id)
+                .map(|last| Step::Done(CounterState::of(&self.spec, Some(last)))),
+            Reply::None => Ok(Step::Done(CounterState::of(&self.spec, None))),
+            other => Err(unexpected(&other, "findOne")),
+        };
+        self.state.settle(next)
+    }
+}

@@ -1,0 +1,278 @@
+//! The one error type of the crate.
+//!
+//! Every variant has a stable [`SeqError::code`] (SCREAMING_SNAKE_CASE) that callers match on;
+//! messages are for humans and may be reworded. [`SeqError::info`] gives the serializable
+//! `{code, message, details}` form the Wasm shim turns into a JS `Error` with `code`.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// Everything that can go wrong in the core. No variant is ever produced by a panic path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SeqError {
+    /// An options object had a key the core does not know.
+    #[error("unknown option `{key}` (known options: {known})")]
+    UnknownOption { key: String, known: String },
+
+    /// An option had the wrong type or an unusable value.
+    #[error("invalid option `{option}`: {reason}")]
+    InvalidOption { option: String, reason: String },
+
+    /// `step` was zero.
+    #[error("invalid option `step`: must be a non-zero integer, got {value}")]
+    InvalidStep { value: i64 },
+
+    /// `min`/`max`/`start` contradict each other.
+    #[error("invalid bounds: {reason}")]
+    InvalidBounds { reason: String },
+
+    /// The sequence name breaks the naming rules.
+    #[error("invalid sequence name {name:?}: {reason}")]
+    InvalidName { name: String, reason: String },
+
+    /// A `scope` entry is not a usable field path.
+    #[error("invalid scope field {field:?}: {reason}")]
+    InvalidScope { field: String, reason: String },
+
+    /// The `format` template does not follow the grammar.
+    #[error("invalid format template {template:?} at byte {position}: {reason}")]
+    InvalidFormat {
+        template: String,
+        position: usize,
+        reason: String,
+    },
+
+    /// A document lacks (or has null at) a scope field.
+    #[error("document has no value for scope field `{field}`")]
+    MissingScopeField { field: String },
+
+    /// A scope field holds a value that cannot name a counter.
+    #[error("scope field `{field}` has unsupported value {value}: {reason}")]
+    InvalidScopeValue {
+        field: String,
+        value: String,
+        reason: String,
+    },
+
+    /// An operation argument (count, counter id, range, extras, ...) is unusable.
+    #[error("invalid argument `{argument}`: {reason}")]
+    InvalidArgument { argument: String, reason: String },
+
+    /// The sequence cannot issue the requested numbers without passing its bound.
+    #[error("sequence `{counter_id}` is exhausted: {requested} number(s) requested, {available} left before bound {bound}")]
+    SequenceExhausted {
+        counter_id: String,
+        last: Option<i64>,
+        requested: u64,
+        available: u64,
+        bound: i64,
+    },
+
+    /// A value given to setNext/seedFromMax/insertOptimistic lies outside `[min, max]`.
+    #[error("{argument} {value} is outside the sequence bounds [{}, {}]", fmt_bound(*.min), fmt_bound(*.max))]
+    OutOfBounds {
+        argument: String,
+        value: i64,
+        min: Option<i64>,
+        max: Option<i64>,
+    },
+
+    /// Signed 64-bit arithmetic would overflow.
+    #[error("64-bit integer overflow: {what}")]
+    Overflow { what: String },
+
+    /// A counter document (in a reply) is not `{ _id: <id>, seq: <integer> }`.
+    #[error("malformed counter `{counter_id}`: {reason}")]
+    MalformedCounter { counter_id: String, reason: String },
+
+    /// A target-collection document read by the optimistic loop has a non-integer number field.
+    #[error("malformed document: field `{field}` {reason}")]
+    MalformedDocument { field: String, reason: String },
+
+    /// A reply does not fit the command it answers (or the plan is already finished).
+    #[error("unexpected reply: {reason}")]
+    UnexpectedReply { reason: String },
+
+    /// setNext without force would move the counter backwards.
+    #[error("refusing to move counter `{counter_id}` backwards: last issued is {last}, next would become {next}; use force to override")]
+    BackwardsRefused {
+        counter_id: String,
+        last: i64,
+        next: i64,
+    },
+
+    /// A plan kept losing races and gave up.
+    #[error(
+        "{operation} on `{counter_id}` gave up after {attempts} attempts (concurrent changes)"
+    )]
+    TooManyRetries {
+        operation: String,
+        counter_id: String,
+        attempts: u32,
+    },
+
+    /// A counter exists but the caller's extra filter conditions did not match it.
+    #[error("counter `{counter_id}` exists but does not match the extra filter conditions")]
+    ConditionNotMet { counter_id: String },
+}
+
+fn fmt_bound(bound: Option<i64>) -> String {
+    bound.map_or_else(|| "unbounded".to_owned(), |b| b.to_string())
+}
+
+/// Serializable form of an error: what crosses into JS.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorInfo {
+    pub code: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl SeqError {
+    /// Stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownOption { .. } => "UNKNOWN_OPTION",
+            Self::InvalidOption { .. } => "INVALID_OPTION",
+            Self::InvalidStep { .. } => "INVALID_STEP",
+            Self::InvalidBounds { .. } => "INVALID_BOUNDS",
+            Self::InvalidName { .. } => "INVALID_NAME",
+            Self::InvalidScope { .. } => "INVALID_SCOPE",
+            Self::InvalidFormat { .. } => "INVALID_FORMAT",
+            Self::MissingScopeField { .. } => "MISSING_SCOPE_FIELD",
+            Self::InvalidScopeValue { .. } => "INVALID_SCOPE_VALUE",
+            Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::SequenceExhausted { .. } => "SEQUENCE_EXHAUSTED",
+            Self::OutOfBounds { .. } => "OUT_OF_BOUNDS",
+            Self::Overflow { .. } => "OVERFLOW",
+            Self::MalformedCounter { .. } => "MALFORMED_COUNTER",
+            Self::MalformedDocument { .. } => "MALFORMED_DOCUMENT",
+            Self::UnexpectedReply { .. } => "UNEXPECTED_REPLY",
+            Self::BackwardsRefused { .. } => "BACKWARDS_REFUSED",
+            Self::TooManyRetries { .. } => "TOO_MANY_RETRIES",
+            Self::ConditionNotMet { .. } => "CONDITION_NOT_MET",
+        }
+    }
+
+    /// Every code, for documentation and exhaustiveness tests.
+    pub const CODES: &'static [&'static str] = &[
+        "UNKNOWN_OPTION",
+        "INVALID_OPTION",
+        "INVALID_STEP",
+        "INVALID_BOUNDS",
+        "INVALID_NAME",
+        "INVALID_SCOPE",
+        "INVALID_FORMAT",
+        "MISSING_SCOPE_FIELD",
+        "INVALID_SCOPE_VALUE",
+        "INVALID_ARGUMENT",
+        "SEQUENCE_EXHAUSTED",
+        "OUT_OF_BOUNDS",
+        "OVERFLOW",
+        "MALFORMED_COUNTER",
+        "MALFORMED_DOCUMENT",
+        "UNEXPECTED_REPLY",
+        "BACKWARDS_REFUSED",
+        "TOO_MANY_RETRIES",
+        "CONDITION_NOT_MET",
+    ];
+
+    /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
+    pub fn details(&self) -> Option<Value> {
+        let details = match self {
+            Self::UnknownOption { key, .. } => json!({ "key": key }),
+            Self::InvalidOption { option, .. } => json!({ "option": option }),
+            Self::InvalidStep { value } => json!({ "value": value }),
+            Self::InvalidBounds { .. } => return None,
+            Self::InvalidName { name, .. } => json!({ "name": name }),
+            Self::InvalidScope { field, .. } => json!({ "field": field }),
+            Self::InvalidFormat {
+                template, position, ..
+            } => {
+                json!({ "template": template, "position": position })
+            }
+            Self::MissingScopeField { field } => json!({ "field": field }),
+            Self::InvalidScopeValue { field, .. } => json!({ "field": field }),
+            Self::InvalidArgument { argument, .. } => json!({ "argument": argument }),
+            Self::SequenceExhausted {
+                counter_id,
+                last,
+                requested,
+                available,
+                bound,
+            } => json!({
+                "counterId": counter_id, "last": last, "requested": requested,
+                "available": available, "bound": bound,
+            }),
+            Self::OutOfBounds {
+                argument,
+                value,
+                min,
+                max,
+            } => {
+                json!({ "argument": argument, "value": value, "min": min, "max": max })
+            }
+            Self::Overflow { .. } => return None,
+            Self::MalformedCounter { counter_id, .. } => json!({ "counterId": counter_id }),
+            Self::MalformedDocument { field, .. } => json!({ "field": field }),
+            Self::UnexpectedReply { .. } => return None,
+            Self::BackwardsRefused {
+                counter_id,
+                last,
+                next,
+            } => {
+                json!({ "counterId": counter_id, "last": last, "next": next })
+            }
+            Self::TooManyRetries {
+                operation,
+                counter_id,
+                attempts,
+            } => {
+                json!({ "operation": operation, "counterId": counter_id, "attempts": attempts })
+            }
+            Self::ConditionNotMet { counter_id } => json!({ "counterId": counter_id }),
+        };
+        Some(details)
+    }
+
+    /// `{code, message, details}` for crossing into JS.
+    pub fn info(&self) -> ErrorInfo {
+        ErrorInfo {
+            code: self.code(),
+            message: self.to_string(),
+            details: self.details(),
+        }
+    }
+
+    pub(crate) fn overflow(what: impl Into<String>) -> Self {
+        Self::Overflow { what: what.into() }
+    }
+
+    pub(crate) fn invalid_argument(argument: &str, reason: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            argument: argument.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn unexpected_reply(reason: impl Into<String>) -> Self {
+        Self::UnexpectedReply {
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn malformed_counter(counter_id: &str, reason: impl Into<String>) -> Self {
+        Self::MalformedCounter {
+            counter_id: counter_id.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl Serialize for SeqError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.info().serialize(serializer)
+    }
+}

@@ -1,0 +1,377 @@
+//! Sequence options: raw JSON (from a JS object or TOML) → validated [`SequenceSpec`].
+//!
+//! | key      | type                 | default | rule                                                |
+//! |----------|----------------------|---------|-----------------------------------------------------|
+//! | `name`   | string               | —       | required, see [`crate::name`]                       |
+//! | `start`  | integer              | 1       | first number issued; within `[min, max]`            |
+//! | `step`   | integer              | 1       | non-zero; negative counts down                      |
+//! | `min`    | integer or null      | none    | lowest value ever issued (the bound when step < 0)  |
+//! | `max`    | integer or null      | none    | highest value ever issued (the bound when step > 0) |
+//! | `block`  | integer              | 1       | numbers reserved per round trip, ≥ 1                |
+//! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::scope`] |
+//! | `format` | string or null       | none    | template, see [`crate::format`]                     |
+//!
+//! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
+//! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
+//! `null` means "not set" for the optional keys. Unknown keys are rejected by name.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ejson;
+use crate::error::SeqError;
+use crate::format::FormatTemplate;
+use crate::name::validate_name;
+use crate::scope::{self, MAX_SCOPE_FIELDS};
+
+const KNOWN_KEYS: [&str; 8] = [
+    "name", "start", "step", "min", "max", "block", "scope", "format",
+];
+
+/// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
+/// normalized options (defaults filled in), which parse back to an equal spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "Value")]
+pub struct SequenceSpec {
+    name: String,
+    start: i64,
+    step: i64,
+    min: Option<i64>,
+    max: Option<i64>,
+    block: u64,
+    scope: Vec<String>,
+    format: Option<FormatTemplate>,
+}
+
+impl TryFrom<Value> for SequenceSpec {
+    type Error = SeqError;
+    fn try_from(raw: Value) -> Result<Self, SeqError> {
+        Self::parse(&raw)
+    }
+}
+
+fn invalid(option: &str, reason: impl Into<String>) -> SeqError {
+    SeqError::InvalidOption {
+        option: option.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads an optional integer option; `null` counts as absent.
+fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => ejson::read_i64(value)
+            .map(Some)
+            .map_err(|reason| invalid(key, reason)),
+    }
+}
+
+impl SequenceSpec {
+    /// Validates raw options. Checks, in order: object shape, unknown keys, each key's type
+    /// and value, then cross-field rules (bounds, start, block × step).
+    pub fn parse(raw: &Value) -> Result<Self, SeqError> {
+        let Value::Object(map) = raw else {
+            return Err(invalid(
+                "options",
+                format!("must be an object, got {}", ejson::describe(raw)),
+            ));
+        };
+        if let Some(key) = map.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+            return Err(SeqError::UnknownOption {
+                key: key.clone(),
+                known: KNOWN_KEYS.join(", "),
+            });
+        }
+
+        let name = match map.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            None | Some(Value::Null) => return Err(invalid("name", "is required")),
+            Some(other) => {
+                return Err(invalid(
+                    "name",
+                    format!("must be a string, got {}", ejson::describe(other)),
+                ))
+            }
+        };
+        validate_name(&name)?;
+
+        let start = integer(map, "start")?.unwrap_or(1);
+        let step = integer(map, "step")?.unwrap_or(1);
+        if step == 0 {
+            return Err(SeqError::InvalidStep { value: step });
+        }
+        let min = integer(map, "min")?;
+        let max = integer(map, "max")?;
+        let block = match integer(map, "block")?.unwrap_or(1) {
+            block if block >= 1 => block.unsigned_abs(),
+            block => return Err(invalid("block", format!("must be at least 1, got {block}"))),
+        };
+        let scope = parse_scope(map.get("scope"))?;
+        let format = match map.get("format") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(template)) => Some(FormatTemplate::parse(template)?),
+            Some(other) => {
+                return Err(invalid(
+                    "format",
+                    format!("must be a string, got {}", ejson::describe(other)),
+                ))
+            }
+        };
+
+        if let (Some(min), Some(max)) = (min, max) {
+            if min > max {
+                return Err(SeqError::InvalidBounds {
+                    reason: format!("min {min} is greater than max {max}"),
+                });
+            }
+        }
+        if min.is_some_and(|min| start < min) || max.is_some_and(|max| start > max) {
+            return Err(SeqError::InvalidBounds {
+                reason: format!(
+                    "start {start} is outside [{}, {}]",
+                    min.map_or("unbounded".to_owned(), |v| v.to_string()),
+                    max.map_or("unbounded".to_owned(), |v| v.to_string())
+                ),
+            });
+        }
+        // The counter stores the last issued value, so a fresh counter holds start - step.
+        if start.checked_sub(step).is_none() {
+            return Err(invalid(
+                "start",
+                format!("start - step ({start} - {step}) must fit in a signed 64-bit integer"),
+            ));
+        }
+        if i64::try_from(block)
+            .ok()
+            .and_then(|b| b.checked_mul(step))
+            .is_none()
+        {
+            return Err(invalid(
+                "block",
+                format!("block × step ({block} × {step}) must fit in a signed 64-bit integer"),
+            ));
+        }
+
+        Ok(Self {
+            name,
+            start,
+            step,
+            min,
+            max,
+            block,
+            scope,
+            format,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn start(&self) -> i64 {
+        self.start
+    }
+    pub fn step(&self) -> i64 {
+        self.step
+    }
+    pub fn min(&self) -> Option<i64> {
+        self.min
+    }
+    pub fn max(&self) -> Option<i64> {
+        self.max
+    }
+    pub fn block(&self) -> u64 {
+        self.block
+    }
+    pub fn scope(&self) -> &[String] {
+        &self.scope
+    }
+    pub fn format(&self) -> Option<&FormatTemplate> {
+        self.format.as_ref()
+    }
+
+    /// The counter `_id` for a document (see [`crate::scope`]); the name when unscoped.
+    pub fn counter_id(&self, document: Option<&Value>) -> Result<String, SeqError> {
+        scope::counter_id(&self.name, &self.scope, document)
+    }
+
+    /// The formatted id for `value`, when a `format` is configured.
+    pub fn format_value(&self, value: i64) -> Option<String> {
+        self.format.as_ref().map(|template| template.apply(value))
+    }
+
+    /// Value a counter holds before anything was issued (start - step; checked at parse time).
+    pub(crate) fn initial_counter(&self) -> i64 {
+        self.start.saturating_sub(self.step)
+    }
+
+    /// The bound in the counting direction and whether the user set it (else it is the
+    /// i64 limit, and running into it is an overflow rather than exhaustion).
+    pub(crate) fn limit(&self) -> (i64, bool) {
+        let (explicit, implicit) = if self.step > 0 {
+            (self.max, i64::MAX)
+        } else {
+            (self.min, i64::MIN)
+        };
+        (explicit.unwrap_or(implicit), explicit.is_some())
+    }
+
+    /// Whether `value` lies within `[min, max]`.
+    pub(crate) fn in_bounds(&self, value: i64) -> bool {
+        self.min.map_or(true, |min| value >= min) && self.max.map_or(true, |max| value <= max)
+    }
+
+    pub(crate) fn out_of_bounds(&self, argument: &str, value: i64) -> SeqError {
+        SeqError::OutOfBounds {
+            argument: argument.to_owned(),
+            value,
+            min: self.min,
+            max: self.max,
+        }
+    }
+
+    /// How many numbers are still issuable after `last` before passing the bound.
+    pub(crate) fn available_after(&self, last: i64) -> u64 {
+        let (bound, _) = self.limit();
+        let span = i128::from(bound).saturating_sub(i128::from(last));
+        let count = span.checked_div(i128::from(self.step)).unwrap_or(0);
+        u64::try_from(count.max(0)).unwrap_or(u64::MAX)
+    }
+
+    /// The value issued after `last`, if it exists and lies within the bounds.
+    pub(crate) fn next_after(&self, last: i64) -> Option<i64> {
+        last.checked_add(self.step)
+            .filter(|next| self.in_bounds(*next))
+    }
+
+    /// The error for "fewer than `requested` numbers left after `last`".
+    pub(crate) fn exhausted(
+        &self,
+        counter_id: &str,
+        last: Option<i64>,
+        requested: u64,
+    ) -> SeqError {
+        let (bound, explicit) = self.limit();
+        let available = self.available_after(last.unwrap_or_else(|| self.initial_counter()));
+        if explicit {
+            SeqError::SequenceExhausted {
+                counter_id: counter_id.to_owned(),
+                last,
+                requested,
+                available,
+                bound,
+            }
+        } else {
+            SeqError::overflow(format!(
+                "counter `{counter_id}` cannot issue {requested} more number(s) within the 64-bit range ({available} left)"
+            ))
+        }
+    }
+
+    /// Checks that a counter id belongs to this sequence (guards against mixing sequences).
+    pub(crate) fn check_counter_id(&self, counter_id: &str) -> Result<(), SeqError> {
+        let belongs = if self.scope.is_empty() {
+            counter_id == self.name
+        } else {
+            counter_id
+                .strip_prefix(self.name.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        if !belongs || counter_id.len() > crate::name::MAX_COUNTER_ID_BYTES {
+            return Err(SeqError::invalid_argument(
+                "counterId",
+                format!(
+                    "{counter_id:?} is not a counter id of sequence `{}` (use counterId())",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn parse_scope(raw: Option<&Value>) -> Result<Vec<String>, SeqError> {
+    let items = match raw {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(invalid(
+                "scope",
+                format!(
+                    "must be an array of field names, got {}",
+                    ejson::describe(other)
+                ),
+            ))
+        }
+    };
+    if items.len() > MAX_SCOPE_FIELDS {
+        return Err(invalid(
+            "scope",
+            format!("at most {MAX_SCOPE_FIELDS} fields, got {}", items.len()),
+        ));
+    }
+    let mut fields: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::String(field) = item else {
+            return Err(invalid(
+                "scope",
+                format!("entries must be strings, got {}", ejson::describe(item)),
+            ));
+        };
+        scope::validate_field_path(field)?;
+        if fields.contains(field) {
+            return Err(SeqError::InvalidScope {
+                field: field.clone(),
+                reason: "listed twice".to_owned(),
+            });
+        }
+        fields.push(field.clone());
+    }
+    Ok(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn code(raw: Value) -> &'static str {
+        SequenceSpec::parse(&raw).err().map_or("OK", |e| e.code())
+    }
+
+    #[test]
+    fn defaults_and_round_trip() {
+        let spec = SequenceSpec::parse(&json!({"name": "orders"})).expect("valid");
+        assert_eq!((spec.start(), spec.step(), spec.block()), (1, 1, 1));
+        let normalized = serde_json::to_value(&spec).expect("serializable");
+        assert_eq!(SequenceSpec::parse(&normalized).as_ref(), Ok(&spec));
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(code(json!([])), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "colour": 1})), "UNKNOWN_OPTION");
+        assert_eq!(code(json!({})), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "step": 0})), "INVALID_STEP");
+        assert_eq!(code(json!({"name": "a", "step": "1"})), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "block": 0})), "INVALID_OPTION");
+        assert_eq!(
+            code(json!({"name": "a", "min": 5, "max": 4})),
+            "INVALID_BOUNDS"
+        );
+        assert_eq!(
+            code(json!({"name": "a", "start": 0, "min": 1})),
+            "INVALID_BOUNDS"
+        );
+        assert_eq!(
+            code(json!({"name": "a", "start": {"$numberLong": "-9223372036854775808"}})),
+            "INVALID_OPTION"
+        );
+        assert_eq!(
+            code(json!({"name": "a", "scope": ["x", "x"]})),
+            "INVALID_SCOPE"
+        );
+        assert_eq!(code(json!({"name": "a", "format": "x"})), "INVALID_FORMAT");
+        assert_eq!(code(json!({"name": "a/b"})), "INVALID_NAME");
+    }
+}

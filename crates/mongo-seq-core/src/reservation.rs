@@ -1,0 +1,352 @@
+//! `reserve(n)`: atomically take the next `n` numbers of a counter.
+//!
+//! Two protocols, chosen from the options (see the README diagram):
+//!
+//! * **Upsert** (the tutorial's, used when `start == step`, no bound in the counting direction
+//!   and no extra filter): `findOneAndUpdate({_id}, {$inc: {seq: n·step}}, upsert, after)`.
+//!   A missing counter is created holding `n·step`, which is right exactly when
+//!   `start == step`. A duplicate-key error (two upserts racing) is retried.
+//! * **Guarded** (everything else): no upsert, and the bound goes into the filter so the
+//!   counter is never pushed past it: `{_id, seq: {$lte: bound - n·step}}` (`$gte` when
+//!   counting down; the bound is `max`/`min`, else the i64 limit). A null reply triggers a
+//!   `findOne({_id})`: missing → `insertOne({_id, seq: start - step + n·step})` (duplicate key →
+//!   retry the update); present with room → lost a race, retry; present without room →
+//!   `SEQUENCE_EXHAUSTED` (or, with `minCount < count`, retry with what is left).
+//!
+//! Restarts are capped by [`MAX_RETRIES`](crate::command::MAX_RETRIES).
+//!
+//! `extraFilter`/`extraSet` let later callers (fencing) add conditions and fields to the same
+//! atomic update; the inserted counter also receives the `extraSet` fields.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::command::{
+    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
+    ReturnDocument, Step, UpdateOptions,
+};
+use crate::counter::read_counter;
+use crate::ejson;
+use crate::error::SeqError;
+use crate::options::SequenceSpec;
+use crate::range::ReservedRange;
+
+/// What to reserve. `minCount` (default `count`) allows a shorter range near the bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "Value")]
+pub struct ReserveRequest {
+    pub counter_id: String,
+    pub count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_count: Option<u64>,
+    /// Extra conditions ANDed into the update filter (not `_id`/`seq`).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra_filter: Map<String, Value>,
+    /// Extra top-level fields `$set` by the update and written into a newly created counter.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra_set: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawReserveRequest {
+    counter_id: String,
+    count: u64,
+    #[serde(default)]
+    min_count: Option<u64>,
+    #[serde(default)]
+    extra_filter: Map<String, Value>,
+    #[serde(default)]
+    extra_set: Map<String, Value>,
+}
+
+impl TryFrom<Value> for ReserveRequest {
+    type Error = SeqError;
+    fn try_from(raw: Value) -> Result<Self, SeqError> {
+        Self::from_json(&raw)
+    }
+}
+
+impl ReserveRequest {
+    /// A plain request for `count` numbers.
+    pub fn new(counter_id: &str, count: u64) -> Self {
+        Self {
+            counter_id: counter_id.to_owned(),
+            count,
+            min_count: None,
+            extra_filter: Map::new(),
+            extra_set: Map::new(),
+        }
+    }
+
+    /// Parses a raw request with a typed error (`INVALID_ARGUMENT`).
+    pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
+        let parsed: RawReserveRequest = serde_json::from_value(raw.clone())
+            .map_err(|e| SeqError::invalid_argument("request", ejson::truncate(&e.to_string())))?;
+        Ok(Self {
+            counter_id: parsed.counter_id,
+            count: parsed.count,
+            min_count: parsed.min_count,
+            extra_filter: parsed.extra_filter,
+            extra_set: parsed.extra_set,
+        })
+    }
+
+    fn validate(&self) -> Result<u64, SeqError> {
+        if self.count == 0 {
+            return Err(SeqError::invalid_argument("count", "must be at least 1"));
+        }
+        let min_count = self.min_count.unwrap_or(self.count);
+        if min_count == 0 || min_count > self.count {
+            return Err(SeqError::invalid_argument(
+                "minCount",
+                format!("must be 1..={}, got {min_count}", self.count),
+            ));
+        }
+        for key in self.extra_filter.keys() {
+            if is_counter_field(key) || key.is_empty() {
+                return Err(SeqError::invalid_argument(
+                    "extraFilter",
+                    format!("key {key:?} is reserved or empty"),
+                ));
+            }
+        }
+        for key in self.extra_set.keys() {
+            if is_counter_field(key) || key.is_empty() || key.starts_with('$') || key.contains('.')
+            {
+                return Err(SeqError::invalid_argument(
+                    "extraSet",
+                    format!("key {key:?} must be a plain top-level field other than _id and seq"),
+                ));
+            }
+        }
+        Ok(min_count)
+    }
+}
+
+fn is_counter_field(key: &str) -> bool {
+    ["_id", "seq"].iter().any(|f| {
+        key == *f
+            || key
+                .strip_prefix(f)
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    Update,
+    Check,
+    Insert(ReservedRange),
+}
+
+/// The reservation plan; see the module docs for the protocol.
+#[derive(Debug, Clone)]
+pub struct Reservation {
+    spec: SequenceSpec,
+    request: ReserveRequest,
+    count: u64,
+    min_count: u64,
+    upsert: bool,
+    phase: Phase,
+    retries: Retries,
+    state: PlanState<ReservedRange>,
+}
+
+impl Reservation {
+    pub fn new(spec: &SequenceSpec, request: &ReserveRequest) -> Result<Self, SeqError> {
+        spec.check_counter_id(&request.counter_id)?;
+        let min_count = request.validate()?;
+        let (_, bounded) = spec.limit();
+        let upsert = spec.start() == spec.step() && !bounded && request.extra_filter.is_empty();
+        let mut plan = Self {
+            spec: spec.clone(),
+            request: request.clone(),
+            count: request.count,
+            min_count,
+            upsert,
+            phase: Phase::Update,
+            retries: Retries::default(),
+            state: PlanState::Waiting(Command::FindOne {
+                collection: Collection::Counters,
+                filter: Value::Null,
+                options: None,
+            }),
+        };
+        let first = plan.begin_update()?;
+        plan.state = PlanState::Waiting(first);
+        Ok(plan)
+    }
+
+    fn counter_id(&self) -> &str {
+        &self.request.counter_id
+    }
+
+    fn increment(&self) -> Result<i64, SeqError> {
+        i64::try_from(self.count)
+            .ok()
+            .and_then(|count| count.checked_mul(self.spec.step()))
+            .ok_or_else(|| {
+                SeqError::overflow(format!("count {} × step {}", self.count, self.spec.step()))
+            })
+    }
+
+    /// The atomic `$inc`, or a `findOne` when not even an empty counter could fit `count`.
+    fn begin_update(&mut self) -> Result<Command, SeqError> {
+        let increment = self.increment()?;
+        let mut filter = id_filter(self.counter_id());
+        if !self.upsert {
+            let (bound, _) = self.spec.limit();
+            let Some(threshold) = bound.checked_sub(increment) else {
+                self.phase = Phase::Check;
+                return Ok(self.check_command());
+            };
+            let op = if self.spec.step() > 0 { "$lte" } else { "$gte" };
+            filter.insert("seq".to_owned(), operator(op, ejson::long(threshold)));
+            filter.extend(self.request.extra_filter.clone());
+        }
+        let mut update = Map::new();
+        update.insert("$inc".to_owned(), operator("seq", ejson::long(increment)));
+        if !self.request.extra_set.is_empty() {
+            update.insert(
+                "$set".to_owned(),
+                Value::Object(self.request.extra_set.clone()),
+            );
+        }
+        self.phase = Phase::Update;
+        Ok(Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: Value::Object(update),
+            options: UpdateOptions {
+                upsert: self.upsert,
+                return_document: ReturnDocument::After,
+            },
+        })
+    }
+
+    fn check_command(&self) -> Command {
+        Command::FindOne {
+            collection: Collection::Counters,
+            filter: Value::Object(id_filter(self.counter_id())),
+            options: None,
+        }
+    }
+
+    fn restart(&mut self) -> Result<Step<ReservedRange>, SeqError> {
+        self.retries.bump("reserve", &self.request.counter_id)?;
+        self.begin_update().map(Step::Command)
+    }
+
+    /// Range from the post-update counter value, checked against the bounds.
+    fn finish(&self, last: i64) -> Result<Step<ReservedRange>, SeqError> {
+        let range = ReservedRange::ending_at(last, self.spec.step(), self.count)?;
+        if !self.spec.in_bounds(range.first) || !self.spec.in_bounds(range.last) {
+            return Err(SeqError::malformed_counter(
+                self.counter_id(),
+                format!(
+                    "counter now at {last} issued {}..{} outside the sequence bounds (repair with setNext force)",
+                    range.first, range.last
+                ),
+            ));
+        }
+        Ok(Step::Done(range))
+    }
+
+    fn on_update(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Document { document } => {
+                let last = read_counter(&document, self.counter_id())?;
+                self.finish(last)
+            }
+            Reply::None if self.upsert => Err(SeqError::unexpected_reply(
+                "findOneAndUpdate with upsert and returnDocument after returned no document",
+            )),
+            Reply::None => {
+                self.phase = Phase::Check;
+                Ok(Step::Command(self.check_command()))
+            }
+            Reply::DuplicateKey if self.upsert => self.restart(),
+            other => Err(unexpected(&other, "findOneAndUpdate")),
+        }
+    }
+
+    fn on_check(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Document { document } => {
+                let last = read_counter(&document, self.counter_id())?;
+                let available = self.spec.available_after(last);
+                if available >= self.count {
+                    if !self.request.extra_filter.is_empty() {
+                        return Err(SeqError::ConditionNotMet {
+                            counter_id: self.request.counter_id.clone(),
+                        });
+                    }
+                    self.restart() // the counter moved between our update and find
+                } else if available >= self.min_count {
+                    self.count = available;
+                    self.restart()
+                } else {
+                    Err(self
+                        .spec
+                        .exhausted(self.counter_id(), Some(last), self.request.count))
+                }
+            }
+            Reply::None => {
+                let initial = self.spec.initial_counter();
+                let count = self.count.min(self.spec.available_after(initial));
+                if count < self.min_count {
+                    return Err(self
+                        .spec
+                        .exhausted(self.counter_id(), None, self.request.count));
+                }
+                self.count = count;
+                let offset = i64::try_from(count)
+                    .ok()
+                    .and_then(|c| c.checked_mul(self.spec.step()))
+                    .and_then(|inc| initial.checked_add(inc))
+                    .ok_or_else(|| SeqError::overflow("initial counter value"))?;
+                let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
+                let mut document = id_filter(self.counter_id());
+                document.insert("seq".to_owned(), ejson::long(offset));
+                document.extend(self.request.extra_set.clone());
+                self.phase = Phase::Insert(range);
+                Ok(Step::Command(Command::InsertOne {
+                    collection: Collection::Counters,
+                    document: Value::Object(document),
+                }))
+            }
+            other => Err(unexpected(&other, "findOne")),
+        }
+    }
+
+    fn on_insert(
+        &mut self,
+        range: ReservedRange,
+        reply: Reply,
+    ) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Inserted => Ok(Step::Done(range)),
+            Reply::DuplicateKey => self.restart(), // created concurrently: take the $inc path
+            other => Err(unexpected(&other, "insertOne")),
+        }
+    }
+}
+
+impl Plan for Reservation {
+    type Output = ReservedRange;
+
+    fn start(&self) -> Result<Step<ReservedRange>, SeqError> {
+        self.state.step()
+    }
+
+    fn feed(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        self.state.ensure_waiting()?;
+        let next = match self.phase.clone() {
+            Phase::Update => self.on_update(reply),
+            Phase::Check => self.on_check(reply),
+            Phase::Insert(range) => self.on_insert(range, reply),
+        };
+        self.state.settle(next)
+    }
+}

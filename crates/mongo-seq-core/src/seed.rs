@@ -1,0 +1,93 @@
+//! `seedFromMax(value)`: move the counter so it never issues `value` or anything before it
+//! (imports, or a document that already carries a number).
+//!
+//! One upsert: `findOneAndUpdate({_id}, {$max: {seq: v}}, upsert, after)` — `$min` when
+//! counting down — with `v = max(value, start - step)` so a counter created here still starts
+//! at `start`. `$max` never moves a counter backwards, so concurrent seeds and reservations
+//! are safe. The counter is not re-aligned to the step grid (seeding 10 with step 2 makes the
+//! next number 12). A duplicate-key error (racing upserts) is retried.
+
+use serde_json::{Map, Value};
+
+use crate::command::{
+    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
+    ReturnDocument, Step, UpdateOptions,
+};
+use crate::counter::{read_counter, CounterState};
+use crate::ejson;
+use crate::error::SeqError;
+use crate::options::SequenceSpec;
+
+/// The seedFromMax plan; its output is the counter state afterwards.
+#[derive(Debug, Clone)]
+pub struct SeedFromMax {
+    spec: SequenceSpec,
+    counter_id: String,
+    command: Command,
+    retries: Retries,
+    state: PlanState<CounterState>,
+}
+
+impl SeedFromMax {
+    pub fn new(spec: &SequenceSpec, counter_id: &str, value: i64) -> Result<Self, SeqError> {
+        spec.check_counter_id(counter_id)?;
+        if !spec.in_bounds(value) {
+            return Err(spec.out_of_bounds("value", value));
+        }
+        let initial = spec.initial_counter();
+        let (op, seed) = if spec.step() > 0 {
+            ("$max", value.max(initial))
+        } else {
+            ("$min", value.min(initial))
+        };
+        let mut update = Map::new();
+        update.insert(op.to_owned(), operator("seq", ejson::long(seed)));
+        let command = Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(id_filter(counter_id)),
+            update: Value::Object(update),
+            options: UpdateOptions {
+                upsert: true,
+                return_document: ReturnDocument::After,
+            },
+        };
+        Ok(Self {
+            spec: spec.clone(),
+            counter_id: counter_id.to_owned(),
+            state: PlanState::Waiting(command.clone()),
+            command,
+            retries: Retries::default(),
+        })
+    }
+
+    fn transition(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
+        match reply {
+            Reply::Document { document } => {
+                let last = read_counter(&document, &self.counter_id)?;
+                Ok(Step::Done(CounterState::of(&self.spec, Some(last))))
+            }
+            Reply::DuplicateKey => {
+                self.retries.bump("seedFromMax", &self.counter_id)?;
+                Ok(Step::Command(self.command.clone()))
+            }
+            Reply::None => Err(SeqError::unexpected_reply(
+                "findOneAndUpdate with upsert and returnDocument after returned no document",
+            )),
+            other => Err(unexpected(&other, "findOneAndUpdate")),
+        }
+    }
+}
+
+impl Plan for SeedFromMax {
+    type Output = CounterState;
+
+    fn start(&self) -> Result<Step<CounterState>, SeqError> {
+        self.state.step()
+    }
+
+    fn feed(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
+        self.state.ensure_waiting()?;
+        let next = self.transition(reply);
+        self.state.settle(next)
+    }
+}

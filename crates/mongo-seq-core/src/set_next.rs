@@ -1,0 +1,183 @@
+//! `setNext(n, force)`: make `n` the next number issued (stores `seq = n - step`).
+//!
+//! Without `force` the counter may only move forward, and the check is race-safe because it
+//! sits in the update filter: `findOneAndUpdate({_id, seq: {$lte: n - step}}, {$set: {seq:
+//! n - step}}, returnDocument: before)` (`$gte` when counting down). A null reply is told
+//! apart with `findOne({_id})`: missing → `insertOne` the counter (duplicate key → retry);
+//! present and ahead → `BACKWARDS_REFUSED`; present and not ahead → lost a race, retry.
+//! With `force` one upsert `$set` does it; an unreadable old value is reported as `null`
+//! so force can repair a broken counter. Callers holding a block should discard it after.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::command::{
+    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
+    ReturnDocument, Step, UpdateOptions,
+};
+use crate::counter::read_counter;
+use crate::ejson;
+use crate::error::SeqError;
+use crate::options::SequenceSpec;
+
+/// Result of `setNext`: the last value before (`null` if the counter was created or, with
+/// force, unreadable), whether the counter was created, and the next number now due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetNextOutcome {
+    pub previous_last: Option<i64>,
+    pub created: bool,
+    pub next: i64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    Update,
+    Check,
+    Insert,
+}
+
+/// The setNext plan; see the module docs.
+#[derive(Debug, Clone)]
+pub struct SetNext {
+    counter_id: String,
+    step: i64,
+    next: i64,
+    target: i64,
+    force: bool,
+    phase: Phase,
+    retries: Retries,
+    state: PlanState<SetNextOutcome>,
+}
+
+impl SetNext {
+    pub fn new(
+        spec: &SequenceSpec,
+        counter_id: &str,
+        next: i64,
+        force: bool,
+    ) -> Result<Self, SeqError> {
+        spec.check_counter_id(counter_id)?;
+        if !spec.in_bounds(next) {
+            return Err(spec.out_of_bounds("next", next));
+        }
+        let target = next
+            .checked_sub(spec.step())
+            .ok_or_else(|| SeqError::overflow(format!("next {next} - step {}", spec.step())))?;
+        let mut plan = Self {
+            counter_id: counter_id.to_owned(),
+            step: spec.step(),
+            next,
+            target,
+            force,
+            phase: Phase::Update,
+            retries: Retries::default(),
+            state: PlanState::Waiting(Command::FindOne {
+                collection: Collection::Counters,
+                filter: Value::Null,
+                options: None,
+            }),
+        };
+        plan.state = PlanState::Waiting(plan.update_command());
+        Ok(plan)
+    }
+
+    fn update_command(&self) -> Command {
+        let mut filter = id_filter(&self.counter_id);
+        if !self.force {
+            let op = if self.step > 0 { "$lte" } else { "$gte" };
+            filter.insert("seq".to_owned(), operator(op, ejson::long(self.target)));
+        }
+        let mut update = Map::new();
+        update.insert("$set".to_owned(), operator("seq", ejson::long(self.target)));
+        Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: Value::Object(update),
+            options: UpdateOptions {
+                upsert: self.force,
+                return_document: ReturnDocument::Before,
+            },
+        }
+    }
+
+    fn done(&self, previous_last: Option<i64>, created: bool) -> Step<SetNextOutcome> {
+        Step::Done(SetNextOutcome {
+            previous_last,
+            created,
+            next: self.next,
+        })
+    }
+
+    fn restart(&mut self) -> Result<Step<SetNextOutcome>, SeqError> {
+        self.retries.bump("setNext", &self.counter_id)?;
+        self.phase = Phase::Update;
+        Ok(Step::Command(self.update_command()))
+    }
+
+    fn transition(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
+        match (self.phase, reply) {
+            (Phase::Update, Reply::Document { document }) if self.force => {
+                Ok(self.done(read_counter(&document, &self.counter_id).ok(), false))
+            }
+            (Phase::Update, Reply::Document { document }) => {
+                Ok(self.done(Some(read_counter(&document, &self.counter_id)?), false))
+            }
+            (Phase::Update, Reply::None) if self.force => Ok(self.done(None, true)),
+            (Phase::Update, Reply::None) => {
+                self.phase = Phase::Check;
+                let filter = Value::Object(id_filter(&self.counter_id));
+                Ok(Step::Command(Command::FindOne {
+                    collection: Collection::Counters,
+                    filter,
+                    options: None,
+                }))
+            }
+            (Phase::Update, Reply::DuplicateKey) if self.force => self.restart(),
+            (Phase::Update, other) => Err(unexpected(&other, "findOneAndUpdate")),
+            (Phase::Check, Reply::Document { document }) => {
+                let last = read_counter(&document, &self.counter_id)?;
+                let backwards = if self.step > 0 {
+                    last > self.target
+                } else {
+                    last < self.target
+                };
+                if backwards {
+                    return Err(SeqError::BackwardsRefused {
+                        counter_id: self.counter_id.clone(),
+                        last,
+                        next: self.next,
+                    });
+                }
+                self.restart()
+            }
+            (Phase::Check, Reply::None) => {
+                self.phase = Phase::Insert;
+                let mut document = id_filter(&self.counter_id);
+                document.insert("seq".to_owned(), ejson::long(self.target));
+                Ok(Step::Command(Command::InsertOne {
+                    collection: Collection::Counters,
+                    document: Value::Object(document),
+                }))
+            }
+            (Phase::Check, other) => Err(unexpected(&other, "findOne")),
+            (Phase::Insert, Reply::Inserted) => Ok(self.done(None, true)),
+            (Phase::Insert, Reply::DuplicateKey) => self.restart(),
+            (Phase::Insert, other) => Err(unexpected(&other, "insertOne")),
+        }
+    }
+}
+
+impl Plan for SetNext {
+    type Output = SetNextOutcome;
+
+    fn start(&self) -> Result<Step<SetNextOutcome>, SeqError> {
+        self.state.step()
+    }
+
+    fn feed(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
+        self.state.ensure_waiting()?;
+        let next = self.transition(reply);
+        self.state.settle(next)
+    }
+}
