@@ -305,6 +305,12 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     let filter = match t.filter {
         None => None,
         Some(table) => {
+            if let Some(op) = table.keys().find(|k| k.starts_with('$') && !matches!(k.as_str(), "$and" | "$or" | "$nor")) {
+                return Err(invalid(
+                    key("match"),
+                    format!("top-level `{op}` is not supported (use field conditions, $and, $or, $nor)"),
+                ));
+            }
             let json: Value = serde_json::to_value(&table).map_err(|e| invalid(key("match"), e.to_string()))?;
             match mongodb::bson::Bson::try_from(json) {
                 Ok(mongodb::bson::Bson::Document(doc)) if !doc.is_empty() => Some(doc),

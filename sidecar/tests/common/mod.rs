@@ -15,6 +15,7 @@ use mongodb::{Client, Collection};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+#[allow(unused_imports)]
 pub use mongo_seq_test_harness::{client, mongodb_uri, monitored_client, unique_db_name};
 
 /// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines).

@@ -73,7 +73,20 @@ final class PatchedBackend extends MemoryBackend {
             if (command.equals("createIndexes")) {
                 recordPartialFilters(database, query);
             }
-            Document reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
+            Document reply;
+            try {
+                reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
+            } catch (NumberFormatException e) {
+                // Patch 4, lost history: the fake's oplog is unbounded, so a real server's
+                // ChangeStreamHistoryLost never happens; a resume token it cannot read ends in a
+                // reply without an error code. Answer such a token the way a real server answers
+                // one that is no longer in its oplog.
+                if (command.equals("aggregate") && query.toString().contains("$changeStream")) {
+                    throw new MongoServerError(286, "ChangeStreamHistoryLost",
+                        "test server: resume token not found in the oplog (" + e.getMessage() + ")");
+                }
+                throw e;
+            }
             if (hello) {
                 reply.put("isWritablePrimary", Boolean.TRUE);
                 reply.remove("ismaster");
