@@ -209,3 +209,37 @@ async fn redelivered_events_never_renumber_and_a_restart_resumes_after_the_store
     assert_eq!(counter(&plain, &db, &format!("{db}.orders")).await, Some(25));
     plain.database(&db).drop().await.ok();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_failing_trigger_does_not_stop_the_others() {
+    let db = unique_db_name("isolation");
+    let plain = client().await;
+    let orders: Collection<Document> = plain.database(&db).collection("orders");
+    let invoices: Collection<Document> = plain.database(&db).collection("invoices");
+    plain.database(&db).collection::<Document>("counters").insert_one(doc! { "_id": "broken", "seq": [1] }).await.unwrap();
+    let text = format!(
+        "{}\n[[trigger]]\ndatabase = \"{db}\"\ncollection = \"invoices\"\nfield = \"no\"\nsequence = \"invoices\"\n",
+        config_toml(&db, "sequence = \"broken\"", "")
+    );
+    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let run = start(cfg, client().await, false);
+    orders.insert_one(doc! { "n": 1 }).await.unwrap();
+    invoices.insert_many((0..3).map(|i| doc! { "i": i })).await.unwrap();
+    wait_numbered(&invoices, "no", 3, WAIT).await;
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (healthy, triggers) = run.health.snapshot();
+        if !healthy {
+            assert!(!triggers[&format!("{db}.orders.seq")].healthy);
+            assert!(triggers[&format!("{db}.invoices.no")].healthy, "{triggers:?}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{triggers:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    invoices.insert_one(doc! { "i": 3 }).await.unwrap();
+    wait_numbered(&invoices, "no", 4, WAIT).await;
+    assert_eq!(count_numbered(&orders, "seq").await, 0);
+    run.stop().await;
+    plain.database(&db).drop().await.ok();
+}

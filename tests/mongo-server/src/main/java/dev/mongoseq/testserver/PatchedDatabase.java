@@ -22,6 +22,9 @@ final class PatchedDatabase extends MemoryDatabase {
     @Override
     protected Index<Integer> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
         Index<Integer> index = super.openOrCreateUniqueIndex(collectionName, indexName, keys, sparse);
+        if (indexName.equals("_id_")) {
+            return new IdIndex(index);
+        }
         List<String> required = partialFilters.get(PatchedBackend.indexId(name, collectionName, indexName));
         return required == null ? index : new PartialIndex(index, required);
     }
