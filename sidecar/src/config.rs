@@ -411,7 +411,7 @@ mod tests {
             (format!("{BASE}{t}format = \"X{{seq}}\"\n"), "trigger[0].format_field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"), "trigger[0].field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"a.b\"\ncollection = \"orders\"\nfield = \"seq\"\n"), "trigger[0].database"),
-            (format!("{BASE}"), "trigger"),
+            (BASE.to_string(), "trigger"),
             (format!("[mongodb]\n{t}"), "mongodb.uri"),
         ];
         for (text, key) in cases {

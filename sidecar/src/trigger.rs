@@ -191,8 +191,15 @@ impl Trigger {
         // backfill: check them against the collection until a batch shows none of those.
         let mut verify = true;
         let mut last_store = Instant::now();
+        let mut last_cluster_secs: Option<u32> = None;
+        let now_secs = || SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
         while !shutdown.is_cancelled() {
             let events = self.collect(&mut stream, shutdown).await?;
+            if let Some(secs) = last_cluster_secs {
+                // Literally "now minus the cluster time of the last processed event": it grows on
+                // a quiet collection.
+                self.metrics.lag.with_label_values(&[self.id()]).set((now_secs() - f64::from(secs)).max(0.0));
+            }
             if events.is_empty() {
                 if last_store.elapsed() >= self.settings.heartbeat {
                     // Quiet stream: store the post-batch resume token when the server gives one.
@@ -220,8 +227,8 @@ impl Trigger {
             last_store = Instant::now();
             self.metrics.batches.with_label_values(&[self.id()]).inc();
             if let Some(ts) = cluster_time {
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-                self.metrics.lag.with_label_values(&[self.id()]).set((now - f64::from(ts.time)).max(0.0));
+                last_cluster_secs = Some(ts.time);
+                self.metrics.lag.with_label_values(&[self.id()]).set((now_secs() - f64::from(ts.time)).max(0.0));
             }
             self.health.batch_applied(self.id(), outcome.numbered);
             debug!(trigger = self.id(), events = count, numbered = outcome.numbered, prenumbered = outcome.prenumbered,

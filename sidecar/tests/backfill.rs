@@ -13,9 +13,7 @@ const WAIT: Duration = Duration::from_secs(120);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backfills_10000_existing_documents_while_inserts_continue() {
-    let db = unique_db_name("backfill");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("backfill").await;
     for chunk in 0..10 {
         coll.insert_many((0..1000).map(|i| doc! { "old": chunk * 1000 + i })).await.unwrap();
     }
@@ -61,15 +59,9 @@ async fn backfills_10000_existing_documents_while_inserts_continue() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lost_history_backfills_and_continues_instead_of_suspending() {
-    let db = unique_db_name("lost");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("lost").await;
     let cfg = config(&db, "", "");
-    let run = start(cfg.clone(), client().await, false);
-    wait_running(&run).await;
-    coll.insert_many((0..5).map(|i| doc! { "i": i })).await.unwrap();
-    wait_numbered(&coll, "seq", 5, WAIT).await;
-    run.stop().await;
+    number_via_stream(&cfg, &coll, 0..5, 5).await;
 
     // The stored resume point is gone from the oplog (as after a long outage), and documents
     // were inserted meanwhile.
@@ -94,15 +86,9 @@ async fn lost_history_backfills_and_continues_instead_of_suspending() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backfill_flag_numbers_documents_the_stream_never_saw() {
-    let db = unique_db_name("flag");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("flag").await;
     let cfg = config(&db, "", "");
-    let run = start(cfg.clone(), client().await, false);
-    wait_running(&run).await;
-    coll.insert_many((0..3).map(|i| doc! { "i": i })).await.unwrap();
-    wait_numbered(&coll, "seq", 3, WAIT).await;
-    run.stop().await;
+    number_via_stream(&cfg, &coll, 0..3, 3).await;
     // Someone removed numbers by hand; the stream has nothing to say about that.
     coll.update_many(doc! { "i": { "$gte": 1 } }, doc! { "$unset": { "seq": "" } }).await.unwrap();
     let run = start(cfg, client().await, true);

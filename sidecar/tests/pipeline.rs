@@ -25,9 +25,7 @@ async fn all(coll: &Collection<Document>) -> Vec<Document> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_of_1000_events_costs_a_constant_number_of_commands() {
-    let db = unique_db_name("cmdcount");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("cmdcount").await;
     coll.insert_one(doc! { "warm": 1 }).await.unwrap();
     // No heartbeat stores during the measurement.
     let cfg = config(&db, "", "batch_size = 1000\nheartbeat_secs = 3600");
@@ -70,9 +68,7 @@ async fn a_batch_of_1000_events_costs_a_constant_number_of_commands() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prenumbered_documents_are_left_alone_and_never_collide() {
-    let db = unique_db_name("prenumbered");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("prenumbered").await;
     let run = start(config(&db, "", ""), client().await, false);
     wait_running(&run).await;
     coll.insert_one(doc! { "n": "a" }).await.unwrap();
@@ -106,9 +102,7 @@ async fn prenumbered_documents_are_left_alone_and_never_collide() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scoped_counters_run_independently_and_format_follows_the_template() {
-    let db = unique_db_name("scope");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("scope").await;
     let trigger = "sequence = \"orders\"\nscope = [\"tenantId\"]\nformat = \"ORD-{seq:06}\"\nformat_field = \"code\"\nmatch = { type = \"order\" }";
     let run = start(config(&db, trigger, ""), client().await, false);
     let tenants = ["acme", "globex", "initech"];
@@ -144,9 +138,7 @@ async fn scoped_counters_run_independently_and_format_follows_the_template() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_counter_stops_writes_reports_and_recovers_when_fixed() {
-    let db = unique_db_name("malformed");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("malformed").await;
     let counters: Collection<Document> = plain.database(&db).collection("counters");
     let id = format!("{db}.orders");
     counters.insert_one(doc! { "_id": &id, "seq": "twelve" }).await.unwrap();
@@ -184,15 +176,9 @@ async fn a_malformed_counter_stops_writes_reports_and_recovers_when_fixed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redelivered_events_never_renumber_and_a_restart_resumes_after_the_stored_token() {
-    let db = unique_db_name("resume");
-    let plain = client().await;
-    let coll: Collection<Document> = plain.database(&db).collection("orders");
+    let (db, plain, coll) = test_db("resume").await;
     let cfg = config(&db, "", "batch_size = 7");
-    let run = start(cfg.clone(), client().await, false);
-    wait_running(&run).await;
-    coll.insert_many((0..20).map(|i| doc! { "i": i })).await.unwrap();
-    wait_numbered(&coll, "seq", 20, WAIT).await;
-    run.stop().await;
+    number_via_stream(&cfg, &coll, 0..20, 20).await;
     let state: Collection<Document> = plain.database(&db).collection("mongo_seq_state");
     let stored = state.find_one(doc! { "_id": format!("{db}.orders.seq") }).await.unwrap().expect("state document");
     assert!(stored.get_document("token").is_ok(), "token stored: {stored}");

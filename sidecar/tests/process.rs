@@ -110,6 +110,21 @@ fn secrets_never_reach_the_logs() {
     assert_eq!(status.code(), Some(0), "{log}");
     assert!(log.contains("admin:****@"), "{log}");
     assert!(!log.contains("hunter2"), "{log}");
+
+    // Structured logs: one JSON object per line, redacted too.
+    let mut child = spawn_sidecar(&path, &["--log-format", "json"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    sigterm(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let log = std::fs::read_to_string(path.with_extension("log")).unwrap();
+    assert!(!log.contains("hunter2"), "{log}");
+    for line in log.lines() {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(event.get("level").is_some(), "{line}");
+    }
+    let (code, out, err) = run(&["sidecar", "--config", path.to_str().unwrap(), "--check-config"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("valid"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -138,3 +138,21 @@ pub fn spawn_sidecar(config: &PathBuf, extra: &[&str]) -> Child {
         .spawn()
         .expect("start mongo-seq sidecar")
 }
+
+/// A test's own database: its name, a plain client, and its `orders` collection.
+pub async fn test_db(label: &str) -> (String, Client, Collection<Document>) {
+    let db = unique_db_name(label);
+    let plain = client().await;
+    let orders = plain.database(&db).collection("orders");
+    (db, plain, orders)
+}
+
+/// Runs the sidecar until it watches, inserts documents `{i}` for `range` through the change
+/// stream, waits until `numbered` documents carry `seq`, and stops it gracefully.
+pub async fn number_via_stream(cfg: &Config, coll: &Collection<Document>, range: std::ops::Range<i32>, numbered: u64) {
+    let run = start(cfg.clone(), client().await, false);
+    wait_running(&run).await;
+    coll.insert_many(range.map(|i| doc! { "i": i })).await.expect("insert");
+    wait_numbered(coll, "seq", numbered, Duration::from_secs(60)).await;
+    run.stop().await;
+}
