@@ -48,13 +48,14 @@ async fn a_batch_of_1000_events_costs_a_constant_number_of_commands() {
 
     let counts = log.snapshot();
     println!("commands for 1,000 events: {counts:?} in {batches} batch(es)");
-    assert_eq!(batches, 1, "one batch: {counts:?}");
-    assert_eq!(log.count("findAndModify"), 1, "one reservation for the whole batch: {counts:?}");
-    // The assignments (one command) + the stored token (+ one more token store at shutdown
-    // when a real server's post-batch token moved on).
-    assert!((2..=3).contains(&log.count("update")), "{counts:?}");
+    // One batch on the embedded server; a real server may hand the 1,000 events over in two
+    // getMores. Either way: one reservation and two updates (assignments, token) per batch.
+    assert!((1..=2).contains(&batches), "{batches} batches: {counts:?}");
+    assert_eq!(log.count("findAndModify"), batches, "one reservation per batch: {counts:?}");
+    // + one more token store at shutdown when a real server's post-batch token moved on.
+    assert!((2 * batches..=2 * batches + 1).contains(&log.count("update")), "{counts:?}");
     // State load + the first batch's check for already-numbered documents.
-    assert!(log.count("find") <= 2, "{counts:?}");
+    assert!(log.count("find") <= 1 + batches, "{counts:?}");
     let total: u64 = counts
         .iter()
         .filter(|(name, _)| !matches!(name.as_str(), "getMore" | "aggregate" | "isMaster" | "ismaster" | "hello" | "endSessions" | "killCursors" | "buildInfo" | "ping"))
