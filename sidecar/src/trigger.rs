@@ -27,6 +27,9 @@ use crate::state::StateStore;
 /// concurrently with that number (the unique index refuses it; the document is renumbered).
 const COLLISION_ATTEMPTS: usize = 5;
 
+/// How long a shutdown waits for the batch in flight.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// What numbering one batch did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
@@ -133,7 +136,21 @@ impl Trigger {
         let mut delay = self.settings.backoff_initial;
         self.health.set_state(self.id(), State::Starting);
         while !shutdown.is_cancelled() {
-            match self.session(&shutdown, &mut force_backfill, &mut delay).await {
+            // After a shutdown request the session gets SHUTDOWN_GRACE to finish its batch and
+            // store the token; past that (e.g. the server is unreachable) it is abandoned, which
+            // is safe: assignments are idempotent and the stored token is only ever behind.
+            let abandon = async {
+                shutdown.cancelled().await;
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            };
+            let result = tokio::select! {
+                result = self.session(&shutdown, &mut force_backfill, &mut delay) => result,
+                () = abandon => {
+                    warn!(trigger = self.id(), grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: the session did not finish in time; abandoned");
+                    Ok(())
+                }
+            };
+            match result {
                 Ok(()) => break,
                 Err(e) => {
                     let code = e.code();
