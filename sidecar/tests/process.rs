@@ -170,3 +170,61 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     }
     plain.database(&db).drop().await.ok();
 }
+
+/// Starts a private embedded server on `port` (the launcher prints its URI when ready).
+fn private_server(port: u16) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let launcher = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mongo-server/run");
+    let mut child = Command::new(launcher)
+        .args(["--port", &port.to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start private test server");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("mongodb://"), "private server did not start: {line:?}");
+    (child, line.trim().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
+    if std::env::var("MONGODB_URI").is_ok_and(|u| !u.trim().is_empty()) {
+        println!("skipped: needs a server it may stop (the embedded one)");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (mut server, uri) = private_server(port);
+    // Notice the server's return quickly (driver defaults: 10 s heartbeat, 30 s selection).
+    let uri = format!("{uri}?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=2000");
+    let db = unique_db_name("outage");
+    let text = config_toml(&db, "", "").replace(&mongodb_uri(), &uri);
+    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let client = mongo_seq::server::connect(&uri).await.unwrap();
+    let coll: Collection<Document> = client.database(&db).collection("orders");
+    let run = start(cfg, mongo_seq::server::connect(&uri).await.unwrap(), false);
+    wait_running(&run).await;
+    coll.insert_many((0..3).map(|i| doc! { "i": i })).await.unwrap();
+    wait_numbered(&coll, "seq", 3, WAIT).await;
+
+    // The server goes away: the trigger reports the transient error and retries.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let trigger = format!("{db}.orders.seq");
+    let deadline = std::time::Instant::now() + WAIT;
+    while run.metrics.errors.with_label_values(&[&trigger, "transient"]).get() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no transient error reported: {}", run.metrics.render());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!run.health.snapshot().0, "unhealthy during the outage");
+
+    // It comes back (empty: the test server keeps data in memory) on the same port.
+    let (server, _) = private_server(port);
+    wait_running(&run).await;
+    coll.insert_many((0..4).map(|i| doc! { "after": i })).await.unwrap();
+    wait_numbered(&coll, "seq", 4, WAIT).await;
+    assert!(run.health.snapshot().0);
+    run.stop().await;
+    drop(server);
+}
