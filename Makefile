@@ -3,12 +3,12 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm
+.PHONY: demo test setup test-rust test-js build-wasm test-e2e
 
 demo: setup
 	demo/run
 
-test: setup test-rust build-wasm test-js
+test: setup test-rust build-wasm test-js test-e2e
 
 setup:
 	scripts/setup
@@ -21,3 +21,8 @@ build-wasm:
 
 test-js:
 	node --test tests/node/
+
+# End-to-end tests of the sidecar binary, driven from Node (tests/e2e/).
+test-e2e:
+	cargo build -p mongo-seq
+	node --test tests/e2e/
