@@ -12,7 +12,7 @@ use mongo_seq_core::lease::counters_of;
 use mongo_seq_core::{plan_completion, Assignment, FinishIntent, FinishOutcome, GaplessReservation, GaplessReserve, Intent};
 use mongodb::bson::{doc, Bson, Document};
 use serde_json::Value;
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use crate::ejson;
 use crate::error::SidecarError;
@@ -53,7 +53,7 @@ impl Trigger {
                         .enumerate()
                         .filter_map(|(i, id)| {
                             let number = range.get(i as u64)?;
-                            Some(Assignment { id: id.clone(), number, formatted: self.spec.sequence.format_value(number) })
+                            Some(Assignment { id: id.clone(), number, formatted: self.spec.sequence.format_value(number), previous: None })
                         })
                         .collect();
                     let applied = self.apply(&assignments, fence).await?;
@@ -114,11 +114,6 @@ impl Trigger {
             let found = self.intent_documents(intent).await?;
             let completion = plan_completion(&self.spec.sequence, intent, &found, &taken)?;
             if completion.assignments.is_empty() {
-                if !completion.gaps.is_empty() {
-                    self.metrics.gapless_gaps.with_label_values(&[&self.spec.id]).inc_by(completion.gaps.len() as u64);
-                    error!(trigger = self.spec.id, counter = counter_id, gaps = ?completion.gaps,
-                        "gapless intent completed with unusable numbers (a document of the batch was deleted while it was being written)");
-                }
                 if completion.missing > 0 || completion.foreign > 0 {
                     info!(trigger = self.spec.id, counter = counter_id, missing = completion.missing, foreign = completion.foreign, seq = completion.seq,
                         "gapless intent: deleted or otherwise numbered documents skipped, counter set to the last number used");
@@ -126,9 +121,18 @@ impl Trigger {
                 self.finish(counter_id, intent, completion.seq, fence).await?;
                 return Ok(modified);
             }
+            if completion.renumbered > 0 {
+                self.metrics.gapless_renumbered.with_label_values(&[&self.spec.id]).inc_by(completion.renumbered);
+                info!(trigger = self.spec.id, counter = counter_id, renumbered = completion.renumbered,
+                    "gapless intent: numbers written past a document deleted meanwhile move down");
+            }
             let applied = self.apply(&completion.assignments, fence).await?;
-            modified += applied.modified;
-            taken.extend(applied.taken);
+            // Modified counts documents that got their first number only.
+            modified += applied.modified.saturating_sub(completion.renumbered.min(applied.modified));
+            // A number refused because one of the intent's own documents still holds it (it
+            // moves in a later statement) is not taken by someone else.
+            let ours = |n: &i64| found.iter().any(|(_, v)| v.as_ref().and_then(|v| mongo_seq_core::ejson::read_i64(v).ok()) == Some(*n));
+            taken.extend(applied.taken.into_iter().filter(|n| !ours(n)));
         }
         Err(SidecarError::Reply(format!("could not complete the gapless intent of `{counter_id}` in {COMPLETION_ROUNDS} rounds")))
     }
@@ -169,7 +173,12 @@ impl Trigger {
             if let (Some(format_field), Some(formatted)) = (&self.spec.format_field, &a.formatted) {
                 set.insert(format_field.clone(), formatted.clone());
             }
-            statements.push(doc! { "q": { "_id": id, field: { "$exists": false } }, "u": { "$set": set } });
+            // Compare-and-set: only where there is no number yet, or still the one being moved.
+            let current = match a.previous {
+                Some(previous) => Bson::Int64(previous),
+                None => Bson::Document(doc! { "$exists": false }),
+            };
+            statements.push(doc! { "q": { "_id": id, field: current }, "u": { "$set": set } });
         }
         fence.check()?;
         self.metrics.command(&self.spec.id, "update");

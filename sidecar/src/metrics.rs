@@ -20,7 +20,7 @@ pub struct Metrics {
     pub lease_lost: IntCounterVec,
     pub fenced: IntCounterVec,
     pub intents_completed: IntCounterVec,
-    pub gapless_gaps: IntCounterVec,
+    pub gapless_renumbered: IntCounterVec,
 }
 
 impl Default for Metrics {
@@ -68,9 +68,9 @@ impl Metrics {
         );
         let intents_completed =
             counter("mongo_seq_intents_completed_total", "Gapless intents left pending by an interrupted batch and completed.", &["trigger"]);
-        let gapless_gaps = counter(
-            "mongo_seq_gapless_gaps_total",
-            "Numbers of a gapless intent that could not be used (see the README's window); should stay 0.",
+        let gapless_renumbered = counter(
+            "mongo_seq_gapless_renumbered_total",
+            "Numbers of a pending gapless intent moved down because a document before them was deleted while the batch was written.",
             &["trigger"],
         );
         Self {
@@ -90,7 +90,7 @@ impl Metrics {
             lease_lost,
             fenced,
             intents_completed,
-            gapless_gaps,
+            gapless_renumbered,
         }
     }
 

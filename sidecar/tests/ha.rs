@@ -93,11 +93,13 @@ async fn gapless_numbers_are_contiguous_and_counter_ends_at_the_last() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_intent_is_completed_skipping_deleted_documents() {
     let (db, plain, coll) = test_db("intent").await;
-    // A holder died after reserving 1..=5 for a..e and writing a prefix (a = 1); c was deleted
-    // before it got a number.
+    // A holder died after reserving 1..=5 for a..e and writing some of them: a = 1, and d = 4
+    // (written by an apply that did not see c's deletion); c was deleted before its number was
+    // final, b and e have none yet.
     let ids: Vec<String> = ["a", "b", "c", "d", "e"].iter().map(|s| s.to_string()).collect();
     coll.insert_one(doc! { "_id": "a", "seq": 1_i64 }).await.unwrap();
-    for id in ["b", "d", "e"] {
+    coll.insert_one(doc! { "_id": "d", "seq": 4_i64 }).await.unwrap();
+    for id in ["b", "e"] {
         coll.insert_one(doc! { "_id": id }).await.unwrap();
     }
     let name = format!("{db}.orders");
@@ -111,7 +113,8 @@ async fn an_interrupted_intent_is_completed_skipping_deleted_documents() {
     assert_eq!(run.metrics.intents_completed.with_label_values(&[&format!("{name}.seq")]).get(), 1);
     let got: Vec<Document> = coll.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap();
     let pairs: Vec<(String, i64)> = got.iter().map(|d| (d.get_str("_id").unwrap().to_owned(), d.get_i64("seq").unwrap())).collect();
-    assert_eq!(pairs, vec![("a".into(), 1), ("b".into(), 2), ("d".into(), 3), ("e".into(), 4)], "deleted c took no number");
+    assert_eq!(pairs, vec![("a".into(), 1), ("b".into(), 2), ("d".into(), 3), ("e".into(), 4)], "deleted c took no number; d moved down");
+    assert_eq!(run.metrics.gapless_renumbered.with_label_values(&[&format!("{name}.seq")]).get(), 1);
     assert_eq!(counter(&plain, &db, &name).await, Some(4), "counter set to the last number used");
     // Numbering goes on right after.
     coll.insert_many((0..3).map(|i| doc! { "i": i })).await.unwrap();

@@ -7,10 +7,12 @@
 //! `intent` to be absent). The caller then writes `first + i·step` to `ids[i]` (only where the
 //! document has no number yet, in intent order), and clears the intent with [`FinishIntent`].
 //! Whoever holds the trigger next and finds an intent still pending (the previous holder died
-//! mid-batch) completes it with [`plan_completion`]: documents deleted meanwhile are skipped
-//! (they never received a number), documents that already got theirs keep them, the rest get the
-//! following numbers, and the counter is set to the last number actually used, in one update
-//! that also clears the intent.
+//! mid-batch, or a document of the batch was deleted while it was written) completes it with
+//! [`plan_completion`]: documents deleted meanwhile are skipped, the surviving ones get
+//! `first, first + step, …` in intent order (a number already written moves down when a document
+//! before it was deleted before the intent was cleared), and the counter is set to the last
+//! number actually used, in one update that also clears the intent. A number is final once its
+//! intent is cleared.
 //!
 //! ```text
 //! GaplessReserve:
@@ -311,7 +313,9 @@ impl Plan for GaplessReserve {
     }
 }
 
-/// One number to write: set `number` (and the formatted id) on document `id` where it has none.
+/// One number to write: set `number` (and the formatted id) on document `id` where it has no
+/// number yet, or, with `previous`, where it still holds `previous` (a number of the same
+/// pending intent that must move down because a document before it was deleted meanwhile).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Assignment {
@@ -319,6 +323,8 @@ pub struct Assignment {
     pub number: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub formatted: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<i64>,
 }
 
 /// What completing an intent does.
@@ -330,21 +336,26 @@ pub struct Completion {
     /// The counter's value once the intent is cleared: the last number used (or the number
     /// before `first` when none was).
     pub seq: i64,
-    /// Intent documents that already carry their number from this intent.
+    /// Intent documents that already carry their final number.
     pub already: u64,
-    /// Intent documents that no longer exist (deleted before they were numbered: skipped).
+    /// Intent documents that no longer exist (deleted before their number was final: skipped).
     pub missing: u64,
     /// Intent documents numbered otherwise meanwhile (a number outside the intent): left alone.
     pub foreign: u64,
-    /// Numbers of the intent that can no longer be used: a later document of the intent already
-    /// holds a higher one (an apply that did not see a deletion). These are real gaps.
-    pub gaps: Vec<i64>,
+    /// Assignments that move a number of this intent down (a document before it was deleted
+    /// while the batch was being written).
+    pub renumbered: u64,
 }
 
 /// Decides how to complete `intent`, given what its documents look like now: `found` lists the
 /// documents that still exist as `(_id, value of the number field or None)`; ids of the intent
-/// not in `found` were deleted. `taken` are numbers the unique index refused (another document
-/// holds them): they are skipped, which leaves no gap since that document holds them.
+/// not in `found` were deleted. The surviving documents, in intent order, get `first`,
+/// `first + step`, … — those holding another number of this intent are moved to theirs, those
+/// without one get theirs, documents holding a number outside the intent are left alone.
+/// `taken` are numbers the unique index refused (another document holds them): they are
+/// skipped, which leaves no gap since that document holds them. Apply the assignments in order
+/// (`ordered: true`) and call again with what the documents look like then; when there is
+/// nothing left to write, clear the intent with `seq` ([`FinishIntent`]).
 pub fn plan_completion(
     spec: &SequenceSpec,
     intent: &Intent,
@@ -358,7 +369,7 @@ pub fn plan_completion(
         already: 0,
         missing: 0,
         foreign: 0,
-        gaps: Vec::new(),
+        renumbered: 0,
     };
     let mut next = intent.first;
     let advance = |n: i64| -> Result<i64, SeqError> {
@@ -370,38 +381,34 @@ pub fn plan_completion(
             completion.missing = completion.missing.saturating_add(1);
             continue;
         };
-        match number.as_ref().map(ejson::read_i64) {
-            Some(Ok(n)) if intent.position(n, step).is_some() => {
-                completion.already = completion.already.saturating_add(1);
-                // Numbers between `next` and `n` were passed over by an apply that did not see
-                // a deletion: they are gaps.
-                let before = |a: i64, b: i64| if step > 0 { a < b } else { a > b };
-                while intent.position(next, step).is_some() && before(next, n) {
-                    if !taken.contains(&next) {
-                        completion.gaps.push(next);
-                    }
-                    next = advance(next)?;
-                }
-                if n == next {
-                    next = advance(next)?;
-                }
+        let current = match number.as_ref().map(ejson::read_i64) {
+            None => None,
+            Some(Ok(n)) if intent.position(n, step).is_some() => Some(n),
+            Some(_) => {
+                completion.foreign = completion.foreign.saturating_add(1);
+                continue;
             }
-            Some(_) => completion.foreign = completion.foreign.saturating_add(1),
-            None => {
-                while taken.contains(&next) {
-                    next = advance(next)?;
-                }
-                if !spec.in_bounds(next) {
-                    return Err(spec.exhausted("intent completion", Some(next), 1));
-                }
-                completion.assignments.push(Assignment {
-                    id: id.clone(),
-                    number: next,
-                    formatted: spec.format_value(next),
-                });
-                next = advance(next)?;
-            }
+        };
+        while taken.contains(&next) {
+            next = advance(next)?;
         }
+        if !spec.in_bounds(next) {
+            return Err(spec.exhausted("intent completion", Some(next), 1));
+        }
+        if current == Some(next) {
+            completion.already = completion.already.saturating_add(1);
+        } else {
+            if current.is_some() {
+                completion.renumbered = completion.renumbered.saturating_add(1);
+            }
+            completion.assignments.push(Assignment {
+                id: id.clone(),
+                number: next,
+                formatted: spec.format_value(next),
+                previous: current,
+            });
+        }
+        next = advance(next)?;
     }
     completion.seq = next
         .checked_sub(step)
