@@ -5,9 +5,16 @@
 // Prints one final line `CHAOS docs=… numbered=… unnumbered=… duplicates=… gaps=… kills=… seconds=…`
 // (gaps: the gapless trigger's) and exits 1 on any violation. See tests/chaos/README.md.
 //
-//   node tests/chaos/run.mjs [--docs 100000] [--writers 8] [--sidecars 3] [--kill-min-ms 1000]
-//        [--kill-max-ms 3000] [--proxy] [--cut-min-ms 2000] [--cut-max-ms 6000] [--ttl-ms 1500]
-//        [--seed N] [--timeout-s 1800] [--keep-logs]
+//   node tests/chaos/run.mjs [--docs 100000] [--writers 8] [--rate 1000] [--sidecars 3]
+//        [--kill-min-ms 1000] [--kill-max-ms 3000] [--delete-every-ms 50] [--proxy]
+//        [--cut-min-ms 2000] [--cut-max-ms 6000] [--ttl-ms 1500] [--seed N] [--timeout-s 1800]
+//        [--keep-logs]
+//
+// --rate: documents per second over all writers (0: as fast as the server takes them), so the
+// run lasts long enough for many kills. --delete-every-ms: a deleter removes a random document
+// that has no number yet (atomically: `findOneAndDelete({seq: {$exists: false}})`) this often,
+// racing the sidecars' batches (0: off). Deleted documents never had a number, so they must
+// leave no gap either.
 //
 // MONGODB_URI: use that server instead of the embedded one (the proxy then needs a URI the
 // sidecars can reach through a single host: directConnection=true).
@@ -27,6 +34,7 @@ const BIN = process.env.MONGO_SEQ_BIN ?? join(root, "target", "debug", "mongo-se
 const defaults = {
   docs: 100_000, writers: 8, sidecars: 3, "kill-min-ms": 1000, "kill-max-ms": 3000, proxy: false,
   "cut-min-ms": 2000, "cut-max-ms": 6000, "ttl-ms": 1500, seed: Date.now() % 100000, "timeout-s": 1800, "keep-logs": false,
+  rate: 1000, "delete-every-ms": 50,
 };
 const opts = { ...defaults };
 for (let i = 2; i < process.argv.length; i++) {
@@ -177,12 +185,19 @@ const collections = { gapless: client.db(db).collection("gapless"), plain: clien
 const perWriter = Math.floor(opts.docs / opts.writers);
 const total = perWriter * opts.writers;
 const inserted = { gapless: 0, plain: 0 };
+const deleted = { gapless: 0, plain: 0 };
+const perWriterRate = opts.rate > 0 ? opts.rate / opts.writers : 0;
 const writers = Array.from({ length: opts.writers }, async (_, w) => {
   const writerClient = new MongoClient(mongo.uri);
+  const writerStart = Date.now();
   try {
     const colls = { gapless: writerClient.db(db).collection("gapless"), plain: writerClient.db(db).collection("plain") };
     let done = 0;
     while (done < perWriter) {
+      if (perWriterRate > 0) {
+        const due = writerStart + (done / perWriterRate) * 1000;
+        if (due > Date.now()) await sleep(due - Date.now());
+      }
       const n = Math.min(between(1, 20), perWriter - done);
       const which = (done + w) % 2 === 0 ? "gapless" : "plain";
       await colls[which].insertMany(Array.from({ length: n }, (_, i) => ({ w, i: done + i })), { ordered: true });
@@ -193,16 +208,32 @@ const writers = Array.from({ length: opts.writers }, async (_, w) => {
     await writerClient.close();
   }
 });
+let writing = true;
+const deleter = (async () => {
+  if (!(opts["delete-every-ms"] > 0)) return;
+  while (writing) {
+    await sleep(between(1, 2 * opts["delete-every-ms"]));
+    const which = random() < 0.5 ? "gapless" : "plain";
+    try {
+      const gone = await collections[which].findOneAndDelete({ seq: { $exists: false } });
+      if (gone) deleted[which]++;
+    } catch (e) {
+      log(`deleter: ${e.message}`);
+    }
+  }
+})();
 const progress = setInterval(async () => {
   try {
     const [g, p] = await Promise.all([
       collections.gapless.countDocuments({ seq: { $exists: true } }),
       collections.plain.countDocuments({ seq: { $exists: true } }),
     ]);
-    log(`inserted ${inserted.gapless + inserted.plain}/${total}, numbered gapless ${g} plain ${p}, kills ${kills}${proxy ? `, cuts ${proxy.cuts}` : ""}`);
+    log(`inserted ${inserted.gapless + inserted.plain}/${total}, deleted ${deleted.gapless + deleted.plain}, numbered gapless ${g} plain ${p}, kills ${kills}${proxy ? `, cuts ${proxy.cuts}` : ""}`);
   } catch {}
 }, 5000);
 await Promise.all(writers);
+writing = false;
+await deleter;
 const writeSeconds = (Date.now() - started) / 1000;
 log(`writers done: ${total} documents in ${writeSeconds.toFixed(1)} s (${Math.round(total / writeSeconds)}/s); stopping the chaos`);
 chaos = false;
@@ -218,7 +249,7 @@ while (Date.now() < deadline) {
     collections.plain.countDocuments({ seq: { $exists: true } }),
     client.db(db).collection("counters").countDocuments({ intent: { $exists: true } }),
   ]);
-  if (g === inserted.gapless && p === inserted.plain && pending === 0) {
+  if (g === inserted.gapless - deleted.gapless && p === inserted.plain - deleted.plain && pending === 0) {
     quiet = true;
     break;
   }
@@ -265,14 +296,15 @@ const numbered = g.numbered + p.numbered;
 const unnumbered = g.unnumbered + p.unnumbered;
 const duplicates = g.duplicates + p.duplicates;
 const violations = [];
-if (docs !== total) violations.push(`${docs} documents found, ${total} inserted`);
+const expected = total - deleted.gapless - deleted.plain;
+if (docs !== expected) violations.push(`${docs} documents found, ${total} inserted - ${total - expected} deleted`);
 if (numbered !== docs || unnumbered !== 0) violations.push(`${unnumbered} unnumbered`);
 if (duplicates !== 0) violations.push(`${duplicates} duplicates`);
 if (g.gaps !== 0) violations.push(`${g.gaps} gaps in the gapless collection`);
 if (!g.counters_ok || !p.counters_ok) violations.push("a counter is behind its largest number");
 if (g.largest !== g.documents && g.documents > 0) violations.push(`gapless largest ${g.largest} for ${g.documents} documents`);
 if (!quiet) violations.push("not quiescent");
-log(`lease acquisitions ${takeovers}, stale holders stopped ${fenced}, restarts ${restarts}${proxy ? `, connection cuts ${proxy.cuts}` : ""}; default-mode gaps ${p.gaps} (allowed); seed ${opts.seed}`);
+log(`inserted ${total}, deleted unnumbered ${deleted.gapless} (gapless) + ${deleted.plain} (default); lease acquisitions ${takeovers}, stale holders stopped ${fenced}, restarts ${restarts}${proxy ? `, connection cuts ${proxy.cuts}` : ""}; default-mode gaps ${p.gaps} (allowed); seed ${opts.seed}`);
 if (violations.length) log(`VIOLATIONS: ${violations.join("; ")} (logs kept in ${dir})`);
 else if (!opts["keep-logs"]) rmSync(dir, { recursive: true, force: true });
 else log(`logs in ${dir}`);
