@@ -279,7 +279,7 @@ await Promise.all(sidecars.map((s) => s.exited));
 for (let slot = 0; slot < opts.sidecars; slot++) {
   const text = readFileSync(join(dir, `sidecar-${slot}.log`), "utf8");
   takeovers += (text.match(/lease acquired/g) ?? []).length;
-  fenced += (text.match(/not the lease holder any more/g) ?? []).length;
+  fenced += (text.match(/lease lost: this instance stopped numbering/g) ?? []).length;
 }
 proxy?.close();
 await client.db(db).dropDatabase().catch(() => {});
@@ -304,7 +304,7 @@ if (g.gaps !== 0) violations.push(`${g.gaps} gaps in the gapless collection`);
 if (!g.counters_ok || !p.counters_ok) violations.push("a counter is behind its largest number");
 if (g.largest !== g.documents && g.documents > 0) violations.push(`gapless largest ${g.largest} for ${g.documents} documents`);
 if (!quiet) violations.push("not quiescent");
-log(`inserted ${total}, deleted unnumbered ${deleted.gapless} (gapless) + ${deleted.plain} (default); lease acquisitions ${takeovers}, stale holders stopped ${fenced}, restarts ${restarts}${proxy ? `, connection cuts ${proxy.cuts}` : ""}; default-mode gaps ${p.gaps} (allowed); seed ${opts.seed}`);
+log(`inserted ${total}, deleted unnumbered ${deleted.gapless} (gapless) + ${deleted.plain} (default); lease acquisitions ${takeovers}, leases lost ${fenced}, restarts ${restarts}${proxy ? `, connection cuts ${proxy.cuts}` : ""}; default-mode gaps ${p.gaps} (allowed); seed ${opts.seed}`);
 if (violations.length) log(`VIOLATIONS: ${violations.join("; ")} (logs kept in ${dir})`);
 else if (!opts["keep-logs"]) rmSync(dir, { recursive: true, force: true });
 else log(`logs in ${dir}`);
