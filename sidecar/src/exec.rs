@@ -46,6 +46,14 @@ impl Executor {
         }
     }
 
+    /// Counts a command; lease traffic as `lease:<command>`, apart from the numbering pipeline's.
+    fn count(&self, target: Target, command: &str) {
+        match target {
+            Target::Leases => self.metrics.command(&self.label, &format!("lease:{command}")),
+            _ => self.metrics.command(&self.label, command),
+        }
+    }
+
     fn target(&self, target: Target) -> Result<&Collection<Document>, SidecarError> {
         match target {
             Target::Counters => Ok(&self.counters),
@@ -59,7 +67,7 @@ impl Executor {
         match command {
             Command::FindOneAndUpdate { collection, filter, update, options } => {
                 let target = self.target(collection)?;
-                self.metrics.command(&self.label, "findAndModify");
+                self.count(collection, "findAndModify");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
                 let update = ejson::to_doc(update).map_err(bad)?;
                 let result = target
@@ -79,7 +87,7 @@ impl Executor {
             }
             Command::FindOne { collection, filter, options } => {
                 let target = self.target(collection)?;
-                self.metrics.command(&self.label, "find");
+                self.count(collection, "find");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
                 let mut find = target.find_one(filter);
                 if let Some(options) = options {
@@ -92,7 +100,7 @@ impl Executor {
             }
             Command::InsertOne { collection, document } => {
                 let target = self.target(collection)?;
-                self.metrics.command(&self.label, "insert");
+                self.count(collection, "insert");
                 match target.insert_one(ejson::to_doc(document).map_err(bad)?).await {
                     Ok(_) => Ok(Reply::Inserted),
                     Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),

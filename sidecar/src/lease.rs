@@ -143,7 +143,7 @@ impl LeaseKeeper {
 
     async fn highest_counter_epoch(&self) -> Result<i64, SidecarError> {
         let filter = ejson::to_doc(serde_json::json!({ "$or": counters_of(&self.sequence) })).map_err(SidecarError::Reply)?;
-        self.metrics.command(&self.exec.label, "find");
+        self.metrics.command(&self.exec.label, "lease:find");
         let found: Vec<Document> = self
             .exec
             .counters
@@ -167,7 +167,7 @@ impl LeaseKeeper {
         let (filter, update) = stamp_epoch(&self.sequence, fence.epoch);
         let filter = ejson::to_doc(filter).map_err(SidecarError::Reply)?;
         let update = ejson::to_doc(update).map_err(SidecarError::Reply)?;
-        self.metrics.command(&self.exec.label, "update");
+        self.metrics.command(&self.exec.label, "lease:update");
         self.exec.counters.update_many(filter, update).await?;
         Ok(())
     }
