@@ -3,12 +3,12 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm
+.PHONY: demo test setup test-rust test-js build-wasm build-js
 
 demo: setup
 	demo/run
 
-test: setup test-rust build-wasm test-js
+test: setup test-rust build-wasm build-js test-js
 
 setup:
 	scripts/setup
@@ -16,8 +16,12 @@ setup:
 test-rust:
 	cargo test --workspace
 
+# The Wasm module (core + shims) → js/wasm/; then the npm package's bundles → js/dist/.
 build-wasm:
-	cargo build -p mongo-seq-core --target wasm32-unknown-unknown --release
+	js/scripts/build-wasm
 
-test-js:
-	node --test tests/node/
+build-js: build-wasm
+	node js/scripts/build-js.mjs
+
+test-js: build-js
+	node --test tests/node/ tests/runtimes/

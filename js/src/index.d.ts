@@ -1,0 +1,1 @@
+export declare const core: typeof import("./core");
