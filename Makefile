@@ -24,4 +24,4 @@ build-js: build-wasm
 	node js/scripts/build-js.mjs
 
 test-js: build-js
-	node --test tests/node/ tests/runtimes/
+	node --test tests/node/ js/test/ tests/runtimes/

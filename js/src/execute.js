@@ -11,6 +11,20 @@ export function isDuplicateKey(error) {
 }
 
 /**
+ * The fields of the unique index a duplicate-key error is about, or undefined when the error
+ * does not say: `keyPattern` when the server sends it, else the `dup key: { field: … }` part of
+ * the message (servers and test servers that omit keyPattern still write it).
+ */
+export function duplicateKeyFields(error) {
+  const source = error?.writeErrors?.[0]?.err ?? error;
+  const pattern = source?.keyPattern ?? error?.keyPattern;
+  if (pattern !== undefined && pattern !== null) return Object.keys(pattern);
+  const message = String(source?.errmsg ?? error?.errmsg ?? error?.message ?? "");
+  const match = /dup key: \{ ?"?([^":]+)"?\s*:/.exec(message);
+  return match ? [match[1].trim()] : undefined;
+}
+
+/**
  * @param {import("../wasm/mongo_seq_wasm.js").Command} command
  * @param {{ counters: import("mongodb").Collection, documents?: import("mongodb").Collection,
  *           document?: object, insertedId?: unknown }} target  the collections, and the caller's

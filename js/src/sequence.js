@@ -77,14 +77,21 @@ export class Sequence {
   }
 
   /**
-   * Moves the counter past the largest number found in `field` of `collection` (imports).
-   * Never moves it backwards. Resolves with the counter state afterwards.
+   * Moves the counter past existing numbers (imports), never backwards:
+   * `seedFromMax(collection, field = "_id", { scope })` past the largest number stored there
+   * (among documents with the `scope` document's values), or `seedFromMax(value, { scope })`. Resolves with the counter
+   * state afterwards (`{ last, next }`).
    */
-  async seedFromMax(collection, field = "_id", options) {
-    const { scope } = checkKnownKeys("seedFromMax options", options, ["scope"]);
-    const counterId = this.counterId(scope);
-    const plan = this.#spec.seedFromCollection(counterId, field, scope === undefined ? undefined : fromDriver(scope));
-    return runPlan(plan, { counters: this.#counters, documents: collection });
+  async seedFromMax(source, ...rest) {
+    if (typeof source?.findOne === "function") {
+      const [field = "_id", options] = rest;
+      const { scope } = checkKnownKeys("seedFromMax options", options, ["scope"]);
+      const plan = this.#spec.seedFromCollection(field, scope === undefined ? undefined : fromDriver(scope));
+      return runPlan(plan, { counters: this.#counters, documents: source });
+    }
+    const { scope } = checkKnownKeys("seedFromMax options", rest[0], ["scope"]);
+    const plan = this.#spec.seedFromMax(this.counterId(scope), toCoreInteger(source));
+    return runPlan(plan, { counters: this.#counters });
   }
 
   /** Takes `count` numbers for one counter, refilling from the server when the block is dry. */
@@ -97,17 +104,26 @@ export class Sequence {
         values.push(...core.rangeValues(range));
         continue;
       }
-      state.refilling ??= this.#refill(state, counterId, count - values.length).finally(() => {
-        state.refilling = null;
-      });
-      await state.refilling;
+      if (state.refilling === null) {
+        const own = this.#refill(state, counterId, count - values.length).finally(() => {
+          state.refilling = null;
+        });
+        state.refilling = own;
+        await own;
+      } else {
+        // Another caller's refill; if it fails (e.g. it wanted more than is left before the
+        // bound), this caller tries its own refill for what it needs.
+        await state.refilling.catch(() => {});
+      }
     }
     return values;
   }
 
   async #refill(state, counterId, wanted) {
     const generation = state.generation;
-    const request = state.allocator.refillRequest(counterId, wanted);
+    // The caller needs `wanted` numbers: a shorter range near the bound would only be dropped
+    // when the call fails, so ask for all of them (the core's default accepts any tail).
+    const request = { ...state.allocator.refillRequest(counterId, wanted), minCount: wanted };
     const range = await runPlan(this.#spec.reserve(request), { counters: this.#counters });
     // A setNext during the round trip invalidated this block: drop it (a gap, never a repeat).
     if (generation === state.generation) state.allocator.refill(range);

@@ -4,7 +4,7 @@ import { core } from "./wasm.js";
 import { Sequence } from "./sequence.js";
 import { runPlan } from "./run-plan.js";
 import { fromDriver, toInt64 } from "./bson.js";
-import { isDuplicateKey } from "./execute.js";
+import { isDuplicateKey, duplicateKeyFields } from "./execute.js";
 import { checkKnownKeys, mongoSeqError } from "./errors.js";
 import { waitForNumber } from "./wait-for-number.js";
 
@@ -42,7 +42,8 @@ export class Sequences {
    * options is a SEQUENCE_CONFLICT.
    */
   sequence(name, options) {
-    const spec = new core.SequenceSpec({ ...checkKnownKeys("sequence options", options, SEQUENCE_KEYS), name });
+    // The core validates every option (unknown keys included) and the name.
+    const spec = new core.SequenceSpec({ ...options, name });
     const existing = this.#sequences.get(name);
     if (existing !== undefined) {
       const wanted = spec.options();
@@ -69,7 +70,7 @@ export class Sequences {
       const numbered = numberedDocument(sequence, doc, value, field, formatField);
       try {
         const result = await collection.insertOne(numbered);
-        return { insertedId: result.insertedId, value, formatted: numbered[formatField] };
+        return { insertedId: field === "_id" ? value : result.insertedId, value, formatted: numbered[formatField] };
       } catch (error) {
         if (!retryable(error, field, attempt)) throw error;
       }
@@ -95,12 +96,12 @@ export class Sequences {
       const numbered = pending.map((index) => numberedDocument(sequence, docs[index], values[index], field, formatField));
       try {
         const result = await collection.insertMany(numbered, { ordered: true });
-        pending.forEach((index, i) => (insertedIds[index] = result.insertedIds[i]));
+        pending.forEach((index, i) => (insertedIds[index] = field === "_id" ? values[index] : result.insertedIds[i]));
         pending = [];
       } catch (error) {
         if (!retryable(error, field, attempt)) throw error;
         const failedAt = error.writeErrors?.[0]?.index ?? 0;
-        pending.slice(0, failedAt).forEach((index, i) => (insertedIds[index] = numbered[i]._id));
+        pending.slice(0, failedAt).forEach((index, i) => (insertedIds[index] = field === "_id" ? values[index] : numbered[i]._id));
         pending = pending.slice(failedAt);
       }
     }
@@ -122,7 +123,7 @@ export class Sequences {
     const plan = spec.insertOptimistic(field, fromDriver(doc), formatField);
     const target = { counters: this.#counters, documents: collection, document: doc };
     const outcome = await runPlan(plan, target);
-    return { insertedId: target.insertedId, value: outcome.value, formatted: outcome.formatted ?? undefined };
+    return { insertedId: field === "_id" ? outcome.value : target.insertedId, value: outcome.value, formatted: outcome.formatted ?? undefined };
   }
 
   /**
@@ -161,8 +162,6 @@ export class Sequences {
   }
 }
 
-const SEQUENCE_KEYS = ["start", "step", "min", "max", "block", "scope", "format"];
-
 function sameOptions(a, b) {
   return JSON.stringify(a, bigintAsText) === JSON.stringify(b, bigintAsText);
 }
@@ -181,8 +180,8 @@ function numberedDocument(sequence, doc, value, field, formatField) {
 /** A duplicate key on the sequence field is a lost race (retry); on another key it is the caller's. */
 function retryable(error, field, attempt) {
   if (!isDuplicateKey(error)) return false;
-  const keyValue = error.keyValue ?? error.writeErrors?.[0]?.err?.keyValue;
-  if (keyValue !== undefined && !(field in keyValue)) return false;
+  const fields = duplicateKeyFields(error);
+  if (fields !== undefined && !fields.includes(field)) return false;
   if (attempt >= core.maxRetries()) {
     throw mongoSeqError("TOO_MANY_RETRIES", `insert gave up after ${attempt} attempts: field \`${field}\` kept colliding`, {
       operation: "insert",

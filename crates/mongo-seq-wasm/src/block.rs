@@ -13,7 +13,9 @@ pub struct JsBlockAllocator(BlockAllocator);
 
 fn read_count(argument: &str, value: f64) -> Result<u64, JsValue> {
     if value.fract() != 0.0 || !(0.0..=9_007_199_254_740_991.0).contains(&value) {
-        return Err(argument_error(&format!("{argument} must be a non-negative safe integer, got {value}")));
+        return Err(argument_error(&format!(
+            "{argument} must be a non-negative safe integer, got {value}"
+        )));
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked just above
     Ok(value as u64)
@@ -24,7 +26,9 @@ impl JsBlockAllocator {
     /// An empty allocator refilling `block` (≥ 1) numbers at a time.
     #[wasm_bindgen(constructor)]
     pub fn new(block: f64) -> Result<JsBlockAllocator, JsValue> {
-        BlockAllocator::new(read_count("block", block)?).js().map(Self)
+        BlockAllocator::new(read_count("block", block)?)
+            .js()
+            .map(Self)
     }
 
     /// Numbers left before a refill is needed.
@@ -42,12 +46,23 @@ impl JsBlockAllocator {
 
     /// The reservation request that lets `wanted` more numbers be served (at least one block).
     #[wasm_bindgen(js_name = refillRequest, unchecked_return_type = "ReserveRequest")]
-    pub fn refill_request(&self, #[wasm_bindgen(js_name = counterId)] counter_id: &str, wanted: f64) -> Result<JsValue, JsValue> {
-        to_js(&self.0.refill_request(counter_id, read_count("wanted", wanted)?))
+    pub fn refill_request(
+        &self,
+        #[wasm_bindgen(js_name = counterId)] counter_id: &str,
+        wanted: f64,
+    ) -> Result<JsValue, JsValue> {
+        to_js(
+            &self
+                .0
+                .refill_request(counter_id, read_count("wanted", wanted)?),
+        )
     }
 
     /// Loads a freshly reserved range; only when empty.
-    pub fn refill(&mut self, #[wasm_bindgen(unchecked_param_type = "ReservedRange")] range: JsValue) -> Result<(), JsValue> {
+    pub fn refill(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "ReservedRange")] range: JsValue,
+    ) -> Result<(), JsValue> {
         self.0.refill(read_range(range)?).js()
     }
 
@@ -84,7 +99,13 @@ pub fn read_range(range: JsValue) -> Result<ReservedRange, JsValue> {
 
 /// Every number of a range, in order.
 #[wasm_bindgen(js_name = rangeValues, unchecked_return_type = "Array<number | bigint>")]
-pub fn range_values(#[wasm_bindgen(unchecked_param_type = "ReservedRange")] range: JsValue) -> Result<JsValue, JsValue> {
+pub fn range_values(
+    #[wasm_bindgen(unchecked_param_type = "ReservedRange")] range: JsValue,
+) -> Result<JsValue, JsValue> {
     let range = read_range(range)?;
-    Ok(range.iter().map(i64_to_js).collect::<js_sys::Array>().into())
+    Ok(range
+        .iter()
+        .map(i64_to_js)
+        .collect::<js_sys::Array>()
+        .into())
 }

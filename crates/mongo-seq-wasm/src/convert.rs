@@ -18,7 +18,8 @@ const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// Reads a JS value as JSON. `undefined` and `null` both read as `null`.
 pub fn from_js(value: JsValue) -> Result<Value, JsValue> {
-    serde_wasm_bindgen::from_value(value).map_err(|error| crate::error::argument_error(&error.to_string()))
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|error| crate::error::argument_error(&error.to_string()))
 }
 
 /// Reads an optional JS value: `undefined`/`null` → `None`.
@@ -31,7 +32,8 @@ pub fn from_js_optional(value: JsValue) -> Result<Option<Value>, JsValue> {
 
 /// Serializes a core output to a JS value (see module docs for numbers).
 pub fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    let json = serde_json::to_value(value).map_err(|error| crate::error::argument_error(&error.to_string()))?;
+    let json = serde_json::to_value(value)
+        .map_err(|error| crate::error::argument_error(&error.to_string()))?;
     Ok(json_to_js(&json))
 }
 

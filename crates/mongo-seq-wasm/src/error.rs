@@ -21,7 +21,10 @@ pub fn to_js_error(error: &SeqError) -> JsValue {
 
 /// A JS value that could not even be read (e.g. a BigInt beyond 64 bits, a function).
 pub fn argument_error(reason: &str) -> JsValue {
-    to_js_error(&SeqError::InvalidArgument { argument: "value".to_owned(), reason: reason.to_owned() })
+    to_js_error(&SeqError::InvalidArgument {
+        argument: "value".to_owned(),
+        reason: reason.to_owned(),
+    })
 }
 
 /// `Result<T, SeqError>` → `Result<T, JsValue>` with the error converted.

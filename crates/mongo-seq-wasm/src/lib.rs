@@ -23,7 +23,10 @@ pub fn version() -> String {
 /// Every error code the core can throw.
 #[wasm_bindgen(js_name = errorCodes)]
 pub fn error_codes() -> Vec<String> {
-    SeqError::CODES.iter().map(|code| (*code).to_owned()).collect()
+    SeqError::CODES
+        .iter()
+        .map(|code| (*code).to_owned())
+        .collect()
 }
 
 /// Most restarts (lost races) a plan tolerates before `TOO_MANY_RETRIES`.
@@ -34,7 +37,10 @@ pub fn max_retries() -> u32 {
 
 /// Renders `value` through a format template (`INV-{seq:06}`).
 #[wasm_bindgen(js_name = formatSeq)]
-pub fn format_seq_js(template: &str, #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue) -> Result<String, JsValue> {
+pub fn format_seq_js(
+    template: &str,
+    #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
+) -> Result<String, JsValue> {
     format_seq(template, spec::read_integer("value", value)?).js()
 }
 
@@ -46,7 +52,10 @@ pub fn read_integer(value: JsValue, field: &str) -> Result<JsValue, JsValue> {
     let json = convert::from_js(value)?;
     match mongo_seq_core::ejson::read_i64(&json) {
         Ok(int) => Ok(convert::i64_to_js(int)),
-        Err(reason) => Err(error::to_js_error(&SeqError::MalformedDocument { field: field.to_owned(), reason })),
+        Err(reason) => Err(error::to_js_error(&SeqError::MalformedDocument {
+            field: field.to_owned(),
+            reason,
+        })),
     }
 }
 
@@ -62,7 +71,17 @@ pub fn audit_js(
     let serde_json::Value::Array(numbers) = convert::from_js(numbers)? else {
         return Err(error::argument_error("numbers must be an array"));
     };
-    let counter = if counter.is_null() || counter.is_undefined() { None } else { Some(spec::read_integer("counter", counter)?) };
-    let report = audit(&numbers, spec::read_integer("start", start)?, spec::read_integer("step", step)?, counter).js()?;
+    let counter = if counter.is_null() || counter.is_undefined() {
+        None
+    } else {
+        Some(spec::read_integer("counter", counter)?)
+    };
+    let report = audit(
+        &numbers,
+        spec::read_integer("start", start)?,
+        spec::read_integer("step", step)?,
+        counter,
+    )
+    .js()?;
     convert::to_js(&report)
 }

@@ -53,7 +53,10 @@ impl JsPlan {
 
     /// Feeds the reply to the last command; returns the next step.
     #[wasm_bindgen(unchecked_return_type = "PlanStep")]
-    pub fn feed(&mut self, #[wasm_bindgen(unchecked_param_type = "Reply")] reply: JsValue) -> Result<JsValue, JsValue> {
+    pub fn feed(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Reply")] reply: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let reply = Reply::from_json(&from_js(reply)?).js()?;
         self.0.feed_js(reply)
     }

@@ -1,6 +1,9 @@
 //! `SequenceSpec`: validated options and the plans of one sequence.
 
-use mongo_seq_core::{ejson, CurrentValue, OptimisticInsert, ReserveRequest, Reservation, SeedFromMax, SeqError, SequenceSpec, SetNext};
+use mongo_seq_core::{
+    ejson, CurrentValue, OptimisticInsert, Reservation, ReserveRequest, SeedFromCollection,
+    SeedFromMax, SeqError, SequenceSpec, SetNext,
+};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{from_js, from_js_optional, to_js};
@@ -10,7 +13,10 @@ use crate::plan::JsPlan;
 /// Reads an integer argument (number, BigInt or `{ $numberLong }`) for the core.
 pub fn read_integer(argument: &str, value: JsValue) -> Result<i64, JsValue> {
     ejson::read_i64(&from_js(value)?).map_err(|reason| {
-        to_js_error(&SeqError::InvalidArgument { argument: argument.to_owned(), reason })
+        to_js_error(&SeqError::InvalidArgument {
+            argument: argument.to_owned(),
+            reason,
+        })
     })
 }
 
@@ -23,7 +29,9 @@ pub struct JsSequenceSpec(SequenceSpec);
 impl JsSequenceSpec {
     /// Validates raw options; throws a `MongoSeqError` (code `UNKNOWN_OPTION`, `INVALID_STEP`, …).
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "SequenceOptions")] options: JsValue) -> Result<JsSequenceSpec, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "SequenceOptions")] options: JsValue,
+    ) -> Result<JsSequenceSpec, JsValue> {
         SequenceSpec::parse(&from_js(options)?).js().map(Self)
     }
 
@@ -35,27 +43,41 @@ impl JsSequenceSpec {
 
     /// The counter `_id` for a document (scope values read from it; optional when unscoped).
     #[wasm_bindgen(js_name = counterId)]
-    pub fn counter_id(&self, #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue) -> Result<String, JsValue> {
+    pub fn counter_id(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
+    ) -> Result<String, JsValue> {
         let document = from_js_optional(document)?;
         self.0.counter_id(document.as_ref()).js()
     }
 
     /// The formatted id of `value`, or `undefined` without a `format`.
     #[wasm_bindgen(js_name = formatValue)]
-    pub fn format_value(&self, #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue) -> Result<Option<String>, JsValue> {
+    pub fn format_value(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
+    ) -> Result<Option<String>, JsValue> {
         Ok(self.0.format_value(read_integer("value", value)?))
     }
 
     /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet? }`);
     /// done with a `ReservedRange`.
-    pub fn reserve(&self, #[wasm_bindgen(unchecked_param_type = "ReserveRequest")] request: JsValue) -> Result<JsPlan, JsValue> {
+    pub fn reserve(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ReserveRequest")] request: JsValue,
+    ) -> Result<JsPlan, JsValue> {
         let request = ReserveRequest::from_json(&from_js(request)?).js()?;
         Reservation::new(&self.0, &request).js().map(JsPlan::wrap)
     }
 
     /// Plan: read the counter without writing; done with a `CounterState`.
-    pub fn current(&self, #[wasm_bindgen(js_name = counterId)] counter_id: &str) -> Result<JsPlan, JsValue> {
-        CurrentValue::new(&self.0, counter_id).js().map(JsPlan::wrap)
+    pub fn current(
+        &self,
+        #[wasm_bindgen(js_name = counterId)] counter_id: &str,
+    ) -> Result<JsPlan, JsValue> {
+        CurrentValue::new(&self.0, counter_id)
+            .js()
+            .map(JsPlan::wrap)
     }
 
     /// Plan: make `next` the next number issued; done with a `SetNextOutcome`.
@@ -66,7 +88,9 @@ impl JsSequenceSpec {
         #[wasm_bindgen(unchecked_param_type = "Integer")] next: JsValue,
         force: bool,
     ) -> Result<JsPlan, JsValue> {
-        SetNext::new(&self.0, counter_id, read_integer("next", next)?, force).js().map(JsPlan::wrap)
+        SetNext::new(&self.0, counter_id, read_integer("next", next)?, force)
+            .js()
+            .map(JsPlan::wrap)
     }
 
     /// Plan: move the counter past `value` (never backwards); done with a `CounterState`.
@@ -76,7 +100,24 @@ impl JsSequenceSpec {
         #[wasm_bindgen(js_name = counterId)] counter_id: &str,
         #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
     ) -> Result<JsPlan, JsValue> {
-        SeedFromMax::new(&self.0, counter_id, read_integer("value", value)?).js().map(JsPlan::wrap)
+        SeedFromMax::new(&self.0, counter_id, read_integer("value", value)?)
+            .js()
+            .map(JsPlan::wrap)
+    }
+
+    /// Plan: find the furthest number in `field` of the document collection (among documents
+    /// with the scope values of `document`) and seed the counter past it; done with a
+    /// `CounterState` (unchanged when the collection holds no number).
+    #[wasm_bindgen(js_name = seedFromCollection)]
+    pub fn seed_from_collection(
+        &self,
+        field: &str,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let document = from_js_optional(document)?;
+        SeedFromCollection::new(&self.0, field, document.as_ref())
+            .js()
+            .map(JsPlan::wrap)
     }
 
     /// Plan: the tutorial's optimistic loop on the document collection; done with an
@@ -89,6 +130,8 @@ impl JsSequenceSpec {
         #[wasm_bindgen(js_name = formatField)] format_field: Option<String>,
     ) -> Result<JsPlan, JsValue> {
         let document = from_js_optional(document)?;
-        OptimisticInsert::new(&self.0, field, document.as_ref(), format_field.as_deref()).js().map(JsPlan::wrap)
+        OptimisticInsert::new(&self.0, field, document.as_ref(), format_field.as_deref())
+            .js()
+            .map(JsPlan::wrap)
     }
 }
