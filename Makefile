@@ -24,4 +24,5 @@ build-js: build-wasm
 	node js/scripts/build-js.mjs
 
 test-js: build-js
-	node --test tests/node/ js/test/ tests/runtimes/
+	node --test tests/node/*.test.mjs js/test/*.test.mjs tests/runtimes/*.test.mjs tests/packaging/*.test.mjs
+	npm run typecheck --workspace js

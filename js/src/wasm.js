@@ -2,7 +2,7 @@
 // the bindings to the rest of the package (every other module imports the core from here).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { initSync } from "../wasm/mongo_seq_wasm.js";
+import * as bindings from "../wasm/mongo_seq_wasm.js";
 
 const WASM_FILE = "mongo_seq_wasm_bg.wasm";
 
@@ -13,6 +13,18 @@ function wasmBytes() {
   return readFileSync(new URL(WASM_FILE, import.meta.url));
 }
 
-initSync({ module: wasmBytes() });
+bindings.initSync({ module: wasmBytes() });
 
-export * as core from "../wasm/mongo_seq_wasm.js";
+/** The core's API (the bindings without their loader: the module is initialized above, once). */
+export const core = Object.freeze({
+  SequenceSpec: bindings.SequenceSpec,
+  Plan: bindings.Plan,
+  BlockAllocator: bindings.BlockAllocator,
+  rangeValues: bindings.rangeValues,
+  formatSeq: bindings.formatSeq,
+  readInteger: bindings.readInteger,
+  audit: bindings.audit,
+  errorCodes: bindings.errorCodes,
+  maxRetries: bindings.maxRetries,
+  version: bindings.version,
+});
