@@ -3,12 +3,12 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm build-js
+.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e
 
 demo: setup
 	demo/run
 
-test: setup test-rust build-wasm build-js test-js
+test: setup test-rust build-wasm build-js test-js test-e2e
 
 setup:
 	scripts/setup
@@ -26,3 +26,8 @@ build-js: build-wasm
 test-js: build-js
 	node --test tests/node/*.test.mjs js/test/*.test.mjs tests/runtimes/*.test.mjs tests/packaging/*.test.mjs
 	npm run typecheck --workspace js
+
+# End-to-end tests of the sidecar binary, driven from Node (tests/e2e/).
+test-e2e:
+	cargo build -p mongo-seq
+	node --test tests/e2e/

@@ -1,9 +1,15 @@
 package dev.mongoseq.testserver;
 
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
 import io.netty.channel.Channel;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -24,6 +30,39 @@ final class PatchedBackend extends MemoryBackend {
      */
     private final ReentrantLock commandLock = new ReentrantLock(true);
 
+    /** Patch 3 (see PartialIndex): `db.collection/index` → fields its partial filter requires. */
+    private final Map<String, List<String>> partialFilters = new ConcurrentHashMap<>();
+
+    static String indexId(String database, String collection, String index) {
+        return database + "." + collection + "/" + index;
+    }
+
+    @Override
+    public MemoryDatabase openOrCreateDatabase(String databaseName) {
+        return new PatchedDatabase(databaseName, getCursorRegistry(), partialFilters);
+    }
+
+    /** Records the partial filters of a createIndexes command before the fake builds the indexes. */
+    private void recordPartialFilters(String database, Document query) {
+        Object collection = query.get("createIndexes");
+        Object indexes = query.get("indexes");
+        if (!(indexes instanceof List<?> list)) return;
+        for (Object item : list) {
+            if (!(item instanceof Document index) || !(index.get("partialFilterExpression") instanceof Document filter)) continue;
+            List<String> required = new ArrayList<>();
+            for (Map.Entry<String, Object> entry : filter.entrySet()) {
+                if (entry.getValue() instanceof Document condition && condition.size() == 1
+                        && Boolean.TRUE.equals(condition.get("$exists"))) {
+                    required.add(entry.getKey());
+                } else {
+                    throw new MongoServerError(67, "CannotCreateIndex",
+                        "test server: only {field: {$exists: true}} partial filters are supported, got " + filter);
+                }
+            }
+            partialFilters.put(indexId(database, String.valueOf(collection), String.valueOf(index.get("name"))), required);
+        }
+    }
+
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
         // Patch 2, `hello`: the fake only knows the legacy isMaster. Drivers fall back to it,
@@ -31,7 +70,23 @@ final class PatchedBackend extends MemoryBackend {
         boolean hello = command.equals("hello");
         commandLock.lock();
         try {
-            Document reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
+            if (command.equals("createIndexes")) {
+                recordPartialFilters(database, query);
+            }
+            Document reply;
+            try {
+                reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
+            } catch (NumberFormatException e) {
+                // Patch 4, lost history: the fake's oplog is unbounded, so a real server's
+                // ChangeStreamHistoryLost never happens; a resume token it cannot read ends in a
+                // reply without an error code. Answer such a token the way a real server answers
+                // one that is no longer in its oplog.
+                if (command.equals("aggregate") && query.toString().contains("$changeStream")) {
+                    throw new MongoServerError(286, "ChangeStreamHistoryLost",
+                        "test server: resume token not found in the oplog (" + e.getMessage() + ")");
+                }
+                throw e;
+            }
             if (hello) {
                 reply.put("isWritablePrimary", Boolean.TRUE);
                 reply.remove("ismaster");

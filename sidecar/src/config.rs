@@ -1,0 +1,422 @@
+//! Configuration: the TOML file as written ([`RawConfig`], unknown keys rejected by serde) →
+//! validated [`Config`]. Sequence options (start, step, bounds, scope, format, the name) are
+//! validated by the core (`SequenceSpec::parse`); this module checks what is the sidecar's own.
+//! Every key is documented in `sidecar/CONFIG.md`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::time::Duration;
+
+use mongo_seq_core::options::SequenceSpec;
+use mongodb::bson::Document;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// Environment variable that overrides `[mongodb].uri`.
+pub const URI_ENV: &str = "MONGO_SEQ_URI";
+/// Used when neither `MONGO_SEQ_URI` nor `[mongodb].uri` is set.
+pub const FALLBACK_URI_ENV: &str = "MONGODB_URI";
+
+/// A configuration problem, naming the key at fault. Exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("config file {path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("config key `{key}`: {reason}")]
+    Invalid { key: String, reason: String },
+}
+
+fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { key: key.into(), reason: reason.into() }
+}
+
+// ---------------------------------------------------------------- raw (as written)
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub mongodb: RawMongo,
+    #[serde(default)]
+    pub sidecar: RawSidecar,
+    #[serde(default)]
+    pub http: RawHttp,
+    #[serde(default, rename = "trigger")]
+    pub triggers: Vec<RawTrigger>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMongo {
+    pub uri: Option<String>,
+    pub database: Option<String>,
+    pub counters: Option<String>,
+    pub state: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSidecar {
+    pub batch_size: Option<u32>,
+    pub poll_interval_ms: Option<u64>,
+    pub max_await_ms: Option<u64>,
+    pub heartbeat_secs: Option<u64>,
+    pub backoff_initial_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
+    pub progress_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    pub enabled: Option<bool>,
+    pub bind: Option<String>,
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTrigger {
+    pub name: Option<String>,
+    pub database: String,
+    pub collection: String,
+    pub field: String,
+    pub sequence: Option<String>,
+    pub start: Option<i64>,
+    pub step: Option<i64>,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub scope: Option<Vec<String>>,
+    pub format: Option<String>,
+    pub format_field: Option<String>,
+    #[serde(rename = "match")]
+    pub filter: Option<toml::Table>,
+}
+
+// ---------------------------------------------------------------- validated
+
+/// `database.collection`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Namespace {
+    pub db: String,
+    pub coll: String,
+}
+
+impl std::fmt::Display for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.db, self.coll)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub batch_size: usize,
+    pub poll_interval: Duration,
+    pub max_await: Duration,
+    pub heartbeat: Duration,
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+    pub progress: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            batch_size: 1000,
+            poll_interval: Duration::from_millis(100),
+            max_await: Duration::from_millis(500),
+            heartbeat: Duration::from_secs(10),
+            backoff_initial: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(30),
+            progress: Duration::from_secs(2),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TriggerSpec {
+    /// Stable id: `name`, or `<db>.<collection>.<field>`; the key of the trigger's state document.
+    pub id: String,
+    pub ns: Namespace,
+    pub field: String,
+    pub sequence: SequenceSpec,
+    pub format_field: Option<String>,
+    /// The `match` expression on the inserted document's fields.
+    pub filter: Option<Document>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub uri: String,
+    pub counters: Namespace,
+    pub state: Namespace,
+    pub settings: Settings,
+    /// `None` when `[http].enabled = false`.
+    pub http: Option<SocketAddr>,
+    pub triggers: Vec<TriggerSpec>,
+}
+
+/// Reads and validates a config file.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let display = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: display.clone(), source })?;
+    parse(&text, &display)
+}
+
+/// Parses TOML text (`origin` names it in messages) and validates it.
+pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+    let raw: RawConfig =
+        toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_owned(), message: e.to_string() })?;
+    validate(raw, |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+}
+
+/// Raw → validated. `env` looks up environment variables (injected for tests).
+pub fn validate(raw: RawConfig, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+    let uri = env(URI_ENV)
+        .or(raw.mongodb.uri.clone())
+        .or_else(|| env(FALLBACK_URI_ENV))
+        .ok_or_else(|| invalid("mongodb.uri", format!("missing (or set {URI_ENV})")))?;
+    if !(uri.starts_with("mongodb://") || uri.starts_with("mongodb+srv://")) {
+        return Err(invalid("mongodb.uri", "must start with mongodb:// or mongodb+srv://"));
+    }
+    if raw.triggers.is_empty() {
+        return Err(invalid("trigger", "at least one [[trigger]] is required"));
+    }
+
+    let mut triggers: Vec<TriggerSpec> = Vec::with_capacity(raw.triggers.len());
+    for (index, t) in raw.triggers.into_iter().enumerate() {
+        let trigger = validate_trigger(index, t)?;
+        if let Some(other) = triggers.iter().find(|o| o.ns == trigger.ns && o.field == trigger.field) {
+            return Err(invalid(
+                format!("trigger[{index}]"),
+                format!("duplicate trigger: `{}` field `{}` is already numbered by trigger `{}`", trigger.ns, trigger.field, other.id),
+            ));
+        }
+        if triggers.iter().any(|o| o.id == trigger.id) {
+            return Err(invalid(format!("trigger[{index}].name"), format!("duplicate trigger name `{}`", trigger.id)));
+        }
+        triggers.push(trigger);
+    }
+
+    let default_db = raw.mongodb.database.clone().or_else(|| {
+        let first = &triggers[0].ns.db;
+        triggers.iter().all(|t| &t.ns.db == first).then(|| first.clone())
+    });
+    if let Some(db) = &raw.mongodb.database {
+        check_db_name("mongodb.database", db)?;
+    }
+    let counters = namespace("mongodb.counters", raw.mongodb.counters.as_deref().unwrap_or("counters"), default_db.as_deref())?;
+    let state = match raw.mongodb.state.as_deref() {
+        Some(state) => namespace("mongodb.state", state, Some(&counters.db))?,
+        None => Namespace { db: counters.db.clone(), coll: "mongo_seq_state".to_owned() },
+    };
+    if state == counters {
+        return Err(invalid("mongodb.state", "must differ from mongodb.counters"));
+    }
+
+    let s = raw.sidecar;
+    let d = Settings::default();
+    let ms = |key: &str, v: Option<u64>, default: Duration, min: u64| -> Result<Duration, ConfigError> {
+        match v {
+            None => Ok(default),
+            Some(v) if v >= min => Ok(Duration::from_millis(v)),
+            Some(v) => Err(invalid(format!("sidecar.{key}"), format!("must be at least {min}, got {v}"))),
+        }
+    };
+    let batch_size = match s.batch_size {
+        None => d.batch_size,
+        Some(n @ 1..=100_000) => n as usize,
+        Some(n) => return Err(invalid("sidecar.batch_size", format!("must be 1..=100000, got {n}"))),
+    };
+    let settings = Settings {
+        batch_size,
+        poll_interval: ms("poll_interval_ms", s.poll_interval_ms, d.poll_interval, 1)?,
+        max_await: ms("max_await_ms", s.max_await_ms, d.max_await, 1)?,
+        heartbeat: ms("heartbeat_secs", s.heartbeat_secs.map(|v| v.saturating_mul(1000)), d.heartbeat, 1000)?,
+        backoff_initial: ms("backoff_initial_ms", s.backoff_initial_ms, d.backoff_initial, 1)?,
+        backoff_max: ms("backoff_max_ms", s.backoff_max_ms, d.backoff_max, 1)?,
+        progress: ms("progress_secs", s.progress_secs.map(|v| v.saturating_mul(1000)), d.progress, 1000)?,
+    };
+    if settings.backoff_max < settings.backoff_initial {
+        return Err(invalid("sidecar.backoff_max_ms", "must be at least sidecar.backoff_initial_ms"));
+    }
+
+    let http = if raw.http.enabled.unwrap_or(true) {
+        let bind = raw.http.bind.as_deref().unwrap_or("127.0.0.1");
+        let ip: IpAddr = bind.parse().map_err(|_| invalid("http.bind", format!("{bind:?} is not an IP address")))?;
+        Some(SocketAddr::new(ip, raw.http.port.unwrap_or(9464)))
+    } else {
+        None
+    };
+
+    Ok(Config { uri, counters, state, settings, http, triggers })
+}
+
+fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigError> {
+    let key = |k: &str| format!("trigger[{index}].{k}");
+    check_db_name(&key("database"), &t.database)?;
+    check_coll_name(&key("collection"), &t.collection)?;
+    check_field(&key("field"), &t.field)?;
+    let ns = Namespace { db: t.database.clone(), coll: t.collection.clone() };
+
+    let name = t.sequence.clone().unwrap_or_else(|| ns.to_string());
+    let mut options = json!({ "name": name });
+    let object = options.as_object_mut().expect("object literal");
+    for (k, v) in [("start", t.start), ("step", t.step), ("min", t.min), ("max", t.max)] {
+        if let Some(v) = v {
+            object.insert(k.to_owned(), json!({ "$numberLong": v.to_string() }));
+        }
+    }
+    if let Some(scope) = &t.scope {
+        object.insert("scope".to_owned(), json!(scope));
+    }
+    if let Some(format) = &t.format {
+        object.insert("format".to_owned(), json!(format));
+    }
+    let sequence = SequenceSpec::parse(&options).map_err(|e| {
+        let which = match e.code() {
+            "INVALID_NAME" => "sequence",
+            "INVALID_SCOPE" => "scope",
+            "INVALID_FORMAT" => "format",
+            "INVALID_STEP" => "step",
+            _ => "sequence options",
+        };
+        invalid(key(which), format!("{e} ({})", e.code()))
+    })?;
+
+    match (&t.format, &t.format_field) {
+        (Some(_), None) => return Err(invalid(key("format_field"), "required when `format` is set")),
+        (None, Some(_)) => return Err(invalid(key("format"), "required when `format_field` is set")),
+        (Some(_), Some(ff)) => {
+            check_field(&key("format_field"), ff)?;
+            if ff == &t.field {
+                return Err(invalid(key("format_field"), "must differ from `field`"));
+            }
+        }
+        (None, None) => {}
+    }
+    for scope_field in t.scope.iter().flatten() {
+        if scope_field == &t.field {
+            return Err(invalid(key("scope"), "must not contain the numbered `field`"));
+        }
+    }
+
+    let filter = match t.filter {
+        None => None,
+        Some(table) => {
+            if let Some(op) = table.keys().find(|k| k.starts_with('$') && !matches!(k.as_str(), "$and" | "$or" | "$nor")) {
+                return Err(invalid(
+                    key("match"),
+                    format!("top-level `{op}` is not supported (use field conditions, $and, $or, $nor)"),
+                ));
+            }
+            let json: Value = serde_json::to_value(&table).map_err(|e| invalid(key("match"), e.to_string()))?;
+            match mongodb::bson::Bson::try_from(json) {
+                Ok(mongodb::bson::Bson::Document(doc)) if !doc.is_empty() => Some(doc),
+                Ok(_) => return Err(invalid(key("match"), "must be a non-empty table")),
+                Err(e) => return Err(invalid(key("match"), e.to_string())),
+            }
+        }
+    };
+    let id = match t.name {
+        Some(name) if name.is_empty() || name.chars().any(char::is_control) => {
+            return Err(invalid(key("name"), "must be a non-empty string without control characters"))
+        }
+        Some(name) => name,
+        None => format!("{ns}.{}", t.field),
+    };
+    Ok(TriggerSpec { id, ns, field: t.field, sequence, format_field: t.format_field, filter })
+}
+
+fn namespace(key: &str, value: &str, default_db: Option<&str>) -> Result<Namespace, ConfigError> {
+    let (db, coll) = match value.split_once('.') {
+        Some((db, coll)) => (db.to_owned(), coll.to_owned()),
+        None => match default_db {
+            Some(db) => (db.to_owned(), value.to_owned()),
+            None => {
+                return Err(invalid(
+                    key,
+                    "no database: write `database.collection` or set mongodb.database (triggers use several databases)",
+                ))
+            }
+        },
+    };
+    check_db_name(key, &db)?;
+    check_coll_name(key, &coll)?;
+    Ok(Namespace { db, coll })
+}
+
+fn check_db_name(key: &str, name: &str) -> Result<(), ConfigError> {
+    if name.is_empty() || name.len() > 63 {
+        return Err(invalid(key, format!("database name {name:?} must be 1..=63 bytes")));
+    }
+    if let Some(c) = name.chars().find(|c| "/\\. \"$*<>:|?".contains(*c) || c.is_control()) {
+        return Err(invalid(key, format!("database name {name:?} must not contain {c:?}")));
+    }
+    Ok(())
+}
+
+fn check_coll_name(key: &str, name: &str) -> Result<(), ConfigError> {
+    if name.is_empty() || name.len() > 200 {
+        return Err(invalid(key, format!("collection name {name:?} must be 1..=200 bytes")));
+    }
+    if name.contains('$') || name.chars().any(char::is_control) || name.starts_with("system.") || name.starts_with('.') {
+        return Err(invalid(key, format!("invalid collection name {name:?} (no `$`, no control characters, not system.*)")));
+    }
+    Ok(())
+}
+
+fn check_field(key: &str, field: &str) -> Result<(), ConfigError> {
+    if field == "_id" || field.starts_with("_id.") {
+        return Err(invalid(key, "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)"));
+    }
+    if field.is_empty() || field.split('.').any(|p| p.is_empty() || p.starts_with('$')) || field.chars().any(char::is_control) {
+        return Err(invalid(key, format!("invalid field path {field:?}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str) -> Result<Config, String> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        validate(raw, |_| None).map_err(|e| e.to_string())
+    }
+
+    const BASE: &str = "[mongodb]\nuri = \"mongodb://u:p@h/\"\n";
+
+    #[test]
+    fn minimal_config_gets_defaults() {
+        let c = check(&format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n")).unwrap();
+        assert_eq!(c.counters.to_string(), "app.counters");
+        assert_eq!(c.state.to_string(), "app.mongo_seq_state");
+        assert_eq!(c.triggers[0].sequence.name(), "app.orders");
+        assert_eq!(c.triggers[0].id, "app.orders.seq");
+        assert_eq!(c.settings.batch_size, 1000);
+        assert_eq!(c.http.unwrap().to_string(), "127.0.0.1:9464");
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let t = "[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n";
+        let cases = [
+            (format!("{BASE}[sidecar]\nbacth_size = 1\n{t}"), "bacth_size"),
+            (format!("{BASE}[[trigger]]\ndatabase = \"app\"\nfield = \"seq\"\n"), "collection"),
+            (format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = 5\nfield = \"seq\"\n"), "collection"),
+            (format!("{BASE}{t}sequence = \"a/b\"\n"), "trigger[0].sequence"),
+            (format!("{BASE}{t}{t}"), "duplicate trigger"),
+            (format!("{BASE}{t}format = \"X{{seq}}\"\n"), "trigger[0].format_field"),
+            (format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"), "trigger[0].field"),
+            (format!("{BASE}[[trigger]]\ndatabase = \"a.b\"\ncollection = \"orders\"\nfield = \"seq\"\n"), "trigger[0].database"),
+            (BASE.to_string(), "trigger"),
+            (format!("[mongodb]\n{t}"), "mongodb.uri"),
+        ];
+        for (text, key) in cases {
+            let err = check(&text).expect_err(&text);
+            assert!(err.contains(key), "{err:?} should name {key}");
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! The sidecar's errors (anyhow only at the edge, in `cli`).
+
+use mongo_seq_core::error::SeqError;
+use mongodb::error::{ErrorKind, WriteFailure};
+
+/// The server error code of a driver error, if it carries one.
+pub fn server_code(e: &mongodb::error::Error) -> Option<i32> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        _ => None,
+    }
+}
+
+fn is_network(e: &mongodb::error::Error) -> bool {
+    matches!(e.kind.as_ref(), ErrorKind::Io(_) | ErrorKind::ConnectionPoolCleared { .. } | ErrorKind::ServerSelection { .. })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SidecarError {
+    #[error("MongoDB: {0}")]
+    Mongo(#[from] mongodb::error::Error),
+    /// The core refused (options, scope value, malformed counter, exhausted sequence, ...).
+    #[error("{0} ({code})", code = .0.code())]
+    Core(#[from] SeqError),
+    /// The stored resume token is no longer in the oplog, or the stream was invalidated.
+    #[error("change stream history lost: {0}")]
+    HistoryLost(String),
+    #[error("unexpected reply from MongoDB: {0}")]
+    Reply(String),
+    /// The server refused to update a counter document (e.g. `seq` is not a number).
+    #[error("counter `{counter}` is malformed: {source}")]
+    MalformedCounter { counter: String, source: mongodb::error::Error },
+}
+
+/// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
+/// ChangeStreamFatalError).
+const HISTORY_LOST_CODES: [i32; 2] = [286, 280];
+
+/// Server error codes of elections, stepdowns and shutdowns: retry, resume from the stored token.
+const TRANSIENT_CODES: [i32; 16] = [6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43];
+
+impl SidecarError {
+    /// A stable code for logs, health and metrics.
+    pub fn code(&self) -> String {
+        match self {
+            Self::Mongo(e) if self.is_transient() => format!("TRANSIENT({})", server_code(e).map_or("network".to_owned(), |c| c.to_string())),
+            Self::Mongo(e) => server_code(e).map_or("MONGO".to_owned(), |c| format!("MONGO({c})")),
+            Self::Core(e) => e.code().to_owned(),
+            Self::HistoryLost(_) => "HISTORY_LOST".to_owned(),
+            Self::Reply(_) => "UNEXPECTED_REPLY".to_owned(),
+            Self::MalformedCounter { .. } => "MALFORMED_COUNTER".to_owned(),
+        }
+    }
+
+    /// Metric label: transient, counter, history_lost or other.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            _ if self.is_transient() => "transient",
+            Self::Core(e) if matches!(e.code(), "MALFORMED_COUNTER" | "SEQUENCE_EXHAUSTED" | "OVERFLOW") => "counter",
+            Self::Core(_) => "core",
+            Self::HistoryLost(_) => "history_lost",
+            Self::MalformedCounter { .. } => "counter",
+            _ => "other",
+        }
+    }
+
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Mongo(e) => {
+                is_network(e)
+                    || e.contains_label("ResumableChangeStreamError")
+                    || e.contains_label("RetryableWriteError")
+                    || server_code(e).is_some_and(|c| TRANSIENT_CODES.contains(&c))
+            }
+            _ => false,
+        }
+    }
+
+    pub fn from_stream(e: mongodb::error::Error) -> Self {
+        match server_code(&e) {
+            Some(code) if HISTORY_LOST_CODES.contains(&code) => Self::HistoryLost(e.to_string()),
+            _ => Self::Mongo(e),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The `mongo-seq` binary's library: the sidecar (change streams → batches → counters) and its
+//! tools (`check`, `counters`, `set-next`). Sequence logic comes from `mongo-seq-core`; this
+//! crate does the I/O around it. See ARCHITECTURE.md ("Sidecar pipeline").
+
+pub mod admin;
+pub mod check;
+pub mod cli;
+pub mod config;
+pub mod ejson;
+pub mod error;
+pub mod exec;
+pub mod health;
+pub mod http;
+pub mod metrics;
+pub mod redact;
+pub mod server;
+pub mod state;
+pub mod trigger;

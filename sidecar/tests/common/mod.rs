@@ -1,0 +1,158 @@
+//! Shared by the sidecar's integration tests: configs for a test database, the sidecar run
+//! in-process (with the test's client, so commands can be counted) or as a process.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mongo_seq::config::{self, Config};
+use mongo_seq::health::Health;
+use mongo_seq::metrics::Metrics;
+use mongo_seq::server::{self, RunOptions};
+use mongodb::bson::{doc, Document};
+use mongodb::{Client, Collection};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+#[allow(unused_imports)]
+pub use mongo_seq_test_harness::{client, mongodb_uri, monitored_client, unique_db_name};
+
+/// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines).
+pub fn config_toml(db: &str, trigger: &str, sidecar: &str) -> String {
+    let defaults: String = ["poll_interval_ms = 20", "max_await_ms = 200", "heartbeat_secs = 1", "backoff_initial_ms = 50", "backoff_max_ms = 400"]
+        .iter()
+        .filter(|line| !sidecar.contains(line.split(' ').next().unwrap_or_default()))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    format!(
+        "[mongodb]\nuri = \"{uri}\"\ncounters = \"{db}.counters\"\n\n[sidecar]\n{defaults}{sidecar}\n\n[http]\nenabled = false\n\n[[trigger]]\ndatabase = \"{db}\"\ncollection = \"orders\"\nfield = \"seq\"\n{trigger}\n",
+        uri = mongodb_uri()
+    )
+}
+
+pub fn config(db: &str, trigger: &str, sidecar: &str) -> Config {
+    config::parse(&config_toml(db, trigger, sidecar), "test").expect("valid test config")
+}
+
+pub struct Running {
+    pub shutdown: CancellationToken,
+    pub handle: JoinHandle<Result<(), server::ServerError>>,
+    pub metrics: Metrics,
+    pub health: Health,
+}
+
+impl Running {
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(30), self.handle)
+            .await
+            .expect("sidecar stops within 30 s")
+            .expect("sidecar task")
+            .expect("sidecar ran cleanly");
+    }
+}
+
+/// Runs the sidecar in this process with `client`.
+pub fn start(config: Config, client: Client, backfill: bool) -> Running {
+    let shutdown = CancellationToken::new();
+    let (metrics, health) = (Metrics::new(), Health::default());
+    let handle = tokio::spawn(server::run_with_client(
+        config,
+        client,
+        RunOptions { backfill },
+        metrics.clone(),
+        health.clone(),
+        shutdown.clone(),
+    ));
+    Running { shutdown, handle, metrics, health }
+}
+
+/// Waits until every trigger watches its stream (backfill done).
+pub async fn wait_running(run: &Running) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, triggers) = run.health.snapshot();
+        if !triggers.is_empty() && triggers.values().all(|h| h.state == mongo_seq::health::State::Running) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "sidecar not running: {triggers:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub async fn count_numbered(coll: &Collection<Document>, field: &str) -> u64 {
+    coll.count_documents(doc! { field: { "$exists": true } }).await.expect("count")
+}
+
+/// Waits until `n` documents carry `field`.
+pub async fn wait_numbered(coll: &Collection<Document>, field: &str, n: u64, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let have = count_numbered(coll, field).await;
+        if have >= n {
+            assert_eq!(have, n, "more documents numbered than expected");
+            return;
+        }
+        assert!(Instant::now() < deadline, "only {have} of {n} documents numbered after {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Numbers by `field`, sorted, and the counter's value.
+pub async fn numbers(coll: &Collection<Document>, field: &str) -> Vec<i64> {
+    use futures_util::TryStreamExt;
+    let docs: Vec<Document> = coll.find(doc! { field: { "$exists": true } }).await.expect("find").try_collect().await.expect("docs");
+    let mut out: Vec<i64> = docs.iter().map(|d| d.get_i64(field).expect("int64 number")).collect();
+    out.sort_unstable();
+    out
+}
+
+pub async fn counter(client: &Client, db: &str, id: &str) -> Option<i64> {
+    let c: Collection<Document> = client.database(db).collection("counters");
+    c.find_one(doc! { "_id": id }).await.expect("counter").and_then(|d| d.get_i64("seq").ok().or(d.get_i32("seq").ok().map(i64::from)))
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mongo-seq"))
+}
+
+/// Writes `text` to a temporary config file.
+pub fn write_config(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("mongo-seq-test-{}-{name}.toml", std::process::id()));
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+/// Starts `mongo-seq sidecar --config <path>` as a process (logs to a temp file).
+pub fn spawn_sidecar(config: &PathBuf, extra: &[&str]) -> Child {
+    let log = std::fs::File::create(config.with_extension("log")).expect("log file");
+    Command::new(bin())
+        .arg("sidecar")
+        .arg("--config")
+        .arg(config)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start mongo-seq sidecar")
+}
+
+/// A test's own database: its name, a plain client, and its `orders` collection.
+pub async fn test_db(label: &str) -> (String, Client, Collection<Document>) {
+    let db = unique_db_name(label);
+    let plain = client().await;
+    let orders = plain.database(&db).collection("orders");
+    (db, plain, orders)
+}
+
+/// Runs the sidecar until it watches, inserts documents `{i}` for `range` through the change
+/// stream, waits until `numbered` documents carry `seq`, and stops it gracefully.
+pub async fn number_via_stream(cfg: &Config, coll: &Collection<Document>, range: std::ops::Range<i32>, numbered: u64) {
+    let run = start(cfg.clone(), client().await, false);
+    wait_running(&run).await;
+    coll.insert_many(range.map(|i| doc! { "i": i })).await.expect("insert");
+    wait_numbered(coll, "seq", numbered, Duration::from_secs(60)).await;
+    run.stop().await;
+}
