@@ -2,29 +2,15 @@
 import type { Collection, Db, Document } from "mongodb";
 import type * as CoreModule from "./core.js";
 import type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome } from "./core.js";
+import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
 
 export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome, MongoSeqError } from "./core.js";
 
 /** A number handed out: a JS number up to 2^53 - 1, a bigint beyond. */
 export type SequenceNumber = number | bigint;
 
-/** Options of one sequence (validated by the core; unknown keys are UNKNOWN_OPTION). */
-export interface SequenceOptions {
-  /** First number issued (default 1). */
-  start?: Integer;
-  /** Increment, non-zero; negative counts down (default 1). */
-  step?: Integer;
-  /** Lowest value ever issued (the bound when counting down). */
-  min?: Integer | null;
-  /** Highest value ever issued (the bound when counting up). */
-  max?: Integer | null;
-  /** Numbers reserved per round trip (default 1). Unused numbers of a block are a gap. */
-  block?: Integer;
-  /** Field paths: one counter per combination of their values in the document. */
-  scope?: string[] | null;
-  /** Id template such as `INV-{seq:06}`. */
-  format?: string | null;
-}
+/** Options of one sequence: the core's, without the name (given separately). */
+export type SequenceOptions = Omit<CoreSequenceOptions, "name">;
 
 export interface SequencesOptions {
   /** Name of the counters collection (default "counters"). */

@@ -12,15 +12,23 @@ export type CoreInteger = number | bigint;
 /** A document in MongoDB Extended JSON v2 (canonical or relaxed). */
 export type EjsonDocument = { [key: string]: unknown };
 
-/** Sequence options as given (see the package README for the rules). */
+/** Sequence options as given (validated by the core; unknown keys are UNKNOWN_OPTION). */
 export interface SequenceOptions {
+  /** 1–200 bytes, no `/`, control characters or surrounding spaces. */
   name: string;
+  /** First number issued (default 1). */
   start?: Integer;
+  /** Increment, non-zero; negative counts down (default 1). */
   step?: Integer;
+  /** Lowest value ever issued (the bound when counting down). */
   min?: Integer | null;
+  /** Highest value ever issued (the bound when counting up). */
   max?: Integer | null;
+  /** Numbers reserved per round trip (default 1). Unused numbers of a block are a gap. */
   block?: Integer;
+  /** Field paths: one counter per combination of their values in the document. */
   scope?: string[] | null;
+  /** Id template such as `INV-{seq:06}`. */
   format?: string | null;
 }
 /** Options after validation, defaults filled in. */
