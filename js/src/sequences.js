@@ -116,11 +116,18 @@ export class Sequences {
    */
   async insertOptimistic(collection, doc, options) {
     const { sequence, field = "_id", formatField } = checkKnownKeys("insertOptimistic options", options, INSERT_OPTIONS);
+    // Without a sequence: default options, named after the collection (not registered, so the
+    // name stays free for `sequence()`).
     const spec =
-      sequence instanceof Sequence
-        ? sequence.spec
-        : this.sequence(typeof sequence === "string" ? sequence : collection.collectionName).spec;
-    const plan = spec.insertOptimistic(field, fromDriver(doc), formatField);
+      sequence === undefined
+        ? new core.SequenceSpec({ name: collection.collectionName })
+        : (sequence instanceof Sequence ? sequence : this.sequence(sequence)).spec;
+    let plan;
+    try {
+      plan = spec.insertOptimistic(field, fromDriver(doc), formatField);
+    } finally {
+      if (sequence === undefined) spec.free();
+    }
     const target = { counters: this.#counters, documents: collection, document: doc };
     const outcome = await runPlan(plan, target);
     return { insertedId: field === "_id" ? outcome.value : target.insertedId, value: outcome.value, formatted: outcome.formatted ?? undefined };
