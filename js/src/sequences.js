@@ -11,7 +11,6 @@ import { waitForNumber } from "./wait-for-number.js";
 const INSERT_OPTIONS = ["sequence", "field", "formatField"];
 
 export class Sequences {
-  #db;
   #counters;
   #sequences = new Map();
 
@@ -27,7 +26,6 @@ export class Sequences {
     if (typeof collection !== "string" || collection === "") {
       throw mongoSeqError("INVALID_OPTION", "option `collection` must be a non-empty string", { option: "collection" });
     }
-    this.#db = db;
     this.#counters = db.collection(collection);
   }
 
@@ -70,7 +68,8 @@ export class Sequences {
       const numbered = numberedDocument(sequence, doc, value, field, formatField);
       try {
         const result = await collection.insertOne(numbered);
-        return { insertedId: field === "_id" ? value : result.insertedId, value, formatted: numbered[formatField] };
+        const formatted = formatField === undefined ? undefined : numbered[formatField];
+        return { insertedId: field === "_id" ? value : result.insertedId, value, formatted };
       } catch (error) {
         if (!retryable(error, field, attempt)) throw error;
       }
