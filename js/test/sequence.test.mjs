@@ -130,4 +130,10 @@ test("numbers beyond 2^53 come back as exact BigInt and are stored as exact int6
   assert.equal(counter.seq, 9007199254740994n, "the counter holds the exact int64");
   assert.equal(await big.current(), 9007199254740994n);
   assert.equal(big.format(9007199254740993n), "N9007199254740993");
+  // Through an insert: the document's number is the exact int64 too.
+  const seqs = new Sequences(db);
+  const inserted = await seqs.insertOne(db.collection("things"), { a: 1 }, { sequence: big, field: "n", formatField: "code" });
+  assert.deepEqual([inserted.value, inserted.formatted], [9007199254740995n, "N9007199254740995"]);
+  const stored = await db.collection("things").findOne({ _id: inserted.insertedId }, { useBigInt64: true });
+  assert.equal(stored.n, 9007199254740995n);
 });
