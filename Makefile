@@ -5,7 +5,8 @@ export CARGO_TERM_COLOR ?= never
 
 .PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e
 
-demo: setup
+demo: setup build-js
+	cargo build -q -p mongo-seq
 	demo/run
 
 test: setup test-rust build-wasm build-js test-js test-e2e
