@@ -3,12 +3,13 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm test-e2e chaos-ci chaos
+.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos
 
-demo: setup
+demo: setup build-js
+	cargo build -q -p mongo-seq
 	demo/run
 
-test: setup test-rust build-wasm test-js test-e2e chaos-ci
+test: setup test-rust build-wasm build-js test-js test-e2e chaos-ci
 
 setup:
 	scripts/setup
@@ -16,11 +17,16 @@ setup:
 test-rust:
 	cargo test --workspace
 
+# The Wasm module (core + shims) → js/wasm/; then the npm package's bundles → js/dist/.
 build-wasm:
-	cargo build -p mongo-seq-core --target wasm32-unknown-unknown --release
+	js/scripts/build-wasm
 
-test-js:
-	node --test tests/node/
+build-js: build-wasm
+	node js/scripts/build-js.mjs
+
+test-js: build-js
+	node --test tests/node/*.test.mjs js/test/*.test.mjs tests/runtimes/*.test.mjs tests/packaging/*.test.mjs
+	npm run typecheck --workspace js
 
 # End-to-end tests of the sidecar binary, driven from Node (tests/e2e/).
 test-e2e:

@@ -1,33 +1,68 @@
-// mongo-seq demo. Starts the embedded MongoDB test server (or uses MONGODB_URI), shows the
-// pattern mongo-seq packages, and stops everything it started.
+// mongo-seq demo: the product end to end. Starts the embedded MongoDB test server (or uses
+// MONGODB_URI) and the sidecar, runs the same small application in Node and in Deno, audits
+// the numbered collection with `mongo-seq check`, and stops everything it started.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { MongoClient } from "mongodb";
-import { startMongo } from "../tests/harness/mongo.mjs";
+import { startMongo, withTimeout } from "../tests/harness/mongo.mjs";
 
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const BIN = join(root, "target", "debug", "mongo-seq");
+const DENO = join(root, "node_modules", ".bin", "deno");
 const say = (line = "") => console.log(line);
 
-const server = await startMongo();
-say(server.embedded ? `MongoDB: embedded test server at ${server.uri}` : "MongoDB: MONGODB_URI");
-const client = new MongoClient(server.uri);
+/** Runs a command to completion, its output shown; throws on failure. */
+function run(command, args, env = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (${result.status ?? result.signal})`);
+}
+
+/** Starts the sidecar; resolves once its change stream is open. */
+async function startSidecar(uri, logPath) {
+  const child = spawn(BIN, ["sidecar", "--config", join(root, "demo", "mongo-seq.toml")], {
+    env: { ...process.env, MONGO_SEQ_URI: uri },
+    stdio: ["ignore", "ignore", openSync(logPath, "w")],
+  });
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
+  const ready = (async () => {
+    while (!readFileSync(logPath, "utf8").includes("watching for inserts")) {
+      if (child.exitCode !== null) throw new Error(`sidecar exited early; log: ${logPath}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  await withTimeout(ready, 60_000, `sidecar not ready after 60 s; log: ${logPath}`);
+  return { child, exited };
+}
+
+const mongo = await startMongo();
+let sidecar;
 try {
-  await client.connect();
-  const db = client.db(`mongo_seq_demo_${Date.now()}`);
-
-  // MongoDB's tutorial: a counters collection and an atomic $inc per number.
-  const getNextSequence = async (name) => {
-    const counter = await db
-      .collection("counters")
-      .findOneAndUpdate({ _id: name }, { $inc: { seq: 1 } }, { upsert: true, returnDocument: "after" });
-    return counter.seq;
-  };
-  const users = db.collection("users");
-  await users.insertOne({ _id: await getNextSequence("userid"), name: "Sarah C." });
-  await users.insertOne({ _id: await getNextSequence("userid"), name: "Bob D." });
-
-  say("users, numbered through the counters collection:");
-  for (const user of await users.find().sort({ _id: 1 }).toArray()) say(`  ${JSON.stringify(user)}`);
-  say(`counter: ${JSON.stringify(await db.collection("counters").findOne({ _id: "userid" }))}`);
-  if (!server.embedded) await db.dropDatabase();
-} finally {
+  say(mongo.embedded ? `MongoDB: embedded test server at ${mongo.uri}` : "MongoDB: the server in MONGODB_URI");
+  const client = new MongoClient(mongo.uri);
+  await client.db("mongo_seq_demo").dropDatabase(); // a fresh demo database every run
   await client.close();
-  await server.stop();
+
+  const logPath = join(mkdtempSync(join(tmpdir(), "mongo-seq-demo-")), "sidecar.log");
+  sidecar = await startSidecar(mongo.uri, logPath);
+  say(`sidecar: numbering inserts into mongo_seq_demo.orders (config demo/mongo-seq.toml, log ${logPath})`);
+
+  say("\nNode:");
+  run(process.execPath, ["demo/client.mjs", mongo.uri, "node", "Sarah C.", "Bob D."]);
+  say("\nDeno:");
+  run(DENO, ["run", "--allow-all", "demo/client.mjs", mongo.uri, "deno", "Grace H.", "Ted R."], {
+    DENO_NO_UPDATE_CHECK: "1",
+  });
+
+  say("\nmongo-seq check --db mongo_seq_demo --collection orders --field seq:");
+  run(BIN, ["check", "--uri", mongo.uri, "--db", "mongo_seq_demo", "--collection", "orders", "--field", "seq", "--sequence", "orders"]);
+} finally {
+  if (sidecar) {
+    sidecar.child.kill("SIGTERM");
+    const status = await sidecar.exited;
+    say(`\nsidecar stopped (exit ${status}); ${mongo.embedded ? "test server stopped" : "done"}.`);
+  }
+  await mongo.stop();
 }

@@ -2,6 +2,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { MongoClient } from "mongodb";
+import { Sequences } from "mongo-seq";
 import { startMongo, uniqueDbName } from "../harness/mongo.mjs";
 import { writeConfig, startSidecar, check } from "./sidecar.mjs";
 
@@ -16,23 +17,10 @@ after(async () => {
   await mongo?.stop();
 });
 
-/**
- * Waits until the document `_id` carries a number and returns it.
- * TODO(lead): switch to the JS package's `waitForNumber` once js/ lands; this is a plain poll.
- */
-async function waitForNumber(coll, _id, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const doc = await coll.findOne({ _id }, { projection: { seq: 1 } });
-    if (doc?.seq !== undefined) return doc.seq;
-    if (Date.now() > deadline) throw new Error(`document ${_id} not numbered after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 test("5,000 documents from 4 concurrent writers: all numbered, no duplicates, no gaps", async () => {
   const db = uniqueDbName("e2e_5000");
   const coll = client.db(db).collection("orders");
+  const seqs = new Sequences(client.db(db)); // reads numbers back the way an application would
   const sidecar = await startSidecar(writeConfig(mongo.uri, db));
   const started = Date.now();
   try {
@@ -56,7 +44,7 @@ test("5,000 documents from 4 concurrent writers: all numbered, no duplicates, no
     // Read every number back (in parallel chunks); each document keeps the number it got.
     const got = [];
     for (let i = 0; i < ids.length; i += 250) {
-      got.push(...(await Promise.all(ids.slice(i, i + 250).map((id) => waitForNumber(coll, id)))));
+      got.push(...(await Promise.all(ids.slice(i, i + 250).map((id) => seqs.waitForNumber(coll, id, { field: "seq", timeoutMs: 60_000 })))));
     }
     const seconds = (Date.now() - started) / 1000;
     console.log(`5,000 inserted and numbered in ${seconds.toFixed(1)} s (${Math.round(5000 / seconds)} docs/s)`);

@@ -46,6 +46,7 @@ export async function startMongo() {
     uri,
     embedded: true,
     stop: async () => {
+      child.ref(); // wait for the exit even when nothing else keeps the event loop alive
       child.stdin.end();
       child.kill("SIGTERM");
       await exited;

@@ -1,9 +1,7 @@
 //! `insertOptimistic`: the tutorial's optimistic loop, without a counters collection.
 //!
-//! 1. `findOne({field: {$gte: i64::MIN, $lte: i64::MAX}, …scope values}, {sort: {field: -1},
-//!    projection: {field: 1}})` in the document collection (`sort: 1` when counting down).
-//!    The range condition keeps only numbers (MongoDB compares within a type bracket), so
-//!    strings or ObjectIds in the field cannot hide the largest number.
+//! 1. `findOne` of the largest number in the field, in the document collection (see
+//!    [`crate::largest`]).
 //! 2. Candidate = found + step (never before `start`), or `start` when nothing was found.
 //! 3. `insertDocument`: the caller sets `fields` on its document and inserts it. Duplicate
 //!    key → back to 1, capped by [`MAX_RETRIES`](crate::command::MAX_RETRIES).
@@ -13,13 +11,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::command::{
-    operator, unexpected, Collection, Command, FindOptions, Plan, PlanState, Reply, Retries, Step,
-};
+use crate::command::{unexpected, Collection, Command, Plan, PlanState, Reply, Retries, Step};
 use crate::ejson;
 use crate::error::SeqError;
+use crate::largest::{check_top_level, largest_number_query, read_found};
 use crate::options::SequenceSpec;
-use crate::scope;
 
 /// The number inserted and, when the sequence has a `format` and a `formatField` was given,
 /// the formatted id stored beside it.
@@ -48,20 +44,6 @@ pub struct OptimisticInsert {
     state: PlanState<OptimisticOutcome>,
 }
 
-fn check_top_level(argument: &str, field: &str) -> Result<(), SeqError> {
-    if field.is_empty()
-        || field.starts_with('$')
-        || field.contains('.')
-        || field.chars().any(char::is_control)
-    {
-        return Err(SeqError::invalid_argument(
-            argument,
-            format!("{field:?} must be a non-empty top-level field name"),
-        ));
-    }
-    Ok(())
-}
-
 impl OptimisticInsert {
     /// `document` supplies the scope values (required when the sequence is scoped).
     pub fn new(
@@ -86,31 +68,7 @@ impl OptimisticInsert {
                 ));
             }
         }
-        let mut filter = Map::new();
-        for scope_field in spec.scope() {
-            let value = match document {
-                Some(document) => scope::required_value(document, scope_field)?,
-                None => {
-                    return Err(SeqError::MissingScopeField {
-                        field: scope_field.clone(),
-                    })
-                }
-            };
-            filter.insert(scope_field.clone(), value.clone());
-        }
-        let mut numbers = Map::new();
-        numbers.insert("$gte".to_owned(), ejson::long(i64::MIN));
-        numbers.insert("$lte".to_owned(), ejson::long(i64::MAX));
-        filter.insert(field.to_owned(), Value::Object(numbers));
-        let direction = if spec.step() > 0 { -1 } else { 1 };
-        let find = Command::FindOne {
-            collection: Collection::Documents,
-            filter: Value::Object(filter),
-            options: Some(FindOptions {
-                sort: operator(field, Value::from(direction)),
-                projection: operator(field, Value::from(1)),
-            }),
-        };
+        let find = largest_number_query(spec, field, document)?;
         Ok(Self {
             spec: spec.clone(),
             field: field.to_owned(),
@@ -148,17 +106,7 @@ impl OptimisticInsert {
     fn transition(&mut self, reply: Reply) -> Result<Step<OptimisticOutcome>, SeqError> {
         match (self.phase, reply) {
             (Phase::Find, Reply::Document { document }) => {
-                let raw = scope::lookup(&document, &self.field)
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| SeqError::MalformedDocument {
-                        field: self.field.clone(),
-                        reason: "is missing".to_owned(),
-                    })?;
-                let found = ejson::read_i64(raw).map_err(|reason| SeqError::MalformedDocument {
-                    field: self.field.clone(),
-                    reason,
-                })?;
+                let found = read_found(&document, &self.field)?;
                 self.insert(Some(found))
             }
             (Phase::Find, Reply::None) => self.insert(None),

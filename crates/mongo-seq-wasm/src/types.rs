@@ -1,0 +1,114 @@
+//! TypeScript declarations of the plain values crossing the boundary (the core's serde types),
+//! referenced by the generated signatures through `unchecked_*_type`.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+/** An integer: a number (safe integer), a bigint, or Extended JSON `{ $numberLong: "…" }`. */
+export type Integer = number | bigint | { $numberLong: string };
+/** An integer the core hands back: a number when within ±(2^53 - 1), else a bigint. */
+export type CoreInteger = number | bigint;
+/** A document in MongoDB Extended JSON v2 (canonical or relaxed). */
+export type EjsonDocument = { [key: string]: unknown };
+
+/** Sequence options as given (validated by the core; unknown keys are UNKNOWN_OPTION). */
+export interface SequenceOptions {
+  /** 1–200 bytes, no `/`, control characters or surrounding spaces. */
+  name: string;
+  /** First number issued (default 1). */
+  start?: Integer;
+  /** Increment, non-zero; negative counts down (default 1). */
+  step?: Integer;
+  /** Lowest value ever issued (the bound when counting down). */
+  min?: Integer | null;
+  /** Highest value ever issued (the bound when counting up). */
+  max?: Integer | null;
+  /** Numbers reserved per round trip (default 1). Unused numbers of a block are a gap. */
+  block?: Integer;
+  /** Field paths: one counter per combination of their values in the document. */
+  scope?: string[] | null;
+  /** Id template such as `INV-{seq:06}`. */
+  format?: string | null;
+}
+/** Options after validation, defaults filled in. */
+export interface NormalizedSequenceOptions {
+  name: string;
+  start: CoreInteger;
+  step: CoreInteger;
+  min: CoreInteger | null;
+  max: CoreInteger | null;
+  block: CoreInteger;
+  scope: string[];
+  format: string | null;
+}
+
+/** What to reserve; `minCount` (default `count`) accepts a shorter range near the bound. */
+export interface ReserveRequest {
+  counterId: string;
+  count: number;
+  minCount?: number;
+  extraFilter?: EjsonDocument;
+  extraSet?: EjsonDocument;
+}
+/** `count` numbers `first, first + step, …, last`. */
+export interface ReservedRange {
+  first: CoreInteger;
+  last: CoreInteger;
+  step: CoreInteger;
+  count: number;
+}
+/** The last number issued (null: no counter) and the next one due (null: exhausted). */
+export interface CounterState {
+  last: CoreInteger | null;
+  next: CoreInteger | null;
+}
+export interface SetNextOutcome {
+  previousLast: CoreInteger | null;
+  created: boolean;
+  next: CoreInteger;
+}
+export interface OptimisticOutcome {
+  value: CoreInteger;
+  formatted: string | null;
+}
+
+/** What `audit` found (see the core's audit module). */
+export interface AuditReport {
+  total: number;
+  invalid: number;
+  offGrid: number;
+  distinct: number;
+  duplicateValues: number;
+  duplicates: Array<{ value: CoreInteger; occurrences: number }>;
+  gapCount: number;
+  gaps: Array<{ first: CoreInteger; last: CoreInteger; count: number }>;
+  largest: CoreInteger | null;
+  counter: CoreInteger | null;
+  counterOk: boolean;
+}
+
+/** A database operation for the caller's driver; documents are canonical Extended JSON. */
+export type Command =
+  | { op: "findOneAndUpdate"; collection: "counters" | "documents"; filter: EjsonDocument; update: EjsonDocument;
+      options: { upsert: boolean; returnDocument: "before" | "after" } }
+  | { op: "findOne"; collection: "counters" | "documents"; filter: EjsonDocument;
+      options?: { sort: EjsonDocument; projection: EjsonDocument } }
+  | { op: "insertOne"; collection: "counters" | "documents"; document: EjsonDocument }
+  | { op: "insertDocument"; collection: "counters" | "documents"; fields: EjsonDocument };
+/** The outcome of a command, fed back to the plan. */
+export type Reply =
+  | { kind: "document"; document: EjsonDocument }
+  | { kind: "none" }
+  | { kind: "inserted" }
+  | { kind: "duplicateKey" };
+/** What a plan wants next. */
+export type PlanStep = { command: Command } | { done: unknown };
+
+/** Every error the core throws: an `Error` with a stable `code`. */
+export interface MongoSeqError extends Error {
+  name: "MongoSeqError";
+  code: string;
+  details?: Record<string, unknown>;
+}
+"#;

@@ -1,0 +1,45 @@
+// Bundles the package from src/ and the wasm-bindgen glue (js/wasm/, made by build-wasm) into
+// dist/: one ESM and one CJS bundle (each with the glue inlined, so each format initializes
+// the module once), the optimized .wasm they read at load time, and the type declarations.
+import { build } from "esbuild";
+import { copyFileSync, mkdirSync, rmSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const pkg = join(dirname(fileURLToPath(import.meta.url)), "..");
+const wasmDir = join(pkg, "wasm");
+const dist = join(pkg, "dist");
+if (!existsSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"))) {
+  throw new Error("js/wasm/ is missing: run `make build-wasm` (js/scripts/build-wasm) first");
+}
+
+rmSync(dist, { recursive: true, force: true });
+mkdirSync(dist);
+const common = {
+  entryPoints: [join(pkg, "src", "index.js")],
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  external: ["mongodb"],
+  logLevel: "warning",
+  // The glue's async default init mentions import.meta.url; the package only uses initSync.
+  logOverride: { "empty-import-meta": "silent" },
+};
+await build({ ...common, format: "esm", outfile: join(dist, "index.mjs") });
+await build({ ...common, format: "cjs", outfile: join(dist, "index.cjs") });
+
+copyFileSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"), join(dist, "mongo_seq_wasm_bg.wasm"));
+
+// Declarations: the core's (wasm-bindgen's, without the loader API the package does not
+// export — it would also drag in DOM types — nor `[Symbol.dispose]`, absent from Node 20) and
+// the package's; once per format, since TypeScript reads .d.ts here as ESM and .d.cts as CJS.
+const generated = readFileSync(join(wasmDir, "mongo_seq_wasm.d.ts"), "utf8");
+const loaderAt = generated.indexOf("export type InitInput");
+if (loaderAt < 0) throw new Error("unexpected wasm-bindgen declarations: no InitInput (CLI version changed?)");
+const coreTypes = generated.slice(0, loaderAt).replace(/^\s*\[Symbol\.dispose\]\(\): void;\n/gm, "").trimEnd() + "\n";
+const indexTypes = readFileSync(join(pkg, "src", "index.d.ts"), "utf8");
+writeFileSync(join(dist, "core.d.ts"), coreTypes);
+writeFileSync(join(dist, "core.d.cts"), coreTypes);
+writeFileSync(join(dist, "index.d.ts"), indexTypes);
+writeFileSync(join(dist, "index.d.cts"), indexTypes.replaceAll('"./core.js"', '"./core.cjs"'));
+console.log("js: dist/index.mjs, dist/index.cjs, dist/mongo_seq_wasm_bg.wasm, dist/*.d.ts");

@@ -1,0 +1,127 @@
+// Type declarations of the mongo-seq package (ESM and CJS entries share them).
+import type { Collection, Db, Document } from "mongodb";
+import type * as CoreModule from "./core.js";
+import type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome } from "./core.js";
+import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
+
+export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome, MongoSeqError } from "./core.js";
+
+/** A number handed out: a JS number up to 2^53 - 1, a bigint beyond. */
+export type SequenceNumber = number | bigint;
+
+/** Options of one sequence: the core's, without the name (given separately). */
+export type SequenceOptions = Omit<CoreSequenceOptions, "name">;
+
+export interface SequencesOptions {
+  /** Name of the counters collection (default "counters"). */
+  collection?: string;
+}
+
+/** A scope document: supplies the values of the sequence's `scope` fields. */
+export type ScopeDocument = Document;
+
+export interface ScopeOption {
+  /** Scope values (required for a scoped sequence). */
+  scope?: ScopeDocument;
+}
+
+export interface SetNextOptions extends ScopeOption {
+  /** Allow moving the counter backwards (default false: BACKWARDS_REFUSED). */
+  force?: boolean;
+}
+
+export declare class Sequence {
+  private constructor();
+  /** The sequence name. */
+  readonly name: string;
+  /** The validated options, defaults filled in. */
+  readonly options: Readonly<NormalizedSequenceOptions>;
+  /** The counter `_id` for a scope document. */
+  counterId(scope?: ScopeDocument): string;
+  /** The formatted id of `value` (undefined without a `format`). */
+  format(value: Integer): string | undefined;
+  /** The next number; one round trip per `block` numbers. */
+  next(scope?: ScopeDocument): Promise<SequenceNumber>;
+  /** `count` numbers in order, in one round trip (0 gives []). */
+  nextMany(count: number, scope?: ScopeDocument): Promise<SequenceNumber[]>;
+  /** The last number reserved on the server by any process (null: no counter yet). Reserves nothing. */
+  current(scope?: ScopeDocument): Promise<SequenceNumber | null>;
+  /** `{ last, next }` of the counter (next is null when exhausted). */
+  state(scope?: ScopeDocument): Promise<CounterState>;
+  /** Makes `next` the next number issued; refuses to move backwards unless `force`. */
+  setNext(next: Integer, options?: SetNextOptions): Promise<SetNextOutcome>;
+  /** Moves the counter past the largest number in `field` (default `_id`) of a collection. */
+  seedFromMax(collection: Collection<any>, field?: string, options?: ScopeOption): Promise<CounterState>;
+  /** Moves the counter past `value` (never backwards). */
+  seedFromMax(value: Integer, options?: ScopeOption): Promise<CounterState>;
+}
+
+export interface InsertOptions {
+  /** The sequence: its name (defined with `sequence()` or defaults) or the object. */
+  sequence: string | Sequence;
+  /** Field that receives the number (default `_id`). */
+  field?: string;
+  /** Field that receives the formatted id (the sequence needs a `format`). */
+  formatField?: string;
+}
+
+export interface InsertOneResult {
+  /** The document's `_id` (the number when `field` is `_id`). */
+  insertedId: unknown;
+  value: SequenceNumber;
+  formatted: string | undefined;
+}
+
+export interface InsertManyResult {
+  insertedCount: number;
+  /** `_id` of each document by its index in the input. */
+  insertedIds: Record<number, unknown>;
+  /** The number of each document, in input order. */
+  values: SequenceNumber[];
+  /** The formatted ids, when `formatField` was given. */
+  formatted: string[] | undefined;
+}
+
+export interface InsertOptimisticOptions {
+  /** Sequence for start/step/bounds/scope/format (default: one named after the collection). */
+  sequence?: string | Sequence;
+  /** Field that receives the number; needs a unique index (default `_id`). */
+  field?: string;
+  /** Field that receives the formatted id. */
+  formatField?: string;
+}
+
+export interface WaitForNumberOptions {
+  /** Field the other process writes (default "seq"). */
+  field?: string;
+  /** How long to wait (default 5000 ms); then WAIT_TIMEOUT. */
+  timeoutMs?: number;
+  /** Longest pause between two reads (default 200 ms). */
+  pollMs?: number;
+}
+
+export declare class Sequences {
+  constructor(db: Db, options?: SequencesOptions);
+  /** The counters collection. */
+  readonly counters: Collection;
+  /** The sequence `name`; the same name returns the same object (SEQUENCE_CONFLICT on other options). */
+  sequence(name: string, options?: SequenceOptions): Sequence;
+  /** Inserts a copy of `doc` with the next number; retries with a fresh number on a duplicate key on `field`. */
+  insertOne(collection: Collection<any>, doc: Document, options: InsertOptions): Promise<InsertOneResult>;
+  /** Inserts copies of `docs` numbered in order, one reservation per counter. */
+  insertMany(collection: Collection<any>, docs: Document[], options: InsertOptions): Promise<InsertManyResult>;
+  /** The tutorial's optimistic loop: max(field) + step, retry on a duplicate key. No counter. */
+  insertOptimistic(collection: Collection<any>, doc: Document, options?: InsertOptimisticOptions): Promise<InsertOneResult>;
+  /** Resolves with the number another process (the sidecar) writes into `field` of document `id`. */
+  waitForNumber(collection: Collection<any>, id: unknown, options?: WaitForNumberOptions): Promise<SequenceNumber>;
+}
+
+/** True for errors raised by mongo-seq (an Error named MongoSeqError with a string `code`). */
+export declare function isMongoSeqError(error: unknown): error is import("./core.js").MongoSeqError;
+
+/** Codes raised by the JS layer itself (the core's: `core.errorCodes()`). */
+export declare const JS_ERROR_CODES: readonly ["WAIT_TIMEOUT", "SEQUENCE_CONFLICT"];
+
+/** The Wasm core: options, plans, allocator, formats, audit (for tools and tests). */
+export declare const core: typeof CoreModule;
+

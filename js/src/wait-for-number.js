@@ -1,0 +1,34 @@
+// Reading back a number assigned by another process (the sidecar numbers inserted documents).
+// Polls the document by `_id` (works on every deployment; change streams need a replica set)
+// with a growing interval, until the field holds an integer or the deadline passes.
+import { core } from "./wasm.js";
+import { fromDriver } from "./bson.js";
+import { mongoSeqError } from "./errors.js";
+
+const FIRST_POLL_MS = 10;
+
+export async function waitForNumber(collection, id, { field = "seq", timeoutMs = 5000, pollMs = 200 } = {}) {
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw mongoSeqError("INVALID_OPTION", "option `timeoutMs` must be a non-negative number", { option: "timeoutMs" });
+  }
+  const deadline = Date.now() + timeoutMs;
+  let delay = Math.min(FIRST_POLL_MS, pollMs);
+  for (;;) {
+    const document = await collection.findOne({ _id: id }, { projection: { [field]: 1 } });
+    const value = document?.[field];
+    if (value !== undefined && value !== null) {
+      // The core reads the integer (any BSON integer type; beyond 2^53 a bigint) or says why not.
+      return core.readInteger(fromDriver({ value }).value, field);
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw mongoSeqError(
+        "WAIT_TIMEOUT",
+        `no number in \`${field}\` of document ${JSON.stringify(fromDriver({ id }).id)} after ${timeoutMs} ms`,
+        { field, timeoutMs, found: document !== null },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+    delay = Math.min(delay * 2, pollMs);
+  }
+}

@@ -1,0 +1,139 @@
+// Sequence objects against a real driver and server: numbers, blocks, current, setNext,
+// seedFromMax, scopes, formats and exact 64-bit values.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Sequences } from "mongo-seq";
+import { useMongo } from "./support.mjs";
+
+const mongo = useMongo();
+
+test("next() follows the tutorial: counter { _id: name, seq: last issued }, starting at 1", async () => {
+  const db = mongo.freshDb("seq_next");
+  const userIds = new Sequences(db).sequence("userid");
+  assert.deepEqual([await userIds.next(), await userIds.next(), await userIds.next()], [1, 2, 3]);
+  assert.deepEqual(await db.collection("counters").find().toArray(), [{ _id: "userid", seq: 3 }]);
+  assert.equal(await userIds.current(), 3);
+});
+
+test("a counter created by the tutorial's getNextSequence() keeps counting (legacy double seq)", async () => {
+  const db = mongo.freshDb("seq_legacy");
+  await db.collection("counters").insertOne({ _id: "userid", seq: 41.0 });
+  const userIds = new Sequences(db).sequence("userid");
+  assert.equal(await userIds.next(), 42);
+});
+
+test("block: one round trip per block; the unused rest is a gap, never reissued", async () => {
+  const db = mongo.freshDb("seq_block");
+  const counters = "counters_block";
+  mongo.commands.reset();
+  const first = new Sequences(db, { collection: counters }).sequence("orders", { block: 100 });
+  const numbers = [];
+  for (let i = 0; i < 250; i++) numbers.push(await first.next());
+  assert.deepEqual(numbers, Array.from({ length: 250 }, (_, i) => i + 1));
+  assert.equal(mongo.commands.count("findAndModify"), 3, "250 numbers from blocks of 100 take 3 reservations");
+  assert.equal(await first.current(), 300, "the counter records the whole third block");
+  // A second process (a new Sequences) continues after the reserved block: 251..300 are a gap.
+  const second = new Sequences(db, { collection: counters }).sequence("orders", { block: 100 });
+  assert.equal(await second.next(), 301);
+  assert.equal(await first.next(), 251, "the first process still hands out its own block");
+});
+
+test("nextMany(1000) is one round trip and in order; nextMany(0) is empty", async () => {
+  const db = mongo.freshDb("seq_many");
+  const ids = new Sequences(db).sequence("ids", { block: 7 });
+  await ids.next();
+  mongo.commands.reset();
+  const many = await ids.nextMany(1000);
+  assert.equal(many.length, 1000);
+  assert.deepEqual(many, Array.from({ length: 1000 }, (_, i) => i + 2));
+  assert.equal(mongo.commands.count("findAndModify"), 1);
+  assert.deepEqual(await ids.nextMany(0), []);
+  await assert.rejects(ids.nextMany(-1), { code: "INVALID_ARGUMENT" });
+  await assert.rejects(ids.nextMany(1.5), { code: "INVALID_ARGUMENT" });
+});
+
+test("concurrent next() calls share one refill and never repeat a number", async () => {
+  const db = mongo.freshDb("seq_concurrent");
+  const ids = new Sequences(db).sequence("ids", { block: 10 });
+  mongo.commands.reset();
+  const numbers = await Promise.all(Array.from({ length: 50 }, () => ids.next()));
+  assert.deepEqual([...numbers].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
+  assert.equal(mongo.commands.count("findAndModify"), 5, "50 numbers, blocks of 10: exactly 5 reservations");
+});
+
+test("start, step, negative step and max", async () => {
+  const db = mongo.freshDb("seq_options");
+  const seqs = new Sequences(db);
+  const evens = seqs.sequence("evens", { start: 1000, step: 2 });
+  assert.deepEqual(await evens.nextMany(3), [1000, 1002, 1004]);
+  const down = seqs.sequence("down", { start: 3, step: -1, min: 1 });
+  assert.deepEqual(await down.nextMany(3), [3, 2, 1]);
+  await assert.rejects(down.next(), { name: "MongoSeqError", code: "SEQUENCE_EXHAUSTED" });
+  const small = seqs.sequence("small", { max: 5, block: 4 });
+  assert.deepEqual(await small.nextMany(4), [1, 2, 3, 4]);
+  assert.equal(await small.next(), 5, "a block near the bound takes what is left");
+  await assert.rejects(small.next(), { code: "SEQUENCE_EXHAUSTED" });
+  assert.deepEqual(await small.state(), { last: 5, next: null });
+});
+
+test("setNext moves forward, refuses backwards unless forced, and drops the local block", async () => {
+  const db = mongo.freshDb("seq_setnext");
+  const ids = new Sequences(db).sequence("ids", { block: 10 });
+  assert.equal(await ids.next(), 1);
+  const outcome = await ids.setNext(5000);
+  assert.deepEqual(outcome, { previousLast: 10, created: false, next: 5000 });
+  assert.equal(await ids.next(), 5000, "the rest of the old block (2..10) is dropped");
+  await assert.rejects(ids.setNext(100), (error) => {
+    assert.equal(error.code, "BACKWARDS_REFUSED");
+    assert.equal(error.details.next, 100);
+    return true;
+  });
+  assert.equal(await ids.current(), 5009, "a refused setNext writes nothing");
+  await ids.setNext(100, { force: true });
+  assert.equal(await ids.next(), 100);
+  assert.equal(await new Sequences(db).sequence("fresh").setNext(7).then((o) => o.created), true);
+});
+
+test("seedFromMax jumps past the largest number in a collection, never backwards", async () => {
+  const db = mongo.freshDb("seq_seed");
+  const users = db.collection("users");
+  await users.insertMany([{ _id: 17 }, { _id: 3 }, { _id: "not-a-number" }, { _id: 41 }]);
+  const ids = new Sequences(db).sequence("userid");
+  assert.deepEqual(await ids.seedFromMax(users, "_id"), { last: 41, next: 42 });
+  assert.equal(await ids.next(), 42);
+  assert.deepEqual(await ids.seedFromMax(users), { last: 42, next: 43 }, "never moves backwards");
+  assert.deepEqual(await ids.seedFromMax(1000), { last: 1000, next: 1001 });
+  const empty = new Sequences(db).sequence("empty");
+  assert.deepEqual(await empty.seedFromMax(db.collection("nothing")), { last: null, next: 1 });
+});
+
+test("scoped sequences keep one counter per scope value; formats render beside the number", async () => {
+  const db = mongo.freshDb("seq_scope");
+  const invoices = new Sequences(db).sequence("invoices", { scope: ["tenant"], format: "INV-{seq:06}" });
+  assert.equal(await invoices.next({ tenant: "acme" }), 1);
+  assert.equal(await invoices.next({ tenant: "acme" }), 2);
+  assert.equal(await invoices.next({ tenant: "globex" }), 1);
+  assert.equal(invoices.format(2), "INV-000002");
+  const ids = (await db.collection("counters").find().sort({ _id: 1 }).toArray()).map((c) => c._id);
+  assert.deepEqual(ids, ["invoices/tenant=acme", "invoices/tenant=globex"]);
+  await assert.rejects(invoices.next(), { code: "MISSING_SCOPE_FIELD" });
+});
+
+test("numbers beyond 2^53 come back as exact BigInt and are stored as exact int64", async () => {
+  const db = mongo.freshDb("seq_bigint");
+  const big = new Sequences(db).sequence("big", { block: 3, format: "N{seq}" });
+  const start = 2n ** 53n - 1n; // 9007199254740991: the last safe integer
+  await big.setNext(start);
+  const numbers = await big.nextMany(4);
+  assert.deepEqual(numbers, [9007199254740991, 9007199254740992n, 9007199254740993n, 9007199254740994n]);
+  const counter = await db.collection("counters").findOne({ _id: "big" }, { useBigInt64: true });
+  assert.equal(counter.seq, 9007199254740994n, "the counter holds the exact int64");
+  assert.equal(await big.current(), 9007199254740994n);
+  assert.equal(big.format(9007199254740993n), "N9007199254740993");
+  // Through an insert: the document's number is the exact int64 too.
+  const seqs = new Sequences(db);
+  const inserted = await seqs.insertOne(db.collection("things"), { a: 1 }, { sequence: big, field: "n", formatField: "code" });
+  assert.deepEqual([inserted.value, inserted.formatted], [9007199254740995n, "N9007199254740995"]);
+  const stored = await db.collection("things").findOne({ _id: inserted.insertedId }, { useBigInt64: true });
+  assert.equal(stored.n, 9007199254740995n);
+});

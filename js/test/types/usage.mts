@@ -1,0 +1,37 @@
+// Compile-time test of the published declarations (resolved through the package's exports):
+// `npm run typecheck` fails when a declaration and the documented usage disagree.
+import { Sequences, Sequence, isMongoSeqError, core, JS_ERROR_CODES } from "mongo-seq";
+import type { SequenceNumber, CounterState } from "mongo-seq";
+import type { Collection, Db } from "mongodb";
+
+export async function usage(db: Db, users: Collection): Promise<void> {
+  const seqs = new Sequences(db, { collection: "counters" });
+  const userIds: Sequence = seqs.sequence("userid", { block: 100, start: 1, step: 1, max: 2n ** 60n, scope: null, format: "U{seq}" });
+  const next: SequenceNumber = await userIds.next();
+  const many: SequenceNumber[] = await userIds.nextMany(1000);
+  const current: SequenceNumber | null = await userIds.current();
+  const outcome = await userIds.setNext(5000, { force: true });
+  const created: boolean = outcome.created;
+  const seeded: CounterState = await userIds.seedFromMax(users, "_id");
+  await userIds.seedFromMax(10n);
+  const one = await seqs.insertOne(users, { name: "Sarah C." }, { sequence: "userid", field: "_id" });
+  const all = await seqs.insertMany(users, [{ a: 1 }], { sequence: userIds, formatField: "code" });
+  const optimistic = await seqs.insertOptimistic(users, { name: "Grace H." });
+  const assigned: SequenceNumber = await seqs.waitForNumber(users, one.insertedId, { field: "seq", timeoutMs: 5000 });
+  const formatted: string | undefined = userIds.format(42);
+  const codes: string[] = core.errorCodes();
+  const jsCodes: readonly string[] = JS_ERROR_CODES;
+  void [next, many, current, created, seeded, all.values, optimistic.value, assigned, formatted, codes, jsCodes];
+  try {
+    seqs.sequence("bad", { step: 0 });
+  } catch (error) {
+    if (isMongoSeqError(error)) {
+      const code: string = error.code;
+      void code;
+    }
+  }
+  // @ts-expect-error unknown options are rejected at compile time too
+  seqs.sequence("x", { colour: "red" });
+  // @ts-expect-error insert options need a sequence
+  await seqs.insertOne(users, {}, { field: "_id" });
+}

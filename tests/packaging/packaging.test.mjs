@@ -1,0 +1,99 @@
+// The package as users get it: `npm pack`, then install the tarball into fresh projects in
+// temp dirs (Node ESM, Node CJS, Deno, Bun) and run a smoke test against the test server in
+// each. Installs are offline-first (npm's cache already holds the driver from `npm ci`).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdtempSync, rmSync, writeFileSync, copyFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startMongo } from "../harness/mongo.mjs";
+import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
+
+const run = promisify(execFile);
+const fixtures = fileURLToPath(new URL("fixtures/", import.meta.url));
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const MONGODB_VERSION = "7.9.0";
+
+let server;
+let work;
+let tarball;
+let packed;
+
+before(async () => {
+  server = await startMongo();
+  work = mkdtempSync(join(tmpdir(), "mongo-seq-pack-"));
+  const { stdout } = await run(npm, ["pack", "--json", "--pack-destination", work], { cwd: join(repoRoot, "js") });
+  packed = JSON.parse(stdout)[0];
+  tarball = join(work, packed.filename);
+});
+after(async () => {
+  if (work) rmSync(work, { recursive: true, force: true });
+  await server?.stop();
+});
+
+/** A fresh project in its own temp dir with the tarball and the driver installed. */
+async function project(name, type, files) {
+  const dir = join(work, name);
+  const manifest = { name: `smoke-${name}`, private: true, type, dependencies: { "mongo-seq": `file:${tarball}`, mongodb: MONGODB_VERSION } };
+  await run("mkdir", ["-p", dir]);
+  writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2));
+  for (const file of files) copyFileSync(join(fixtures, file), join(dir, file));
+  await run(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir });
+  return dir;
+}
+
+async function smoke(label, runtime, dir, script) {
+  const result = await runScript(runtime, join(dir, script), { cwd: dir, env: { MONGODB_URI: server.uri } });
+  assert.equal(result.code, 0, describeRun(`${label} smoke test`, result));
+  assert.match(result.stdout, /smoke ok/);
+}
+
+test("the tarball holds the bundles, the .wasm, the declarations and the readme, and no sources", () => {
+  const files = packed.files.map((f) => f.path).sort();
+  assert.deepEqual(files, [
+    "README.md",
+    "dist/core.d.cts",
+    "dist/core.d.ts",
+    "dist/index.cjs",
+    "dist/index.d.cts",
+    "dist/index.d.ts",
+    "dist/index.mjs",
+    "dist/mongo_seq_wasm_bg.wasm",
+    "package.json",
+  ]);
+});
+
+test("a fresh Node ESM project: import, smoke test, and types through exports", async () => {
+  const dir = await project("esm", "module", ["smoke.mjs", "smoke-body.mjs", "types-check.mts", "types-check.cts"]);
+  await smoke("Node ESM", "node", dir, "smoke.mjs");
+  const tsc = join(repoRoot, "node_modules", ".bin", "tsc");
+  const types = join(repoRoot, "node_modules", "@types");
+  const args = ["--noEmit", "--strict", "--module", "node16", "--moduleResolution", "node16", "--target", "es2022"];
+  args.push("--lib", "es2022,esnext.disposable", "--typeRoots", types, "--types", "node", "types-check.mts", "types-check.cts");
+  await run(tsc, args, { cwd: dir }).catch((error) => assert.fail(`tsc on the installed package:\n${error.stdout}${error.stderr}`));
+});
+
+test("a fresh Node CJS project: require and smoke test", async () => {
+  const dir = await project("cjs", "commonjs", ["smoke.cjs", "smoke-body.mjs"]);
+  await smoke("Node CJS", "node", dir, "smoke.cjs");
+});
+
+test("a Deno script: npm:mongo-seq from the project's node_modules, offline", async () => {
+  const dir = await project("deno", "module", ["smoke-deno.mjs", "smoke-body.mjs"]);
+  await smoke("Deno", "deno", dir, "smoke-deno.mjs");
+});
+
+test("a Bun script", async () => {
+  const dir = await project("bun", "module", ["smoke.mjs", "smoke-body.mjs"]);
+  await smoke("Bun", "bun", dir, "smoke.mjs");
+});
+
+test("the temp projects used the packed copy, not the workspace", () => {
+  for (const name of ["esm", "cjs", "deno", "bun"]) {
+    const installed = readdirSync(join(work, name, "node_modules", "mongo-seq"));
+    assert.ok(installed.includes("dist") && !installed.includes("src"), `${name}: ${installed}`);
+  }
+});

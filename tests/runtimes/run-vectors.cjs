@@ -1,0 +1,8 @@
+// Vector replay entry for Node CJS: loads the package through `require` (its CJS bundle and
+// its own Wasm instance); the shared replay logic is an ES module, imported dynamically.
+const { core } = require("mongo-seq");
+
+import("./vector-cases.mjs").then(async ({ runVectors }) => {
+  const { report } = await import("./report.mjs");
+  report(runVectors(core));
+});

@@ -1,0 +1,146 @@
+// Replays tests/vectors/core.json through the Wasm core as JS sees it (the package's `core`
+// export): inputs go in as JS values (exact integers as BigInt), outputs come back as JS
+// values and are compared, as canonical JSON text, with the expected ones. Mirrors the native
+// runner crates/mongo-seq-core/tests/vectors.rs, including its plan-protocol checks.
+import { readFileSync } from "node:fs";
+import { parseExact, canonical, lineDiff } from "./exact-json.mjs";
+
+export const VECTOR_FILE = new URL("../vectors/core.json", import.meta.url);
+
+/** Runs every case; resolves with `{ total, failures: string[] }`. */
+export function runVectors(core, vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"))) {
+  const failures = [];
+  for (const testCase of vectors.cases) {
+    const problems = [];
+    let outcome;
+    try {
+      outcome = { output: runCase(core, testCase, problems) };
+    } catch (error) {
+      if (!isCoreError(error)) problems.push(`threw a non-core error: ${error?.stack ?? error}`);
+      outcome = { error };
+    }
+    if (testCase.op !== "blockAllocator" || testCase.error !== undefined) compare("result", testCase, outcome, problems);
+    if (problems.length > 0) failures.push(`── ${testCase.name} (${testCase.op})\n${problems.join("\n")}`);
+  }
+  return { total: vectors.cases.length, failures };
+}
+
+function isCoreError(error) {
+  return error instanceof Error && error.name === "MongoSeqError" && typeof error.code === "string";
+}
+
+/** The spec of a case's `options`, freed by the caller's `using`-like try/finally. */
+function withSpec(core, input, use) {
+  const spec = new core.SequenceSpec(input.options);
+  try {
+    return use(spec);
+  } finally {
+    spec.free();
+  }
+}
+
+function runCase(core, testCase, problems) {
+  const { input, steps = [] } = testCase;
+  const optional = (value) => (value === null ? undefined : value);
+  switch (testCase.op) {
+    case "parseOptions":
+      return withSpec(core, input, (spec) => spec.options());
+    case "counterId":
+      return withSpec(core, input, (spec) => spec.counterId(optional(input.document)));
+    case "formatSeq":
+      return core.formatSeq(input.template, input.value);
+    case "audit":
+      return core.audit(input.numbers, input.start, input.step, input.counter);
+    case "reserve":
+      return withSpec(core, input, (spec) => drive(spec.reserve(input.request), steps, problems));
+    case "current":
+      return withSpec(core, input, (spec) => drive(spec.current(input.counterId), steps, problems));
+    case "setNext":
+      return withSpec(core, input, (spec) => drive(spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
+    case "seedFromMax":
+      return withSpec(core, input, (spec) => drive(spec.seedFromMax(input.counterId, input.value), steps, problems));
+    case "insertOptimistic":
+      return withSpec(core, input, (spec) =>
+        drive(spec.insertOptimistic(input.field, optional(input.document), optional(input.formatField)), steps, problems),
+      );
+    case "blockAllocator":
+      return runAllocator(core, input, testCase.calls ?? [], problems);
+    default:
+      throw new Error(`unknown op ${testCase.op}: update the JS vector runner`);
+  }
+}
+
+/** Drives a plan through the case's steps, checking each command, like the native runner. */
+function drive(plan, steps, problems) {
+  try {
+    let step = plan.start();
+    for (const [index, expected] of steps.entries()) {
+      if ("done" in step) {
+        problems.push(`step ${index}: plan finished early with ${canonical(step.done)}`);
+        return step.done;
+      }
+      const want = canonical(expected.command);
+      const got = canonical(step.command);
+      if (want !== got) problems.push(`step ${index}: command differs\n${lineDiff(want, got)}\n  expected: ${want}\n  actual:   ${got}`);
+      step = plan.feed(expected.reply);
+    }
+    if (!("done" in step)) {
+      problems.push(`steps ended but the plan still wants ${canonical(step.command)}`);
+      return null;
+    }
+    if (canonical(plan.start()) !== canonical(step)) problems.push("start() after the last feed does not repeat the outcome");
+    try {
+      plan.feed({ kind: "none" });
+      problems.push("feeding a finished plan must fail with UNEXPECTED_REPLY");
+    } catch (error) {
+      if (error.code !== "UNEXPECTED_REPLY") problems.push(`feeding a finished plan failed with ${error.code}`);
+    }
+    return step.done;
+  } finally {
+    plan.free();
+  }
+}
+
+function runAllocator(core, input, calls, problems) {
+  const allocator = new core.BlockAllocator(input.block);
+  try {
+    for (const [index, call] of calls.entries()) {
+      let outcome;
+      try {
+        outcome = { output: allocator[call.method](...call.args) };
+      } catch (error) {
+        if (!isCoreError(error)) problems.push(`call ${index} ${call.method}: non-core error ${error?.stack ?? error}`);
+        outcome = { error };
+      }
+      compare(`call ${index} ${call.method}`, call, outcome, problems);
+    }
+  } finally {
+    allocator.free();
+  }
+  return null;
+}
+
+/** Compares `{output}` or `{error}` with the expected `output` / `error: {code, messageIncludes}`. */
+function compare(label, expected, outcome, problems) {
+  if (expected.error !== undefined) {
+    if (outcome.error === undefined) {
+      problems.push(`${label}: expected error ${expected.error.code}, got output ${canonical(outcome.output)}`);
+      return;
+    }
+    if (outcome.error.code !== expected.error.code) {
+      problems.push(`${label}: expected error ${expected.error.code}, got ${outcome.error.code} (${outcome.error.message})`);
+    }
+    const fragment = expected.error.messageIncludes;
+    if (fragment !== undefined && !outcome.error.message.includes(fragment)) {
+      problems.push(`${label}: message ${JSON.stringify(outcome.error.message)} lacks ${JSON.stringify(fragment)}`);
+    }
+    return;
+  }
+  if (outcome.error !== undefined) {
+    problems.push(`${label}: unexpected error ${outcome.error.code} (${outcome.error.message})`);
+    return;
+  }
+  const want = canonical(expected.output ?? null);
+  const got = canonical(outcome.output);
+  if (want !== got) problems.push(`${label}: output differs\n${lineDiff(want, got)}`);
+}

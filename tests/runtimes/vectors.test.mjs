@@ -1,0 +1,41 @@
+// The core's vector file through the Wasm build in every runtime the package supports: Node
+// ESM, Node CJS, Deno and Bun each replay all cases and must match the native outputs exactly.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { core } from "mongo-seq";
+import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
+import { runVectors, VECTOR_FILE } from "./vector-cases.mjs";
+import { parseExact } from "./exact-json.mjs";
+
+const vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"));
+const script = (name) => fileURLToPath(new URL(name, import.meta.url));
+
+for (const [label, runtime, file] of [
+  ["Node ESM", "node", "run-vectors.mjs"],
+  ["Node CJS", "node", "run-vectors.cjs"],
+  ["Deno", "deno", "run-vectors.mjs"],
+  ["Bun", "bun", "run-vectors.mjs"],
+]) {
+  test(`${label}: all ${vectors.cases.length} core vectors match through Wasm`, async () => {
+    const run = await runScript(runtime, script(file), { cwd: repoRoot });
+    assert.equal(run.code, 0, describeRun(`${label} vector replay`, run));
+    assert.match(run.stdout, new RegExp(`vectors: ${vectors.cases.length} cases passed`));
+  });
+}
+
+test("the replay catches a changed expectation and shows a readable diff", () => {
+  const reserve = vectors.cases.find((c) => c.op === "reserve" && c.output && typeof c.output.last === "bigint");
+  assert.ok(reserve, "the vector file has a reservation beyond 2^53");
+  // Off by one beyond 2^53: invisible to a runner that goes through doubles.
+  const tampered = structuredClone(reserve);
+  tampered.output.last += 1n;
+  tampered.output.first += 1n;
+  const { total, failures } = runVectors(core, { cases: [reserve, tampered] });
+  assert.equal(total, 2);
+  assert.equal(failures.length, 1, failures.join("\n"));
+  assert.ok(failures[0].startsWith(`── ${tampered.name} (reserve)\nresult: output differs`), failures[0]);
+  assert.match(failures[0], new RegExp(`- +"last": ${tampered.output.last}\\b`));
+  assert.match(failures[0], new RegExp(`\\+ +"last": ${reserve.output.last}\\b`));
+});
