@@ -38,7 +38,7 @@ test-e2e:
 # trigger. CI size (~30 s) in `make test`; full size (100,000 documents) with `make chaos`.
 chaos-ci:
 	cargo build -p mongo-seq
-	node tests/chaos/run.mjs --docs 10000 --rate 500 --proxy
+	node tests/chaos/run.mjs --docs 10000 --rate 500 --proxy --timeout-s 300
 
 chaos: setup
 	cargo build -p mongo-seq
