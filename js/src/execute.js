@@ -7,7 +7,8 @@ const DUPLICATE_KEY = 11000;
 
 /** True when `error` is a duplicate-key error (single write or the first of a bulk write). */
 export function isDuplicateKey(error) {
-  return error?.code === DUPLICATE_KEY || error?.writeErrors?.[0]?.code === DUPLICATE_KEY;
+  // Number(): with promoteValues off, the driver hands the error's code over as an Int32 too.
+  return Number(error?.code) === DUPLICATE_KEY || Number(error?.writeErrors?.[0]?.code) === DUPLICATE_KEY;
 }
 
 /**
@@ -33,13 +34,18 @@ export function duplicateKeyFields(error) {
  */
 export async function executeCommand(command, target) {
   const collection = command.collection === "counters" ? target.counters : target.documents;
+  // Replies keep their BSON types (Int32, Long, Double objects), so the core sees `5.0` as a
+  // double — a legacy counter it must convert — and not as the integer 5.
+  const read = { promoteValues: false };
   switch (command.op) {
     case "findOneAndUpdate": {
-      const options = { upsert: command.options.upsert, returnDocument: command.options.returnDocument };
+      const options = { ...read, upsert: command.options.upsert, returnDocument: command.options.returnDocument };
       return found(() => collection.findOneAndUpdate(toDriver(command.filter), toDriver(command.update), options));
     }
     case "findOne": {
-      const options = command.options ? { sort: toDriver(command.options.sort), projection: toDriver(command.options.projection) } : {};
+      const options = command.options
+        ? { ...read, sort: toDriver(command.options.sort), projection: toDriver(command.options.projection) }
+        : read;
       return found(() => collection.findOne(toDriver(command.filter), options));
     }
     case "insertOne":

@@ -2,6 +2,7 @@
 // written (the database's contents are compared before and after).
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { Double } from "mongodb";
 import { Sequences, isMongoSeqError, core } from "mongo-seq";
 import { useMongo, snapshot } from "./support.mjs";
 
@@ -55,17 +56,28 @@ test("a non-integer counter document is MALFORMED_COUNTER (bounded sequence)", a
   );
 });
 
-// Known gap of the core's upsert protocol (default options, start == step, no bound): its
-// `$inc` runs before the reply is read, so a fractional `seq` is incremented (1.5 → 2.5) before
-// MALFORMED_COUNTER is raised, and a string `seq` fails on the server (TypeMismatch, code 14)
-// instead of MALFORMED_COUNTER. Reported; the fix belongs in the core's reservation filter.
-test("a non-integer counter document with default options writes nothing", { todo: "core: guard the upsert $inc" }, async () => {
-  await assertRefused(
-    "malformed_default",
-    "MALFORMED_COUNTER",
-    (seqs) => seqs.sequence("userid").next(),
-    (db) => db.collection("counters").insertOne({ _id: "userid", seq: 1.5 }),
-  );
+// Default options use the tutorial's upsert; its filter only matches an integer `seq`, so a
+// fractional or string counter is never incremented.
+test("a non-integer counter document with default options writes nothing", async () => {
+  for (const [label, seq] of [["fraction", 1.5], ["string", "12"]]) {
+    await assertRefused(
+      `malformed_default_${label}`,
+      "MALFORMED_COUNTER",
+      (seqs) => seqs.sequence("userid").next(),
+      (db) => db.collection("counters").insertOne({ _id: "userid", seq }),
+    );
+  }
+});
+
+test("a legacy counter stored as a double (the old shell's seq: 5.0) keeps counting, and stays a double", async () => {
+  const db = mongo.freshDb("legacy_double");
+  await db.collection("counters").insertOne({ _id: "userid", seq: new Double(5) });
+  const userIds = new Sequences(db).sequence("userid");
+  assert.equal(await userIds.next(), 6);
+  assert.deepEqual(await userIds.nextMany(2), [7, 8]);
+  const counter = await db.collection("counters").findOne({ _id: "userid" }, { promoteValues: false });
+  assert.equal(counter.seq._bsontype, "Double", "the tutorial's counter keeps its type");
+  assert.equal(counter.seq.valueOf(), 8);
 });
 
 test("exceeding max is SEQUENCE_EXHAUSTED, for next(), nextMany() and insertMany()", async () => {

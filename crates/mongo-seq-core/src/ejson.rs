@@ -17,6 +17,16 @@ pub fn long(value: i64) -> Value {
     Value::Object(map)
 }
 
+/// Whether a value is stored as a BSON double (`{"$numberDouble": …}`, or a relaxed JSON number
+/// with a fraction or exponent), as opposed to int32/int64.
+pub fn is_double(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => number.is_f64(),
+        Value::Object(map) => map.len() == 1 && map.contains_key("$numberDouble"),
+        _ => false,
+    }
+}
+
 /// Reads an integer in any accepted form. The error is a reason phrase ("is a string ...")
 /// which callers wrap into the error variant that names the field.
 pub fn read_i64(value: &Value) -> Result<i64, String> {

@@ -3,15 +3,25 @@
 //! Two protocols, chosen from the options (see the README diagram):
 //!
 //! * **Upsert** (the tutorial's, used when `start == step`, no bound in the counting direction
-//!   and no extra filter): `findOneAndUpdate({_id}, {$inc: {seq: n·step}}, upsert, after)`.
-//!   A missing counter is created holding `n·step`, which is right exactly when
-//!   `start == step`. A duplicate-key error (two upserts racing) is retried.
+//!   and no extra filter): `findOneAndUpdate({_id, seq: {$type: ["int", "long"]}},
+//!   {$inc: {seq: n·step}}, upsert, after)`. A missing counter is created holding `n·step`,
+//!   which is right exactly when `start == step`. A duplicate-key error means the counter
+//!   exists but did not match: two upserts raced, or `seq` is not an integer. A `findOne`
+//!   tells which (see below).
 //! * **Guarded** (everything else): no upsert, and the bound goes into the filter so the
 //!   counter is never pushed past it: `{_id, seq: {$lte: bound - n·step}}` (`$gte` when
 //!   counting down; the bound is `max`/`min`, else the i64 limit). A null reply triggers a
 //!   `findOne({_id})`: missing → `insertOne({_id, seq: start - step + n·step})` (duplicate key →
 //!   retry the update); present with room → lost a race, retry; present without room →
 //!   `SEQUENCE_EXHAUSTED` (or, with `minCount < count`, retry with what is left).
+//!
+//! Both filters require `seq` to be stored as an integer (`$type: ["int", "long"]`), so a
+//! malformed counter (`seq` a string, `1.5`, …) is never written to: the update does not match,
+//! the `findOne` reads it and the plan fails with `MALFORMED_COUNTER`. A counter stored as an
+//! integral double (the legacy shell writes `seq: 0` as `0.0`) is left a double: the plan
+//! checks its room from the `findOne` and increments it only if it still holds exactly the value
+//! read (`findOneAndUpdate({_id, seq: <that double>}, {$inc})`), so it costs three commands
+//! instead of one. Converting it once to int64 (e.g. `setNext` with force) restores one.
 //!
 //! Restarts are capped by [`MAX_RETRIES`](crate::command::MAX_RETRIES).
 //!
@@ -124,6 +134,13 @@ impl ReserveRequest {
     }
 }
 
+/// `seq` stored as an integer: never `$inc` a string, a fraction or NaN.
+fn integer_type_condition() -> Map<String, Value> {
+    let mut condition = Map::new();
+    condition.insert("$type".to_owned(), serde_json::json!(["int", "long"]));
+    condition
+}
+
 fn is_counter_field(key: &str) -> bool {
     ["_id", "seq"].iter().any(|f| {
         key == *f
@@ -137,6 +154,7 @@ fn is_counter_field(key: &str) -> bool {
 enum Phase {
     Update,
     Check,
+    CompareAndIncrement,
     Insert(ReservedRange),
 }
 
@@ -195,6 +213,7 @@ impl Reservation {
     fn begin_update(&mut self) -> Result<Command, SeqError> {
         let increment = self.increment()?;
         let mut filter = id_filter(self.counter_id());
+        let mut seq_condition = integer_type_condition();
         if !self.upsert {
             let (bound, _) = self.spec.limit();
             let Some(threshold) = bound.checked_sub(increment) else {
@@ -202,9 +221,10 @@ impl Reservation {
                 return Ok(self.check_command());
             };
             let op = if self.spec.step() > 0 { "$lte" } else { "$gte" };
-            filter.insert("seq".to_owned(), operator(op, ejson::long(threshold)));
-            filter.extend(self.request.extra_filter.clone());
+            seq_condition.insert(op.to_owned(), ejson::long(threshold));
         }
+        filter.insert("seq".to_owned(), Value::Object(seq_condition));
+        filter.extend(self.request.extra_filter.clone());
         let mut update = Map::new();
         update.insert("$inc".to_owned(), operator("seq", ejson::long(increment)));
         if !self.request.extra_set.is_empty() {
@@ -266,7 +286,50 @@ impl Reservation {
                 self.phase = Phase::Check;
                 Ok(Step::Command(self.check_command()))
             }
-            Reply::DuplicateKey if self.upsert => self.restart(),
+            // The counter exists but did not match: a racing upsert, or a non-integer `seq`.
+            Reply::DuplicateKey if self.upsert => {
+                self.phase = Phase::Check;
+                Ok(Step::Command(self.check_command()))
+            }
+            other => Err(unexpected(&other, "findOneAndUpdate")),
+        }
+    }
+
+    /// `$inc` a counter stored as an integral double, only while it still holds `stored`
+    /// (the value the bounds were checked against).
+    fn compare_and_increment(&mut self, stored: &Value) -> Result<Step<ReservedRange>, SeqError> {
+        self.retries.bump("reserve", &self.request.counter_id)?;
+        let mut filter = id_filter(self.counter_id());
+        filter.insert("seq".to_owned(), stored.clone());
+        filter.extend(self.request.extra_filter.clone());
+        let mut update = Map::new();
+        update.insert("$inc".to_owned(), operator("seq", ejson::long(self.increment()?)));
+        if !self.request.extra_set.is_empty() {
+            update.insert("$set".to_owned(), Value::Object(self.request.extra_set.clone()));
+        }
+        self.phase = Phase::CompareAndIncrement;
+        Ok(Step::Command(Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: Value::Object(update),
+            options: UpdateOptions {
+                upsert: false,
+                return_document: ReturnDocument::After,
+            },
+        }))
+    }
+
+    fn on_compare_and_increment(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Document { document } => {
+                let last = read_counter(&document, self.counter_id())?;
+                self.finish(last)
+            }
+            // Changed since we read it: read it again.
+            Reply::None => {
+                self.phase = Phase::Check;
+                Ok(Step::Command(self.check_command()))
+            }
             other => Err(unexpected(&other, "findOneAndUpdate")),
         }
     }
@@ -275,8 +338,12 @@ impl Reservation {
         match reply {
             Reply::Document { document } => {
                 let last = read_counter(&document, self.counter_id())?;
+                let legacy_double = document.get("seq").filter(|seq| ejson::is_double(seq));
                 let available = self.spec.available_after(last);
                 if available >= self.count {
+                    if let Some(stored) = legacy_double {
+                        return self.compare_and_increment(stored);
+                    }
                     if !self.request.extra_filter.is_empty() {
                         return Err(SeqError::ConditionNotMet {
                             counter_id: self.request.counter_id.clone(),
@@ -285,7 +352,10 @@ impl Reservation {
                     self.restart() // the counter moved between our update and find
                 } else if available >= self.min_count {
                     self.count = available;
-                    self.restart()
+                    match legacy_double {
+                        Some(stored) => self.compare_and_increment(stored),
+                        None => self.restart(),
+                    }
                 } else {
                     Err(self
                         .spec
@@ -345,6 +415,7 @@ impl Plan for Reservation {
         let next = match self.phase.clone() {
             Phase::Update => self.on_update(reply),
             Phase::Check => self.on_check(reply),
+            Phase::CompareAndIncrement => self.on_compare_and_increment(reply),
             Phase::Insert(range) => self.on_insert(range, reply),
         };
         self.state.settle(next)
