@@ -3,13 +3,13 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e
+.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos
 
 demo: setup build-js
 	cargo build -q -p mongo-seq
 	demo/run
 
-test: setup test-rust build-wasm build-js test-js test-e2e
+test: setup test-rust build-wasm build-js test-js test-e2e chaos-ci
 
 setup:
 	scripts/setup
@@ -32,3 +32,14 @@ test-js: build-js
 test-e2e:
 	cargo build -p mongo-seq
 	node --test tests/e2e/
+
+# Chaos test (tests/chaos/run.mjs): writers + a deleter, 3 sidecars SIGKILLed at random, connections
+# cut through a TCP proxy; fails on any unnumbered document, duplicate, or gap of the gapless
+# trigger. CI size (~30 s) in `make test`; full size (100,000 documents) with `make chaos`.
+chaos-ci:
+	cargo build -p mongo-seq
+	node tests/chaos/run.mjs --docs 10000 --rate 500 --proxy --timeout-s 300
+
+chaos: setup
+	cargo build -p mongo-seq
+	node tests/chaos/run.mjs --docs 100000 --rate 1000 --proxy $(CHAOS_ARGS)

@@ -34,7 +34,7 @@ pub async fn set_next(
     next: i64,
     force: bool,
 ) -> Result<SetNextOutcome, SidecarError> {
-    let exec = Executor { counters: counters.clone(), metrics: Metrics::new(), label: "set-next".to_owned() };
+    let exec = Executor { counters: counters.clone(), leases: None, metrics: Metrics::new(), label: "set-next".to_owned() };
     let mut plan = SetNext::new(spec, counter_id, next, force)?;
     exec.drive(&mut plan).await
 }

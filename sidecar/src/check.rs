@@ -81,6 +81,7 @@ pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, 
     };
     let exec = Executor {
         counters: client.database(&counters_db).collection(&counters_coll),
+        leases: None,
         metrics: Metrics::new(),
         label: "check".to_owned(),
     };

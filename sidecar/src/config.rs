@@ -42,6 +42,8 @@ pub struct RawConfig {
     pub sidecar: RawSidecar,
     #[serde(default)]
     pub http: RawHttp,
+    #[serde(default)]
+    pub lease: RawLease,
     #[serde(default, rename = "trigger")]
     pub triggers: Vec<RawTrigger>,
 }
@@ -75,6 +77,15 @@ pub struct RawHttp {
     pub port: Option<u16>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLease {
+    pub ttl_ms: Option<u64>,
+    pub renew_ms: Option<u64>,
+    pub margin_ms: Option<u64>,
+    pub instance_id: Option<String>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTrigger {
@@ -92,6 +103,7 @@ pub struct RawTrigger {
     pub format_field: Option<String>,
     #[serde(rename = "match")]
     pub filter: Option<toml::Table>,
+    pub gapless: Option<bool>,
 }
 
 // ---------------------------------------------------------------- validated
@@ -118,6 +130,43 @@ pub struct Settings {
     pub backoff_initial: Duration,
     pub backoff_max: Duration,
     pub progress: Duration,
+    pub lease: LeaseSettings,
+}
+
+/// Leases (several sidecars with the same config): see CONFIG.md `[lease]`.
+#[derive(Debug, Clone)]
+pub struct LeaseSettings {
+    /// This instance's id, unique among the running sidecars.
+    pub instance_id: String,
+    /// How long a lease lasts without renewal.
+    pub ttl: Duration,
+    /// How often the holder renews it (and a standby tries to take it).
+    pub renew: Duration,
+    /// The holder stops `margin` before the lease could expire (by its own monotonic clock):
+    /// the tolerated clock skew between hosts.
+    pub margin: Duration,
+}
+
+/// `<hostname>:<pid>`.
+pub fn default_instance_id() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".to_owned());
+    format!("{host}:{}", std::process::id())
+}
+
+impl Default for LeaseSettings {
+    fn default() -> Self {
+        Self {
+            instance_id: default_instance_id(),
+            ttl: Duration::from_secs(10),
+            renew: Duration::from_millis(3333),
+            margin: Duration::from_secs(2),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -130,6 +179,7 @@ impl Default for Settings {
             backoff_initial: Duration::from_millis(200),
             backoff_max: Duration::from_secs(30),
             progress: Duration::from_secs(2),
+            lease: LeaseSettings::default(),
         }
     }
 }
@@ -144,6 +194,8 @@ pub struct TriggerSpec {
     pub format_field: Option<String>,
     /// The `match` expression on the inserted document's fields.
     pub filter: Option<Document>,
+    /// Crash-safe gapless numbering (intent protocol).
+    pub gapless: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -193,6 +245,16 @@ pub fn validate(raw: RawConfig, env: impl Fn(&str) -> Option<String>) -> Result<
                 format!("duplicate trigger: `{}` field `{}` is already numbered by trigger `{}`", trigger.ns, trigger.field, other.id),
             ));
         }
+        if let Some(other) = triggers.iter().find(|o| o.sequence.name() == trigger.sequence.name()) {
+            return Err(invalid(
+                format!("trigger[{index}].sequence"),
+                format!(
+                    "sequence `{}` is already used by trigger `{}`: each trigger needs its own sequence (its lease fences its counters)",
+                    trigger.sequence.name(),
+                    other.id
+                ),
+            ));
+        }
         if triggers.iter().any(|o| o.id == trigger.id) {
             return Err(invalid(format!("trigger[{index}].name"), format!("duplicate trigger name `{}`", trigger.id)));
         }
@@ -237,6 +299,7 @@ pub fn validate(raw: RawConfig, env: impl Fn(&str) -> Option<String>) -> Result<
         backoff_initial: ms("backoff_initial_ms", s.backoff_initial_ms, d.backoff_initial, 1)?,
         backoff_max: ms("backoff_max_ms", s.backoff_max_ms, d.backoff_max, 1)?,
         progress: ms("progress_secs", s.progress_secs.map(|v| v.saturating_mul(1000)), d.progress, 1000)?,
+        lease: lease_settings(raw.lease, &env)?,
     };
     if settings.backoff_max < settings.backoff_initial {
         return Err(invalid("sidecar.backoff_max_ms", "must be at least sidecar.backoff_initial_ms"));
@@ -251,6 +314,40 @@ pub fn validate(raw: RawConfig, env: impl Fn(&str) -> Option<String>) -> Result<
     };
 
     Ok(Config { uri, counters, state, settings, http, triggers })
+}
+
+/// Environment variable that overrides `[lease].instance_id`.
+pub const INSTANCE_ENV: &str = "MONGO_SEQ_INSTANCE_ID";
+
+fn lease_settings(raw: RawLease, env: &impl Fn(&str) -> Option<String>) -> Result<LeaseSettings, ConfigError> {
+    let ttl = raw.ttl_ms.unwrap_or(10_000);
+    if !(300..=3_600_000).contains(&ttl) {
+        return Err(invalid("lease.ttl_ms", format!("must be 300..=3600000, got {ttl}")));
+    }
+    let renew = raw.renew_ms.unwrap_or(ttl / 3);
+    let margin = raw.margin_ms.unwrap_or(ttl / 5);
+    if margin >= ttl {
+        return Err(invalid("lease.margin_ms", format!("must be below lease.ttl_ms ({ttl}), got {margin}")));
+    }
+    if renew == 0 || renew >= ttl - margin {
+        return Err(invalid(
+            "lease.renew_ms",
+            format!("must be 1..{} (below lease.ttl_ms - lease.margin_ms), got {renew}", ttl - margin),
+        ));
+    }
+    let instance_id = match env(INSTANCE_ENV).or(raw.instance_id) {
+        Some(id) if id.trim().is_empty() || id.chars().any(char::is_control) || id.len() > 200 => {
+            return Err(invalid("lease.instance_id", "must be 1..=200 bytes without control characters"))
+        }
+        Some(id) => id,
+        None => default_instance_id(),
+    };
+    Ok(LeaseSettings {
+        instance_id,
+        ttl: Duration::from_millis(ttl),
+        renew: Duration::from_millis(renew),
+        margin: Duration::from_millis(margin),
+    })
 }
 
 fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigError> {
@@ -326,7 +423,7 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
         Some(name) => name,
         None => format!("{ns}.{}", t.field),
     };
-    Ok(TriggerSpec { id, ns, field: t.field, sequence, format_field: t.format_field, filter })
+    Ok(TriggerSpec { id, ns, field: t.field, sequence, format_field: t.format_field, filter, gapless: t.gapless.unwrap_or(false) })
 }
 
 fn namespace(key: &str, value: &str, default_db: Option<&str>) -> Result<Namespace, ConfigError> {

@@ -29,6 +29,13 @@ pub enum SidecarError {
     HistoryLost(String),
     #[error("unexpected reply from MongoDB: {0}")]
     Reply(String),
+    /// This instance no longer holds the trigger's lease (expired by its own clock, or taken
+    /// over): it stops numbering and becomes a standby.
+    #[error("lease lost: {0}")]
+    LeaseLost(String),
+    /// A write was refused because a later lease holder (higher epoch) touched the document.
+    #[error("fenced: {0}")]
+    Fenced(String),
     /// The server refused to update a counter document (e.g. `seq` is not a number).
     #[error("counter `{counter}` is malformed: {source}")]
     MalformedCounter { counter: String, source: mongodb::error::Error },
@@ -51,10 +58,17 @@ impl SidecarError {
             Self::HistoryLost(_) => "HISTORY_LOST".to_owned(),
             Self::Reply(_) => "UNEXPECTED_REPLY".to_owned(),
             Self::MalformedCounter { .. } => "MALFORMED_COUNTER".to_owned(),
+            Self::LeaseLost(_) => "LEASE_LOST".to_owned(),
+            Self::Fenced(_) => "FENCED".to_owned(),
         }
     }
 
-    /// Metric label: transient, counter, history_lost or other.
+    /// Whether this error means "not the lease holder any more".
+    pub fn is_lease_loss(&self) -> bool {
+        matches!(self, Self::LeaseLost(_) | Self::Fenced(_))
+    }
+
+    /// Metric label: transient, counter, core, history_lost, lease or other.
     pub fn kind(&self) -> &'static str {
         match self {
             _ if self.is_transient() => "transient",
@@ -62,6 +76,7 @@ impl SidecarError {
             Self::Core(_) => "core",
             Self::HistoryLost(_) => "history_lost",
             Self::MalformedCounter { .. } => "counter",
+            Self::LeaseLost(_) | Self::Fenced(_) => "lease",
             _ => "other",
         }
     }

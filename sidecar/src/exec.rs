@@ -11,10 +11,13 @@ use crate::ejson;
 use crate::error::SidecarError;
 use crate::metrics::Metrics;
 
-/// What plans run against: the counters collection, plus command accounting.
+/// What plans run against: the counters collection, the leases (state) collection, plus
+/// command accounting.
 #[derive(Clone)]
 pub struct Executor {
     pub counters: Collection<Document>,
+    /// Where lease documents live (the state collection); `None` for the tools.
+    pub leases: Option<Collection<Document>>,
     pub metrics: Metrics,
     /// Metric label (the trigger id, or the subcommand).
     pub label: String,
@@ -43,15 +46,31 @@ impl Executor {
         }
     }
 
+    /// Counts a command; lease traffic as `lease:<command>`, apart from the numbering pipeline's.
+    fn count(&self, target: Target, command: &str) {
+        match target {
+            Target::Leases => self.metrics.command(&self.label, &format!("lease:{command}")),
+            _ => self.metrics.command(&self.label, command),
+        }
+    }
+
+    fn target(&self, target: Target) -> Result<&Collection<Document>, SidecarError> {
+        match target {
+            Target::Counters => Ok(&self.counters),
+            Target::Leases => self.leases.as_ref().ok_or_else(|| SidecarError::Reply("no leases collection here".to_owned())),
+            Target::Documents => Err(SidecarError::Reply("the sidecar does not run commands on the document collection through plans".to_owned())),
+        }
+    }
+
     async fn execute(&self, command: Command) -> Result<Reply, SidecarError> {
         let bad = |e: String| SidecarError::Reply(e);
         match command {
-            Command::FindOneAndUpdate { collection: Target::Counters, filter, update, options } => {
-                self.metrics.command(&self.label, "findAndModify");
+            Command::FindOneAndUpdate { collection, filter, update, options } => {
+                let target = self.target(collection)?;
+                self.count(collection, "findAndModify");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
                 let update = ejson::to_doc(update).map_err(bad)?;
-                let result = self
-                    .counters
+                let result = target
                     .find_one_and_update(filter, update)
                     .upsert(options.upsert)
                     .return_document(match options.return_document {
@@ -66,10 +85,11 @@ impl Executor {
                     Err(e) => Err(e.into()),
                 }
             }
-            Command::FindOne { collection: Target::Counters, filter, options } => {
-                self.metrics.command(&self.label, "find");
+            Command::FindOne { collection, filter, options } => {
+                let target = self.target(collection)?;
+                self.count(collection, "find");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
-                let mut find = self.counters.find_one(filter);
+                let mut find = target.find_one(filter);
                 if let Some(options) = options {
                     find = find.sort(ejson::to_doc(options.sort).map_err(bad)?).projection(ejson::to_doc(options.projection).map_err(bad)?);
                 }
@@ -78,9 +98,10 @@ impl Executor {
                     None => Reply::None,
                 })
             }
-            Command::InsertOne { collection: Target::Counters, document } => {
-                self.metrics.command(&self.label, "insert");
-                match self.counters.insert_one(ejson::to_doc(document).map_err(bad)?).await {
+            Command::InsertOne { collection, document } => {
+                let target = self.target(collection)?;
+                self.count(collection, "insert");
+                match target.insert_one(ejson::to_doc(document).map_err(bad)?).await {
                     Ok(_) => Ok(Reply::Inserted),
                     Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
                     Err(e) => Err(e.into()),

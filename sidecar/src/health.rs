@@ -10,6 +10,8 @@ use serde::Serialize;
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Starting,
+    /// Another instance holds the trigger's lease; this one waits to take over.
+    Standby,
     Backfilling,
     Running,
     /// An error stopped the trigger; it retries with backoff.
@@ -26,11 +28,18 @@ pub struct TriggerHealth {
     pub consecutive_errors: u32,
     pub numbered: u64,
     pub last_batch_unix_ms: Option<u64>,
+    /// Whether this instance holds the trigger's lease (is the active one).
+    pub lease_held: bool,
+    /// The epoch held, or the holder's when standing by.
+    pub lease_epoch: Option<i64>,
+    /// The lease holder's instance id, as last seen.
+    pub lease_owner: Option<String>,
 }
 
 #[derive(Clone, Default)]
 pub struct Health {
     inner: Arc<Mutex<BTreeMap<String, TriggerHealth>>>,
+    instance: Arc<Mutex<String>>,
 }
 
 fn now_ms() -> u64 {
@@ -48,6 +57,9 @@ impl Health {
             consecutive_errors: 0,
             numbered: 0,
             last_batch_unix_ms: None,
+            lease_held: false,
+            lease_epoch: None,
+            lease_owner: None,
         });
         f(entry);
     }
@@ -55,7 +67,7 @@ impl Health {
     pub fn set_state(&self, trigger: &str, state: State) {
         self.update(trigger, |h| {
             h.state = state;
-            if matches!(state, State::Running | State::Backfilling) {
+            if matches!(state, State::Running | State::Backfilling | State::Standby) {
                 h.healthy = true;
             }
         });
@@ -77,6 +89,24 @@ impl Health {
             h.last_error = Some(message.to_owned());
             h.last_error_code = Some(code.to_owned());
             h.consecutive_errors += 1;
+        });
+    }
+
+    /// This instance's id (shown by `/healthz`).
+    pub fn set_instance(&self, id: &str) {
+        *self.instance.lock().expect("health lock") = id.to_owned();
+    }
+
+    pub fn instance(&self) -> String {
+        self.instance.lock().expect("health lock").clone()
+    }
+
+    /// Records who holds the trigger's lease.
+    pub fn lease(&self, trigger: &str, held: bool, epoch: Option<i64>, owner: Option<&str>) {
+        self.update(trigger, |h| {
+            h.lease_held = held;
+            h.lease_epoch = epoch;
+            h.lease_owner = owner.map(str::to_owned);
         });
     }
 

@@ -23,7 +23,7 @@ struct AppState {
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     let (healthy, triggers) = state.health.snapshot();
     let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, Json(json!({ "status": if healthy { "ok" } else { "unhealthy" }, "triggers": triggers })))
+    (status, Json(json!({ "status": if healthy { "ok" } else { "unhealthy" }, "instance": state.health.instance(), "triggers": triggers })))
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {

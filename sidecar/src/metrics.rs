@@ -15,6 +15,12 @@ pub struct Metrics {
     pub lag: GaugeVec,
     pub backfill_remaining: IntGaugeVec,
     pub healthy: IntGaugeVec,
+    pub lease_held: IntGaugeVec,
+    pub lease_acquired: IntCounterVec,
+    pub lease_lost: IntCounterVec,
+    pub fenced: IntCounterVec,
+    pub intents_completed: IntCounterVec,
+    pub gapless_renumbered: IntCounterVec,
 }
 
 impl Default for Metrics {
@@ -52,7 +58,40 @@ impl Metrics {
         };
         let backfill_remaining = gauge("mongo_seq_backfill_remaining", "Documents the running backfill still has to number.");
         let healthy = gauge("mongo_seq_trigger_healthy", "1 when the trigger is running without error, else 0.");
-        Self { registry, events, numbered, prenumbered, skipped, batches, commands, errors, lag, backfill_remaining, healthy }
+        let lease_held = gauge("mongo_seq_lease_held", "1 while this instance holds the trigger's lease (the active instance), else 0.");
+        let lease_acquired = counter("mongo_seq_lease_acquired_total", "Times this instance acquired the trigger's lease (a new epoch).", &["trigger"]);
+        let lease_lost = counter("mongo_seq_lease_lost_total", "Times this instance lost the lease (taken over, or not renewed in time).", &["trigger"]);
+        let fenced = counter(
+            "mongo_seq_fenced_total",
+            "Writes refused because a later lease holder (higher epoch) had touched the counter or state document.",
+            &["trigger"],
+        );
+        let intents_completed =
+            counter("mongo_seq_intents_completed_total", "Gapless intents left pending by an interrupted batch and completed.", &["trigger"]);
+        let gapless_renumbered = counter(
+            "mongo_seq_gapless_renumbered_total",
+            "Numbers of a pending gapless intent moved down because a document before them was deleted while the batch was written.",
+            &["trigger"],
+        );
+        Self {
+            registry,
+            events,
+            numbered,
+            prenumbered,
+            skipped,
+            batches,
+            commands,
+            errors,
+            lag,
+            backfill_remaining,
+            healthy,
+            lease_held,
+            lease_acquired,
+            lease_lost,
+            fenced,
+            intents_completed,
+            gapless_renumbered,
+        }
     }
 
     /// Counts one command issued for `trigger`.

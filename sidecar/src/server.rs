@@ -12,6 +12,7 @@ use tracing::{error, info};
 use crate::config::Config;
 use crate::exec::Executor;
 use crate::health::Health;
+use crate::lease::LeaseKeeper;
 use crate::metrics::Metrics;
 use crate::redact::redact;
 use crate::state::StateStore;
@@ -58,7 +59,8 @@ pub async fn run_with_client(
         Some(addr) => Some(crate::http::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?),
         None => None,
     };
-    info!(uri = %redact(&config.uri), triggers = config.triggers.len(), counters = %config.counters, state = %config.state, "mongo-seq sidecar starting");
+    health.set_instance(&config.settings.lease.instance_id);
+    info!(uri = %redact(&config.uri), instance = config.settings.lease.instance_id, triggers = config.triggers.len(), counters = %config.counters, state = %config.state, "mongo-seq sidecar starting");
 
     let tracker = TaskTracker::new();
     if let Some(listener) = listener {
@@ -79,7 +81,14 @@ pub async fn run_with_client(
         let trigger = Trigger {
             docs: db.collection(&spec.ns.coll),
             db,
-            exec: Executor { counters: counters.clone(), metrics: metrics.clone(), label: spec.id.clone() },
+            exec: Executor { counters: counters.clone(), leases: Some(state.clone()), metrics: metrics.clone(), label: spec.id.clone() },
+            lease: LeaseKeeper {
+                exec: Executor { counters: counters.clone(), leases: Some(state.clone()), metrics: metrics.clone(), label: spec.id.clone() },
+                lease_id: spec.id.clone(),
+                sequence: spec.sequence.name().to_owned(),
+                settings: config.settings.lease.clone(),
+                metrics: metrics.clone(),
+            },
             state: StateStore { collection: state.clone(), trigger: spec.id.clone(), metrics: metrics.clone() },
             settings: config.settings.clone(),
             metrics: metrics.clone(),

@@ -1,11 +1,14 @@
 //! Where each trigger's progress lives: one document per trigger in the state collection (next
-//! to the counters), never on local disk. `{ _id: <trigger id>, token, backfillDone, updatedAt }`.
+//! to the counters), never on local disk. `{ _id: <trigger id>, token, backfillDone, updatedAt,
+//! lease: {owner, epoch, expiresAt} }`. The lease (core `lease` plan) lives in the same document,
+//! so every write here is conditioned on still holding it: a stale instance cannot move the token.
 
 use mongodb::bson::{doc, Bson, DateTime, Document};
 use mongodb::change_stream::event::ResumeToken;
 use mongodb::Collection;
 
 use crate::error::SidecarError;
+use crate::lease::Fence;
 use crate::metrics::Metrics;
 
 #[derive(Debug, Clone, Default)]
@@ -37,8 +40,21 @@ impl StateStore {
         Ok(Stored { token, backfill_done: document.get_bool("backfillDone").unwrap_or(false) })
     }
 
-    /// Stores the token (and, when given, the backfill flag) in one upsert.
-    pub async fn save(&self, token: Option<&ResumeToken>, backfill_done: Option<bool>) -> Result<(), SidecarError> {
+    /// The filter of a write by the lease holder `fence`.
+    fn fenced(&self, fence: &Fence) -> Result<Document, SidecarError> {
+        fence.check()?;
+        Ok(doc! { "_id": &self.trigger, "lease.owner": &fence.owner, "lease.epoch": fence.epoch })
+    }
+
+    fn refused(&self, fence: &Fence) -> SidecarError {
+        self.metrics.fenced.with_label_values(&[&self.trigger]).inc();
+        fence.lose();
+        SidecarError::Fenced(format!("state of `{}`: the lease (epoch {}) is no longer this instance's", self.trigger, fence.epoch))
+    }
+
+    /// Stores the token (and, when given, the backfill flag) in one update, where `fence` still
+    /// holds the lease.
+    pub async fn save(&self, token: Option<&ResumeToken>, backfill_done: Option<bool>, fence: &Fence) -> Result<(), SidecarError> {
         let mut set = doc! { "updatedAt": DateTime::now() };
         if let Some(token) = token {
             let token = mongodb::bson::to_bson(token).map_err(|e| SidecarError::Reply(format!("resume token: {e}")))?;
@@ -48,17 +64,23 @@ impl StateStore {
             set.insert("backfillDone", done);
         }
         self.metrics.command(&self.trigger, "update");
-        self.collection.update_one(doc! { "_id": &self.trigger }, doc! { "$set": set }).upsert(true).await?;
+        let result = self.collection.update_one(self.fenced(fence)?, doc! { "$set": set }).await?;
+        if result.matched_count == 0 {
+            return Err(self.refused(fence));
+        }
         Ok(())
     }
 
     /// Forgets the token (history lost): the next start backfills and starts from now.
-    pub async fn forget_token(&self) -> Result<(), SidecarError> {
+    pub async fn forget_token(&self, fence: &Fence) -> Result<(), SidecarError> {
         self.metrics.command(&self.trigger, "update");
-        self.collection
-            .update_one(doc! { "_id": &self.trigger }, doc! { "$set": { "token": Bson::Null, "backfillDone": false, "updatedAt": DateTime::now() } })
-            .upsert(true)
+        let result = self
+            .collection
+            .update_one(self.fenced(fence)?, doc! { "$set": { "token": Bson::Null, "backfillDone": false, "updatedAt": DateTime::now() } })
             .await?;
+        if result.matched_count == 0 {
+            return Err(self.refused(fence));
+        }
         Ok(())
     }
 }

@@ -20,6 +20,7 @@ use crate::ejson;
 use crate::error::SidecarError;
 use crate::exec::Executor;
 use crate::health::{Health, State};
+use crate::lease::{Acquired, Fence, LeaseKeeper};
 use crate::metrics::Metrics;
 use crate::state::StateStore;
 
@@ -52,10 +53,11 @@ pub struct Trigger {
     pub state: StateStore,
     pub metrics: Metrics,
     pub health: Health,
+    pub lease: LeaseKeeper,
 }
 
 /// Looks up a dotted path; `None` when absent.
-fn lookup<'a>(document: &'a Document, path: &str) -> Option<&'a Bson> {
+pub(crate) fn lookup<'a>(document: &'a Document, path: &str) -> Option<&'a Bson> {
     let mut current = document;
     let mut parts = path.split('.').peekable();
     while let Some(part) = parts.next() {
@@ -86,11 +88,11 @@ fn set_path(document: &mut Document, path: &str, value: Bson) {
 }
 
 /// A hashable key for an `_id`.
-fn id_key(id: &Bson) -> String {
+pub(crate) fn id_key(id: &Bson) -> String {
     id.clone().into_canonical_extjson().to_string()
 }
 
-fn as_u64(reply: &Document, key: &str) -> u64 {
+pub(crate) fn as_u64(reply: &Document, key: &str) -> u64 {
     match reply.get(key) {
         Some(Bson::Int32(v)) => u64::try_from(*v).unwrap_or(0),
         Some(Bson::Int64(v)) => u64::try_from(*v).unwrap_or(0),
@@ -130,12 +132,75 @@ impl Trigger {
         &self.spec.id
     }
 
-    /// Runs until `shutdown`: sessions, with backoff between failed ones.
+    /// Runs until `shutdown`: stands by until it holds the trigger's lease, then runs sessions
+    /// (with backoff between failed ones) until shutdown or until the lease is lost.
     pub async fn run(self, shutdown: CancellationToken, backfill_on_start: bool) {
         let mut force_backfill = backfill_on_start;
         let mut delay = self.settings.backoff_initial;
         self.health.set_state(self.id(), State::Starting);
+        let mut standby_logged = false;
         while !shutdown.is_cancelled() {
+            let fence = match self.lease.acquire().await {
+                Ok(Acquired::Held(fence)) => fence,
+                Ok(Acquired::Busy { owner, epoch, expires_at_ms }) => {
+                    self.health.set_state(self.id(), State::Standby);
+                    self.health.lease(self.id(), false, Some(epoch), Some(&owner));
+                    self.metrics.lease_held.with_label_values(&[self.id()]).set(0);
+                    self.metrics.healthy.with_label_values(&[self.id()]).set(1);
+                    if !standby_logged {
+                        info!(trigger = self.id(), holder = owner, epoch, expires_at_ms, "standby: another instance holds the lease");
+                        standby_logged = true;
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.settings.lease.renew) => {}
+                        _ = shutdown.cancelled() => {}
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    self.report(&e, delay);
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = shutdown.cancelled() => {}
+                    }
+                    delay = (delay * 2).min(self.settings.backoff_max);
+                    continue;
+                }
+            };
+            standby_logged = false;
+            self.health.lease(self.id(), true, Some(fence.epoch), Some(&fence.owner));
+            self.metrics.lease_held.with_label_values(&[self.id()]).set(1);
+            let never = CancellationToken::new();
+            tokio::select! {
+                () = self.active(&shutdown, &fence, &mut force_backfill, &mut delay) => {}
+                () = self.lease.keep(&fence, &never) => {}
+            }
+            self.metrics.lease_held.with_label_values(&[self.id()]).set(0);
+            self.health.lease(self.id(), false, None, None);
+            if shutdown.is_cancelled() && fence.check().is_ok() {
+                self.lease.release(&fence).await;
+            } else if fence.check().is_err() {
+                self.metrics.lease_lost.with_label_values(&[self.id()]).inc();
+                warn!(trigger = self.id(), epoch = fence.epoch, "lease lost: this instance stopped numbering and stands by");
+                self.health.set_state(self.id(), State::Standby);
+            }
+        }
+        self.health.set_state(self.id(), State::Stopped);
+        info!(trigger = self.id(), "trigger stopped");
+    }
+
+    fn report(&self, e: &SidecarError, delay: Duration) {
+        let code = e.code();
+        self.metrics.errors.with_label_values(&[self.id(), e.kind()]).inc();
+        self.metrics.healthy.with_label_values(&[self.id()]).set(0);
+        self.health.error(self.id(), &code, &e.to_string());
+        error!(trigger = self.id(), code, kind = e.kind(), error = %e, retry_in_ms = delay.as_millis() as u64,
+            "trigger failed; retrying from the stored resume token");
+    }
+
+    /// Holding the lease: sessions with backoff until shutdown or the lease is lost.
+    async fn active(&self, shutdown: &CancellationToken, fence: &Fence, force_backfill: &mut bool, delay: &mut Duration) {
+        while !shutdown.is_cancelled() && fence.check().is_ok() {
             // After a shutdown request the session gets SHUTDOWN_GRACE to finish its batch and
             // store the token; past that (e.g. the server is unreachable) it is abandoned, which
             // is safe: assignments are idempotent and the stored token is only ever behind.
@@ -144,7 +209,7 @@ impl Trigger {
                 tokio::time::sleep(SHUTDOWN_GRACE).await;
             };
             let result = tokio::select! {
-                result = self.session(&shutdown, &mut force_backfill, &mut delay) => result,
+                result = self.session(shutdown, fence, force_backfill, delay) => result,
                 () = abandon => {
                     warn!(trigger = self.id(), grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: the session did not finish in time; abandoned");
                     Ok(())
@@ -152,36 +217,43 @@ impl Trigger {
             };
             match result {
                 Ok(()) => break,
+                Err(e) if e.is_lease_loss() => {
+                    if let SidecarError::Fenced(_) = e {
+                        self.metrics.fenced.with_label_values(&[self.id()]).inc();
+                    }
+                    warn!(trigger = self.id(), code = e.code(), error = %e, "not the lease holder any more: nothing more is numbered by this instance");
+                    fence.lose();
+                    break;
+                }
                 Err(e) => {
-                    let code = e.code();
-                    self.metrics.errors.with_label_values(&[self.id(), e.kind()]).inc();
-                    self.metrics.healthy.with_label_values(&[self.id()]).set(0);
-                    self.health.error(self.id(), &code, &e.to_string());
                     if let SidecarError::HistoryLost(_) = e {
+                        let code = e.code();
+                        self.metrics.errors.with_label_values(&[self.id(), e.kind()]).inc();
+                        self.health.error(self.id(), &code, &e.to_string());
                         warn!(trigger = self.id(), code, error = %e,
                             "resume point lost: numbering unnumbered documents (backfill) and continuing from now");
-                        force_backfill = true;
-                        if let Err(e) = self.state.forget_token().await {
+                        *force_backfill = true;
+                        if let Err(e) = self.state.forget_token(fence).await {
                             warn!(trigger = self.id(), error = %e, "could not clear the stored resume token");
                         }
                     } else {
-                        error!(trigger = self.id(), code, kind = e.kind(), error = %e, retry_in_ms = delay.as_millis() as u64,
-                            "trigger failed; retrying from the stored resume token");
+                        self.report(&e, *delay);
                     }
                     tokio::select! {
-                        _ = tokio::time::sleep(delay) => {}
+                        _ = tokio::time::sleep(*delay) => {}
                         _ = shutdown.cancelled() => break,
+                        _ = fence.lost().cancelled() => break,
                     }
-                    delay = (delay * 2).min(self.settings.backoff_max);
+                    *delay = (*delay * 2).min(self.settings.backoff_max);
                 }
             }
         }
-        self.health.set_state(self.id(), State::Stopped);
-        info!(trigger = self.id(), "trigger stopped");
     }
 
-    async fn session(&self, shutdown: &CancellationToken, force_backfill: &mut bool, delay: &mut Duration) -> Result<(), SidecarError> {
+    async fn session(&self, shutdown: &CancellationToken, fence: &Fence, force_backfill: &mut bool, delay: &mut Duration) -> Result<(), SidecarError> {
         self.ensure_index().await?;
+        // Whoever holds the trigger completes what an interrupted holder left pending first.
+        self.complete_pending(fence).await?;
         let stored = self.state.load().await?;
         let backfill = *force_backfill || stored.token.is_none() || !stored.backfill_done;
         // The stream is opened before the backfill scans, so nothing inserted meanwhile is missed.
@@ -189,11 +261,11 @@ impl Trigger {
         let mut stored_token = stored.token.clone();
         if backfill {
             self.health.set_state(self.id(), State::Backfilling);
-            if !self.backfill(shutdown).await? {
+            if !self.backfill(shutdown, fence).await? {
                 return Ok(());
             }
             let token = stream.resume_token();
-            self.state.save(token.as_ref(), Some(true)).await?;
+            self.state.save(token.as_ref(), Some(true), fence).await?;
             if token.is_some() {
                 stored_token = token;
             }
@@ -211,6 +283,7 @@ impl Trigger {
         let mut last_cluster_secs: Option<u32> = None;
         let now_secs = || SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
         while !shutdown.is_cancelled() {
+            fence.check()?;
             let events = self.collect(&mut stream, shutdown).await?;
             if let Some(secs) = last_cluster_secs {
                 // Literally "now minus the cluster time of the last processed event": it grows on
@@ -222,7 +295,7 @@ impl Trigger {
                     // Quiet stream: store the post-batch resume token when the server gives one.
                     let token = stream.resume_token();
                     if token.is_some() && token != stored_token {
-                        self.state.save(token.as_ref(), None).await?;
+                        self.state.save(token.as_ref(), None, fence).await?;
                         stored_token = token;
                     }
                     last_store = Instant::now();
@@ -236,10 +309,10 @@ impl Trigger {
             // post-batch token, so fall back to the last event's own token.
             let last_event_token = events.last().map(|e| e.id.clone());
             let docs: Vec<Document> = events.into_iter().filter_map(|e| e.full_document).collect();
-            let outcome = self.number(docs, verify).await?;
+            let outcome = self.number(docs, verify, fence).await?;
             verify = verify && outcome.already > 0;
             let token = stream.resume_token().or(last_event_token);
-            self.state.save(token.as_ref(), None).await?;
+            self.state.save(token.as_ref(), None, fence).await?;
             stored_token = token;
             last_store = Instant::now();
             self.metrics.batches.with_label_values(&[self.id()]).inc();
@@ -255,7 +328,7 @@ impl Trigger {
         // Graceful shutdown: the batch in flight is done; keep the newest token.
         let token = stream.resume_token();
         if token.is_some() && token != stored_token {
-            self.state.save(token.as_ref(), None).await?;
+            self.state.save(token.as_ref(), None, fence).await?;
         }
         Ok(())
     }
@@ -334,7 +407,7 @@ impl Trigger {
 
     /// Numbers documents that lack a number, in `_id` order, reporting progress. Returns false
     /// when interrupted by shutdown (it resumes on the next start).
-    pub async fn backfill(&self, shutdown: &CancellationToken) -> Result<bool, SidecarError> {
+    pub async fn backfill(&self, shutdown: &CancellationToken, fence: &Fence) -> Result<bool, SidecarError> {
         let field = self.spec.field.clone();
         let mut filter = doc! { field.clone(): { "$exists": false } };
         if let Some(m) = &self.spec.filter {
@@ -344,7 +417,7 @@ impl Trigger {
         for scope in self.spec.sequence.scope() {
             projection.insert(scope.clone(), 1);
         }
-        self.seed_from_existing().await?;
+        self.seed_from_existing(fence).await?;
         self.metrics.command(self.id(), "count");
         let total = self.docs.count_documents(filter.clone()).await?;
         info!(trigger = self.id(), unnumbered = total, "backfill: numbering documents without a number, in _id order");
@@ -373,7 +446,7 @@ impl Trigger {
                 .await?;
             let Some(last) = docs.last().and_then(|d| d.get("_id").cloned()) else { break };
             last_id = Some(last);
-            let outcome = self.number(docs, false).await?;
+            let outcome = self.number(docs, false, fence).await?;
             done += outcome.numbered;
             self.metrics.batches.with_label_values(&[self.id()]).inc();
             self.health.batch_applied(self.id(), outcome.numbered);
@@ -397,10 +470,18 @@ impl Trigger {
     /// counter and are written with one `update` command whose statements only apply where
     /// the document still has no number. With `verify`, documents numbered meanwhile are
     /// dropped first (one `find`), so redelivered events waste no numbers.
-    pub async fn number(&self, mut docs: Vec<Document>, verify: bool) -> Result<Outcome, SidecarError> {
+    pub async fn number(&self, mut docs: Vec<Document>, verify: bool, fence: &Fence) -> Result<Outcome, SidecarError> {
         let mut outcome = Outcome::default();
         let field = self.spec.field.as_str();
         let sequence = &self.spec.sequence;
+        fence.check()?;
+        // Gapless: always look first, so deleted and already numbered documents take no number
+        // (and a redelivered event is not numbered twice).
+        let verify = verify || self.spec.gapless;
+        if self.spec.gapless {
+            let mut seen = HashSet::new();
+            docs.retain(|d| d.get("_id").is_some_and(|id| seen.insert(id_key(id))));
+        }
         if verify && !docs.is_empty() {
             let ids: Vec<Bson> = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
             self.metrics.command(self.id(), "find");
@@ -443,15 +524,15 @@ impl Trigger {
             match mongo_seq_core::ejson::read_i64(&value.clone().into_canonical_extjson()) {
                 Ok(n) => {
                     if let Some(ids) = waiting.remove(&counter_id) {
-                        self.reserve(&counter_id, ids, &mut statements).await?;
+                        self.reserve_or_number(&counter_id, ids, &mut statements, &mut outcome, fence).await?;
                     }
-                    self.seed(&counter_id, n).await?;
+                    self.seed(&counter_id, n, fence).await?;
                 }
                 Err(reason) => warn!(trigger = self.id(), _id = %id, "field `{field}` {reason}; document left as it is"),
             }
         }
         for (counter_id, ids) in std::mem::take(&mut waiting) {
-            self.reserve(&counter_id, ids, &mut statements).await?;
+            self.reserve_or_number(&counter_id, ids, &mut statements, &mut outcome, fence).await?;
         }
 
         // A reserved number that a document inserted with that very number already holds is
@@ -461,6 +542,7 @@ impl Trigger {
                 break;
             }
             let Statements { docs: batch, targets } = std::mem::take(&mut statements);
+            fence.check()?;
             self.metrics.command(self.id(), "update");
             let reply = self
                 .db
@@ -483,7 +565,7 @@ impl Trigger {
                 }
             }
             for (counter_id, ids) in retry {
-                self.reserve(&counter_id, ids, &mut statements).await?;
+                self.reserve(&counter_id, ids, &mut statements, fence).await?;
             }
         }
         if !statements.docs.is_empty() {
@@ -504,19 +586,50 @@ struct Statements {
 }
 
 impl Trigger {
-    /// Reserves `ids.len()` numbers of `counter_id` (core `Reservation`: one `$inc`) and adds
-    /// a statement per document: set the number (and the formatted id) where there is none.
-    async fn reserve(&self, counter_id: &str, ids: Vec<Bson>, out: &mut Statements) -> Result<(), SidecarError> {
+    /// Gapless triggers number the group right away (intent protocol, `gapless.rs`); the others
+    /// reserve and add statements to the batch's single `update`.
+    async fn reserve_or_number(
+        &self,
+        counter_id: &str,
+        ids: Vec<Bson>,
+        out: &mut Statements,
+        outcome: &mut Outcome,
+        fence: &Fence,
+    ) -> Result<(), SidecarError> {
+        if self.spec.gapless {
+            outcome.numbered += self.number_gapless(counter_id, ids, fence).await?;
+            Ok(())
+        } else {
+            self.reserve(counter_id, ids, out, fence).await
+        }
+    }
+
+    /// Reserves `ids.len()` numbers of `counter_id` (core `Reservation`: one `$inc`, fenced by
+    /// the lease epoch) and adds a statement per document: set the number (and the formatted
+    /// id) where there is none.
+    async fn reserve(&self, counter_id: &str, ids: Vec<Bson>, out: &mut Statements, fence: &Fence) -> Result<(), SidecarError> {
         let sequence = &self.spec.sequence;
         let field = self.spec.field.as_str();
-        let mut plan = Reservation::new(sequence, &ReserveRequest::new(counter_id, ids.len() as u64))?;
-        let range = self.exec.drive(&mut plan).await.map_err(|e| match e {
+        let mut request = ReserveRequest::new(counter_id, ids.len() as u64);
+        request.extra_filter.insert("epoch".to_owned(), mongo_seq_core::lease::epoch_condition(fence.epoch));
+        request.extra_set.insert("epoch".to_owned(), mongo_seq_core::ejson::long(fence.epoch));
+        let mut plan = Reservation::new(sequence, &request)?;
+        fence.check()?;
+        let range = match self.exec.drive(&mut plan).await {
+            Ok(range) => range,
             // TypeMismatch: `$inc` on a `seq` that is not a number.
-            SidecarError::Mongo(source) if crate::error::server_code(&source) == Some(14) => {
-                SidecarError::MalformedCounter { counter: counter_id.to_owned(), source }
+            Err(SidecarError::Mongo(source)) if crate::error::server_code(&source) == Some(14) => {
+                return Err(SidecarError::MalformedCounter { counter: counter_id.to_owned(), source })
             }
-            other => other,
-        })?;
+            Err(SidecarError::Core(e)) if e.code() == "CONDITION_NOT_MET" => {
+                self.metrics.fenced.with_label_values(&[self.id()]).inc();
+                return Err(SidecarError::Fenced(format!(
+                    "counter `{counter_id}` carries an epoch above {}: another instance holds the trigger",
+                    fence.epoch
+                )));
+            }
+            Err(e) => return Err(e),
+        };
         for (index, id) in ids.into_iter().enumerate() {
             let n = range
                 .get(index as u64)
@@ -534,7 +647,7 @@ impl Trigger {
     /// Before a backfill: moves every counter past the largest number already in the
     /// collection (one `$group` aggregation, then a seed per counter), so numbers given out
     /// while the sidecar was not watching are never issued again.
-    async fn seed_from_existing(&self) -> Result<(), SidecarError> {
+    async fn seed_from_existing(&self, fence: &Fence) -> Result<(), SidecarError> {
         let field = self.spec.field.as_str();
         let mut group_id = Document::new();
         for (index, scope) in self.spec.sequence.scope().iter().enumerate() {
@@ -564,13 +677,14 @@ impl Trigger {
             ) else {
                 continue;
             };
-            self.seed(&counter_id, n).await?;
+            self.seed(&counter_id, n, fence).await?;
         }
         Ok(())
     }
 
     /// Moves a counter past a pre-set number (core `SeedFromMax`: one `$max` upsert).
-    async fn seed(&self, counter_id: &str, value: i64) -> Result<(), SidecarError> {
+    async fn seed(&self, counter_id: &str, value: i64, fence: &Fence) -> Result<(), SidecarError> {
+        fence.check()?;
         match SeedFromMax::new(&self.spec.sequence, counter_id, value) {
             Ok(mut plan) => {
                 self.exec.drive(&mut plan).await?;

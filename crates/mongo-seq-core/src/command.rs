@@ -20,13 +20,15 @@ use serde_json::{Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 
-/// Which collection a command targets: the counters collection, or the caller's document
-/// collection (only the optimistic insert loop uses the latter).
+/// Which collection a command targets: the counters collection, the caller's document
+/// collection (only the optimistic insert loop uses it), or the collection holding lease
+/// documents (only the lease plan uses it; the sidecar's state collection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Collection {
     Counters,
     Documents,
+    Leases,
 }
 
 /// `returnDocument` of findOneAndUpdate.

@@ -112,6 +112,11 @@ pub enum SeqError {
         attempts: u32,
     },
 
+    /// A lease document (see `lease`) is not `{ lease: { owner, epoch, expiresAt } }`; it is
+    /// left untouched.
+    #[error("malformed lease `{lease_id}`: {reason} (left untouched: inspect and repair it by hand)")]
+    MalformedLease { lease_id: String, reason: String },
+
     /// A counter exists but the caller's extra filter conditions did not match it.
     #[error("counter `{counter_id}` exists but does not match the extra filter conditions")]
     ConditionNotMet { counter_id: String },
@@ -153,6 +158,7 @@ impl SeqError {
             Self::BackwardsRefused { .. } => "BACKWARDS_REFUSED",
             Self::TooManyRetries { .. } => "TOO_MANY_RETRIES",
             Self::ConditionNotMet { .. } => "CONDITION_NOT_MET",
+            Self::MalformedLease { .. } => "MALFORMED_LEASE",
         }
     }
 
@@ -177,6 +183,7 @@ impl SeqError {
         "BACKWARDS_REFUSED",
         "TOO_MANY_RETRIES",
         "CONDITION_NOT_MET",
+        "MALFORMED_LEASE",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -233,6 +240,7 @@ impl SeqError {
                 json!({ "operation": operation, "counterId": counter_id, "attempts": attempts })
             }
             Self::ConditionNotMet { counter_id } => json!({ "counterId": counter_id }),
+            Self::MalformedLease { lease_id, .. } => json!({ "leaseId": lease_id }),
         };
         Some(details)
     }

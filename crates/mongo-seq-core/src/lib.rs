@@ -36,7 +36,8 @@
 //! ids), [`mod@format`] (id templates), [`ejson`] (Extended JSON integers), [`command`] (the
 //! command/reply protocol), [`counter`] (counter documents, `current`), [`reservation`]
 //! (`reserve`), [`set_next`], [`seed`] (`seedFromMax`), [`optimistic`] (`insertOptimistic`),
-//! [`block`] (hi/lo allocator), [`mod@audit`], [`error`] (codes). The crate README has the
+//! [`block`] (hi/lo allocator), [`mod@audit`], [`error`] (codes), [`lease`] (leases and
+//! fencing epochs for several sidecars), [`intent`] (crash-safe gapless numbering). The crate README has the
 //! protocol diagrams and the error code table.
 
 #![forbid(unsafe_code)]
@@ -70,7 +71,9 @@ pub mod counter;
 pub mod ejson;
 pub mod error;
 pub mod format;
+pub mod intent;
 pub mod largest;
+pub mod lease;
 pub mod name;
 pub mod optimistic;
 pub mod options;
@@ -89,6 +92,11 @@ pub use command::{
 pub use counter::{read_counter, CounterState, CurrentValue};
 pub use error::{ErrorInfo, SeqError};
 pub use format::{format_seq, FormatTemplate};
+pub use intent::{
+    plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
+    GaplessReserve, Intent,
+};
+pub use lease::{Lease, LeaseInfo, LeaseOutcome, LeaseRequest};
 pub use optimistic::{OptimisticInsert, OptimisticOutcome};
 pub use options::SequenceSpec;
 pub use range::ReservedRange;

@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 #[allow(unused_imports)]
 pub use mongo_seq_test_harness::{client, mongodb_uri, monitored_client, unique_db_name};
 
-/// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines).
+/// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines);
+/// `sidecar` lines go into `[sidecar]` (and may be followed by a `[lease]` table).
 pub fn config_toml(db: &str, trigger: &str, sidecar: &str) -> String {
     let defaults: String = ["poll_interval_ms = 20", "max_await_ms = 200", "heartbeat_secs = 1", "backoff_initial_ms = 50", "backoff_max_ms = 400"]
         .iter()
@@ -26,8 +27,11 @@ pub fn config_toml(db: &str, trigger: &str, sidecar: &str) -> String {
         .map(|line| format!("{line}\n"))
         .collect();
     format!(
-        "[mongodb]\nuri = \"{uri}\"\ncounters = \"{db}.counters\"\n\n[sidecar]\n{defaults}{sidecar}\n\n[http]\nenabled = false\n\n[[trigger]]\ndatabase = \"{db}\"\ncollection = \"orders\"\nfield = \"seq\"\n{trigger}\n",
-        uri = mongodb_uri()
+        "[mongodb]\nuri = \"{uri}\"\ncounters = \"{db}.counters\"\n\n[sidecar]\n{defaults}{sidecar}\n\n[http]\nenabled = false\n\n{lease}[[trigger]]\ndatabase = \"{db}\"\ncollection = \"orders\"\nfield = \"seq\"\n{trigger}\n",
+        uri = mongodb_uri(),
+        // `sidecar` may end with its own `[lease]` table; else short leases, so a restarted
+        // process (another instance id) takes over within 1.5 s.
+        lease = if sidecar.contains("[lease]") { "" } else { "[lease]\nttl_ms = 1500\n\n" }
     )
 }
 

@@ -131,3 +131,25 @@ async fn change_stream_resume_after_delivers_missed_events_once() {
 async fn change_stream_start_after_delivers_missed_events_once() {
     resume_delivers_exactly_the_missed_events(true).await;
 }
+
+/// A unique index partial to documents that have the field (the sidecar's): documents without
+/// the field coexist, and deleting one of them works and leaves the collection consistent.
+#[tokio::test]
+async fn partial_unique_index_allows_many_without_the_field_and_deleting_them() {
+    let db = client().await.database(&unique_db_name("substrate_partial"));
+    let docs: Collection<Document> = db.collection("docs");
+    let options = IndexOptions::builder().unique(true).partial_filter_expression(doc! { "seq": { "$exists": true } }).build();
+    docs.create_index(IndexModel::builder().keys(doc! { "seq": 1 }).options(options).build()).await.expect("partial index");
+    docs.insert_many([doc! { "_id": 1 }, doc! { "_id": 2 }, doc! { "_id": 3, "seq": 1 }]).await.expect("insert");
+    let err = docs.insert_one(doc! { "_id": 4, "seq": 1 }).await.expect_err("duplicate number refused");
+    assert!(matches!(*err.kind, ErrorKind::Write(WriteFailure::WriteError(ref e)) if e.code == 11000), "{err}");
+    let gone = docs.find_one_and_delete(doc! { "seq": { "$exists": false } }).await.expect("delete without the field");
+    assert!(gone.is_some());
+    docs.delete_one(doc! { "_id": 3 }).await.expect("delete with the field");
+    assert_eq!(docs.count_documents(doc! {}).await.expect("count"), 1);
+    let left = docs.find_one(doc! {}).await.expect("find").expect("one left");
+    docs.delete_one(doc! { "_id": left.get("_id").cloned().unwrap() }).await.expect("delete the last");
+    assert_eq!(docs.count_documents(doc! {}).await.expect("count"), 0);
+    docs.insert_one(doc! { "_id": 4, "seq": 1 }).await.expect("the number is free again");
+    db.drop().await.ok();
+}

@@ -37,6 +37,12 @@ final class PartialIndex extends Index<Integer> {
     }
 
     @Override public boolean isUnique() { return delegate.isUnique(); }
+    /**
+     * Deleting a document the index leaves out must not fail: the fake accepts a null position
+     * from `remove` only for sparse indexes, and otherwise throws after the `_id` index already
+     * dropped the document (leaving it half deleted). Only that removal path asks.
+     */
+    @Override public boolean isSparse() { return true; }
     @Override public Integer getPosition(Document document) { return covers(document) ? delegate.getPosition(document) : null; }
     @Override public void checkAdd(Document document, MongoCollection<Integer> collection) { if (covers(document)) delegate.checkAdd(document, collection); }
     @Override public void add(Document document, Integer position, MongoCollection<Integer> collection) { if (covers(document)) delegate.add(document, position, collection); }

@@ -1,10 +1,15 @@
 package dev.mongoseq.testserver;
 
+import de.bwaldvogel.mongo.backend.Cursor;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
+import de.bwaldvogel.mongo.oplog.OplogCursor;
+import de.bwaldvogel.mongo.oplog.OplogPosition;
 import io.netty.channel.Channel;
+
+import java.lang.reflect.Field;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +37,40 @@ final class PatchedBackend extends MemoryBackend {
 
     /** Patch 3 (see PartialIndex): `db.collection/index` → fields its partial filter requires. */
     private final Map<String, List<String>> partialFilters = new ConcurrentHashMap<>();
+
+    /**
+     * Patch 6, postBatchResumeToken: real servers (4.0.7+) put the position a change stream has
+     * reached into every aggregate/getMore reply; the fake does not. Drivers then drop their
+     * cached resume token after an empty getMore, and when a connection breaks they resume
+     * silently from "now": events inserted meanwhile are lost without an error (the chaos test
+     * found 78 documents never numbered after a cut connection). We add the token of the
+     * change-stream cursor's position (the fake's own `OplogCursor.position`, read reflectively).
+     */
+    private static final Field OPLOG_POSITION;
+
+    static {
+        Field field = null;
+        try {
+            field = OplogCursor.class.getDeclaredField("position");
+            field.setAccessible(true);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            System.err.println("test server: cannot read OplogCursor.position; no postBatchResumeToken: " + e);
+        }
+        OPLOG_POSITION = field;
+    }
+
+    private void addPostBatchResumeToken(String command, Document reply) {
+        if (OPLOG_POSITION == null || !(command.equals("aggregate") || command.equals("getMore"))) return;
+        if (!(reply.get("cursor") instanceof Document cursor) || !(cursor.get("id") instanceof Number id) || id.longValue() == 0) return;
+        try {
+            Cursor open = getCursorRegistry().getCursor(id.longValue());
+            if (open instanceof OplogCursor && OPLOG_POSITION.get(open) instanceof OplogPosition position) {
+                cursor.put("postBatchResumeToken", new Document("_data", position.toHexString()));
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            // no token: the driver keeps the one it has
+        }
+    }
 
     static String indexId(String database, String collection, String index) {
         return database + "." + collection + "/" + index;
@@ -87,6 +126,7 @@ final class PatchedBackend extends MemoryBackend {
                 }
                 throw e;
             }
+            addPostBatchResumeToken(command, reply);
             if (hello) {
                 reply.put("isWritablePrimary", Boolean.TRUE);
                 reply.remove("ismaster");
