@@ -204,6 +204,16 @@ pub(crate) enum PlanState<T> {
 }
 
 impl<T: Clone> PlanState<T> {
+    /// A placeholder for plans whose first command is computed by a method of the plan itself;
+    /// their constructor replaces it before the plan is handed out.
+    pub(crate) fn unstarted() -> Self {
+        Self::Waiting(Command::FindOne {
+            collection: Collection::Counters,
+            filter: Value::Null,
+            options: None,
+        })
+    }
+
     pub(crate) fn step(&self) -> Result<Step<T>, SeqError> {
         match self {
             Self::Waiting(command) => Ok(Step::Command(command.clone())),

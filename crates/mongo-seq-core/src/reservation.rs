@@ -185,11 +185,7 @@ impl Reservation {
             upsert,
             phase: Phase::Update,
             retries: Retries::default(),
-            state: PlanState::Waiting(Command::FindOne {
-                collection: Collection::Counters,
-                filter: Value::Null,
-                options: None,
-            }),
+            state: PlanState::unstarted(),
         };
         let first = plan.begin_update()?;
         plan.state = PlanState::Waiting(first);

@@ -72,11 +72,7 @@ impl SetNext {
             force,
             phase: Phase::Update,
             retries: Retries::default(),
-            state: PlanState::Waiting(Command::FindOne {
-                collection: Collection::Counters,
-                filter: Value::Null,
-                options: None,
-            }),
+            state: PlanState::unstarted(),
         };
         plan.state = PlanState::Waiting(plan.update_command());
         Ok(plan)
