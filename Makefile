@@ -15,6 +15,7 @@ setup:
 	scripts/setup
 
 test-rust:
+	cargo fmt --all --check
 	cargo test --workspace
 
 # The Wasm module (core + shims) → js/wasm/; then the npm package's bundles → js/dist/.

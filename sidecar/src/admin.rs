@@ -12,7 +12,12 @@ use crate::metrics::Metrics;
 
 /// Every counter document as `(id, seq)`; `seq` as stored (it may be malformed).
 pub async fn list(counters: &Collection<Document>) -> Result<Vec<(String, String)>, SidecarError> {
-    let documents: Vec<Document> = counters.find(doc! {}).sort(doc! { "_id": 1 }).await?.try_collect().await?;
+    let documents: Vec<Document> = counters
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await?
+        .try_collect()
+        .await?;
     Ok(documents
         .into_iter()
         .map(|d| {
@@ -20,7 +25,9 @@ pub async fn list(counters: &Collection<Document>) -> Result<Vec<(String, String
                 Some(s) => s.to_owned(),
                 None => v.to_string(),
             });
-            let seq = d.get("seq").map_or("(missing)".to_owned(), |v| v.clone().into_relaxed_extjson().to_string());
+            let seq = d.get("seq").map_or("(missing)".to_owned(), |v| {
+                v.clone().into_relaxed_extjson().to_string()
+            });
             (id.unwrap_or_default(), seq)
         })
         .collect())
@@ -34,7 +41,12 @@ pub async fn set_next(
     next: i64,
     force: bool,
 ) -> Result<SetNextOutcome, SidecarError> {
-    let exec = Executor { counters: counters.clone(), leases: None, metrics: Metrics::new(), label: "set-next".to_owned() };
+    let exec = Executor {
+        counters: counters.clone(),
+        leases: None,
+        metrics: Metrics::new(),
+        label: "set-next".to_owned(),
+    };
     let mut plan = SetNext::new(spec, counter_id, next, force)?;
     exec.drive(&mut plan).await
 }

@@ -52,7 +52,10 @@ impl CheckSummary {
             0 => "no counter".to_owned(),
             1 => {
                 let (id, value) = self.counters.iter().next().expect("one counter");
-                format!("counter {id} = {}", value.map_or("missing".to_owned(), |v| v.to_string()))
+                format!(
+                    "counter {id} = {}",
+                    value.map_or("missing".to_owned(), |v| v.to_string())
+                )
             }
             n => format!("{n} counters"),
         };
@@ -89,17 +92,30 @@ pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, 
     for scope in target.spec.scope() {
         projection.insert(scope.clone(), 1);
     }
-    let mut cursor = docs.find(doc! {}).projection(projection).batch_size(10_000).await?;
-    let mut summary = CheckSummary { counters_ok: true, ..CheckSummary::default() };
+    let mut cursor = docs
+        .find(doc! {})
+        .projection(projection)
+        .batch_size(10_000)
+        .await?;
+    let mut summary = CheckSummary {
+        counters_ok: true,
+        ..CheckSummary::default()
+    };
     let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     while let Some(document) = cursor.try_next().await? {
         summary.documents += 1;
         let json = ejson::from_doc(&document);
-        let value = target.field.split('.').try_fold(&json, |v, part| v.get(part));
+        let value = target
+            .field
+            .split('.')
+            .try_fold(&json, |v, part| v.get(part));
         match value {
             Some(value) => {
                 summary.numbered += 1;
-                let counter_id = target.spec.counter_id(Some(&json)).unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
+                let counter_id = target
+                    .spec
+                    .counter_id(Some(&json))
+                    .unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
                 groups.entry(counter_id).or_default().push(value.clone());
             }
             None => summary.unnumbered += 1,
@@ -119,12 +135,19 @@ pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, 
         summary.invalid += report.invalid;
         summary.off_grid += report.off_grid;
         summary.largest = match (summary.largest, report.largest) {
-            (Some(a), Some(b)) => Some(if target.spec.step() > 0 { a.max(b) } else { a.min(b) }),
+            (Some(a), Some(b)) => Some(if target.spec.step() > 0 {
+                a.max(b)
+            } else {
+                a.min(b)
+            }),
             (a, b) => a.or(b),
         };
         summary.counters_ok &= report.counter_ok;
         summary.counters.insert(counter_id.clone(), counter);
-        summary.reports.insert(counter_id, serde_json::to_value(&report).unwrap_or_else(|e| json!(e.to_string())));
+        summary.reports.insert(
+            counter_id,
+            serde_json::to_value(&report).unwrap_or_else(|e| json!(e.to_string())),
+        );
     }
     Ok(summary)
 }

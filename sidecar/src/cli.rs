@@ -17,7 +17,11 @@ use crate::redact::{redact, RedactingWriter};
 use crate::server::{self, RunOptions};
 
 #[derive(Debug, Parser)]
-#[command(name = "mongo-seq", version, about = "Sequential numbers for MongoDB documents: the sidecar and its tools")]
+#[command(
+    name = "mongo-seq",
+    version,
+    about = "Sequential numbers for MongoDB documents: the sidecar and its tools"
+)]
 pub struct Cli {
     /// Log format (logs go to standard error).
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
@@ -183,9 +187,14 @@ pub fn run() -> ExitCode {
 
 fn init_logging(format: LogFormat, level: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().or_else(|_| EnvFilter::try_new(level)).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(level))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
     let writer = || RedactingWriter(std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_ansi(false);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false);
     let _ = match format {
         LogFormat::Human => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
@@ -193,7 +202,10 @@ fn init_logging(format: LogFormat, level: &str) {
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("start the async runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")
 }
 
 fn dispatch(command: Command) -> Result<(), Failure> {
@@ -212,7 +224,11 @@ fn load_config(path: &std::path::Path) -> Result<Config, Failure> {
 fn sidecar(args: SidecarArgs) -> Result<(), Failure> {
     let config = load_config(&args.config)?;
     if args.check_config {
-        println!("config {} is valid: {} trigger(s)", args.config.display(), config.triggers.len());
+        println!(
+            "config {} is valid: {} trigger(s)",
+            args.config.display(),
+            config.triggers.len()
+        );
         return Ok(());
     }
     let rt = runtime()?;
@@ -224,7 +240,15 @@ fn sidecar(args: SidecarArgs) -> Result<(), Failure> {
             info!("shutdown requested: finishing the batch in flight");
             signals.cancel();
         });
-        server::run(config, RunOptions { backfill: args.backfill }, shutdown).await.map_err(|e| {
+        server::run(
+            config,
+            RunOptions {
+                backfill: args.backfill,
+            },
+            shutdown,
+        )
+        .await
+        .map_err(|e| {
             error!(error = %e, "sidecar failed");
             Failure::Runtime(e.into())
         })
@@ -255,7 +279,10 @@ async fn wait_for_signal() {
 
 fn check(args: CheckArgs) -> Result<(), Failure> {
     let uri = args.uri.resolve().map_err(Failure::Usage)?;
-    let name = args.sequence.clone().unwrap_or_else(|| format!("{}.{}", args.db, args.collection));
+    let name = args
+        .sequence
+        .clone()
+        .unwrap_or_else(|| format!("{}.{}", args.db, args.collection));
     let spec = SequenceSpec::parse(&json!({
         "name": name,
         "start": { "$numberLong": args.start.to_string() },
@@ -272,10 +299,15 @@ fn check(args: CheckArgs) -> Result<(), Failure> {
     };
     let summary = runtime()?.block_on(async {
         let client = server::connect(&uri).await?;
-        crate::check::run(&client, &target).await.map_err(anyhow::Error::from)
+        crate::check::run(&client, &target)
+            .await
+            .map_err(anyhow::Error::from)
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).unwrap_or_default()
+        );
     } else {
         println!("{}", summary.line(&target));
     }
@@ -292,7 +324,11 @@ async fn counters_collection(
     let (uri, ns, config) = match &location.config {
         Some(path) => {
             let config = load_config(path)?;
-            (config.uri.clone(), (config.counters.db.clone(), config.counters.coll.clone()), Some(config))
+            (
+                config.uri.clone(),
+                (config.counters.db.clone(), config.counters.coll.clone()),
+                Some(config),
+            )
         }
         None => {
             let uri = location.uri.resolve().map_err(Failure::Usage)?;
@@ -301,21 +337,35 @@ async fn counters_collection(
                 .as_deref()
                 .and_then(|c| c.split_once('.'))
                 .map(|(d, c)| (d.to_owned(), c.to_owned()))
-                .ok_or_else(|| Failure::Usage(anyhow::anyhow!("pass --config, or --counters database.collection")))?;
+                .ok_or_else(|| {
+                    Failure::Usage(anyhow::anyhow!(
+                        "pass --config, or --counters database.collection"
+                    ))
+                })?;
             (uri, ns, None)
         }
     };
-    let client = server::connect(&uri).await.map_err(|e| Failure::Runtime(e.into()))?;
+    let client = server::connect(&uri)
+        .await
+        .map_err(|e| Failure::Runtime(e.into()))?;
     Ok((client.database(&ns.0).collection(&ns.1), config))
 }
 
 fn counters(args: CountersArgs) -> Result<(), Failure> {
     runtime()?.block_on(async {
         let (collection, _) = counters_collection(&args.location).await?;
-        let list = crate::admin::list(&collection).await.map_err(|e| Failure::Runtime(e.into()))?;
+        let list = crate::admin::list(&collection)
+            .await
+            .map_err(|e| Failure::Runtime(e.into()))?;
         if args.json {
-            let rows: Vec<_> = list.iter().map(|(id, seq)| json!({ "id": id, "seq": seq })).collect();
-            println!("{}", serde_json::to_string_pretty(&rows).unwrap_or_default());
+            let rows: Vec<_> = list
+                .iter()
+                .map(|(id, seq)| json!({ "id": id, "seq": seq }))
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&rows).unwrap_or_default()
+            );
         } else if list.is_empty() {
             println!("no counters in {}", collection.namespace());
         } else {
@@ -341,22 +391,33 @@ fn set_next(args: SetNextArgs) -> Result<(), Failure> {
             Some(spec) => spec,
             None => {
                 // Scope field names are read from the id (`name/field=value/...`).
-                let scope: Vec<&str> = args.name.split('/').skip(1).filter_map(|p| p.split_once('=').map(|(f, _)| f)).collect();
+                let scope: Vec<&str> = args
+                    .name
+                    .split('/')
+                    .skip(1)
+                    .filter_map(|p| p.split_once('=').map(|(f, _)| f))
+                    .collect();
                 SequenceSpec::parse(&json!({ "name": name, "scope": scope }))
                     .map_err(|e| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code())))?
             }
         };
-        let outcome = crate::admin::set_next(&collection, &spec, &args.name, args.next, args.force).await.map_err(|e| match e {
-            crate::error::SidecarError::Core(core) if core.code() == "BACKWARDS_REFUSED" => {
-                Failure::Runtime(anyhow::anyhow!("{core} (pass --force to move the counter backwards)"))
-            }
-            other => Failure::Runtime(other.into()),
-        })?;
+        let outcome = crate::admin::set_next(&collection, &spec, &args.name, args.next, args.force)
+            .await
+            .map_err(|e| match e {
+                crate::error::SidecarError::Core(core) if core.code() == "BACKWARDS_REFUSED" => {
+                    Failure::Runtime(anyhow::anyhow!(
+                        "{core} (pass --force to move the counter backwards)"
+                    ))
+                }
+                other => Failure::Runtime(other.into()),
+            })?;
         println!(
             "{}: next number is {} (was {})",
             args.name,
             outcome.next,
-            outcome.previous_last.map_or("unset".to_owned(), |last| format!("last issued {last}"))
+            outcome
+                .previous_last
+                .map_or("unset".to_owned(), |last| format!("last issued {last}"))
         );
         Ok(())
     })

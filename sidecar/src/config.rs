@@ -21,7 +21,10 @@ pub const FALLBACK_URI_ENV: &str = "MONGODB_URI";
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("config file {path}: {message}")]
     Parse { path: String, message: String },
     #[error("config key `{key}`: {reason}")]
@@ -29,7 +32,10 @@ pub enum ConfigError {
 }
 
 fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { key: key.into(), reason: reason.into() }
+    ConfigError::Invalid {
+        key: key.into(),
+        reason: reason.into(),
+    }
 }
 
 // ---------------------------------------------------------------- raw (as written)
@@ -212,25 +218,38 @@ pub struct Config {
 /// Reads and validates a config file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: display.clone(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: display.clone(),
+        source,
+    })?;
     parse(&text, &display)
 }
 
 /// Parses TOML text (`origin` names it in messages) and validates it.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    let raw: RawConfig =
-        toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_owned(), message: e.to_string() })?;
-    validate(raw, |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+    let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: origin.to_owned(),
+        message: e.to_string(),
+    })?;
+    validate(raw, |name| {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    })
 }
 
 /// Raw → validated. `env` looks up environment variables (injected for tests).
-pub fn validate(raw: RawConfig, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+pub fn validate(
+    raw: RawConfig,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
     let uri = env(URI_ENV)
         .or(raw.mongodb.uri.clone())
         .or_else(|| env(FALLBACK_URI_ENV))
         .ok_or_else(|| invalid("mongodb.uri", format!("missing (or set {URI_ENV})")))?;
     if !(uri.starts_with("mongodb://") || uri.starts_with("mongodb+srv://")) {
-        return Err(invalid("mongodb.uri", "must start with mongodb:// or mongodb+srv://"));
+        return Err(invalid(
+            "mongodb.uri",
+            "must start with mongodb:// or mongodb+srv://",
+        ));
     }
     if raw.triggers.is_empty() {
         return Err(invalid("trigger", "at least one [[trigger]] is required"));
@@ -239,13 +258,22 @@ pub fn validate(raw: RawConfig, env: impl Fn(&str) -> Option<String>) -> Result<
     let mut triggers: Vec<TriggerSpec> = Vec::with_capacity(raw.triggers.len());
     for (index, t) in raw.triggers.into_iter().enumerate() {
         let trigger = validate_trigger(index, t)?;
-        if let Some(other) = triggers.iter().find(|o| o.ns == trigger.ns && o.field == trigger.field) {
+        if let Some(other) = triggers
+            .iter()
+            .find(|o| o.ns == trigger.ns && o.field == trigger.field)
+        {
             return Err(invalid(
                 format!("trigger[{index}]"),
-                format!("duplicate trigger: `{}` field `{}` is already numbered by trigger `{}`", trigger.ns, trigger.field, other.id),
+                format!(
+                    "duplicate trigger: `{}` field `{}` is already numbered by trigger `{}`",
+                    trigger.ns, trigger.field, other.id
+                ),
             ));
         }
-        if let Some(other) = triggers.iter().find(|o| o.sequence.name() == trigger.sequence.name()) {
+        if let Some(other) = triggers
+            .iter()
+            .find(|o| o.sequence.name() == trigger.sequence.name())
+        {
             return Err(invalid(
                 format!("trigger[{index}].sequence"),
                 format!(
@@ -256,88 +284,155 @@ pub fn validate(raw: RawConfig, env: impl Fn(&str) -> Option<String>) -> Result<
             ));
         }
         if triggers.iter().any(|o| o.id == trigger.id) {
-            return Err(invalid(format!("trigger[{index}].name"), format!("duplicate trigger name `{}`", trigger.id)));
+            return Err(invalid(
+                format!("trigger[{index}].name"),
+                format!("duplicate trigger name `{}`", trigger.id),
+            ));
         }
         triggers.push(trigger);
     }
 
     let default_db = raw.mongodb.database.clone().or_else(|| {
         let first = &triggers[0].ns.db;
-        triggers.iter().all(|t| &t.ns.db == first).then(|| first.clone())
+        triggers
+            .iter()
+            .all(|t| &t.ns.db == first)
+            .then(|| first.clone())
     });
     if let Some(db) = &raw.mongodb.database {
         check_db_name("mongodb.database", db)?;
     }
-    let counters = namespace("mongodb.counters", raw.mongodb.counters.as_deref().unwrap_or("counters"), default_db.as_deref())?;
+    let counters = namespace(
+        "mongodb.counters",
+        raw.mongodb.counters.as_deref().unwrap_or("counters"),
+        default_db.as_deref(),
+    )?;
     let state = match raw.mongodb.state.as_deref() {
         Some(state) => namespace("mongodb.state", state, Some(&counters.db))?,
-        None => Namespace { db: counters.db.clone(), coll: "mongo_seq_state".to_owned() },
+        None => Namespace {
+            db: counters.db.clone(),
+            coll: "mongo_seq_state".to_owned(),
+        },
     };
     if state == counters {
-        return Err(invalid("mongodb.state", "must differ from mongodb.counters"));
+        return Err(invalid(
+            "mongodb.state",
+            "must differ from mongodb.counters",
+        ));
     }
 
     let s = raw.sidecar;
     let d = Settings::default();
-    let ms = |key: &str, v: Option<u64>, default: Duration, min: u64| -> Result<Duration, ConfigError> {
-        match v {
-            None => Ok(default),
-            Some(v) if v >= min => Ok(Duration::from_millis(v)),
-            Some(v) => Err(invalid(format!("sidecar.{key}"), format!("must be at least {min}, got {v}"))),
-        }
-    };
+    let ms =
+        |key: &str, v: Option<u64>, default: Duration, min: u64| -> Result<Duration, ConfigError> {
+            match v {
+                None => Ok(default),
+                Some(v) if v >= min => Ok(Duration::from_millis(v)),
+                Some(v) => Err(invalid(
+                    format!("sidecar.{key}"),
+                    format!("must be at least {min}, got {v}"),
+                )),
+            }
+        };
     let batch_size = match s.batch_size {
         None => d.batch_size,
         Some(n @ 1..=100_000) => n as usize,
-        Some(n) => return Err(invalid("sidecar.batch_size", format!("must be 1..=100000, got {n}"))),
+        Some(n) => {
+            return Err(invalid(
+                "sidecar.batch_size",
+                format!("must be 1..=100000, got {n}"),
+            ))
+        }
     };
     let settings = Settings {
         batch_size,
         poll_interval: ms("poll_interval_ms", s.poll_interval_ms, d.poll_interval, 1)?,
         max_await: ms("max_await_ms", s.max_await_ms, d.max_await, 1)?,
-        heartbeat: ms("heartbeat_secs", s.heartbeat_secs.map(|v| v.saturating_mul(1000)), d.heartbeat, 1000)?,
-        backoff_initial: ms("backoff_initial_ms", s.backoff_initial_ms, d.backoff_initial, 1)?,
+        heartbeat: ms(
+            "heartbeat_secs",
+            s.heartbeat_secs.map(|v| v.saturating_mul(1000)),
+            d.heartbeat,
+            1000,
+        )?,
+        backoff_initial: ms(
+            "backoff_initial_ms",
+            s.backoff_initial_ms,
+            d.backoff_initial,
+            1,
+        )?,
         backoff_max: ms("backoff_max_ms", s.backoff_max_ms, d.backoff_max, 1)?,
-        progress: ms("progress_secs", s.progress_secs.map(|v| v.saturating_mul(1000)), d.progress, 1000)?,
+        progress: ms(
+            "progress_secs",
+            s.progress_secs.map(|v| v.saturating_mul(1000)),
+            d.progress,
+            1000,
+        )?,
         lease: lease_settings(raw.lease, &env)?,
     };
     if settings.backoff_max < settings.backoff_initial {
-        return Err(invalid("sidecar.backoff_max_ms", "must be at least sidecar.backoff_initial_ms"));
+        return Err(invalid(
+            "sidecar.backoff_max_ms",
+            "must be at least sidecar.backoff_initial_ms",
+        ));
     }
 
     let http = if raw.http.enabled.unwrap_or(true) {
         let bind = raw.http.bind.as_deref().unwrap_or("127.0.0.1");
-        let ip: IpAddr = bind.parse().map_err(|_| invalid("http.bind", format!("{bind:?} is not an IP address")))?;
+        let ip: IpAddr = bind
+            .parse()
+            .map_err(|_| invalid("http.bind", format!("{bind:?} is not an IP address")))?;
         Some(SocketAddr::new(ip, raw.http.port.unwrap_or(9464)))
     } else {
         None
     };
 
-    Ok(Config { uri, counters, state, settings, http, triggers })
+    Ok(Config {
+        uri,
+        counters,
+        state,
+        settings,
+        http,
+        triggers,
+    })
 }
 
 /// Environment variable that overrides `[lease].instance_id`.
 pub const INSTANCE_ENV: &str = "MONGO_SEQ_INSTANCE_ID";
 
-fn lease_settings(raw: RawLease, env: &impl Fn(&str) -> Option<String>) -> Result<LeaseSettings, ConfigError> {
+fn lease_settings(
+    raw: RawLease,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<LeaseSettings, ConfigError> {
     let ttl = raw.ttl_ms.unwrap_or(10_000);
     if !(300..=3_600_000).contains(&ttl) {
-        return Err(invalid("lease.ttl_ms", format!("must be 300..=3600000, got {ttl}")));
+        return Err(invalid(
+            "lease.ttl_ms",
+            format!("must be 300..=3600000, got {ttl}"),
+        ));
     }
     let renew = raw.renew_ms.unwrap_or(ttl / 3);
     let margin = raw.margin_ms.unwrap_or(ttl / 5);
     if margin >= ttl {
-        return Err(invalid("lease.margin_ms", format!("must be below lease.ttl_ms ({ttl}), got {margin}")));
+        return Err(invalid(
+            "lease.margin_ms",
+            format!("must be below lease.ttl_ms ({ttl}), got {margin}"),
+        ));
     }
     if renew == 0 || renew >= ttl - margin {
         return Err(invalid(
             "lease.renew_ms",
-            format!("must be 1..{} (below lease.ttl_ms - lease.margin_ms), got {renew}", ttl - margin),
+            format!(
+                "must be 1..{} (below lease.ttl_ms - lease.margin_ms), got {renew}",
+                ttl - margin
+            ),
         ));
     }
     let instance_id = match env(INSTANCE_ENV).or(raw.instance_id) {
         Some(id) if id.trim().is_empty() || id.chars().any(char::is_control) || id.len() > 200 => {
-            return Err(invalid("lease.instance_id", "must be 1..=200 bytes without control characters"))
+            return Err(invalid(
+                "lease.instance_id",
+                "must be 1..=200 bytes without control characters",
+            ))
         }
         Some(id) => id,
         None => default_instance_id(),
@@ -355,12 +450,20 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     check_db_name(&key("database"), &t.database)?;
     check_coll_name(&key("collection"), &t.collection)?;
     check_field(&key("field"), &t.field)?;
-    let ns = Namespace { db: t.database.clone(), coll: t.collection.clone() };
+    let ns = Namespace {
+        db: t.database.clone(),
+        coll: t.collection.clone(),
+    };
 
     let name = t.sequence.clone().unwrap_or_else(|| ns.to_string());
     let mut options = json!({ "name": name });
     let object = options.as_object_mut().expect("object literal");
-    for (k, v) in [("start", t.start), ("step", t.step), ("min", t.min), ("max", t.max)] {
+    for (k, v) in [
+        ("start", t.start),
+        ("step", t.step),
+        ("min", t.min),
+        ("max", t.max),
+    ] {
         if let Some(v) = v {
             object.insert(k.to_owned(), json!({ "$numberLong": v.to_string() }));
         }
@@ -383,8 +486,18 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     })?;
 
     match (&t.format, &t.format_field) {
-        (Some(_), None) => return Err(invalid(key("format_field"), "required when `format` is set")),
-        (None, Some(_)) => return Err(invalid(key("format"), "required when `format_field` is set")),
+        (Some(_), None) => {
+            return Err(invalid(
+                key("format_field"),
+                "required when `format` is set",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(invalid(
+                key("format"),
+                "required when `format_field` is set",
+            ))
+        }
         (Some(_), Some(ff)) => {
             check_field(&key("format_field"), ff)?;
             if ff == &t.field {
@@ -395,20 +508,29 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     }
     for scope_field in t.scope.iter().flatten() {
         if scope_field == &t.field {
-            return Err(invalid(key("scope"), "must not contain the numbered `field`"));
+            return Err(invalid(
+                key("scope"),
+                "must not contain the numbered `field`",
+            ));
         }
     }
 
     let filter = match t.filter {
         None => None,
         Some(table) => {
-            if let Some(op) = table.keys().find(|k| k.starts_with('$') && !matches!(k.as_str(), "$and" | "$or" | "$nor")) {
+            if let Some(op) = table
+                .keys()
+                .find(|k| k.starts_with('$') && !matches!(k.as_str(), "$and" | "$or" | "$nor"))
+            {
                 return Err(invalid(
                     key("match"),
-                    format!("top-level `{op}` is not supported (use field conditions, $and, $or, $nor)"),
+                    format!(
+                        "top-level `{op}` is not supported (use field conditions, $and, $or, $nor)"
+                    ),
                 ));
             }
-            let json: Value = serde_json::to_value(&table).map_err(|e| invalid(key("match"), e.to_string()))?;
+            let json: Value =
+                serde_json::to_value(&table).map_err(|e| invalid(key("match"), e.to_string()))?;
             match mongodb::bson::Bson::try_from(json) {
                 Ok(mongodb::bson::Bson::Document(doc)) if !doc.is_empty() => Some(doc),
                 Ok(_) => return Err(invalid(key("match"), "must be a non-empty table")),
@@ -418,12 +540,23 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     };
     let id = match t.name {
         Some(name) if name.is_empty() || name.chars().any(char::is_control) => {
-            return Err(invalid(key("name"), "must be a non-empty string without control characters"))
+            return Err(invalid(
+                key("name"),
+                "must be a non-empty string without control characters",
+            ))
         }
         Some(name) => name,
         None => format!("{ns}.{}", t.field),
     };
-    Ok(TriggerSpec { id, ns, field: t.field, sequence, format_field: t.format_field, filter, gapless: t.gapless.unwrap_or(false) })
+    Ok(TriggerSpec {
+        id,
+        ns,
+        field: t.field,
+        sequence,
+        format_field: t.format_field,
+        filter,
+        gapless: t.gapless.unwrap_or(false),
+    })
 }
 
 fn namespace(key: &str, value: &str, default_db: Option<&str>) -> Result<Namespace, ConfigError> {
@@ -446,29 +579,56 @@ fn namespace(key: &str, value: &str, default_db: Option<&str>) -> Result<Namespa
 
 fn check_db_name(key: &str, name: &str) -> Result<(), ConfigError> {
     if name.is_empty() || name.len() > 63 {
-        return Err(invalid(key, format!("database name {name:?} must be 1..=63 bytes")));
+        return Err(invalid(
+            key,
+            format!("database name {name:?} must be 1..=63 bytes"),
+        ));
     }
-    if let Some(c) = name.chars().find(|c| "/\\. \"$*<>:|?".contains(*c) || c.is_control()) {
-        return Err(invalid(key, format!("database name {name:?} must not contain {c:?}")));
+    if let Some(c) = name
+        .chars()
+        .find(|c| "/\\. \"$*<>:|?".contains(*c) || c.is_control())
+    {
+        return Err(invalid(
+            key,
+            format!("database name {name:?} must not contain {c:?}"),
+        ));
     }
     Ok(())
 }
 
 fn check_coll_name(key: &str, name: &str) -> Result<(), ConfigError> {
     if name.is_empty() || name.len() > 200 {
-        return Err(invalid(key, format!("collection name {name:?} must be 1..=200 bytes")));
+        return Err(invalid(
+            key,
+            format!("collection name {name:?} must be 1..=200 bytes"),
+        ));
     }
-    if name.contains('$') || name.chars().any(char::is_control) || name.starts_with("system.") || name.starts_with('.') {
-        return Err(invalid(key, format!("invalid collection name {name:?} (no `$`, no control characters, not system.*)")));
+    if name.contains('$')
+        || name.chars().any(char::is_control)
+        || name.starts_with("system.")
+        || name.starts_with('.')
+    {
+        return Err(invalid(
+            key,
+            format!(
+                "invalid collection name {name:?} (no `$`, no control characters, not system.*)"
+            ),
+        ));
     }
     Ok(())
 }
 
 fn check_field(key: &str, field: &str) -> Result<(), ConfigError> {
     if field == "_id" || field.starts_with("_id.") {
-        return Err(invalid(key, "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)"));
+        return Err(invalid(
+            key,
+            "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)",
+        ));
     }
-    if field.is_empty() || field.split('.').any(|p| p.is_empty() || p.starts_with('$')) || field.chars().any(char::is_control) {
+    if field.is_empty()
+        || field.split('.').any(|p| p.is_empty() || p.starts_with('$'))
+        || field.chars().any(char::is_control)
+    {
         return Err(invalid(key, format!("invalid field path {field:?}")));
     }
     Ok(())
@@ -487,7 +647,10 @@ mod tests {
 
     #[test]
     fn minimal_config_gets_defaults() {
-        let c = check(&format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n")).unwrap();
+        let c = check(&format!(
+            "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
+        ))
+        .unwrap();
         assert_eq!(c.counters.to_string(), "app.counters");
         assert_eq!(c.state.to_string(), "app.mongo_seq_state");
         assert_eq!(c.triggers[0].sequence.name(), "app.orders");

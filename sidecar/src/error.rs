@@ -14,7 +14,12 @@ pub fn server_code(e: &mongodb::error::Error) -> Option<i32> {
 }
 
 fn is_network(e: &mongodb::error::Error) -> bool {
-    matches!(e.kind.as_ref(), ErrorKind::Io(_) | ErrorKind::ConnectionPoolCleared { .. } | ErrorKind::ServerSelection { .. })
+    matches!(
+        e.kind.as_ref(),
+        ErrorKind::Io(_)
+            | ErrorKind::ConnectionPoolCleared { .. }
+            | ErrorKind::ServerSelection { .. }
+    )
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +43,10 @@ pub enum SidecarError {
     Fenced(String),
     /// The server refused to update a counter document (e.g. `seq` is not a number).
     #[error("counter `{counter}` is malformed: {source}")]
-    MalformedCounter { counter: String, source: mongodb::error::Error },
+    MalformedCounter {
+        counter: String,
+        source: mongodb::error::Error,
+    },
 }
 
 /// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
@@ -46,13 +54,18 @@ pub enum SidecarError {
 const HISTORY_LOST_CODES: [i32; 2] = [286, 280];
 
 /// Server error codes of elections, stepdowns and shutdowns: retry, resume from the stored token.
-const TRANSIENT_CODES: [i32; 16] = [6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43];
+const TRANSIENT_CODES: [i32; 16] = [
+    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43,
+];
 
 impl SidecarError {
     /// A stable code for logs, health and metrics.
     pub fn code(&self) -> String {
         match self {
-            Self::Mongo(e) if self.is_transient() => format!("TRANSIENT({})", server_code(e).map_or("network".to_owned(), |c| c.to_string())),
+            Self::Mongo(e) if self.is_transient() => format!(
+                "TRANSIENT({})",
+                server_code(e).map_or("network".to_owned(), |c| c.to_string())
+            ),
             Self::Mongo(e) => server_code(e).map_or("MONGO".to_owned(), |c| format!("MONGO({c})")),
             Self::Core(e) => e.code().to_owned(),
             Self::HistoryLost(_) => "HISTORY_LOST".to_owned(),
@@ -72,7 +85,14 @@ impl SidecarError {
     pub fn kind(&self) -> &'static str {
         match self {
             _ if self.is_transient() => "transient",
-            Self::Core(e) if matches!(e.code(), "MALFORMED_COUNTER" | "SEQUENCE_EXHAUSTED" | "OVERFLOW") => "counter",
+            Self::Core(e)
+                if matches!(
+                    e.code(),
+                    "MALFORMED_COUNTER" | "SEQUENCE_EXHAUSTED" | "OVERFLOW"
+                ) =>
+            {
+                "counter"
+            }
             Self::Core(_) => "core",
             Self::HistoryLost(_) => "history_lost",
             Self::MalformedCounter { .. } => "counter",

@@ -49,7 +49,9 @@ impl Executor {
     /// Counts a command; lease traffic as `lease:<command>`, apart from the numbering pipeline's.
     fn count(&self, target: Target, command: &str) {
         match target {
-            Target::Leases => self.metrics.command(&self.label, &format!("lease:{command}")),
+            Target::Leases => self
+                .metrics
+                .command(&self.label, &format!("lease:{command}")),
             _ => self.metrics.command(&self.label, command),
         }
     }
@@ -57,15 +59,26 @@ impl Executor {
     fn target(&self, target: Target) -> Result<&Collection<Document>, SidecarError> {
         match target {
             Target::Counters => Ok(&self.counters),
-            Target::Leases => self.leases.as_ref().ok_or_else(|| SidecarError::Reply("no leases collection here".to_owned())),
-            Target::Documents => Err(SidecarError::Reply("the sidecar does not run commands on the document collection through plans".to_owned())),
+            Target::Leases => self
+                .leases
+                .as_ref()
+                .ok_or_else(|| SidecarError::Reply("no leases collection here".to_owned())),
+            Target::Documents => Err(SidecarError::Reply(
+                "the sidecar does not run commands on the document collection through plans"
+                    .to_owned(),
+            )),
         }
     }
 
     async fn execute(&self, command: Command) -> Result<Reply, SidecarError> {
         let bad = |e: String| SidecarError::Reply(e);
         match command {
-            Command::FindOneAndUpdate { collection, filter, update, options } => {
+            Command::FindOneAndUpdate {
+                collection,
+                filter,
+                update,
+                options,
+            } => {
                 let target = self.target(collection)?;
                 self.count(collection, "findAndModify");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
@@ -79,35 +92,53 @@ impl Executor {
                     })
                     .await;
                 match result {
-                    Ok(Some(document)) => Ok(Reply::Document { document: ejson::from_doc(&document) }),
+                    Ok(Some(document)) => Ok(Reply::Document {
+                        document: ejson::from_doc(&document),
+                    }),
                     Ok(None) => Ok(Reply::None),
                     Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
                     Err(e) => Err(e.into()),
                 }
             }
-            Command::FindOne { collection, filter, options } => {
+            Command::FindOne {
+                collection,
+                filter,
+                options,
+            } => {
                 let target = self.target(collection)?;
                 self.count(collection, "find");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
                 let mut find = target.find_one(filter);
                 if let Some(options) = options {
-                    find = find.sort(ejson::to_doc(options.sort).map_err(bad)?).projection(ejson::to_doc(options.projection).map_err(bad)?);
+                    find = find
+                        .sort(ejson::to_doc(options.sort).map_err(bad)?)
+                        .projection(ejson::to_doc(options.projection).map_err(bad)?);
                 }
                 Ok(match find.await? {
-                    Some(document) => Reply::Document { document: ejson::from_doc(&document) },
+                    Some(document) => Reply::Document {
+                        document: ejson::from_doc(&document),
+                    },
                     None => Reply::None,
                 })
             }
-            Command::InsertOne { collection, document } => {
+            Command::InsertOne {
+                collection,
+                document,
+            } => {
                 let target = self.target(collection)?;
                 self.count(collection, "insert");
-                match target.insert_one(ejson::to_doc(document).map_err(bad)?).await {
+                match target
+                    .insert_one(ejson::to_doc(document).map_err(bad)?)
+                    .await
+                {
                     Ok(_) => Ok(Reply::Inserted),
                     Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
                     Err(e) => Err(e.into()),
                 }
             }
-            other => Err(SidecarError::Reply(format!("the sidecar does not execute {other:?}"))),
+            other => Err(SidecarError::Reply(format!(
+                "the sidecar does not execute {other:?}"
+            ))),
         }
     }
 }

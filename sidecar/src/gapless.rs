@@ -9,7 +9,10 @@
 use futures_util::TryStreamExt;
 use mongo_seq_core::intent::read_counter_extras;
 use mongo_seq_core::lease::counters_of;
-use mongo_seq_core::{plan_completion, Assignment, FinishIntent, FinishOutcome, GaplessReservation, GaplessReserve, Intent};
+use mongo_seq_core::{
+    plan_completion, Assignment, FinishIntent, FinishOutcome, GaplessReservation, GaplessReserve,
+    Intent,
+};
 use mongodb::bson::{doc, Bson, Document};
 use serde_json::Value;
 use tracing::{info, warn};
@@ -36,15 +39,24 @@ struct Applied {
 impl Trigger {
     /// Numbers `ids` (stream order) from `counter_id` without gaps; returns how many documents
     /// got a number (including those of an earlier pending intent completed on the way).
-    pub(crate) async fn number_gapless(&self, counter_id: &str, mut ids: Vec<Bson>, fence: &Fence) -> Result<u64, SidecarError> {
+    pub(crate) async fn number_gapless(
+        &self,
+        counter_id: &str,
+        mut ids: Vec<Bson>,
+        fence: &Fence,
+    ) -> Result<u64, SidecarError> {
         let mut numbered = 0;
         for _ in 0..PENDING_ROUNDS {
             if ids.is_empty() {
                 return Ok(numbered);
             }
             fence.check()?;
-            let json_ids: Vec<Value> = ids.iter().map(|id| id.clone().into_canonical_extjson()).collect();
-            let mut plan = GaplessReserve::new(&self.spec.sequence, counter_id, json_ids, fence.epoch)?;
+            let json_ids: Vec<Value> = ids
+                .iter()
+                .map(|id| id.clone().into_canonical_extjson())
+                .collect();
+            let mut plan =
+                GaplessReserve::new(&self.spec.sequence, counter_id, json_ids, fence.epoch)?;
             match self.exec.drive(&mut plan).await? {
                 GaplessReservation::Reserved { range, intent } => {
                     let assignments: Vec<Assignment> = intent
@@ -53,7 +65,12 @@ impl Trigger {
                         .enumerate()
                         .filter_map(|(i, id)| {
                             let number = range.get(i as u64)?;
-                            Some(Assignment { id: id.clone(), number, formatted: self.spec.sequence.format_value(number), previous: None })
+                            Some(Assignment {
+                                id: id.clone(),
+                                number,
+                                formatted: self.spec.sequence.format_value(number),
+                                previous: None,
+                            })
                         })
                         .collect();
                     let applied = self.apply(&assignments, fence).await?;
@@ -63,20 +80,36 @@ impl Trigger {
                     } else {
                         // A document was deleted (or numbered otherwise) since we looked, or a
                         // number is held by a document inserted with it: settle it now.
-                        numbered += self.complete_intent(counter_id, &intent, applied.taken, fence).await?;
+                        numbered += self
+                            .complete_intent(counter_id, &intent, applied.taken, fence)
+                            .await?;
                     }
                     return Ok(numbered);
                 }
                 GaplessReservation::Pending { intent } => {
-                    info!(trigger = self.spec.id, counter = counter_id, first = intent.first, count = intent.count, epoch = intent.epoch,
-                        "completing a pending gapless intent before reserving");
-                    numbered += self.complete_intent(counter_id, &intent, Vec::new(), fence).await?;
-                    self.metrics.intents_completed.with_label_values(&[&self.spec.id]).inc();
+                    info!(
+                        trigger = self.spec.id,
+                        counter = counter_id,
+                        first = intent.first,
+                        count = intent.count,
+                        epoch = intent.epoch,
+                        "completing a pending gapless intent before reserving"
+                    );
+                    numbered += self
+                        .complete_intent(counter_id, &intent, Vec::new(), fence)
+                        .await?;
+                    self.metrics
+                        .intents_completed
+                        .with_label_values(&[&self.spec.id])
+                        .inc();
                     // The completed intent may have numbered some of ours (a replayed batch).
                     ids = self.still_unnumbered(ids).await?;
                 }
                 GaplessReservation::Fenced { counter_epoch } => {
-                    self.metrics.fenced.with_label_values(&[&self.spec.id]).inc();
+                    self.metrics
+                        .fenced
+                        .with_label_values(&[&self.spec.id])
+                        .inc();
                     return Err(SidecarError::Fenced(format!(
                         "counter `{counter_id}` carries epoch {counter_epoch} > {}: another instance holds the trigger",
                         fence.epoch
@@ -84,7 +117,9 @@ impl Trigger {
                 }
             }
         }
-        Err(SidecarError::Reply(format!("counter `{counter_id}`: an intent was pending {PENDING_ROUNDS} times in a row")))
+        Err(SidecarError::Reply(format!(
+            "counter `{counter_id}`: an intent was pending {PENDING_ROUNDS} times in a row"
+        )))
     }
 
     /// Before numbering anything: completes every intent left pending on the trigger's counters.
@@ -94,20 +129,38 @@ impl Trigger {
         self.metrics.command(&self.spec.id, "find");
         let pending: Vec<Document> = self.exec.counters.find(filter).await?.try_collect().await?;
         for counter in pending {
-            let Ok(counter_id) = counter.get_str("_id").map(str::to_owned) else { continue };
+            let Ok(counter_id) = counter.get_str("_id").map(str::to_owned) else {
+                continue;
+            };
             let (_, intent) = read_counter_extras(&ejson::from_doc(&counter), &counter_id)?;
             let Some(intent) = intent else { continue };
-            info!(trigger = self.spec.id, counter = counter_id, first = intent.first, count = intent.count, epoch = intent.epoch,
-                "completing a gapless intent left pending by an interrupted batch");
-            self.complete_intent(&counter_id, &intent, Vec::new(), fence).await?;
-            self.metrics.intents_completed.with_label_values(&[&self.spec.id]).inc();
+            info!(
+                trigger = self.spec.id,
+                counter = counter_id,
+                first = intent.first,
+                count = intent.count,
+                epoch = intent.epoch,
+                "completing a gapless intent left pending by an interrupted batch"
+            );
+            self.complete_intent(&counter_id, &intent, Vec::new(), fence)
+                .await?;
+            self.metrics
+                .intents_completed
+                .with_label_values(&[&self.spec.id])
+                .inc();
         }
         Ok(())
     }
 
     /// Completes `intent`: look at its documents, write what the core decides, look again, and
     /// when nothing is left to write, clear it and set the counter to the last number used.
-    async fn complete_intent(&self, counter_id: &str, intent: &Intent, mut taken: Vec<i64>, fence: &Fence) -> Result<u64, SidecarError> {
+    async fn complete_intent(
+        &self,
+        counter_id: &str,
+        intent: &Intent,
+        mut taken: Vec<i64>,
+        fence: &Fence,
+    ) -> Result<u64, SidecarError> {
         let mut modified = 0;
         for _ in 0..COMPLETION_ROUNDS {
             fence.check()?;
@@ -118,36 +171,71 @@ impl Trigger {
                     info!(trigger = self.spec.id, counter = counter_id, missing = completion.missing, foreign = completion.foreign, seq = completion.seq,
                         "gapless intent: deleted or otherwise numbered documents skipped, counter set to the last number used");
                 }
-                self.finish(counter_id, intent, completion.seq, fence).await?;
+                self.finish(counter_id, intent, completion.seq, fence)
+                    .await?;
                 return Ok(modified);
             }
             if completion.renumbered > 0 {
-                self.metrics.gapless_renumbered.with_label_values(&[&self.spec.id]).inc_by(completion.renumbered);
-                info!(trigger = self.spec.id, counter = counter_id, renumbered = completion.renumbered,
-                    "gapless intent: numbers written past a document deleted meanwhile move down");
+                self.metrics
+                    .gapless_renumbered
+                    .with_label_values(&[&self.spec.id])
+                    .inc_by(completion.renumbered);
+                info!(
+                    trigger = self.spec.id,
+                    counter = counter_id,
+                    renumbered = completion.renumbered,
+                    "gapless intent: numbers written past a document deleted meanwhile move down"
+                );
             }
             let applied = self.apply(&completion.assignments, fence).await?;
             // Modified counts documents that got their first number only.
-            modified += applied.modified.saturating_sub(completion.renumbered.min(applied.modified));
+            modified += applied
+                .modified
+                .saturating_sub(completion.renumbered.min(applied.modified));
             // A number refused because one of the intent's own documents still holds it (it
             // moves in a later statement) is not taken by someone else.
-            let ours = |n: &i64| found.iter().any(|(_, v)| v.as_ref().and_then(|v| mongo_seq_core::ejson::read_i64(v).ok()) == Some(*n));
+            let ours = |n: &i64| {
+                found.iter().any(|(_, v)| {
+                    v.as_ref()
+                        .and_then(|v| mongo_seq_core::ejson::read_i64(v).ok())
+                        == Some(*n)
+                })
+            };
             taken.extend(applied.taken.into_iter().filter(|n| !ours(n)));
         }
-        Err(SidecarError::Reply(format!("could not complete the gapless intent of `{counter_id}` in {COMPLETION_ROUNDS} rounds")))
+        Err(SidecarError::Reply(format!(
+            "could not complete the gapless intent of `{counter_id}` in {COMPLETION_ROUNDS} rounds"
+        )))
     }
 
     /// The intent's documents that still exist, with their number field.
-    async fn intent_documents(&self, intent: &Intent) -> Result<Vec<(Value, Option<Value>)>, SidecarError> {
+    async fn intent_documents(
+        &self,
+        intent: &Intent,
+    ) -> Result<Vec<(Value, Option<Value>)>, SidecarError> {
         let field = self.spec.field.as_str();
-        let ids: Vec<Bson> = intent.ids.iter().map(|id| ejson::to_bson(id.clone())).collect::<Result<_, _>>().map_err(SidecarError::Reply)?;
+        let ids: Vec<Bson> = intent
+            .ids
+            .iter()
+            .map(|id| ejson::to_bson(id.clone()))
+            .collect::<Result<_, _>>()
+            .map_err(SidecarError::Reply)?;
         self.metrics.command(&self.spec.id, "find");
-        let docs: Vec<Document> = self.docs.find(doc! { "_id": { "$in": ids } }).projection(doc! { "_id": 1, field: 1 }).await?.try_collect().await?;
+        let docs: Vec<Document> = self
+            .docs
+            .find(doc! { "_id": { "$in": ids } })
+            .projection(doc! { "_id": 1, field: 1 })
+            .await?
+            .try_collect()
+            .await?;
         Ok(docs
             .iter()
             .filter_map(|d| {
                 let id = d.get("_id")?.clone().into_canonical_extjson();
-                Some((id, lookup(d, field).map(|v| v.clone().into_canonical_extjson())))
+                Some((
+                    id,
+                    lookup(d, field).map(|v| v.clone().into_canonical_extjson()),
+                ))
             })
             .collect())
     }
@@ -156,15 +244,30 @@ impl Trigger {
     async fn still_unnumbered(&self, ids: Vec<Bson>) -> Result<Vec<Bson>, SidecarError> {
         let field = self.spec.field.as_str();
         self.metrics.command(&self.spec.id, "find");
-        let open: Vec<Document> =
-            self.docs.find(doc! { "_id": { "$in": ids.clone() }, field: { "$exists": false } }).projection(doc! { "_id": 1 }).await?.try_collect().await?;
-        let open: std::collections::HashSet<String> = open.iter().filter_map(|d| d.get("_id").map(crate::trigger::id_key)).collect();
-        Ok(ids.into_iter().filter(|id| open.contains(&crate::trigger::id_key(id))).collect())
+        let open: Vec<Document> = self
+            .docs
+            .find(doc! { "_id": { "$in": ids.clone() }, field: { "$exists": false } })
+            .projection(doc! { "_id": 1 })
+            .await?
+            .try_collect()
+            .await?;
+        let open: std::collections::HashSet<String> = open
+            .iter()
+            .filter_map(|d| d.get("_id").map(crate::trigger::id_key))
+            .collect();
+        Ok(ids
+            .into_iter()
+            .filter(|id| open.contains(&crate::trigger::id_key(id)))
+            .collect())
     }
 
     /// One `update` command, `ordered: true`, a statement per assignment (only where the
     /// document has no number yet): the numbered documents stay a prefix in intent order.
-    async fn apply(&self, assignments: &[Assignment], fence: &Fence) -> Result<Applied, SidecarError> {
+    async fn apply(
+        &self,
+        assignments: &[Assignment],
+        fence: &Fence,
+    ) -> Result<Applied, SidecarError> {
         let field = self.spec.field.as_str();
         let mut statements = Vec::with_capacity(assignments.len());
         for a in assignments {
@@ -182,16 +285,31 @@ impl Trigger {
         }
         fence.check()?;
         self.metrics.command(&self.spec.id, "update");
-        let reply = self.db.run_command(doc! { "update": self.docs.name(), "updates": statements, "ordered": true }).await?;
+        let reply = self
+            .db
+            .run_command(
+                doc! { "update": self.docs.name(), "updates": statements, "ordered": true },
+            )
+            .await?;
         if let Ok(wce) = reply.get_document("writeConcernError") {
             return Err(SidecarError::Reply(format!("write concern error: {wce}")));
         }
         let mut taken = Vec::new();
-        for e in reply.get_array("writeErrors").map(|a| a.as_slice()).unwrap_or_default().iter().filter_map(Bson::as_document) {
+        for e in reply
+            .get_array("writeErrors")
+            .map(|a| a.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Bson::as_document)
+        {
             let code = e.get_i32("code").unwrap_or(0);
             match assignments.get(as_u64(e, "index") as usize) {
                 Some(a) if code == 11000 => {
-                    warn!(trigger = self.spec.id, number = a.number, "number already held by another document (inserted with it): skipped");
+                    warn!(
+                        trigger = self.spec.id,
+                        number = a.number,
+                        "number already held by another document (inserted with it): skipped"
+                    );
                     taken.push(a.number);
                 }
                 _ => {
@@ -203,22 +321,43 @@ impl Trigger {
                 }
             }
         }
-        Ok(Applied { matched: as_u64(&reply, "n"), modified: as_u64(&reply, "nModified"), taken })
+        Ok(Applied {
+            matched: as_u64(&reply, "n"),
+            modified: as_u64(&reply, "nModified"),
+            taken,
+        })
     }
 
     /// Clears the intent and sets the counter (fenced by the epoch).
-    async fn finish(&self, counter_id: &str, intent: &Intent, seq: i64, fence: &Fence) -> Result<(), SidecarError> {
+    async fn finish(
+        &self,
+        counter_id: &str,
+        intent: &Intent,
+        seq: i64,
+        fence: &Fence,
+    ) -> Result<(), SidecarError> {
         fence.check()?;
-        let mut plan = FinishIntent::new(&self.spec.sequence, counter_id, intent, seq, fence.epoch)?;
+        let mut plan =
+            FinishIntent::new(&self.spec.sequence, counter_id, intent, seq, fence.epoch)?;
         match self.exec.drive(&mut plan).await? {
             FinishOutcome::Finished => Ok(()),
             FinishOutcome::AlreadyFinished => {
-                warn!(trigger = self.spec.id, counter = counter_id, "the intent was already completed by another instance");
+                warn!(
+                    trigger = self.spec.id,
+                    counter = counter_id,
+                    "the intent was already completed by another instance"
+                );
                 Ok(())
             }
             FinishOutcome::Fenced { counter_epoch } => {
-                self.metrics.fenced.with_label_values(&[&self.spec.id]).inc();
-                Err(SidecarError::Fenced(format!("counter `{counter_id}` carries epoch {counter_epoch} > {}", fence.epoch)))
+                self.metrics
+                    .fenced
+                    .with_label_values(&[&self.spec.id])
+                    .inc();
+                Err(SidecarError::Fenced(format!(
+                    "counter `{counter_id}` carries epoch {counter_epoch} > {}",
+                    fence.epoch
+                )))
             }
         }
     }

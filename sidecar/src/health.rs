@@ -43,24 +43,29 @@ pub struct Health {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 impl Health {
     fn update(&self, trigger: &str, f: impl FnOnce(&mut TriggerHealth)) {
         let mut map = self.inner.lock().expect("health lock");
-        let entry = map.entry(trigger.to_owned()).or_insert_with(|| TriggerHealth {
-            state: State::Starting,
-            healthy: true,
-            last_error: None,
-            last_error_code: None,
-            consecutive_errors: 0,
-            numbered: 0,
-            last_batch_unix_ms: None,
-            lease_held: false,
-            lease_epoch: None,
-            lease_owner: None,
-        });
+        let entry = map
+            .entry(trigger.to_owned())
+            .or_insert_with(|| TriggerHealth {
+                state: State::Starting,
+                healthy: true,
+                last_error: None,
+                last_error_code: None,
+                consecutive_errors: 0,
+                numbered: 0,
+                last_batch_unix_ms: None,
+                lease_held: false,
+                lease_epoch: None,
+                lease_owner: None,
+            });
         f(entry);
     }
 

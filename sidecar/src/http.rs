@@ -22,12 +22,24 @@ struct AppState {
 
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
     let (healthy, triggers) = state.health.snapshot();
-    let status = if healthy { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, Json(json!({ "status": if healthy { "ok" } else { "unhealthy" }, "instance": state.health.instance(), "triggers": triggers })))
+    let status = if healthy {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        Json(
+            json!({ "status": if healthy { "ok" } else { "unhealthy" }, "instance": state.health.instance(), "triggers": triggers }),
+        ),
+    )
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render())
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
 }
 
 /// Binds `addr` (before anything else starts, so a busy port fails fast).
@@ -36,10 +48,17 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> 
 }
 
 /// Serves until `shutdown` is cancelled.
-pub async fn serve(listener: tokio::net::TcpListener, health: Health, metrics: Metrics, shutdown: CancellationToken) -> std::io::Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    health: Health,
+    metrics: Metrics,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     let app = Router::new()
         .route("/healthz", get(healthz))
         .route("/metrics", get(self::metrics))
         .with_state(AppState { health, metrics });
-    axum::serve(listener, app).with_graceful_shutdown(async move { shutdown.cancelled().await }).await
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
 }

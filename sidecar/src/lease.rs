@@ -34,7 +34,12 @@ pub struct Fence {
 
 impl Fence {
     pub fn new(owner: &str, epoch: i64, valid_until: Instant) -> Self {
-        Self { owner: owner.to_owned(), epoch, valid_until: Mutex::new(valid_until), lost: CancellationToken::new() }
+        Self {
+            owner: owner.to_owned(),
+            epoch,
+            valid_until: Mutex::new(valid_until),
+            lost: CancellationToken::new(),
+        }
     }
 
     fn valid_until(&self) -> Instant {
@@ -59,18 +64,27 @@ impl Fence {
     /// `Err(LeaseLost)` once the lease is lost or may have expired: call before every write.
     pub fn check(&self) -> Result<(), SidecarError> {
         if self.lost.is_cancelled() {
-            return Err(SidecarError::LeaseLost(format!("epoch {} was taken over or not renewed", self.epoch)));
+            return Err(SidecarError::LeaseLost(format!(
+                "epoch {} was taken over or not renewed",
+                self.epoch
+            )));
         }
         if Instant::now() >= self.valid_until() {
             self.lost.cancel();
-            return Err(SidecarError::LeaseLost(format!("epoch {} not renewed in time (by this process's clock)", self.epoch)));
+            return Err(SidecarError::LeaseLost(format!(
+                "epoch {} not renewed in time (by this process's clock)",
+                self.epoch
+            )));
         }
         Ok(())
     }
 }
 
 fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }
 
 /// Acquires, renews and releases one trigger's lease.
@@ -88,7 +102,11 @@ pub struct LeaseKeeper {
 /// What an acquisition attempt found.
 pub enum Acquired {
     Held(Arc<Fence>),
-    Busy { owner: String, epoch: i64, expires_at_ms: i64 },
+    Busy {
+        owner: String,
+        epoch: i64,
+        expires_at_ms: i64,
+    },
 }
 
 impl LeaseKeeper {
@@ -108,7 +126,11 @@ impl LeaseKeeper {
         sent + self.settings.ttl.saturating_sub(self.settings.margin)
     }
 
-    async fn run(&self, held: Option<i64>, min_epoch: i64) -> Result<(LeaseOutcome, Instant), SidecarError> {
+    async fn run(
+        &self,
+        held: Option<i64>,
+        min_epoch: i64,
+    ) -> Result<(LeaseOutcome, Instant), SidecarError> {
         let sent = Instant::now();
         let mut plan = Lease::new(&self.request(held, min_epoch, false))?;
         Ok((self.exec.drive(&mut plan).await?, sent))
@@ -120,29 +142,78 @@ impl LeaseKeeper {
         let (outcome, sent) = self.run(None, 0).await?;
         let (mut epoch, mut sent) = match outcome {
             LeaseOutcome::Held { epoch, .. } => (epoch, sent),
-            LeaseOutcome::Busy { owner, epoch, expires_at_ms } => return Ok(Acquired::Busy { owner, epoch, expires_at_ms }),
-            LeaseOutcome::Released => return Err(SidecarError::Reply("lease plan answered `released` to an acquisition".to_owned())),
+            LeaseOutcome::Busy {
+                owner,
+                epoch,
+                expires_at_ms,
+            } => {
+                return Ok(Acquired::Busy {
+                    owner,
+                    epoch,
+                    expires_at_ms,
+                })
+            }
+            LeaseOutcome::Released => {
+                return Err(SidecarError::Reply(
+                    "lease plan answered `released` to an acquisition".to_owned(),
+                ))
+            }
         };
         // The lease document may be younger than the counters (state collection dropped):
         // never run with an epoch the counters already passed.
         let highest = self.highest_counter_epoch().await?;
         if highest >= epoch {
-            warn!(lease = self.lease_id, epoch, highest, "counters carry a higher epoch than the lease document: raising the epoch");
+            warn!(
+                lease = self.lease_id,
+                epoch,
+                highest,
+                "counters carry a higher epoch than the lease document: raising the epoch"
+            );
             match self.run(None, highest).await? {
-                (LeaseOutcome::Held { epoch: raised, .. }, again) => (epoch, sent) = (raised, again),
-                (LeaseOutcome::Busy { owner, epoch, expires_at_ms }, _) => return Ok(Acquired::Busy { owner, epoch, expires_at_ms }),
-                (LeaseOutcome::Released, _) => return Err(SidecarError::Reply("unexpected lease outcome".to_owned())),
+                (LeaseOutcome::Held { epoch: raised, .. }, again) => {
+                    (epoch, sent) = (raised, again)
+                }
+                (
+                    LeaseOutcome::Busy {
+                        owner,
+                        epoch,
+                        expires_at_ms,
+                    },
+                    _,
+                ) => {
+                    return Ok(Acquired::Busy {
+                        owner,
+                        epoch,
+                        expires_at_ms,
+                    })
+                }
+                (LeaseOutcome::Released, _) => {
+                    return Err(SidecarError::Reply("unexpected lease outcome".to_owned()))
+                }
             }
         }
-        let fence = Arc::new(Fence::new(&self.settings.instance_id, epoch, self.horizon(sent)));
+        let fence = Arc::new(Fence::new(
+            &self.settings.instance_id,
+            epoch,
+            self.horizon(sent),
+        ));
         self.stamp(&fence).await?;
-        self.metrics.lease_acquired.with_label_values(&[&self.exec.label]).inc();
-        info!(trigger = self.exec.label, owner = fence.owner, epoch, "lease acquired: this instance numbers the trigger");
+        self.metrics
+            .lease_acquired
+            .with_label_values(&[&self.exec.label])
+            .inc();
+        info!(
+            trigger = self.exec.label,
+            owner = fence.owner,
+            epoch,
+            "lease acquired: this instance numbers the trigger"
+        );
         Ok(Acquired::Held(fence))
     }
 
     async fn highest_counter_epoch(&self) -> Result<i64, SidecarError> {
-        let filter = ejson::to_doc(serde_json::json!({ "$or": counters_of(&self.sequence) })).map_err(SidecarError::Reply)?;
+        let filter = ejson::to_doc(serde_json::json!({ "$or": counters_of(&self.sequence) }))
+            .map_err(SidecarError::Reply)?;
         self.metrics.command(&self.exec.label, "lease:find");
         let found: Vec<Document> = self
             .exec
@@ -182,21 +253,41 @@ impl LeaseKeeper {
                 _ = fence.lost().cancelled() => return,
             }
             if Instant::now() >= fence.valid_until() {
-                warn!(trigger = self.exec.label, epoch = fence.epoch, "lease not renewed in time: stopping (another instance may take over)");
+                warn!(
+                    trigger = self.exec.label,
+                    epoch = fence.epoch,
+                    "lease not renewed in time: stopping (another instance may take over)"
+                );
                 break;
             }
-            let renewal = tokio::time::timeout_at(fence.valid_until().into(), self.run(Some(fence.epoch), 0)).await;
+            let renewal =
+                tokio::time::timeout_at(fence.valid_until().into(), self.run(Some(fence.epoch), 0))
+                    .await;
             match renewal {
-                Ok(Ok((LeaseOutcome::Held { epoch, .. }, sent))) if epoch == fence.epoch => fence.extend(self.horizon(sent)),
+                Ok(Ok((LeaseOutcome::Held { epoch, .. }, sent))) if epoch == fence.epoch => {
+                    fence.extend(self.horizon(sent))
+                }
                 Ok(Ok((LeaseOutcome::Busy { owner, epoch, .. }, _))) => {
-                    warn!(trigger = self.exec.label, epoch = fence.epoch, holder = owner, holder_epoch = epoch, "lease taken over: stopping");
+                    warn!(
+                        trigger = self.exec.label,
+                        epoch = fence.epoch,
+                        holder = owner,
+                        holder_epoch = epoch,
+                        "lease taken over: stopping"
+                    );
                     break;
                 }
                 Ok(Ok(other)) => {
-                    warn!(trigger = self.exec.label, ?other, "unexpected lease renewal outcome: stopping");
+                    warn!(
+                        trigger = self.exec.label,
+                        ?other,
+                        "unexpected lease renewal outcome: stopping"
+                    );
                     break;
                 }
-                Ok(Err(e)) => warn!(trigger = self.exec.label, error = %e, "lease renewal failed; retrying while the lease lasts"),
+                Ok(Err(e)) => {
+                    warn!(trigger = self.exec.label, error = %e, "lease renewal failed; retrying while the lease lasts")
+                }
                 Err(_) => {}
             }
         }
@@ -207,13 +298,26 @@ impl LeaseKeeper {
     pub async fn release(&self, fence: &Fence) {
         let plan = Lease::new(&self.request(Some(fence.epoch), 0, true));
         let result = match plan {
-            Ok(mut plan) => tokio::time::timeout(Duration::from_secs(2), self.exec.drive(&mut plan)).await.ok(),
+            Ok(mut plan) => {
+                tokio::time::timeout(Duration::from_secs(2), self.exec.drive(&mut plan))
+                    .await
+                    .ok()
+            }
             Err(e) => Some(Err(e.into())),
         };
         match result {
-            Some(Ok(_)) => info!(trigger = self.exec.label, epoch = fence.epoch, "lease released"),
-            Some(Err(e)) => warn!(trigger = self.exec.label, error = %e, "could not release the lease (it expires by itself)"),
-            None => warn!(trigger = self.exec.label, "lease release timed out (it expires by itself)"),
+            Some(Ok(_)) => info!(
+                trigger = self.exec.label,
+                epoch = fence.epoch,
+                "lease released"
+            ),
+            Some(Err(e)) => {
+                warn!(trigger = self.exec.label, error = %e, "could not release the lease (it expires by itself)")
+            }
+            None => warn!(
+                trigger = self.exec.label,
+                "lease release timed out (it expires by itself)"
+            ),
         }
     }
 }

@@ -34,40 +34,96 @@ impl Metrics {
         let registry = Registry::new();
         let counter = |name: &str, help: &str, labels: &[&str]| {
             let c = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric");
-            registry.register(Box::new(c.clone())).expect("register metric");
+            registry
+                .register(Box::new(c.clone()))
+                .expect("register metric");
             c
         };
-        let events = counter("mongo_seq_events_total", "Insert events read from change streams.", &["trigger"]);
-        let numbered = counter("mongo_seq_documents_numbered_total", "Documents given a number.", &["trigger"]);
-        let prenumbered =
-            counter("mongo_seq_documents_prenumbered_total", "Documents inserted already carrying a number (left as they are).", &["trigger"]);
-        let skipped = counter("mongo_seq_documents_skipped_total", "Documents that could not be numbered (e.g. missing scope field).", &["trigger"]);
-        let batches = counter("mongo_seq_batches_total", "Batches applied (change stream and backfill).", &["trigger"]);
-        let commands = counter("mongo_seq_commands_total", "Database commands issued by the numbering pipeline.", &["trigger", "command"]);
-        let errors = counter("mongo_seq_errors_total", "Errors by kind (transient, counter, config, other).", &["trigger", "kind"]);
+        let events = counter(
+            "mongo_seq_events_total",
+            "Insert events read from change streams.",
+            &["trigger"],
+        );
+        let numbered = counter(
+            "mongo_seq_documents_numbered_total",
+            "Documents given a number.",
+            &["trigger"],
+        );
+        let prenumbered = counter(
+            "mongo_seq_documents_prenumbered_total",
+            "Documents inserted already carrying a number (left as they are).",
+            &["trigger"],
+        );
+        let skipped = counter(
+            "mongo_seq_documents_skipped_total",
+            "Documents that could not be numbered (e.g. missing scope field).",
+            &["trigger"],
+        );
+        let batches = counter(
+            "mongo_seq_batches_total",
+            "Batches applied (change stream and backfill).",
+            &["trigger"],
+        );
+        let commands = counter(
+            "mongo_seq_commands_total",
+            "Database commands issued by the numbering pipeline.",
+            &["trigger", "command"],
+        );
+        let errors = counter(
+            "mongo_seq_errors_total",
+            "Errors by kind (transient, counter, config, other).",
+            &["trigger", "kind"],
+        );
         let lag = GaugeVec::new(
-            Opts::new("mongo_seq_lag_seconds", "Seconds between now and the cluster time of the last processed event."),
+            Opts::new(
+                "mongo_seq_lag_seconds",
+                "Seconds between now and the cluster time of the last processed event.",
+            ),
             &["trigger"],
         )
         .expect("valid metric");
-        registry.register(Box::new(lag.clone())).expect("register metric");
+        registry
+            .register(Box::new(lag.clone()))
+            .expect("register metric");
         let gauge = |name: &str, help: &str| {
             let g = IntGaugeVec::new(Opts::new(name, help), &["trigger"]).expect("valid metric");
-            registry.register(Box::new(g.clone())).expect("register metric");
+            registry
+                .register(Box::new(g.clone()))
+                .expect("register metric");
             g
         };
-        let backfill_remaining = gauge("mongo_seq_backfill_remaining", "Documents the running backfill still has to number.");
-        let healthy = gauge("mongo_seq_trigger_healthy", "1 when the trigger is running without error, else 0.");
-        let lease_held = gauge("mongo_seq_lease_held", "1 while this instance holds the trigger's lease (the active instance), else 0.");
-        let lease_acquired = counter("mongo_seq_lease_acquired_total", "Times this instance acquired the trigger's lease (a new epoch).", &["trigger"]);
-        let lease_lost = counter("mongo_seq_lease_lost_total", "Times this instance lost the lease (taken over, or not renewed in time).", &["trigger"]);
+        let backfill_remaining = gauge(
+            "mongo_seq_backfill_remaining",
+            "Documents the running backfill still has to number.",
+        );
+        let healthy = gauge(
+            "mongo_seq_trigger_healthy",
+            "1 when the trigger is running without error, else 0.",
+        );
+        let lease_held = gauge(
+            "mongo_seq_lease_held",
+            "1 while this instance holds the trigger's lease (the active instance), else 0.",
+        );
+        let lease_acquired = counter(
+            "mongo_seq_lease_acquired_total",
+            "Times this instance acquired the trigger's lease (a new epoch).",
+            &["trigger"],
+        );
+        let lease_lost = counter(
+            "mongo_seq_lease_lost_total",
+            "Times this instance lost the lease (taken over, or not renewed in time).",
+            &["trigger"],
+        );
         let fenced = counter(
             "mongo_seq_fenced_total",
             "Writes refused because a later lease holder (higher epoch) had touched the counter or state document.",
             &["trigger"],
         );
-        let intents_completed =
-            counter("mongo_seq_intents_completed_total", "Gapless intents left pending by an interrupted batch and completed.", &["trigger"]);
+        let intents_completed = counter(
+            "mongo_seq_intents_completed_total",
+            "Gapless intents left pending by an interrupted batch and completed.",
+            &["trigger"],
+        );
         let gapless_renumbered = counter(
             "mongo_seq_gapless_renumbered_total",
             "Numbers of a pending gapless intent moved down because a document before them was deleted while the batch was written.",
@@ -102,7 +158,9 @@ impl Metrics {
     /// The Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut out = Vec::new();
-        TextEncoder::new().encode(&self.registry.gather(), &mut out).expect("encode metrics");
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .expect("encode metrics");
         String::from_utf8(out).unwrap_or_default()
     }
 }

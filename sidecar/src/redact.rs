@@ -12,7 +12,9 @@ pub fn redact(text: &str) -> String {
         out.push_str(head);
         // The authority ends at the first '/', '?', '#', whitespace or quote.
         let end = tail
-            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>') || c.is_whitespace())
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>') || c.is_whitespace()
+            })
             .unwrap_or(tail.len());
         let authority = &tail[..end];
         match authority.rfind('@') {
@@ -56,11 +58,23 @@ mod tests {
 
     #[test]
     fn masks_passwords_only() {
-        assert_eq!(redact("mongodb://u:p%40ss@h:27017/db?x=1"), "mongodb://u:****@h:27017/db?x=1");
-        assert_eq!(redact("uri=\"mongodb+srv://admin:s3cr3t@cluster.example.net\" ok"), "uri=\"mongodb+srv://admin:****@cluster.example.net\" ok");
-        assert_eq!(redact("mongodb://h1,h2/?replicaSet=rs0"), "mongodb://h1,h2/?replicaSet=rs0");
+        assert_eq!(
+            redact("mongodb://u:p%40ss@h:27017/db?x=1"),
+            "mongodb://u:****@h:27017/db?x=1"
+        );
+        assert_eq!(
+            redact("uri=\"mongodb+srv://admin:s3cr3t@cluster.example.net\" ok"),
+            "uri=\"mongodb+srv://admin:****@cluster.example.net\" ok"
+        );
+        assert_eq!(
+            redact("mongodb://h1,h2/?replicaSet=rs0"),
+            "mongodb://h1,h2/?replicaSet=rs0"
+        );
         assert_eq!(redact("mongodb://user@h"), "mongodb://user@h");
-        assert_eq!(redact("a mongodb://a:b@h and mongodb://c:d@h"), "a mongodb://a:****@h and mongodb://c:****@h");
+        assert_eq!(
+            redact("a mongodb://a:b@h and mongodb://c:d@h"),
+            "a mongodb://a:****@h and mongodb://c:****@h"
+        );
         assert_eq!(redact("no uri here"), "no uri here");
     }
 }

@@ -23,7 +23,10 @@ pub enum ServerError {
     #[error("MongoDB client: {0}")]
     Mongo(#[from] mongodb::error::Error),
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: SocketAddr, source: std::io::Error },
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
 }
 
 /// How the daemon was started.
@@ -40,9 +43,21 @@ pub async fn connect(uri: &str) -> Result<Client, mongodb::error::Error> {
     Client::with_options(options)
 }
 
-pub async fn run(config: Config, options: RunOptions, shutdown: CancellationToken) -> Result<(), ServerError> {
+pub async fn run(
+    config: Config,
+    options: RunOptions,
+    shutdown: CancellationToken,
+) -> Result<(), ServerError> {
     let client = connect(&config.uri).await?;
-    run_with_client(config, client, options, Metrics::new(), Health::default(), shutdown).await
+    run_with_client(
+        config,
+        client,
+        options,
+        Metrics::new(),
+        Health::default(),
+        shutdown,
+    )
+    .await
 }
 
 /// Like [`run`] with a given client (tests pass one with command monitoring) and shared
@@ -56,7 +71,11 @@ pub async fn run_with_client(
     shutdown: CancellationToken,
 ) -> Result<(), ServerError> {
     let listener = match config.http {
-        Some(addr) => Some(crate::http::bind(addr).await.map_err(|source| ServerError::Bind { addr, source })?),
+        Some(addr) => Some(
+            crate::http::bind(addr)
+                .await
+                .map_err(|source| ServerError::Bind { addr, source })?,
+        ),
         None => None,
     };
     health.set_instance(&config.settings.lease.instance_id);
@@ -74,22 +93,40 @@ pub async fn run_with_client(
             }
         });
     }
-    let counters = client.database(&config.counters.db).collection(&config.counters.coll);
-    let state = client.database(&config.state.db).collection(&config.state.coll);
+    let counters = client
+        .database(&config.counters.db)
+        .collection(&config.counters.coll);
+    let state = client
+        .database(&config.state.db)
+        .collection(&config.state.coll);
     for spec in config.triggers {
         let db = client.database(&spec.ns.db);
         let trigger = Trigger {
             docs: db.collection(&spec.ns.coll),
             db,
-            exec: Executor { counters: counters.clone(), leases: Some(state.clone()), metrics: metrics.clone(), label: spec.id.clone() },
+            exec: Executor {
+                counters: counters.clone(),
+                leases: Some(state.clone()),
+                metrics: metrics.clone(),
+                label: spec.id.clone(),
+            },
             lease: LeaseKeeper {
-                exec: Executor { counters: counters.clone(), leases: Some(state.clone()), metrics: metrics.clone(), label: spec.id.clone() },
+                exec: Executor {
+                    counters: counters.clone(),
+                    leases: Some(state.clone()),
+                    metrics: metrics.clone(),
+                    label: spec.id.clone(),
+                },
                 lease_id: spec.id.clone(),
                 sequence: spec.sequence.name().to_owned(),
                 settings: config.settings.lease.clone(),
                 metrics: metrics.clone(),
             },
-            state: StateStore { collection: state.clone(), trigger: spec.id.clone(), metrics: metrics.clone() },
+            state: StateStore {
+                collection: state.clone(),
+                trigger: spec.id.clone(),
+                metrics: metrics.clone(),
+            },
             settings: config.settings.clone(),
             metrics: metrics.clone(),
             health: health.clone(),

@@ -27,17 +27,25 @@ pub struct StateStore {
 impl StateStore {
     pub async fn load(&self) -> Result<Stored, SidecarError> {
         self.metrics.command(&self.trigger, "find");
-        let Some(document) = self.collection.find_one(doc! { "_id": &self.trigger }).await? else {
+        let Some(document) = self
+            .collection
+            .find_one(doc! { "_id": &self.trigger })
+            .await?
+        else {
             return Ok(Stored::default());
         };
         let token = match document.get("token") {
             None | Some(Bson::Null) => None,
             Some(token) => Some(
-                mongodb::bson::from_bson::<ResumeToken>(token.clone())
-                    .map_err(|e| SidecarError::Reply(format!("stored resume token of `{}`: {e}", self.trigger)))?,
+                mongodb::bson::from_bson::<ResumeToken>(token.clone()).map_err(|e| {
+                    SidecarError::Reply(format!("stored resume token of `{}`: {e}", self.trigger))
+                })?,
             ),
         };
-        Ok(Stored { token, backfill_done: document.get_bool("backfillDone").unwrap_or(false) })
+        Ok(Stored {
+            token,
+            backfill_done: document.get_bool("backfillDone").unwrap_or(false),
+        })
     }
 
     /// The filter of a write by the lease holder `fence`.
@@ -47,24 +55,39 @@ impl StateStore {
     }
 
     fn refused(&self, fence: &Fence) -> SidecarError {
-        self.metrics.fenced.with_label_values(&[&self.trigger]).inc();
+        self.metrics
+            .fenced
+            .with_label_values(&[&self.trigger])
+            .inc();
         fence.lose();
-        SidecarError::Fenced(format!("state of `{}`: the lease (epoch {}) is no longer this instance's", self.trigger, fence.epoch))
+        SidecarError::Fenced(format!(
+            "state of `{}`: the lease (epoch {}) is no longer this instance's",
+            self.trigger, fence.epoch
+        ))
     }
 
     /// Stores the token (and, when given, the backfill flag) in one update, where `fence` still
     /// holds the lease.
-    pub async fn save(&self, token: Option<&ResumeToken>, backfill_done: Option<bool>, fence: &Fence) -> Result<(), SidecarError> {
+    pub async fn save(
+        &self,
+        token: Option<&ResumeToken>,
+        backfill_done: Option<bool>,
+        fence: &Fence,
+    ) -> Result<(), SidecarError> {
         let mut set = doc! { "updatedAt": DateTime::now() };
         if let Some(token) = token {
-            let token = mongodb::bson::to_bson(token).map_err(|e| SidecarError::Reply(format!("resume token: {e}")))?;
+            let token = mongodb::bson::to_bson(token)
+                .map_err(|e| SidecarError::Reply(format!("resume token: {e}")))?;
             set.insert("token", token);
         }
         if let Some(done) = backfill_done {
             set.insert("backfillDone", done);
         }
         self.metrics.command(&self.trigger, "update");
-        let result = self.collection.update_one(self.fenced(fence)?, doc! { "$set": set }).await?;
+        let result = self
+            .collection
+            .update_one(self.fenced(fence)?, doc! { "$set": set })
+            .await?;
         if result.matched_count == 0 {
             return Err(self.refused(fence));
         }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::TryStreamExt;
-use mongo_seq_core::{ReserveRequest, Reservation, SeedFromMax};
+use mongo_seq_core::{Reservation, ReserveRequest, SeedFromMax};
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::change_stream::event::{ChangeStreamEvent, ResumeToken};
 use mongodb::change_stream::ChangeStream;
@@ -142,13 +142,27 @@ impl Trigger {
         while !shutdown.is_cancelled() {
             let fence = match self.lease.acquire().await {
                 Ok(Acquired::Held(fence)) => fence,
-                Ok(Acquired::Busy { owner, epoch, expires_at_ms }) => {
+                Ok(Acquired::Busy {
+                    owner,
+                    epoch,
+                    expires_at_ms,
+                }) => {
                     self.health.set_state(self.id(), State::Standby);
-                    self.health.lease(self.id(), false, Some(epoch), Some(&owner));
-                    self.metrics.lease_held.with_label_values(&[self.id()]).set(0);
+                    self.health
+                        .lease(self.id(), false, Some(epoch), Some(&owner));
+                    self.metrics
+                        .lease_held
+                        .with_label_values(&[self.id()])
+                        .set(0);
                     self.metrics.healthy.with_label_values(&[self.id()]).set(1);
                     if !standby_logged {
-                        info!(trigger = self.id(), holder = owner, epoch, expires_at_ms, "standby: another instance holds the lease");
+                        info!(
+                            trigger = self.id(),
+                            holder = owner,
+                            epoch,
+                            expires_at_ms,
+                            "standby: another instance holds the lease"
+                        );
                         standby_logged = true;
                     }
                     tokio::select! {
@@ -168,20 +182,34 @@ impl Trigger {
                 }
             };
             standby_logged = false;
-            self.health.lease(self.id(), true, Some(fence.epoch), Some(&fence.owner));
-            self.metrics.lease_held.with_label_values(&[self.id()]).set(1);
+            self.health
+                .lease(self.id(), true, Some(fence.epoch), Some(&fence.owner));
+            self.metrics
+                .lease_held
+                .with_label_values(&[self.id()])
+                .set(1);
             let never = CancellationToken::new();
             tokio::select! {
                 () = self.active(&shutdown, &fence, &mut force_backfill, &mut delay) => {}
                 () = self.lease.keep(&fence, &never) => {}
             }
-            self.metrics.lease_held.with_label_values(&[self.id()]).set(0);
+            self.metrics
+                .lease_held
+                .with_label_values(&[self.id()])
+                .set(0);
             self.health.lease(self.id(), false, None, None);
             if shutdown.is_cancelled() && fence.check().is_ok() {
                 self.lease.release(&fence).await;
             } else if fence.check().is_err() {
-                self.metrics.lease_lost.with_label_values(&[self.id()]).inc();
-                warn!(trigger = self.id(), epoch = fence.epoch, "lease lost: this instance stopped numbering and stands by");
+                self.metrics
+                    .lease_lost
+                    .with_label_values(&[self.id()])
+                    .inc();
+                warn!(
+                    trigger = self.id(),
+                    epoch = fence.epoch,
+                    "lease lost: this instance stopped numbering and stands by"
+                );
                 self.health.set_state(self.id(), State::Standby);
             }
         }
@@ -191,7 +219,10 @@ impl Trigger {
 
     fn report(&self, e: &SidecarError, delay: Duration) {
         let code = e.code();
-        self.metrics.errors.with_label_values(&[self.id(), e.kind()]).inc();
+        self.metrics
+            .errors
+            .with_label_values(&[self.id(), e.kind()])
+            .inc();
         self.metrics.healthy.with_label_values(&[self.id()]).set(0);
         self.health.error(self.id(), &code, &e.to_string());
         error!(trigger = self.id(), code, kind = e.kind(), error = %e, retry_in_ms = delay.as_millis() as u64,
@@ -199,7 +230,13 @@ impl Trigger {
     }
 
     /// Holding the lease: sessions with backoff until shutdown or the lease is lost.
-    async fn active(&self, shutdown: &CancellationToken, fence: &Fence, force_backfill: &mut bool, delay: &mut Duration) {
+    async fn active(
+        &self,
+        shutdown: &CancellationToken,
+        fence: &Fence,
+        force_backfill: &mut bool,
+        delay: &mut Duration,
+    ) {
         while !shutdown.is_cancelled() && fence.check().is_ok() {
             // After a shutdown request the session gets SHUTDOWN_GRACE to finish its batch and
             // store the token; past that (e.g. the server is unreachable) it is abandoned, which
@@ -228,7 +265,10 @@ impl Trigger {
                 Err(e) => {
                     if let SidecarError::HistoryLost(_) = e {
                         let code = e.code();
-                        self.metrics.errors.with_label_values(&[self.id(), e.kind()]).inc();
+                        self.metrics
+                            .errors
+                            .with_label_values(&[self.id(), e.kind()])
+                            .inc();
                         self.health.error(self.id(), &code, &e.to_string());
                         warn!(trigger = self.id(), code, error = %e,
                             "resume point lost: numbering unnumbered documents (backfill) and continuing from now");
@@ -250,7 +290,13 @@ impl Trigger {
         }
     }
 
-    async fn session(&self, shutdown: &CancellationToken, fence: &Fence, force_backfill: &mut bool, delay: &mut Duration) -> Result<(), SidecarError> {
+    async fn session(
+        &self,
+        shutdown: &CancellationToken,
+        fence: &Fence,
+        force_backfill: &mut bool,
+        delay: &mut Duration,
+    ) -> Result<(), SidecarError> {
         self.ensure_index().await?;
         // Whoever holds the trigger completes what an interrupted holder left pending first.
         self.complete_pending(fence).await?;
@@ -273,7 +319,11 @@ impl Trigger {
         }
         self.health.set_state(self.id(), State::Running);
         self.metrics.healthy.with_label_values(&[self.id()]).set(1);
-        info!(trigger = self.id(), resumed = stored.token.is_some(), "watching for inserts");
+        info!(
+            trigger = self.id(),
+            resumed = stored.token.is_some(),
+            "watching for inserts"
+        );
         *delay = self.settings.backoff_initial;
 
         // Events right after a (re)start may be for documents numbered before the crash or by the
@@ -281,14 +331,22 @@ impl Trigger {
         let mut verify = true;
         let mut last_store = Instant::now();
         let mut last_cluster_secs: Option<u32> = None;
-        let now_secs = || SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        let now_secs = || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0)
+        };
         while !shutdown.is_cancelled() {
             fence.check()?;
             let events = self.collect(&mut stream, shutdown).await?;
             if let Some(secs) = last_cluster_secs {
                 // Literally "now minus the cluster time of the last processed event": it grows on
                 // a quiet collection.
-                self.metrics.lag.with_label_values(&[self.id()]).set((now_secs() - f64::from(secs)).max(0.0));
+                self.metrics
+                    .lag
+                    .with_label_values(&[self.id()])
+                    .set((now_secs() - f64::from(secs)).max(0.0));
             }
             if events.is_empty() {
                 if last_store.elapsed() >= self.settings.heartbeat {
@@ -303,7 +361,10 @@ impl Trigger {
                 continue;
             }
             let count = events.len();
-            self.metrics.events.with_label_values(&[self.id()]).inc_by(count as u64);
+            self.metrics
+                .events
+                .with_label_values(&[self.id()])
+                .inc_by(count as u64);
             let cluster_time = events.iter().rev().find_map(|e| e.cluster_time);
             // The driver drops its cached token after an empty getMore when the server sends no
             // post-batch token, so fall back to the last event's own token.
@@ -318,11 +379,21 @@ impl Trigger {
             self.metrics.batches.with_label_values(&[self.id()]).inc();
             if let Some(ts) = cluster_time {
                 last_cluster_secs = Some(ts.time);
-                self.metrics.lag.with_label_values(&[self.id()]).set((now_secs() - f64::from(ts.time)).max(0.0));
+                self.metrics
+                    .lag
+                    .with_label_values(&[self.id()])
+                    .set((now_secs() - f64::from(ts.time)).max(0.0));
             }
             self.health.batch_applied(self.id(), outcome.numbered);
-            debug!(trigger = self.id(), events = count, numbered = outcome.numbered, prenumbered = outcome.prenumbered,
-                already = outcome.already, skipped = outcome.skipped, "batch applied");
+            debug!(
+                trigger = self.id(),
+                events = count,
+                numbered = outcome.numbered,
+                prenumbered = outcome.prenumbered,
+                already = outcome.already,
+                skipped = outcome.skipped,
+                "batch applied"
+            );
             *delay = self.settings.backoff_initial;
         }
         // Graceful shutdown: the batch in flight is done; keep the newest token.
@@ -347,11 +418,16 @@ impl Trigger {
             .partial_filter_expression(doc! { self.spec.field.clone(): { "$exists": true } })
             .build();
         self.metrics.command(self.id(), "createIndexes");
-        self.docs.create_index(IndexModel::builder().keys(keys).options(options).build()).await?;
+        self.docs
+            .create_index(IndexModel::builder().keys(keys).options(options).build())
+            .await?;
         Ok(())
     }
 
-    async fn open(&self, token: Option<ResumeToken>) -> Result<ChangeStream<ChangeStreamEvent<Document>>, SidecarError> {
+    async fn open(
+        &self,
+        token: Option<ResumeToken>,
+    ) -> Result<ChangeStream<ChangeStreamEvent<Document>>, SidecarError> {
         let mut filter = doc! { "operationType": "insert" };
         if let Some(m) = &self.spec.filter {
             filter = doc! { "$and": [filter, prefix_filter(m, "fullDocument")] };
@@ -380,7 +456,11 @@ impl Trigger {
         let mut events = Vec::new();
         loop {
             let asked = Instant::now();
-            match stream.next_if_any().await.map_err(SidecarError::from_stream)? {
+            match stream
+                .next_if_any()
+                .await
+                .map_err(SidecarError::from_stream)?
+            {
                 Some(event) => {
                     events.push(event);
                     if events.len() >= self.settings.batch_size {
@@ -390,7 +470,9 @@ impl Trigger {
                 None if !events.is_empty() => return Ok(events),
                 None => {
                     if !stream.is_alive() {
-                        return Err(SidecarError::HistoryLost("the change stream was invalidated".to_owned()));
+                        return Err(SidecarError::HistoryLost(
+                            "the change stream was invalidated".to_owned(),
+                        ));
                     }
                     // A real server waits up to maxAwaitTime in getMore; one that answers at once
                     // is asked at most once per poll interval.
@@ -407,7 +489,11 @@ impl Trigger {
 
     /// Numbers documents that lack a number, in `_id` order, reporting progress. Returns false
     /// when interrupted by shutdown (it resumes on the next start).
-    pub async fn backfill(&self, shutdown: &CancellationToken, fence: &Fence) -> Result<bool, SidecarError> {
+    pub async fn backfill(
+        &self,
+        shutdown: &CancellationToken,
+        fence: &Fence,
+    ) -> Result<bool, SidecarError> {
         let field = self.spec.field.clone();
         let mut filter = doc! { field.clone(): { "$exists": false } };
         if let Some(m) = &self.spec.filter {
@@ -420,14 +506,22 @@ impl Trigger {
         self.seed_from_existing(fence).await?;
         self.metrics.command(self.id(), "count");
         let total = self.docs.count_documents(filter.clone()).await?;
-        info!(trigger = self.id(), unnumbered = total, "backfill: numbering documents without a number, in _id order");
+        info!(
+            trigger = self.id(),
+            unnumbered = total,
+            "backfill: numbering documents without a number, in _id order"
+        );
         let started = Instant::now();
         let mut last_report = Instant::now();
         let mut done = 0u64;
         let mut last_id: Option<Bson> = None;
         loop {
             if shutdown.is_cancelled() {
-                info!(trigger = self.id(), numbered = done, "backfill interrupted by shutdown; it continues on the next start");
+                info!(
+                    trigger = self.id(),
+                    numbered = done,
+                    "backfill interrupted by shutdown; it continues on the next start"
+                );
                 return Ok(false);
             }
             let page = match &last_id {
@@ -444,24 +538,43 @@ impl Trigger {
                 .await?
                 .try_collect()
                 .await?;
-            let Some(last) = docs.last().and_then(|d| d.get("_id").cloned()) else { break };
+            let Some(last) = docs.last().and_then(|d| d.get("_id").cloned()) else {
+                break;
+            };
             last_id = Some(last);
             let outcome = self.number(docs, false, fence).await?;
             done += outcome.numbered;
             self.metrics.batches.with_label_values(&[self.id()]).inc();
             self.health.batch_applied(self.id(), outcome.numbered);
             let remaining = total.saturating_sub(done);
-            self.metrics.backfill_remaining.with_label_values(&[self.id()]).set(i64::try_from(remaining).unwrap_or(i64::MAX));
+            self.metrics
+                .backfill_remaining
+                .with_label_values(&[self.id()])
+                .set(i64::try_from(remaining).unwrap_or(i64::MAX));
             if last_report.elapsed() >= self.settings.progress {
                 let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-3);
-                info!(trigger = self.id(), numbered = done, rate = format!("{rate:.0}/s"), remaining, "backfill progress");
+                info!(
+                    trigger = self.id(),
+                    numbered = done,
+                    rate = format!("{rate:.0}/s"),
+                    remaining,
+                    "backfill progress"
+                );
                 last_report = Instant::now();
             }
         }
-        self.metrics.backfill_remaining.with_label_values(&[self.id()]).set(0);
+        self.metrics
+            .backfill_remaining
+            .with_label_values(&[self.id()])
+            .set(0);
         let secs = started.elapsed().as_secs_f64();
-        info!(trigger = self.id(), numbered = done, seconds = format!("{secs:.1}"), rate = format!("{:.0}/s", done as f64 / secs.max(1e-3)),
-            "backfill finished");
+        info!(
+            trigger = self.id(),
+            numbered = done,
+            seconds = format!("{secs:.1}"),
+            rate = format!("{:.0}/s", done as f64 / secs.max(1e-3)),
+            "backfill finished"
+        );
         Ok(true)
     }
 
@@ -470,7 +583,12 @@ impl Trigger {
     /// counter and are written with one `update` command whose statements only apply where
     /// the document still has no number. With `verify`, documents numbered meanwhile are
     /// dropped first (one `find`), so redelivered events waste no numbers.
-    pub async fn number(&self, mut docs: Vec<Document>, verify: bool, fence: &Fence) -> Result<Outcome, SidecarError> {
+    pub async fn number(
+        &self,
+        mut docs: Vec<Document>,
+        verify: bool,
+        fence: &Fence,
+    ) -> Result<Outcome, SidecarError> {
         let mut outcome = Outcome::default();
         let field = self.spec.field.as_str();
         let sequence = &self.spec.sequence;
@@ -496,7 +614,10 @@ impl Trigger {
                 .filter_map(|d| d.get("_id").map(id_key))
                 .collect();
             let before = docs.len();
-            docs.retain(|d| d.get("_id").is_some_and(|id| unnumbered.contains(&id_key(id))));
+            docs.retain(|d| {
+                d.get("_id")
+                    .is_some_and(|id| unnumbered.contains(&id_key(id)))
+            });
             outcome.already = (before - docs.len()) as u64;
         }
 
@@ -507,7 +628,9 @@ impl Trigger {
         let mut statements = Statements::default();
         let mut waiting: BTreeMap<String, Vec<Bson>> = BTreeMap::new();
         for document in &docs {
-            let Some(id) = document.get("_id").cloned() else { continue };
+            let Some(id) = document.get("_id").cloned() else {
+                continue;
+            };
             let counter_id = match sequence.counter_id(Some(&ejson::from_doc(document))) {
                 Ok(counter_id) => counter_id,
                 Err(e) => {
@@ -524,15 +647,25 @@ impl Trigger {
             match mongo_seq_core::ejson::read_i64(&value.clone().into_canonical_extjson()) {
                 Ok(n) => {
                     if let Some(ids) = waiting.remove(&counter_id) {
-                        self.reserve_or_number(&counter_id, ids, &mut statements, &mut outcome, fence).await?;
+                        self.reserve_or_number(
+                            &counter_id,
+                            ids,
+                            &mut statements,
+                            &mut outcome,
+                            fence,
+                        )
+                        .await?;
                     }
                     self.seed(&counter_id, n, fence).await?;
                 }
-                Err(reason) => warn!(trigger = self.id(), _id = %id, "field `{field}` {reason}; document left as it is"),
+                Err(reason) => {
+                    warn!(trigger = self.id(), _id = %id, "field `{field}` {reason}; document left as it is")
+                }
             }
         }
         for (counter_id, ids) in std::mem::take(&mut waiting) {
-            self.reserve_or_number(&counter_id, ids, &mut statements, &mut outcome, fence).await?;
+            self.reserve_or_number(&counter_id, ids, &mut statements, &mut outcome, fence)
+                .await?;
         }
 
         // A reserved number that a document inserted with that very number already holds is
@@ -541,39 +674,70 @@ impl Trigger {
             if statements.docs.is_empty() {
                 break;
             }
-            let Statements { docs: batch, targets } = std::mem::take(&mut statements);
+            let Statements {
+                docs: batch,
+                targets,
+            } = std::mem::take(&mut statements);
             fence.check()?;
             self.metrics.command(self.id(), "update");
             let reply = self
                 .db
-                .run_command(doc! { "update": self.docs.name(), "updates": batch, "ordered": false })
+                .run_command(
+                    doc! { "update": self.docs.name(), "updates": batch, "ordered": false },
+                )
                 .await?;
             outcome.numbered += as_u64(&reply, "nModified");
             if let Ok(wce) = reply.get_document("writeConcernError") {
                 return Err(SidecarError::Reply(format!("write concern error: {wce}")));
             }
             let mut retry: BTreeMap<String, Vec<Bson>> = BTreeMap::new();
-            for error in reply.get_array("writeErrors").map(|a| a.as_slice()).unwrap_or_default().iter().filter_map(Bson::as_document) {
+            for error in reply
+                .get_array("writeErrors")
+                .map(|a| a.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(Bson::as_document)
+            {
                 let code = error.get_i32("code").unwrap_or(0);
                 let message = error.get_str("errmsg").unwrap_or("");
                 match targets.get(as_u64(error, "index") as usize) {
                     Some((counter_id, id)) if code == 11000 => {
                         warn!(trigger = self.id(), _id = %id, attempt, "number already taken by another document; renumbering");
-                        retry.entry(counter_id.clone()).or_default().push(id.clone());
+                        retry
+                            .entry(counter_id.clone())
+                            .or_default()
+                            .push(id.clone());
                     }
-                    _ => return Err(SidecarError::Reply(format!("update of `{}` failed: {message} (code {code})", self.docs.namespace()))),
+                    _ => {
+                        return Err(SidecarError::Reply(format!(
+                            "update of `{}` failed: {message} (code {code})",
+                            self.docs.namespace()
+                        )))
+                    }
                 }
             }
             for (counter_id, ids) in retry {
-                self.reserve(&counter_id, ids, &mut statements, fence).await?;
+                self.reserve(&counter_id, ids, &mut statements, fence)
+                    .await?;
             }
         }
         if !statements.docs.is_empty() {
-            return Err(SidecarError::Reply(format!("could not find free numbers after {COLLISION_ATTEMPTS} attempts")));
+            return Err(SidecarError::Reply(format!(
+                "could not find free numbers after {COLLISION_ATTEMPTS} attempts"
+            )));
         }
-        self.metrics.numbered.with_label_values(&[self.id()]).inc_by(outcome.numbered);
-        self.metrics.prenumbered.with_label_values(&[self.id()]).inc_by(outcome.prenumbered);
-        self.metrics.skipped.with_label_values(&[self.id()]).inc_by(outcome.skipped);
+        self.metrics
+            .numbered
+            .with_label_values(&[self.id()])
+            .inc_by(outcome.numbered);
+        self.metrics
+            .prenumbered
+            .with_label_values(&[self.id()])
+            .inc_by(outcome.prenumbered);
+        self.metrics
+            .skipped
+            .with_label_values(&[self.id()])
+            .inc_by(outcome.skipped);
         Ok(outcome)
     }
 }
@@ -607,19 +771,33 @@ impl Trigger {
     /// Reserves `ids.len()` numbers of `counter_id` (core `Reservation`: one `$inc`, fenced by
     /// the lease epoch) and adds a statement per document: set the number (and the formatted
     /// id) where there is none.
-    async fn reserve(&self, counter_id: &str, ids: Vec<Bson>, out: &mut Statements, fence: &Fence) -> Result<(), SidecarError> {
+    async fn reserve(
+        &self,
+        counter_id: &str,
+        ids: Vec<Bson>,
+        out: &mut Statements,
+        fence: &Fence,
+    ) -> Result<(), SidecarError> {
         let sequence = &self.spec.sequence;
         let field = self.spec.field.as_str();
         let mut request = ReserveRequest::new(counter_id, ids.len() as u64);
-        request.extra_filter.insert("epoch".to_owned(), mongo_seq_core::lease::epoch_condition(fence.epoch));
-        request.extra_set.insert("epoch".to_owned(), mongo_seq_core::ejson::long(fence.epoch));
+        request.extra_filter.insert(
+            "epoch".to_owned(),
+            mongo_seq_core::lease::epoch_condition(fence.epoch),
+        );
+        request
+            .extra_set
+            .insert("epoch".to_owned(), mongo_seq_core::ejson::long(fence.epoch));
         let mut plan = Reservation::new(sequence, &request)?;
         fence.check()?;
         let range = match self.exec.drive(&mut plan).await {
             Ok(range) => range,
             // TypeMismatch: `$inc` on a `seq` that is not a number.
             Err(SidecarError::Mongo(source)) if crate::error::server_code(&source) == Some(14) => {
-                return Err(SidecarError::MalformedCounter { counter: counter_id.to_owned(), source })
+                return Err(SidecarError::MalformedCounter {
+                    counter: counter_id.to_owned(),
+                    source,
+                })
             }
             Err(SidecarError::Core(e)) if e.code() == "CONDITION_NOT_MET" => {
                 self.metrics.fenced.with_label_values(&[self.id()]).inc();
@@ -631,11 +809,15 @@ impl Trigger {
             Err(e) => return Err(e),
         };
         for (index, id) in ids.into_iter().enumerate() {
-            let n = range
-                .get(index as u64)
-                .ok_or_else(|| SidecarError::Reply(format!("reserved range {range:?} is shorter than the request")))?;
+            let n = range.get(index as u64).ok_or_else(|| {
+                SidecarError::Reply(format!(
+                    "reserved range {range:?} is shorter than the request"
+                ))
+            })?;
             let mut set = doc! { field: n };
-            if let (Some(format_field), Some(formatted)) = (&self.spec.format_field, sequence.format_value(n)) {
+            if let (Some(format_field), Some(formatted)) =
+                (&self.spec.format_field, sequence.format_value(n))
+            {
                 set.insert(format_field.clone(), formatted);
             }
             out.docs.push(doc! { "q": { "_id": id.clone(), field: { "$exists": false } }, "u": { "$set": set } });
@@ -653,7 +835,11 @@ impl Trigger {
         for (index, scope) in self.spec.sequence.scope().iter().enumerate() {
             group_id.insert(format!("s{index}"), format!("${scope}"));
         }
-        let pick = if self.spec.sequence.step() > 0 { "$max" } else { "$min" };
+        let pick = if self.spec.sequence.step() > 0 {
+            "$max"
+        } else {
+            "$min"
+        };
         let pipeline = [
             doc! { "$match": { field: { "$exists": true } } },
             doc! { "$group": { "_id": group_id, "n": { pick: format!("${field}") } } },
@@ -670,9 +856,13 @@ impl Trigger {
                     }
                 }
             }
-            let Some(value) = group.get("n") else { continue };
+            let Some(value) = group.get("n") else {
+                continue;
+            };
             let (Ok(counter_id), Ok(n)) = (
-                self.spec.sequence.counter_id(Some(&ejson::from_doc(&scoped))),
+                self.spec
+                    .sequence
+                    .counter_id(Some(&ejson::from_doc(&scoped))),
                 mongo_seq_core::ejson::read_i64(&value.clone().into_canonical_extjson()),
             ) else {
                 continue;
@@ -689,7 +879,9 @@ impl Trigger {
             Ok(mut plan) => {
                 self.exec.drive(&mut plan).await?;
             }
-            Err(e) => warn!(trigger = self.id(), counter = counter_id, value, error = %e, "pre-set number not used to move the counter"),
+            Err(e) => {
+                warn!(trigger = self.id(), counter = counter_id, value, error = %e, "pre-set number not used to move the counter")
+            }
         }
         Ok(())
     }

@@ -15,14 +15,23 @@ const WAIT: Duration = Duration::from_secs(120);
 async fn backfills_10000_existing_documents_while_inserts_continue() {
     let (db, plain, coll) = test_db("backfill").await;
     for chunk in 0..10 {
-        coll.insert_many((0..1000).map(|i| doc! { "old": chunk * 1000 + i })).await.unwrap();
+        coll.insert_many((0..1000).map(|i| doc! { "old": chunk * 1000 + i }))
+            .await
+            .unwrap();
     }
     let started = Instant::now();
-    let run = start(config(&db, "", "batch_size = 1000\nprogress_secs = 1"), client().await, false);
+    let run = start(
+        config(&db, "", "batch_size = 1000\nprogress_secs = 1"),
+        client().await,
+        false,
+    );
     let writer_coll = coll.clone();
     let writer = tokio::spawn(async move {
         for burst in 0..20 {
-            writer_coll.insert_many((0..50).map(|i| doc! { "new": burst * 50 + i })).await.unwrap();
+            writer_coll
+                .insert_many((0..50).map(|i| doc! { "new": burst * 50 + i }))
+                .await
+                .unwrap();
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     });
@@ -37,16 +46,31 @@ async fn backfills_10000_existing_documents_while_inserts_continue() {
     let mut distinct = seqs.clone();
     distinct.dedup();
     assert_eq!(distinct.len(), 11_000, "no duplicates");
-    assert_eq!(counter(&plain, &db, &format!("{db}.orders")).await, seqs.last().copied());
+    assert_eq!(
+        counter(&plain, &db, &format!("{db}.orders")).await,
+        seqs.last().copied()
+    );
     // The pre-existing documents were numbered in _id order.
     let old: Vec<Document> = {
         use futures_util::TryStreamExt;
-        coll.find(doc! { "old": { "$exists": true } }).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap()
+        coll.find(doc! { "old": { "$exists": true } })
+            .sort(doc! { "_id": 1 })
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap()
     };
     let old_seqs: Vec<i64> = old.iter().map(|d| d.get_i64("seq").unwrap()).collect();
     assert_eq!(old_seqs, (1..=10_000).collect::<Vec<i64>>());
     let trigger = format!("{db}.orders.seq");
-    assert_eq!(metrics.backfill_remaining.with_label_values(&[&trigger]).get(), 0);
+    assert_eq!(
+        metrics
+            .backfill_remaining
+            .with_label_values(&[&trigger])
+            .get(),
+        0
+    );
     println!(
         "backfill: 11,000 documents numbered in {:.1} s ({:.0} docs/s), {} batches, {} reservations",
         elapsed.as_secs_f64(),
@@ -68,10 +92,15 @@ async fn lost_history_backfills_and_continues_instead_of_suspending() {
     let state: Collection<Document> = plain.database(&db).collection("mongo_seq_state");
     let id = format!("{db}.orders.seq");
     state
-        .update_one(doc! { "_id": &id }, doc! { "$set": { "token": { "_data": "82000000010000000129295A1004" } } })
+        .update_one(
+            doc! { "_id": &id },
+            doc! { "$set": { "token": { "_data": "82000000010000000129295A1004" } } },
+        )
         .await
         .unwrap();
-    coll.insert_many((5..8).map(|i| doc! { "i": i })).await.unwrap();
+    coll.insert_many((5..8).map(|i| doc! { "i": i }))
+        .await
+        .unwrap();
     let run = start(cfg, client().await, false);
     wait_numbered(&coll, "seq", 8, WAIT).await;
     wait_running(&run).await;
@@ -80,7 +109,15 @@ async fn lost_history_backfills_and_continues_instead_of_suspending() {
     let metrics = run.metrics.clone();
     run.stop().await;
     assert_eq!(numbers(&coll, "seq").await, (1..=9).collect::<Vec<i64>>());
-    println!("lost history errors: {}", metrics.render().lines().filter(|l| l.starts_with("mongo_seq_errors_total")).collect::<Vec<_>>().join(", "));
+    println!(
+        "lost history errors: {}",
+        metrics
+            .render()
+            .lines()
+            .filter(|l| l.starts_with("mongo_seq_errors_total"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     plain.database(&db).drop().await.ok();
 }
 
@@ -90,7 +127,12 @@ async fn backfill_flag_numbers_documents_the_stream_never_saw() {
     let cfg = config(&db, "", "");
     number_via_stream(&cfg, &coll, 0..3, 3).await;
     // Someone removed numbers by hand; the stream has nothing to say about that.
-    coll.update_many(doc! { "i": { "$gte": 1 } }, doc! { "$unset": { "seq": "" } }).await.unwrap();
+    coll.update_many(
+        doc! { "i": { "$gte": 1 } },
+        doc! { "$unset": { "seq": "" } },
+    )
+    .await
+    .unwrap();
     let run = start(cfg, client().await, true);
     wait_numbered(&coll, "seq", 3, WAIT).await;
     run.stop().await;

@@ -35,7 +35,11 @@ async fn wait_error(health: &Health, trigger: &str) -> TriggerHealth {
                 return h.clone();
             }
         }
-        assert!(Instant::now() < deadline, "no error reported: {:?}", health.snapshot());
+        assert!(
+            Instant::now() < deadline,
+            "no error reported: {:?}",
+            health.snapshot()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -44,9 +48,16 @@ async fn wait_error(health: &Health, trigger: &str) -> TriggerHealth {
 fn trigger(cfg: &Config, client: &Client) -> Trigger {
     let spec = cfg.triggers[0].clone();
     let metrics = Metrics::new();
-    let counters = client.database(&cfg.counters.db).collection(&cfg.counters.coll);
+    let counters = client
+        .database(&cfg.counters.db)
+        .collection(&cfg.counters.coll);
     let state = client.database(&cfg.state.db).collection(&cfg.state.coll);
-    let exec = Executor { counters, leases: Some(state.clone()), metrics: metrics.clone(), label: spec.id.clone() };
+    let exec = Executor {
+        counters,
+        leases: Some(state.clone()),
+        metrics: metrics.clone(),
+        label: spec.id.clone(),
+    };
     let db = client.database(&spec.ns.db);
     Trigger {
         docs: db.collection(&spec.ns.coll),
@@ -59,7 +70,11 @@ fn trigger(cfg: &Config, client: &Client) -> Trigger {
             metrics: metrics.clone(),
         },
         exec,
-        state: StateStore { collection: state, trigger: spec.id.clone(), metrics: metrics.clone() },
+        state: StateStore {
+            collection: state,
+            trigger: spec.id.clone(),
+            metrics: metrics.clone(),
+        },
         settings: cfg.settings.clone(),
         metrics,
         health: Health::default(),
@@ -68,25 +83,47 @@ fn trigger(cfg: &Config, client: &Client) -> Trigger {
 }
 
 fn fence(epoch: i64) -> Fence {
-    Fence::new("test-instance", epoch, Instant::now() + Duration::from_secs(600))
+    Fence::new(
+        "test-instance",
+        epoch,
+        Instant::now() + Duration::from_secs(600),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gapless_numbers_are_contiguous_and_counter_ends_at_the_last() {
     let (db, plain, coll) = test_db("gapless").await;
-    let run = start(gapless_config(&db, "format = \"G-{seq:04}\"\nformat_field = \"code\""), client().await, false);
+    let run = start(
+        gapless_config(&db, "format = \"G-{seq:04}\"\nformat_field = \"code\""),
+        client().await,
+        false,
+    );
     wait_running(&run).await;
     for burst in 0..10 {
-        coll.insert_many((0..30).map(|i| doc! { "burst": burst, "i": i })).await.unwrap();
+        coll.insert_many((0..30).map(|i| doc! { "burst": burst, "i": i }))
+            .await
+            .unwrap();
     }
     wait_numbered(&coll, "seq", 300, WAIT).await;
     run.stop().await;
     assert_eq!(numbers(&coll, "seq").await, (1..=300).collect::<Vec<i64>>());
-    let c = counters(&plain, &db).await.find_one(doc! { "_id": format!("{db}.orders") }).await.unwrap().unwrap();
+    let c = counters(&plain, &db)
+        .await
+        .find_one(doc! { "_id": format!("{db}.orders") })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(c.get_i64("seq").unwrap(), 300);
     assert!(c.get("intent").is_none(), "no intent left pending: {c}");
-    assert!(c.get_i64("epoch").unwrap() >= 1, "the counter carries the holder's epoch: {c}");
-    assert!(coll.find_one(doc! { "seq": 42_i64, "code": "G-0042" }).await.unwrap().is_some());
+    assert!(
+        c.get_i64("epoch").unwrap() >= 1,
+        "the counter carries the holder's epoch: {c}"
+    );
+    assert!(coll
+        .find_one(doc! { "seq": 42_i64, "code": "G-0042" })
+        .await
+        .unwrap()
+        .is_some());
     plain.database(&db).drop().await.ok();
 }
 
@@ -96,9 +133,16 @@ async fn an_interrupted_intent_is_completed_skipping_deleted_documents() {
     // A holder died after reserving 1..=5 for a..e and writing some of them: a = 1, and d = 4
     // (written by an apply that did not see c's deletion); c was deleted before its number was
     // final, b and e have none yet.
-    let ids: Vec<String> = ["a", "b", "c", "d", "e"].iter().map(|s| s.to_string()).collect();
-    coll.insert_one(doc! { "_id": "a", "seq": 1_i64 }).await.unwrap();
-    coll.insert_one(doc! { "_id": "d", "seq": 4_i64 }).await.unwrap();
+    let ids: Vec<String> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    coll.insert_one(doc! { "_id": "a", "seq": 1_i64 })
+        .await
+        .unwrap();
+    coll.insert_one(doc! { "_id": "d", "seq": 4_i64 })
+        .await
+        .unwrap();
     for id in ["b", "e"] {
         coll.insert_one(doc! { "_id": id }).await.unwrap();
     }
@@ -110,14 +154,56 @@ async fn an_interrupted_intent_is_completed_skipping_deleted_documents() {
         .unwrap();
     let run = start(gapless_config(&db, ""), client().await, false);
     wait_running(&run).await;
-    assert_eq!(run.metrics.intents_completed.with_label_values(&[&format!("{name}.seq")]).get(), 1);
-    let got: Vec<Document> = coll.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap();
-    let pairs: Vec<(String, i64)> = got.iter().map(|d| (d.get_str("_id").unwrap().to_owned(), d.get_i64("seq").unwrap())).collect();
-    assert_eq!(pairs, vec![("a".into(), 1), ("b".into(), 2), ("d".into(), 3), ("e".into(), 4)], "deleted c took no number; d moved down");
-    assert_eq!(run.metrics.gapless_renumbered.with_label_values(&[&format!("{name}.seq")]).get(), 1);
-    assert_eq!(counter(&plain, &db, &name).await, Some(4), "counter set to the last number used");
+    assert_eq!(
+        run.metrics
+            .intents_completed
+            .with_label_values(&[&format!("{name}.seq")])
+            .get(),
+        1
+    );
+    let got: Vec<Document> = coll
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let pairs: Vec<(String, i64)> = got
+        .iter()
+        .map(|d| {
+            (
+                d.get_str("_id").unwrap().to_owned(),
+                d.get_i64("seq").unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            ("a".into(), 1),
+            ("b".into(), 2),
+            ("d".into(), 3),
+            ("e".into(), 4)
+        ],
+        "deleted c took no number; d moved down"
+    );
+    assert_eq!(
+        run.metrics
+            .gapless_renumbered
+            .with_label_values(&[&format!("{name}.seq")])
+            .get(),
+        1
+    );
+    assert_eq!(
+        counter(&plain, &db, &name).await,
+        Some(4),
+        "counter set to the last number used"
+    );
     // Numbering goes on right after.
-    coll.insert_many((0..3).map(|i| doc! { "i": i })).await.unwrap();
+    coll.insert_many((0..3).map(|i| doc! { "i": i }))
+        .await
+        .unwrap();
     wait_numbered(&coll, "seq", 7, WAIT).await;
     run.stop().await;
     assert_eq!(numbers(&coll, "seq").await, (1..=7).collect::<Vec<i64>>());
@@ -127,32 +213,73 @@ async fn an_interrupted_intent_is_completed_skipping_deleted_documents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
     for gapless in [true, false] {
-        let (db, plain, coll) = test_db(if gapless { "fence_gapless" } else { "fence_plain" }).await;
+        let (db, plain, coll) = test_db(if gapless {
+            "fence_gapless"
+        } else {
+            "fence_plain"
+        })
+        .await;
         let cfg = config(&db, if gapless { "gapless = true" } else { "" }, "");
         let t = trigger(&cfg, &client().await);
         let name = format!("{db}.orders");
-        coll.insert_many((0..3).map(|i| doc! { "_id": i })).await.unwrap();
+        coll.insert_many((0..3).map(|i| doc! { "_id": i }))
+            .await
+            .unwrap();
         t.state.collection.insert_one(doc! { "_id": &t.spec.id, "lease": { "owner": "test-instance", "epoch": 1_i64, "expiresAt": i64::MAX } }).await.unwrap();
-        let docs: Vec<Document> = coll.find(doc! {}).await.unwrap().try_collect().await.unwrap();
+        let docs: Vec<Document> = coll
+            .find(doc! {})
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
         let old = fence(1);
-        let outcome = t.number(docs[..1].to_vec(), false, &old).await.expect("epoch 1 numbers");
+        let outcome = t
+            .number(docs[..1].to_vec(), false, &old)
+            .await
+            .expect("epoch 1 numbers");
         assert_eq!(outcome.numbered, 1);
 
         // Another instance takes over (epoch 2) and stamps the counters.
-        t.state.collection.update_one(doc! { "_id": &t.spec.id }, doc! { "$set": { "lease.owner": "other", "lease.epoch": 2_i64 } }).await.unwrap();
-        counters(&plain, &db).await.update_many(doc! { "_id": &name }, doc! { "$set": { "epoch": 2_i64 } }).await.unwrap();
+        t.state
+            .collection
+            .update_one(
+                doc! { "_id": &t.spec.id },
+                doc! { "$set": { "lease.owner": "other", "lease.epoch": 2_i64 } },
+            )
+            .await
+            .unwrap();
+        counters(&plain, &db)
+            .await
+            .update_many(doc! { "_id": &name }, doc! { "$set": { "epoch": 2_i64 } })
+            .await
+            .unwrap();
 
         // The old holder, unaware (its own clock says its lease is valid): refused.
-        let err = t.number(docs[1..].to_vec(), false, &old).await.expect_err("fenced");
+        let err = t
+            .number(docs[1..].to_vec(), false, &old)
+            .await
+            .expect_err("fenced");
         assert_eq!(err.code(), "FENCED", "{err}");
-        assert_eq!(count_numbered(&coll, "seq").await, 1, "not a single number from the stale holder");
+        assert_eq!(
+            count_numbered(&coll, "seq").await,
+            1,
+            "not a single number from the stale holder"
+        );
         assert_eq!(counter(&plain, &db, &name).await, Some(1));
-        let err = t.state.save(None, Some(true), &fence(1)).await.expect_err("token write fenced");
+        let err = t
+            .state
+            .save(None, Some(true), &fence(1))
+            .await
+            .expect_err("token write fenced");
         assert_eq!(err.code(), "FENCED");
         assert!(t.metrics.fenced.with_label_values(&[&t.spec.id]).get() >= 2);
 
         // The new holder goes on from the counter.
-        let outcome = t.number(docs[1..].to_vec(), false, &fence(2)).await.expect("epoch 2 numbers");
+        let outcome = t
+            .number(docs[1..].to_vec(), false, &fence(2))
+            .await
+            .expect("epoch 2 numbers");
         assert_eq!(outcome.numbered, 2);
         assert_eq!(numbers(&coll, "seq").await, vec![1, 2, 3]);
         plain.database(&db).drop().await.ok();
@@ -173,7 +300,9 @@ async fn two_instances_one_holder_and_a_takeover_after_shutdown() {
     let deadline = Instant::now() + WAIT;
     loop {
         let h = b.health.snapshot().1.get(&trigger).cloned();
-        if h.as_ref().is_some_and(|h| h.state == mongo_seq::health::State::Standby) {
+        if h.as_ref()
+            .is_some_and(|h| h.state == mongo_seq::health::State::Standby)
+        {
             let h = h.unwrap();
             assert!(!h.lease_held);
             assert_eq!(h.lease_owner.as_deref(), Some("A"));
@@ -183,21 +312,32 @@ async fn two_instances_one_holder_and_a_takeover_after_shutdown() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(a.health.snapshot().1[&trigger].lease_held);
-    coll.insert_many((0..50).map(|i| doc! { "i": i })).await.unwrap();
+    coll.insert_many((0..50).map(|i| doc! { "i": i }))
+        .await
+        .unwrap();
     wait_numbered(&coll, "seq", 50, WAIT).await;
     // A stops gracefully (releases the lease): B takes over and numbers the rest.
     a.stop().await;
-    coll.insert_many((0..50).map(|i| doc! { "j": i })).await.unwrap();
+    coll.insert_many((0..50).map(|i| doc! { "j": i }))
+        .await
+        .unwrap();
     wait_numbered(&coll, "seq", 100, WAIT).await;
     assert!(b.health.snapshot().1[&trigger].lease_held);
-    assert_eq!(b.metrics.lease_acquired.with_label_values(&[&trigger]).get(), 1);
+    assert_eq!(
+        b.metrics
+            .lease_acquired
+            .with_label_values(&[&trigger])
+            .get(),
+        1
+    );
     b.stop().await;
     assert_eq!(numbers(&coll, "seq").await, (1..=100).collect::<Vec<i64>>());
     plain.database(&db).drop().await.ok();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and_are_not_overwritten() {
+async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and_are_not_overwritten(
+) {
     struct Case {
         label: &'static str,
         trigger: &'static str,
@@ -206,18 +346,50 @@ async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and
         code: &'static str,
     }
     let cases = [
-        Case { label: "at_max", trigger: "gapless = true\nmax = 5", counter: Some(doc! { "seq": 5_i64 }), lease: None, code: "SEQUENCE_EXHAUSTED" },
-        Case { label: "at_max_plain", trigger: "max = 5", counter: Some(doc! { "seq": 5_i64 }), lease: None, code: "SEQUENCE_EXHAUSTED" },
-        Case { label: "overflow", trigger: "gapless = true", counter: Some(doc! { "seq": i64::MAX }), lease: None, code: "OVERFLOW" },
-        Case { label: "overflow_plain", trigger: "", counter: Some(doc! { "seq": i64::MAX }), lease: None, code: "OVERFLOW" },
+        Case {
+            label: "at_max",
+            trigger: "gapless = true\nmax = 5",
+            counter: Some(doc! { "seq": 5_i64 }),
+            lease: None,
+            code: "SEQUENCE_EXHAUSTED",
+        },
+        Case {
+            label: "at_max_plain",
+            trigger: "max = 5",
+            counter: Some(doc! { "seq": 5_i64 }),
+            lease: None,
+            code: "SEQUENCE_EXHAUSTED",
+        },
+        Case {
+            label: "overflow",
+            trigger: "gapless = true",
+            counter: Some(doc! { "seq": i64::MAX }),
+            lease: None,
+            code: "OVERFLOW",
+        },
+        Case {
+            label: "overflow_plain",
+            trigger: "",
+            counter: Some(doc! { "seq": i64::MAX }),
+            lease: None,
+            code: "OVERFLOW",
+        },
         Case {
             label: "bad_intent",
             trigger: "gapless = true",
-            counter: Some(doc! { "seq": 3_i64, "intent": { "first": 4_i64, "count": 2_i64, "ids": ["x"] } }),
+            counter: Some(
+                doc! { "seq": 3_i64, "intent": { "first": 4_i64, "count": 2_i64, "ids": ["x"] } },
+            ),
             lease: None,
             code: "MALFORMED_COUNTER",
         },
-        Case { label: "bad_lease", trigger: "", counter: None, lease: Some(doc! { "lease": { "owner": 7, "epoch": 1 } }), code: "MALFORMED_LEASE" },
+        Case {
+            label: "bad_lease",
+            trigger: "",
+            counter: None,
+            lease: Some(doc! { "lease": { "owner": 7, "epoch": 1 } }),
+            code: "MALFORMED_LEASE",
+        },
     ];
     for case in cases {
         let (db, plain, coll) = test_db(case.label).await;
@@ -236,13 +408,31 @@ async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and
         coll.insert_one(doc! { "i": 1 }).await.unwrap();
         let run = start(cfg, client().await, false);
         let h = wait_error(&run.health, &trigger).await;
-        assert_eq!(h.last_error_code.as_deref(), Some(case.code), "{}: {h:?}", case.label);
+        assert_eq!(
+            h.last_error_code.as_deref(),
+            Some(case.code),
+            "{}: {h:?}",
+            case.label
+        );
         assert!(!h.healthy, "{}", case.label);
-        println!("{}: {}", case.label, h.last_error.clone().unwrap_or_default());
+        println!(
+            "{}: {}",
+            case.label,
+            h.last_error.clone().unwrap_or_default()
+        );
         tokio::time::sleep(Duration::from_millis(300)).await;
         run.stop().await;
-        assert_eq!(count_numbered(&coll, "seq").await, 0, "{}: nothing numbered", case.label);
-        let mut after_counter = counters(&plain, &db).await.find_one(doc! { "_id": &name }).await.unwrap();
+        assert_eq!(
+            count_numbered(&coll, "seq").await,
+            0,
+            "{}: nothing numbered",
+            case.label
+        );
+        let mut after_counter = counters(&plain, &db)
+            .await
+            .find_one(doc! { "_id": &name })
+            .await
+            .unwrap();
         if let Some(c) = after_counter.as_mut() {
             c.remove("epoch"); // the holder stamps its epoch; nothing else may change
         }
@@ -264,8 +454,17 @@ async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and
         }
         assert_eq!(after, want, "{}: counter untouched", case.label);
         if let Some(l) = case.lease {
-            let stored = state.find_one(doc! { "_id": &trigger }).await.unwrap().unwrap();
-            assert_eq!(stored.get("lease"), l.get("lease"), "{}: lease document untouched", case.label);
+            let stored = state
+                .find_one(doc! { "_id": &trigger })
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                stored.get("lease"),
+                l.get("lease"),
+                "{}: lease document untouched",
+                case.label
+            );
         }
         plain.database(&db).drop().await.ok();
     }
@@ -275,14 +474,30 @@ async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and
 async fn configs_with_shared_sequences_or_bad_lease_settings_are_refused() {
     let base = "[mongodb]\nuri = \"mongodb://h/\"\n";
     let t = "[[trigger]]\ndatabase = \"app\"\ncollection = \"a\"\nfield = \"n\"\nsequence = \"s\"\n[[trigger]]\ndatabase = \"app\"\ncollection = \"b\"\nfield = \"n\"\nsequence = \"s\"\n";
-    let err = mongo_seq::config::parse(&format!("{base}{t}"), "t").unwrap_err().to_string();
-    assert!(err.contains("trigger[1].sequence") && err.contains("already used"), "{err}");
-    let one = "[[trigger]]\ndatabase = \"app\"\ncollection = \"a\"\nfield = \"n\"\ngapless = true\n";
-    for (lease, key) in [("ttl_ms = 10", "lease.ttl_ms"), ("ttl_ms = 1000\nrenew_ms = 900", "lease.renew_ms"), ("instance_id = \"\"", "lease.instance_id")] {
-        let err = mongo_seq::config::parse(&format!("{base}[lease]\n{lease}\n{one}"), "t").unwrap_err().to_string();
+    let err = mongo_seq::config::parse(&format!("{base}{t}"), "t")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("trigger[1].sequence") && err.contains("already used"),
+        "{err}"
+    );
+    let one =
+        "[[trigger]]\ndatabase = \"app\"\ncollection = \"a\"\nfield = \"n\"\ngapless = true\n";
+    for (lease, key) in [
+        ("ttl_ms = 10", "lease.ttl_ms"),
+        ("ttl_ms = 1000\nrenew_ms = 900", "lease.renew_ms"),
+        ("instance_id = \"\"", "lease.instance_id"),
+    ] {
+        let err = mongo_seq::config::parse(&format!("{base}[lease]\n{lease}\n{one}"), "t")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(key), "{lease}: {err}");
     }
-    let cfg = mongo_seq::config::parse(&format!("{base}[lease]\nttl_ms = 3000\ninstance_id = \"node-1\"\n{one}"), "t").unwrap();
+    let cfg = mongo_seq::config::parse(
+        &format!("{base}[lease]\nttl_ms = 3000\ninstance_id = \"node-1\"\n{one}"),
+        "t",
+    )
+    .unwrap();
     assert!(cfg.triggers[0].gapless);
     assert_eq!(cfg.settings.lease.instance_id, "node-1");
     assert_eq!(cfg.settings.lease.renew, Duration::from_millis(1000));

@@ -14,7 +14,10 @@ use serde_json::Value;
 const WAIT: Duration = Duration::from_secs(90);
 
 fn signal(child: &Child, sig: &str) {
-    let status = Command::new("kill").args([sig, &child.id().to_string()]).status().expect("kill");
+    let status = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .expect("kill");
     assert!(status.success(), "kill {sig}");
 }
 
@@ -28,7 +31,11 @@ fn log_lines(path: &std::path::Path) -> Vec<Value> {
 
 /// A field of a JSON log line (flattened or under `fields`).
 fn field<'a>(line: &'a Value, key: &str) -> &'a Value {
-    if line[key].is_null() { &line["fields"][key] } else { &line[key] }
+    if line[key].is_null() {
+        &line["fields"][key]
+    } else {
+        &line[key]
+    }
 }
 
 fn message(line: &Value) -> &str {
@@ -38,7 +45,12 @@ fn message(line: &Value) -> &str {
 fn wait_log(path: &std::path::Path, what: &str) {
     let deadline = Instant::now() + WAIT;
     while !log_lines(path).iter().any(|l| message(l).contains(what)) {
-        assert!(Instant::now() < deadline, "no `{what}` in {}:\n{}", path.display(), std::fs::read_to_string(path).unwrap_or_default());
+        assert!(
+            Instant::now() < deadline,
+            "no `{what}` in {}:\n{}",
+            path.display(),
+            std::fs::read_to_string(path).unwrap_or_default()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -47,8 +59,17 @@ fn wait_log(path: &std::path::Path, what: &str) {
 async fn a_paused_holder_resumed_after_a_takeover_assigns_nothing() {
     let (db, plain, coll) = test_db("pause").await;
     let lease = "[lease]\nttl_ms = 1500";
-    let text = |id: &str| config_toml(&db, "gapless = true", &format!("batch_size = 20\n{lease}\ninstance_id = \"{id}\"\n"));
-    let (a_path, b_path) = (write_config(&format!("{db}-A"), &text("A")), write_config(&format!("{db}-B"), &text("B")));
+    let text = |id: &str| {
+        config_toml(
+            &db,
+            "gapless = true",
+            &format!("batch_size = 20\n{lease}\ninstance_id = \"{id}\"\n"),
+        )
+    };
+    let (a_path, b_path) = (
+        write_config(&format!("{db}-A"), &text("A")),
+        write_config(&format!("{db}-B"), &text("B")),
+    );
     let (a_log, b_log) = (a_path.with_extension("log"), b_path.with_extension("log"));
     let json = ["--log-format", "json", "--log-level", "mongo_seq=debug"];
     let mut a = spawn_sidecar(&a_path, &json);
@@ -62,7 +83,10 @@ async fn a_paused_holder_resumed_after_a_takeover_assigns_nothing() {
     let writer = tokio::spawn(async move {
         let mut n = 0u64;
         while !writer_stop.is_cancelled() {
-            writer_coll.insert_many((0..10).map(|i| doc! { "i": i })).await.expect("insert");
+            writer_coll
+                .insert_many((0..10).map(|i| doc! { "i": i }))
+                .await
+                .expect("insert");
             n += 10;
             tokio::time::sleep(Duration::from_millis(30)).await;
         }
@@ -93,18 +117,46 @@ async fn a_paused_holder_resumed_after_a_takeover_assigns_nothing() {
 
     // After resuming, A assigned nothing: no batch with a number, no lease re-acquired.
     let after: Vec<Value> = log_lines(&a_log).into_iter().skip(resumed_at).collect();
-    let numbered_by_a: u64 = after.iter().filter(|l| message(l).contains("batch applied")).filter_map(|l| field(l, "numbered").as_u64()).sum();
-    assert_eq!(numbered_by_a, 0, "A numbered documents after SIGCONT:\n{after:#?}");
-    assert!(!after.iter().any(|l| message(l).contains("lease acquired")), "A took the lease back: {after:#?}");
-    assert_eq!(log_lines(&b_log).iter().filter(|l| message(l).contains("lease acquired")).count(), 1);
-    let notice: Vec<&str> = after.iter().map(message).filter(|m| m.contains("lease") || m.contains("fenced")).collect();
+    let numbered_by_a: u64 = after
+        .iter()
+        .filter(|l| message(l).contains("batch applied"))
+        .filter_map(|l| field(l, "numbered").as_u64())
+        .sum();
+    assert_eq!(
+        numbered_by_a, 0,
+        "A numbered documents after SIGCONT:\n{after:#?}"
+    );
+    assert!(
+        !after.iter().any(|l| message(l).contains("lease acquired")),
+        "A took the lease back: {after:#?}"
+    );
+    assert_eq!(
+        log_lines(&b_log)
+            .iter()
+            .filter(|l| message(l).contains("lease acquired"))
+            .count(),
+        1
+    );
+    let notice: Vec<&str> = after
+        .iter()
+        .map(message)
+        .filter(|m| m.contains("lease") || m.contains("fenced"))
+        .collect();
     println!("paused A for a takeover by B after {takeover:?}; A after SIGCONT: {notice:?}");
 
     // Every document numbered exactly once, without gaps, the counter carrying B's epoch.
     let seqs = numbers(&coll, "seq").await;
-    assert_eq!(seqs, (1..=inserted as i64).collect::<Vec<_>>(), "gapless and unique");
+    assert_eq!(
+        seqs,
+        (1..=inserted as i64).collect::<Vec<_>>(),
+        "gapless and unique"
+    );
     let counters: Collection<Document> = plain.database(&db).collection("counters");
-    let c = counters.find_one(doc! { "_id": format!("{db}.orders") }).await.unwrap().unwrap();
+    let c = counters
+        .find_one(doc! { "_id": format!("{db}.orders") })
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(c.get_i64("epoch").unwrap(), 2, "{c}");
     assert!(c.get("intent").is_none(), "{c}");
 

@@ -13,12 +13,23 @@ use mongodb::Collection;
 const WAIT: Duration = Duration::from_secs(90);
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).env_remove("MONGO_SEQ_URI").output().expect("run mongo-seq");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(bin())
+        .args(args)
+        .env_remove("MONGO_SEQ_URI")
+        .output()
+        .expect("run mongo-seq");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn sigterm(child: &std::process::Child) {
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill -TERM");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
     assert!(status.success());
 }
 
@@ -34,13 +45,20 @@ async fn sigkill_mid_stream_then_restart_numbers_every_document_exactly_once() {
     let writer_coll = coll.clone();
     let writer = tokio::spawn(async move {
         for burst in 0..60 {
-            writer_coll.insert_many((0..50).map(|i| doc! { "burst": burst, "i": i })).await.expect("insert");
+            writer_coll
+                .insert_many((0..50).map(|i| doc! { "burst": burst, "i": i }))
+                .await
+                .expect("insert");
             tokio::time::sleep(Duration::from_millis(15)).await;
         }
     });
     let deadline = std::time::Instant::now() + WAIT;
     while count_numbered(&coll, "seq").await < 500 {
-        assert!(std::time::Instant::now() < deadline, "sidecar numbered nothing; log: {}", std::fs::read_to_string(path.with_extension("log")).unwrap_or_default());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sidecar numbered nothing; log: {}",
+            std::fs::read_to_string(path.with_extension("log")).unwrap_or_default()
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     sidecar.kill().expect("SIGKILL");
@@ -60,11 +78,26 @@ async fn sigkill_mid_stream_then_restart_numbers_every_document_exactly_once() {
     distinct.dedup();
     assert_eq!(distinct.len(), 3000, "every document numbered exactly once");
     let largest = *seqs.last().unwrap();
-    assert_eq!(counter(&plain, &db, &format!("{db}.orders")).await, Some(largest), "counter equals the largest number");
+    assert_eq!(
+        counter(&plain, &db, &format!("{db}.orders")).await,
+        Some(largest),
+        "counter equals the largest number"
+    );
     println!("restart: {at_kill} numbered at SIGKILL, largest {largest} for 3000 documents");
-    let (code, out, err) = run(&["check", "--uri", &mongodb_uri(), "--db", &db, "--collection", "orders"]);
+    let (code, out, err) = run(&[
+        "check",
+        "--uri",
+        &mongodb_uri(),
+        "--db",
+        &db,
+        "--collection",
+        "orders",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("3000 documents, 3000 numbered, 0 unnumbered, 0 duplicates"), "{out}");
+    assert!(
+        out.contains("3000 documents, 3000 numbered, 0 unnumbered, 0 duplicates"),
+        "{out}"
+    );
     plain.database(&db).drop().await.ok();
 }
 
@@ -74,23 +107,70 @@ fn bad_configs_exit_2_naming_the_key_and_start_nothing() {
     let trigger = "[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n";
     let base = format!("[mongodb]\nuri = \"{uri}\"\n");
     let cases: Vec<(&str, String, &str)> = vec![
-        ("unknown-key", format!("{base}[sidecar]\nbatch_sise = 10\n{trigger}"), "batch_sise"),
-        ("missing-field", format!("{base}[[trigger]]\ndatabase = \"app\"\nfield = \"seq\"\n"), "collection"),
-        ("wrong-type", format!("{base}{trigger}start = \"one\"\n"), "start"),
-        ("invalid-name", format!("{base}{trigger}sequence = \"a/b\"\n"), "trigger[0].sequence"),
-        ("invalid-format", format!("{base}{trigger}format = \"ORD-{{id}}\"\nformat_field = \"code\"\n"), "trigger[0].format"),
-        ("duplicate-trigger", format!("{base}{trigger}{trigger}"), "duplicate trigger"),
-        ("id-field", format!("{base}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"), "trigger[0].field"),
-        ("bad-db", format!("{base}[[trigger]]\ndatabase = \"a$b\"\ncollection = \"orders\"\nfield = \"seq\"\n"), "trigger[0].database"),
-        ("bad-uri", format!("[mongodb]\nuri = \"http://x\"\n{trigger}"), "mongodb.uri"),
-        ("bad-match", format!("{base}{trigger}match = {{ \"$where\" = \"1\" }}\n"), "trigger[0].match"),
+        (
+            "unknown-key",
+            format!("{base}[sidecar]\nbatch_sise = 10\n{trigger}"),
+            "batch_sise",
+        ),
+        (
+            "missing-field",
+            format!("{base}[[trigger]]\ndatabase = \"app\"\nfield = \"seq\"\n"),
+            "collection",
+        ),
+        (
+            "wrong-type",
+            format!("{base}{trigger}start = \"one\"\n"),
+            "start",
+        ),
+        (
+            "invalid-name",
+            format!("{base}{trigger}sequence = \"a/b\"\n"),
+            "trigger[0].sequence",
+        ),
+        (
+            "invalid-format",
+            format!("{base}{trigger}format = \"ORD-{{id}}\"\nformat_field = \"code\"\n"),
+            "trigger[0].format",
+        ),
+        (
+            "duplicate-trigger",
+            format!("{base}{trigger}{trigger}"),
+            "duplicate trigger",
+        ),
+        (
+            "id-field",
+            format!(
+                "{base}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"
+            ),
+            "trigger[0].field",
+        ),
+        (
+            "bad-db",
+            format!(
+                "{base}[[trigger]]\ndatabase = \"a$b\"\ncollection = \"orders\"\nfield = \"seq\"\n"
+            ),
+            "trigger[0].database",
+        ),
+        (
+            "bad-uri",
+            format!("[mongodb]\nuri = \"http://x\"\n{trigger}"),
+            "mongodb.uri",
+        ),
+        (
+            "bad-match",
+            format!("{base}{trigger}match = {{ \"$where\" = \"1\" }}\n"),
+            "trigger[0].match",
+        ),
     ];
     for (name, text, key) in cases {
         let path = write_config(name, &text);
         let (code, out, err) = run(&["sidecar", "--config", path.to_str().unwrap()]);
         assert_eq!(code, 2, "{name}: exit 2, got {code}: {err}");
         assert!(err.contains(key), "{name}: message names `{key}`: {err}");
-        assert!(!err.contains("starting") && out.is_empty(), "{name}: nothing started: {err}");
+        assert!(
+            !err.contains("starting") && out.is_empty(),
+            "{name}: nothing started: {err}"
+        );
     }
     let (code, _, err) = run(&["sidecar", "--config", "/nonexistent/mongo-seq.toml"]);
     assert_eq!(code, 2, "{err}");
@@ -119,10 +199,16 @@ fn secrets_never_reach_the_logs() {
     let log = std::fs::read_to_string(path.with_extension("log")).unwrap();
     assert!(!log.contains("hunter2"), "{log}");
     for line in log.lines() {
-        let event: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        let event: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         assert!(event.get("level").is_some(), "{line}");
     }
-    let (code, out, err) = run(&["sidecar", "--config", path.to_str().unwrap(), "--check-config"]);
+    let (code, out, err) = run(&[
+        "sidecar",
+        "--config",
+        path.to_str().unwrap(),
+        "--check-config",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("valid"), "{out}");
 }
@@ -135,13 +221,36 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     let coll: Collection<Document> = plain.database(&db).collection("orders");
     let counters: Collection<Document> = plain.database(&db).collection("counters");
     let name = format!("{db}.orders");
-    coll.insert_many([doc! { "seq": 1 }, doc! { "seq": 2 }, doc! { "seq": 4 }, doc! {}]).await.unwrap();
-    counters.insert_one(doc! { "_id": &name, "seq": 4 }).await.unwrap();
-    let args = ["check", "--uri", &uri, "--db", &db, "--collection", "orders", "--field", "seq"];
+    coll.insert_many([
+        doc! { "seq": 1 },
+        doc! { "seq": 2 },
+        doc! { "seq": 4 },
+        doc! {},
+    ])
+    .await
+    .unwrap();
+    counters
+        .insert_one(doc! { "_id": &name, "seq": 4 })
+        .await
+        .unwrap();
+    let args = [
+        "check",
+        "--uri",
+        &uri,
+        "--db",
+        &db,
+        "--collection",
+        "orders",
+        "--field",
+        "seq",
+    ];
 
     let (code, out, err) = run(&args);
     assert_eq!(code, 0, "gaps alone pass: {out}{err}");
-    assert!(out.contains("4 documents, 3 numbered, 1 unnumbered, 0 duplicates, 1 gaps, largest 4"), "{out}");
+    assert!(
+        out.contains("4 documents, 3 numbered, 1 unnumbered, 0 duplicates, 1 gaps, largest 4"),
+        "{out}"
+    );
     let (code, _, _) = run(&[&args[..], &["--gapless"]].concat());
     assert_eq!(code, 1, "--gapless fails on gaps");
     coll.insert_one(doc! { "seq": 2 }).await.unwrap();
@@ -153,14 +262,39 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     let (code, out, err) = run(&["counters", "--uri", &uri, "--counters", &counters_ns]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&name) && out.contains('4'), "{out}");
-    let (code, _, err) = run(&["set-next", &name, "3", "--uri", &uri, "--counters", &counters_ns]);
+    let (code, _, err) = run(&[
+        "set-next",
+        &name,
+        "3",
+        "--uri",
+        &uri,
+        "--counters",
+        &counters_ns,
+    ]);
     assert_eq!(code, 1, "backwards refused");
     assert!(err.contains("--force"), "{err}");
-    let (code, out, err) = run(&["set-next", &name, "10", "--uri", &uri, "--counters", &counters_ns]);
+    let (code, out, err) = run(&[
+        "set-next",
+        &name,
+        "10",
+        "--uri",
+        &uri,
+        "--counters",
+        &counters_ns,
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("next number is 10"), "{out}");
     assert_eq!(counter(&plain, &db, &name).await, Some(9));
-    let (code, _, err) = run(&["set-next", &name, "3", "--force", "--uri", &uri, "--counters", &counters_ns]);
+    let (code, _, err) = run(&[
+        "set-next",
+        &name,
+        "3",
+        "--force",
+        "--uri",
+        &uri,
+        "--counters",
+        &counters_ns,
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(counter(&plain, &db, &name).await, Some(2));
     for sub in ["check", "counters", "set-next"] {
@@ -174,7 +308,8 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
 /// Starts a private embedded server on `port` (the launcher prints its URI when ready).
 fn private_server(port: u16) -> (std::process::Child, String) {
     use std::io::BufRead;
-    let launcher = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mongo-server/run");
+    let launcher =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mongo-server/run");
     let mut child = Command::new(launcher)
         .args(["--port", &port.to_string()])
         .stdin(std::process::Stdio::piped())
@@ -183,8 +318,13 @@ fn private_server(port: u16) -> (std::process::Child, String) {
         .spawn()
         .expect("start private test server");
     let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(line.starts_with("mongodb://"), "private server did not start: {line:?}");
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.starts_with("mongodb://"),
+        "private server did not start: {line:?}"
+    );
     (child, line.trim().to_owned())
 }
 
@@ -194,7 +334,11 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
         println!("skipped: needs a server it may stop (the embedded one)");
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let (mut server, uri) = private_server(port);
     // Notice the server's return quickly (driver defaults: 10 s heartbeat, 30 s selection).
     let uri = format!("{uri}?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=2000");
@@ -205,7 +349,9 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     let coll: Collection<Document> = client.database(&db).collection("orders");
     let run = start(cfg, mongo_seq::server::connect(&uri).await.unwrap(), false);
     wait_running(&run).await;
-    coll.insert_many((0..3).map(|i| doc! { "i": i })).await.unwrap();
+    coll.insert_many((0..3).map(|i| doc! { "i": i }))
+        .await
+        .unwrap();
     wait_numbered(&coll, "seq", 3, WAIT).await;
 
     // The server goes away: the trigger reports the transient error and retries.
@@ -213,8 +359,18 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     server.wait().unwrap();
     let trigger = format!("{db}.orders.seq");
     let deadline = std::time::Instant::now() + WAIT;
-    while run.metrics.errors.with_label_values(&[&trigger, "transient"]).get() == 0 {
-        assert!(std::time::Instant::now() < deadline, "no transient error reported: {}", run.metrics.render());
+    while run
+        .metrics
+        .errors
+        .with_label_values(&[&trigger, "transient"])
+        .get()
+        == 0
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no transient error reported: {}",
+            run.metrics.render()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!run.health.snapshot().0, "unhealthy during the outage");
@@ -222,7 +378,9 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     // It comes back (empty: the test server keeps data in memory) on the same port.
     let (server, _) = private_server(port);
     wait_running(&run).await;
-    coll.insert_many((0..4).map(|i| doc! { "after": i })).await.unwrap();
+    coll.insert_many((0..4).map(|i| doc! { "after": i }))
+        .await
+        .unwrap();
     wait_numbered(&coll, "seq", 4, WAIT).await;
     assert!(run.health.snapshot().0);
     run.stop().await;

@@ -18,7 +18,13 @@ async fn a_cut_connection_after_empty_getmores_loses_no_event() {
         return;
     }
     let uri = mongodb_uri();
-    let port: u16 = uri.trim_end_matches('/').rsplit(':').next().unwrap().parse().unwrap();
+    let port: u16 = uri
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     // A TCP proxy whose connections can all be cut.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy_port = listener.local_addr().unwrap().port();
@@ -35,9 +41,20 @@ async fn a_cut_connection_after_empty_getmores_loses_no_event() {
     });
     let (db, plain, coll) = test_db("streamcut").await;
     coll.insert_one(doc! { "warm": 1 }).await.unwrap();
-    let via = mongodb::Client::with_uri_str(format!("mongodb://127.0.0.1:{proxy_port}/?directConnection=true&heartbeatFrequencyMS=500")).await.unwrap();
-    let mut stream = via.database(&db).collection::<Document>("orders").watch().await.unwrap();
-    coll.insert_many((0..5).map(|i| doc! { "a": i })).await.unwrap();
+    let via = mongodb::Client::with_uri_str(format!(
+        "mongodb://127.0.0.1:{proxy_port}/?directConnection=true&heartbeatFrequencyMS=500"
+    ))
+    .await
+    .unwrap();
+    let mut stream = via
+        .database(&db)
+        .collection::<Document>("orders")
+        .watch()
+        .await
+        .unwrap();
+    coll.insert_many((0..5).map(|i| doc! { "a": i }))
+        .await
+        .unwrap();
     let mut seen = 0;
     let deadline = Instant::now() + Duration::from_secs(30);
     while seen < 5 {
@@ -47,14 +64,22 @@ async fn a_cut_connection_after_empty_getmores_loses_no_event() {
         }
     }
     for _ in 0..3 {
-        assert!(stream.next_if_any().await.unwrap().is_none(), "quiet stream");
+        assert!(
+            stream.next_if_any().await.unwrap().is_none(),
+            "quiet stream"
+        );
     }
-    assert!(stream.resume_token().is_some(), "the driver keeps a resume token on a quiet stream");
+    assert!(
+        stream.resume_token().is_some(),
+        "the driver keeps a resume token on a quiet stream"
+    );
 
     for connection in connections.lock().unwrap().drain(..) {
         connection.abort();
     }
-    coll.insert_many((0..7).map(|i| doc! { "b": i })).await.unwrap();
+    coll.insert_many((0..7).map(|i| doc! { "b": i }))
+        .await
+        .unwrap();
     let mut after = 0;
     let deadline = Instant::now() + Duration::from_secs(30);
     while after < 7 && Instant::now() < deadline {

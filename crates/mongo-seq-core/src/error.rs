@@ -114,7 +114,9 @@ pub enum SeqError {
 
     /// A lease document (see `lease`) is not `{ lease: { owner, epoch, expiresAt } }`; it is
     /// left untouched.
-    #[error("malformed lease `{lease_id}`: {reason} (left untouched: inspect and repair it by hand)")]
+    #[error(
+        "malformed lease `{lease_id}`: {reason} (left untouched: inspect and repair it by hand)"
+    )]
     MalformedLease { lease_id: String, reason: String },
 
     /// A counter exists but the caller's extra filter conditions did not match it.

@@ -122,7 +122,12 @@ fn parse_intent(map: &Map<String, Value>) -> Result<Intent, String> {
     let epoch = int("epoch")?;
     let ids = match map.get("ids") {
         Some(Value::Array(ids)) => ids.clone(),
-        Some(other) => return Err(format!("`ids` must be an array, got {}", ejson::describe(other))),
+        Some(other) => {
+            return Err(format!(
+                "`ids` must be an array, got {}",
+                ejson::describe(other)
+            ))
+        }
         None => return Err("`ids` is missing".to_owned()),
     };
     if ids.len() as u64 != count || count == 0 {
@@ -141,7 +146,10 @@ fn parse_intent(map: &Map<String, Value>) -> Result<Intent, String> {
 #[serde(tag = "status", rename_all = "camelCase")]
 pub enum GaplessReservation {
     /// The numbers are reserved and the intent recorded.
-    Reserved { range: ReservedRange, intent: Intent },
+    Reserved {
+        range: ReservedRange,
+        intent: Intent,
+    },
     /// An earlier intent is pending: complete it, then reserve again.
     Pending { intent: Intent },
     /// A later lease holder (epoch `counterEpoch`) touched the counter: stop.
@@ -185,7 +193,10 @@ impl GaplessReserve {
     ) -> Result<Self, SeqError> {
         spec.check_counter_id(counter_id)?;
         if ids.is_empty() {
-            return Err(SeqError::invalid_argument("ids", "at least one document id"));
+            return Err(SeqError::invalid_argument(
+                "ids",
+                "at least one document id",
+            ));
         }
         Ok(Self {
             spec: spec.clone(),
@@ -424,7 +435,9 @@ pub enum FinishOutcome {
     /// The intent was no longer there (another holder completed it).
     AlreadyFinished,
     #[serde(rename_all = "camelCase")]
-    Fenced { counter_epoch: i64 },
+    Fenced {
+        counter_epoch: i64,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -495,7 +508,9 @@ impl Plan for FinishIntent {
     fn feed(&mut self, reply: Reply) -> Result<Step<FinishOutcome>, SeqError> {
         self.state.ensure_waiting()?;
         let next = match (&self.phase, reply) {
-            (FinishPhase::Update, Reply::Document { .. }) => Ok(Step::Done(FinishOutcome::Finished)),
+            (FinishPhase::Update, Reply::Document { .. }) => {
+                Ok(Step::Done(FinishOutcome::Finished))
+            }
             (FinishPhase::Update, Reply::None) => {
                 self.phase = FinishPhase::Check;
                 Ok(Step::Command(read_command(&self.counter_id)))
@@ -507,7 +522,8 @@ impl Plan for FinishIntent {
                         Ok(Step::Done(FinishOutcome::Fenced { counter_epoch }))
                     }
                     Ok((_, Some(intent)))
-                        if intent.first == self.intent.first && intent.count == self.intent.count =>
+                        if intent.first == self.intent.first
+                            && intent.count == self.intent.count =>
                     {
                         match self.retries.bump("finish intent", &self.counter_id) {
                             Ok(()) => {

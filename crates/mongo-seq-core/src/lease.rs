@@ -138,7 +138,9 @@ pub fn read_lease(document: &Value, lease_id: &str) -> Result<Option<LeaseInfo>,
     };
     let epoch = int("epoch")?;
     if epoch < 1 {
-        return Err(bad(format!("`lease.epoch` must be at least 1, got {epoch}")));
+        return Err(bad(format!(
+            "`lease.epoch` must be at least 1, got {epoch}"
+        )));
     }
     Ok(Some(LeaseInfo {
         owner,
@@ -246,7 +248,10 @@ impl Lease {
             request.held.is_none() && lease.expires_at_ms <= request.now_ms
         };
         if takeover {
-            filter.insert("lease.expiresAt".to_owned(), ejson::long(lease.expires_at_ms));
+            filter.insert(
+                "lease.expiresAt".to_owned(),
+                ejson::long(lease.expires_at_ms),
+            );
             let epoch = self.new_epoch(lease.epoch)?;
             let set = json!({ "lease": self.lease_value(epoch) });
             return Ok(self.write(filter, set, false, epoch, true));
@@ -265,20 +270,18 @@ impl Lease {
         reply: Reply,
     ) -> Result<Step<LeaseOutcome>, SeqError> {
         match reply {
-            Reply::Document { document } => {
-                match read_lease(&document, &self.request.lease_id)? {
-                    Some(lease) if lease.owner == self.request.owner && lease.epoch == epoch => {
-                        Ok(Step::Done(LeaseOutcome::Held {
-                            epoch,
-                            expires_at_ms: lease.expires_at_ms,
-                            acquired,
-                        }))
-                    }
-                    _ => Err(SeqError::unexpected_reply(
-                        "the updated lease document does not hold the lease just written",
-                    )),
+            Reply::Document { document } => match read_lease(&document, &self.request.lease_id)? {
+                Some(lease) if lease.owner == self.request.owner && lease.epoch == epoch => {
+                    Ok(Step::Done(LeaseOutcome::Held {
+                        epoch,
+                        expires_at_ms: lease.expires_at_ms,
+                        acquired,
+                    }))
                 }
-            }
+                _ => Err(SeqError::unexpected_reply(
+                    "the updated lease document does not hold the lease just written",
+                )),
+            },
             // Someone moved first: read again.
             Reply::None | Reply::DuplicateKey => {
                 self.retries.bump("lease", &self.request.lease_id)?;
@@ -300,7 +303,10 @@ fn read_command(lease_id: &str) -> Command {
 
 fn release_command(request: &LeaseRequest, epoch: i64) -> Command {
     let mut filter = id_filter(&request.lease_id);
-    filter.insert("lease.owner".to_owned(), Value::String(request.owner.clone()));
+    filter.insert(
+        "lease.owner".to_owned(),
+        Value::String(request.owner.clone()),
+    );
     filter.insert("lease.epoch".to_owned(), ejson::long(epoch));
     Command::FindOneAndUpdate {
         collection: Collection::Leases,
@@ -383,7 +389,10 @@ mod tests {
         }
     }
 
-    fn run(plan: &mut Lease, replies: Vec<Reply>) -> (Vec<Command>, Result<LeaseOutcome, SeqError>) {
+    fn run(
+        plan: &mut Lease,
+        replies: Vec<Reply>,
+    ) -> (Vec<Command>, Result<LeaseOutcome, SeqError>) {
         let mut commands = Vec::new();
         let mut step = plan.start();
         for reply in replies {
@@ -406,8 +415,20 @@ mod tests {
     fn first_acquisition_upserts_epoch_one() {
         let mut plan = Lease::new(&request(None, 5000)).unwrap();
         let (commands, out) = run(&mut plan, vec![Reply::None, doc("me", 1, 6000)]);
-        assert_eq!(out.unwrap(), LeaseOutcome::Held { epoch: 1, expires_at_ms: 6000, acquired: true });
-        let Command::FindOneAndUpdate { filter, options, .. } = &commands[1] else { panic!() };
+        assert_eq!(
+            out.unwrap(),
+            LeaseOutcome::Held {
+                epoch: 1,
+                expires_at_ms: 6000,
+                acquired: true
+            }
+        );
+        let Command::FindOneAndUpdate {
+            filter, options, ..
+        } = &commands[1]
+        else {
+            panic!()
+        };
         assert_eq!(filter, &json!({"_id": "t", "lease": {"$exists": false}}));
         assert!(options.upsert);
     }
@@ -416,14 +437,33 @@ mod tests {
     fn renew_keeps_the_epoch_and_busy_when_someone_else_holds_it() {
         let mut plan = Lease::new(&request(Some(3), 5000)).unwrap();
         let (commands, out) = run(&mut plan, vec![doc("me", 3, 5500), doc("me", 3, 6000)]);
-        assert_eq!(out.unwrap(), LeaseOutcome::Held { epoch: 3, expires_at_ms: 6000, acquired: false });
-        let Command::FindOneAndUpdate { filter, update, .. } = &commands[1] else { panic!() };
+        assert_eq!(
+            out.unwrap(),
+            LeaseOutcome::Held {
+                epoch: 3,
+                expires_at_ms: 6000,
+                acquired: false
+            }
+        );
+        let Command::FindOneAndUpdate { filter, update, .. } = &commands[1] else {
+            panic!()
+        };
         assert_eq!(filter["lease.epoch"], ejson::long(3));
-        assert_eq!(update, &json!({"$set": {"lease.expiresAt": ejson::long(6000)}}));
+        assert_eq!(
+            update,
+            &json!({"$set": {"lease.expiresAt": ejson::long(6000)}})
+        );
 
         let mut plan = Lease::new(&request(None, 5000)).unwrap();
         let (_, out) = run(&mut plan, vec![doc("other", 3, 5001)]);
-        assert_eq!(out.unwrap(), LeaseOutcome::Busy { owner: "other".into(), epoch: 3, expires_at_ms: 5001 });
+        assert_eq!(
+            out.unwrap(),
+            LeaseOutcome::Busy {
+                owner: "other".into(),
+                epoch: 3,
+                expires_at_ms: 5001
+            }
+        );
         // Held 3, but the lease moved on to 4: lost.
         let mut plan = Lease::new(&request(Some(3), 5000)).unwrap();
         let (_, out) = run(&mut plan, vec![doc("other", 4, 9000)]);
@@ -444,16 +484,31 @@ mod tests {
             vec![doc("other", 3, 5000), Reply::None, doc("third", 4, 9000)],
         );
         assert!(matches!(out.unwrap(), LeaseOutcome::Busy { epoch: 4, .. }));
-        let Command::FindOneAndUpdate { filter, update, .. } = &commands[1] else { panic!() };
+        let Command::FindOneAndUpdate { filter, update, .. } = &commands[1] else {
+            panic!()
+        };
         assert_eq!(filter["lease.expiresAt"], ejson::long(5000));
-        assert_eq!(update["$set"]["lease"]["epoch"], ejson::long(8), "above min_epoch");
+        assert_eq!(
+            update["$set"]["lease"]["epoch"],
+            ejson::long(8),
+            "above min_epoch"
+        );
     }
 
     #[test]
     fn malformed_leases_are_refused_without_writing() {
-        for lease in [json!(5), json!({"owner": "x", "epoch": "1", "expiresAt": 1}), json!({"epoch": 1, "expiresAt": 1}), json!({"owner": "x", "epoch": 0, "expiresAt": 1})] {
+        for lease in [
+            json!(5),
+            json!({"owner": "x", "epoch": "1", "expiresAt": 1}),
+            json!({"epoch": 1, "expiresAt": 1}),
+            json!({"owner": "x", "epoch": 0, "expiresAt": 1}),
+        ] {
             let mut plan = Lease::new(&request(None, 1)).unwrap();
-            let err = plan.feed(Reply::Document { document: json!({"_id": "t", "lease": lease}) }).unwrap_err();
+            let err = plan
+                .feed(Reply::Document {
+                    document: json!({"_id": "t", "lease": lease}),
+                })
+                .unwrap_err();
             assert_eq!(err.code(), "MALFORMED_LEASE");
         }
     }

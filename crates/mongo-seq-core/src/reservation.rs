@@ -299,9 +299,15 @@ impl Reservation {
         filter.insert("seq".to_owned(), stored.clone());
         filter.extend(self.request.extra_filter.clone());
         let mut update = Map::new();
-        update.insert("$inc".to_owned(), operator("seq", ejson::long(self.increment()?)));
+        update.insert(
+            "$inc".to_owned(),
+            operator("seq", ejson::long(self.increment()?)),
+        );
         if !self.request.extra_set.is_empty() {
-            update.insert("$set".to_owned(), Value::Object(self.request.extra_set.clone()));
+            update.insert(
+                "$set".to_owned(),
+                Value::Object(self.request.extra_set.clone()),
+            );
         }
         self.phase = Phase::CompareAndIncrement;
         Ok(Step::Command(Command::FindOneAndUpdate {

@@ -5,14 +5,22 @@ use std::collections::BTreeSet;
 
 use mongo_seq_core::intent::Intent;
 use mongo_seq_core::{
-    plan_completion, FinishIntent, GaplessReserve, Lease, LeaseRequest, Plan, Reply,
-    SequenceSpec, Step,
+    plan_completion, FinishIntent, GaplessReserve, Lease, LeaseRequest, Plan, Reply, SequenceSpec,
+    Step,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
 fn edge_int() -> impl Strategy<Value = i64> {
-    prop_oneof![Just(i64::MIN), Just(i64::MAX), Just(0), Just(1), Just(-1), -20i64..20, any::<i64>()]
+    prop_oneof![
+        Just(i64::MIN),
+        Just(i64::MAX),
+        Just(0),
+        Just(1),
+        Just(-1),
+        -20i64..20,
+        any::<i64>()
+    ]
 }
 
 fn scalar() -> BoxedStrategy<Value> {
@@ -31,20 +39,43 @@ fn document() -> BoxedStrategy<Value> {
         prop::option::of(prop_oneof![Just(json!("c")), scalar()]),
         prop::option::of(scalar()),
         prop::option::of(scalar()),
-        prop::option::of(prop_oneof![
-            scalar(),
-            (scalar(), scalar(), prop::collection::vec(scalar(), 0..4), scalar())
-                .prop_map(|(f, c, ids, e)| json!({"first": f, "count": c, "ids": ids, "epoch": e})),
-        ].boxed()),
-        prop::option::of(prop_oneof![
-            scalar(),
-            (prop_oneof![Just(json!("me")), Just(json!("x")), scalar()], scalar(), scalar())
-                .prop_map(|(o, e, x)| json!({"owner": o, "epoch": e, "expiresAt": x})),
-        ].boxed()),
+        prop::option::of(
+            prop_oneof![
+                scalar(),
+                (
+                    scalar(),
+                    scalar(),
+                    prop::collection::vec(scalar(), 0..4),
+                    scalar()
+                )
+                    .prop_map(
+                        |(f, c, ids, e)| json!({"first": f, "count": c, "ids": ids, "epoch": e})
+                    ),
+            ]
+            .boxed(),
+        ),
+        prop::option::of(
+            prop_oneof![
+                scalar(),
+                (
+                    prop_oneof![Just(json!("me")), Just(json!("x")), scalar()],
+                    scalar(),
+                    scalar()
+                )
+                    .prop_map(|(o, e, x)| json!({"owner": o, "epoch": e, "expiresAt": x})),
+            ]
+            .boxed(),
+        ),
     )
         .prop_map(|(id, seq, epoch, intent, lease)| {
             let mut map = serde_json::Map::new();
-            for (k, v) in [("_id", id), ("seq", seq), ("epoch", epoch), ("intent", intent), ("lease", lease)] {
+            for (k, v) in [
+                ("_id", id),
+                ("seq", seq),
+                ("epoch", epoch),
+                ("intent", intent),
+                ("lease", lease),
+            ] {
                 if let Some(v) = v {
                     map.insert(k.to_owned(), v);
                 }

@@ -314,9 +314,13 @@ fn core_vectors() {
         }
     }
     // Codes of the lease and intent plans have their vectors in gapless.json.
-    let gapless = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/gapless.json");
+    let gapless =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors/gapless.json");
     if let Ok(text) = std::fs::read_to_string(gapless) {
-        collect_codes(&serde_json::from_str(&text).expect("gapless.json parses"), &mut codes);
+        collect_codes(
+            &serde_json::from_str(&text).expect("gapless.json parses"),
+            &mut codes,
+        );
     }
     let missing: Vec<_> = SeqError::CODES
         .iter()

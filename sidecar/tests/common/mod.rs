@@ -21,11 +21,17 @@ pub use mongo_seq_test_harness::{client, mongodb_uri, monitored_client, unique_d
 /// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines);
 /// `sidecar` lines go into `[sidecar]` (and may be followed by a `[lease]` table).
 pub fn config_toml(db: &str, trigger: &str, sidecar: &str) -> String {
-    let defaults: String = ["poll_interval_ms = 20", "max_await_ms = 200", "heartbeat_secs = 1", "backoff_initial_ms = 50", "backoff_max_ms = 400"]
-        .iter()
-        .filter(|line| !sidecar.contains(line.split(' ').next().unwrap_or_default()))
-        .map(|line| format!("{line}\n"))
-        .collect();
+    let defaults: String = [
+        "poll_interval_ms = 20",
+        "max_await_ms = 200",
+        "heartbeat_secs = 1",
+        "backoff_initial_ms = 50",
+        "backoff_max_ms = 400",
+    ]
+    .iter()
+    .filter(|line| !sidecar.contains(line.split(' ').next().unwrap_or_default()))
+    .map(|line| format!("{line}\n"))
+    .collect();
     format!(
         "[mongodb]\nuri = \"{uri}\"\ncounters = \"{db}.counters\"\n\n[sidecar]\n{defaults}{sidecar}\n\n[http]\nenabled = false\n\n{lease}[[trigger]]\ndatabase = \"{db}\"\ncollection = \"orders\"\nfield = \"seq\"\n{trigger}\n",
         uri = mongodb_uri(),
@@ -69,7 +75,12 @@ pub fn start(config: Config, client: Client, backfill: bool) -> Running {
         health.clone(),
         shutdown.clone(),
     ));
-    Running { shutdown, handle, metrics, health }
+    Running {
+        shutdown,
+        handle,
+        metrics,
+        health,
+    }
 }
 
 /// Waits until every trigger watches its stream (backfill done).
@@ -77,16 +88,25 @@ pub async fn wait_running(run: &Running) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let (_, triggers) = run.health.snapshot();
-        if !triggers.is_empty() && triggers.values().all(|h| h.state == mongo_seq::health::State::Running) {
+        if !triggers.is_empty()
+            && triggers
+                .values()
+                .all(|h| h.state == mongo_seq::health::State::Running)
+        {
             return;
         }
-        assert!(Instant::now() < deadline, "sidecar not running: {triggers:?}");
+        assert!(
+            Instant::now() < deadline,
+            "sidecar not running: {triggers:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 pub async fn count_numbered(coll: &Collection<Document>, field: &str) -> u64 {
-    coll.count_documents(doc! { field: { "$exists": true } }).await.expect("count")
+    coll.count_documents(doc! { field: { "$exists": true } })
+        .await
+        .expect("count")
 }
 
 /// Waits until `n` documents carry `field`.
@@ -98,7 +118,10 @@ pub async fn wait_numbered(coll: &Collection<Document>, field: &str, n: u64, tim
             assert_eq!(have, n, "more documents numbered than expected");
             return;
         }
-        assert!(Instant::now() < deadline, "only {have} of {n} documents numbered after {timeout:?}");
+        assert!(
+            Instant::now() < deadline,
+            "only {have} of {n} documents numbered after {timeout:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -106,15 +129,31 @@ pub async fn wait_numbered(coll: &Collection<Document>, field: &str, n: u64, tim
 /// Numbers by `field`, sorted, and the counter's value.
 pub async fn numbers(coll: &Collection<Document>, field: &str) -> Vec<i64> {
     use futures_util::TryStreamExt;
-    let docs: Vec<Document> = coll.find(doc! { field: { "$exists": true } }).await.expect("find").try_collect().await.expect("docs");
-    let mut out: Vec<i64> = docs.iter().map(|d| d.get_i64(field).expect("int64 number")).collect();
+    let docs: Vec<Document> = coll
+        .find(doc! { field: { "$exists": true } })
+        .await
+        .expect("find")
+        .try_collect()
+        .await
+        .expect("docs");
+    let mut out: Vec<i64> = docs
+        .iter()
+        .map(|d| d.get_i64(field).expect("int64 number"))
+        .collect();
     out.sort_unstable();
     out
 }
 
 pub async fn counter(client: &Client, db: &str, id: &str) -> Option<i64> {
     let c: Collection<Document> = client.database(db).collection("counters");
-    c.find_one(doc! { "_id": id }).await.expect("counter").and_then(|d| d.get_i64("seq").ok().or(d.get_i32("seq").ok().map(i64::from)))
+    c.find_one(doc! { "_id": id })
+        .await
+        .expect("counter")
+        .and_then(|d| {
+            d.get_i64("seq")
+                .ok()
+                .or(d.get_i32("seq").ok().map(i64::from))
+        })
 }
 
 pub fn bin() -> PathBuf {
@@ -123,7 +162,8 @@ pub fn bin() -> PathBuf {
 
 /// Writes `text` to a temporary config file.
 pub fn write_config(name: &str, text: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("mongo-seq-test-{}-{name}.toml", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("mongo-seq-test-{}-{name}.toml", std::process::id()));
     std::fs::write(&path, text).expect("write config");
     path
 }
@@ -153,10 +193,17 @@ pub async fn test_db(label: &str) -> (String, Client, Collection<Document>) {
 
 /// Runs the sidecar until it watches, inserts documents `{i}` for `range` through the change
 /// stream, waits until `numbered` documents carry `seq`, and stops it gracefully.
-pub async fn number_via_stream(cfg: &Config, coll: &Collection<Document>, range: std::ops::Range<i32>, numbered: u64) {
+pub async fn number_via_stream(
+    cfg: &Config,
+    coll: &Collection<Document>,
+    range: std::ops::Range<i32>,
+    numbered: u64,
+) {
     let run = start(cfg.clone(), client().await, false);
     wait_running(&run).await;
-    coll.insert_many(range.map(|i| doc! { "i": i })).await.expect("insert");
+    coll.insert_many(range.map(|i| doc! { "i": i }))
+        .await
+        .expect("insert");
     wait_numbered(coll, "seq", numbered, Duration::from_secs(60)).await;
     run.stop().await;
 }

@@ -55,13 +55,17 @@ pub fn unique_db_name(label: &str) -> String {
 
 /// A client for the test server.
 pub async fn client() -> Client {
-    Client::with_uri_str(mongodb_uri()).await.expect("connect to test MongoDB")
+    Client::with_uri_str(mongodb_uri())
+        .await
+        .expect("connect to test MongoDB")
 }
 
 /// A client whose commands are recorded in the returned [`CommandLog`].
 pub async fn monitored_client() -> (Client, CommandLog) {
     let log = CommandLog::default();
-    let mut options = ClientOptions::parse(mongodb_uri()).await.expect("parse MONGODB_URI");
+    let mut options = ClientOptions::parse(mongodb_uri())
+        .await
+        .expect("parse MONGODB_URI");
     let sink = log.clone();
     options.command_event_handler = Some(EventHandler::callback(move |event| {
         if let CommandEvent::Started(started) = event {
@@ -86,7 +90,12 @@ impl CommandLog {
 
     /// How many commands named `name` (e.g. `findAndModify`) were sent since the last reset.
     pub fn count(&self, name: &str) -> u64 {
-        self.counts.lock().expect("command log lock").get(name).copied().unwrap_or(0)
+        self.counts
+            .lock()
+            .expect("command log lock")
+            .get(name)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// All counts, e.g. for an assertion message.
@@ -104,7 +113,8 @@ fn launcher_path() -> PathBuf {
 }
 
 fn start_embedded_server() -> EmbeddedServer {
-    let log_path = std::env::temp_dir().join(format!("mongo-test-server-{}.log", std::process::id()));
+    let log_path =
+        std::env::temp_dir().join(format!("mongo-test-server-{}.log", std::process::id()));
     let log = std::fs::File::create(&log_path).expect("create test server log");
     let mut child = Command::new(launcher_path())
         .args(["--port", "0"])
@@ -126,7 +136,10 @@ fn start_embedded_server() -> EmbeddedServer {
     if !uri.starts_with("mongodb://") {
         let _ = child.kill();
         let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-        panic!("embedded MongoDB test server did not start (log {}):\n{log}", log_path.display());
+        panic!(
+            "embedded MongoDB test server did not start (log {}):\n{log}",
+            log_path.display()
+        );
     }
     EmbeddedServer { uri, _child: child }
 }

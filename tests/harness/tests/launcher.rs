@@ -21,9 +21,16 @@ fn start() -> (Child, String) {
         .spawn()
         .expect("start launcher");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("read uri");
-    let address = line.trim().trim_start_matches("mongodb://").trim_end_matches('/').to_owned();
-    TcpStream::connect(&address).unwrap_or_else(|e| panic!("connect to {address} from {line:?}: {e}"));
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read uri");
+    let address = line
+        .trim()
+        .trim_start_matches("mongodb://")
+        .trim_end_matches('/')
+        .to_owned();
+    TcpStream::connect(&address)
+        .unwrap_or_else(|e| panic!("connect to {address} from {line:?}: {e}"));
     (child, address)
 }
 
@@ -31,13 +38,22 @@ fn wait_for_exit(child: &mut Child, address: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Some(status) = child.try_wait().expect("try_wait") {
-            assert!(status.success() || status.code().is_none() || status.code() == Some(143), "exit status {status}");
+            assert!(
+                status.success() || status.code().is_none() || status.code() == Some(143),
+                "exit status {status}"
+            );
             break;
         }
-        assert!(Instant::now() < deadline, "launcher still running 20 s after being told to stop");
+        assert!(
+            Instant::now() < deadline,
+            "launcher still running 20 s after being told to stop"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(TcpStream::connect(address).is_err(), "port {address} still accepts connections");
+    assert!(
+        TcpStream::connect(address).is_err(),
+        "port {address} still accepts connections"
+    );
 }
 
 #[test]
@@ -50,7 +66,10 @@ fn stops_when_stdin_closes() {
 #[test]
 fn stops_on_sigterm() {
     let (mut child, address) = start();
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
     assert!(status.success());
     wait_for_exit(&mut child, &address);
 }

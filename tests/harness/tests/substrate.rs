@@ -5,12 +5,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use mongo_seq_test_harness::{client, unique_db_name};
 use mongodb::bson::{doc, Document};
 use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{IndexOptions, ReturnDocument};
 use mongodb::{Collection, IndexModel};
-use mongo_seq_test_harness::{client, unique_db_name};
 
 const TASKS: i64 = 8;
 const CALLS_PER_TASK: i64 = 500;
@@ -33,7 +33,13 @@ async fn concurrent_find_one_and_update_issues_each_number_once() {
                     .await
                     .expect("findOneAndUpdate")
                     .expect("document after upsert");
-                got.push(after.get_i32("seq").map(i64::from).or_else(|_| after.get_i64("seq")).expect("integer seq"));
+                got.push(
+                    after
+                        .get_i32("seq")
+                        .map(i64::from)
+                        .or_else(|_| after.get_i64("seq"))
+                        .expect("integer seq"),
+                );
             }
             got
         }));
@@ -45,7 +51,10 @@ async fn concurrent_find_one_and_update_issues_each_number_once() {
     let distinct: BTreeSet<i64> = all.iter().copied().collect();
     assert_eq!(all.len() as i64, TASKS * CALLS_PER_TASK);
     assert_eq!(distinct.len(), all.len(), "some number was issued twice");
-    assert_eq!(distinct, (1..=TASKS * CALLS_PER_TASK).collect::<BTreeSet<_>>());
+    assert_eq!(
+        distinct,
+        (1..=TASKS * CALLS_PER_TASK).collect::<BTreeSet<_>>()
+    );
     db.drop().await.ok();
 }
 
@@ -54,11 +63,22 @@ async fn unique_index_rejects_duplicate_with_code_11000() {
     let db = client().await.database(&unique_db_name("substrate_dup"));
     let users: Collection<Document> = db.collection("users");
     users
-        .create_index(IndexModel::builder().keys(doc! { "email": 1 }).options(IndexOptions::builder().unique(true).build()).build())
+        .create_index(
+            IndexModel::builder()
+                .keys(doc! { "email": 1 })
+                .options(IndexOptions::builder().unique(true).build())
+                .build(),
+        )
         .await
         .expect("create unique index");
-    users.insert_one(doc! { "email": "sarah@example.com" }).await.expect("first insert");
-    let err = users.insert_one(doc! { "email": "sarah@example.com" }).await.expect_err("duplicate must fail");
+    users
+        .insert_one(doc! { "email": "sarah@example.com" })
+        .await
+        .expect("first insert");
+    let err = users
+        .insert_one(doc! { "email": "sarah@example.com" })
+        .await
+        .expect_err("duplicate must fail");
     match *err.kind {
         ErrorKind::Write(WriteFailure::WriteError(ref e)) => assert_eq!(e.code, 11000, "{err}"),
         _ => panic!("expected a write error with code 11000, got {err}"),
@@ -80,17 +100,24 @@ async fn read_inserts(
             .expect("stream open")
             .expect("change event");
         assert_eq!(event.operation_type, OperationType::Insert);
-        let full = event.full_document.expect("insert event carries fullDocument");
+        let full = event
+            .full_document
+            .expect("insert event carries fullDocument");
         seen.push(full.get_i32("n").expect("n"));
     }
     seen
 }
 
-async fn assert_nothing_more(stream: &mut mongodb::change_stream::ChangeStream<ChangeStreamEvent<Document>>) {
+async fn assert_nothing_more(
+    stream: &mut mongodb::change_stream::ChangeStream<ChangeStreamEvent<Document>>,
+) {
     // Give a late duplicate the chance to show up: a few getMores over half a second.
     for _ in 0..5 {
         let extra = stream.next_if_any().await.expect("getMore");
-        assert!(extra.is_none(), "event delivered twice or unexpected: {extra:?}");
+        assert!(
+            extra.is_none(),
+            "event delivered twice or unexpected: {extra:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -98,24 +125,43 @@ async fn assert_nothing_more(stream: &mut mongodb::change_stream::ChangeStream<C
 async fn resume_delivers_exactly_the_missed_events(use_start_after: bool) {
     let db = client().await.database(&unique_db_name("substrate_stream"));
     let events: Collection<Document> = db.collection("events");
-    events.insert_one(doc! { "n": 0 }).await.expect("create collection");
+    events
+        .insert_one(doc! { "n": 0 })
+        .await
+        .expect("create collection");
 
-    let mut stream = events.watch().pipeline([doc! { "$match": { "operationType": "insert" } }]).await.expect("watch");
-    events.insert_many((1..=3).map(|n| doc! { "n": n })).await.expect("insert 1..3");
+    let mut stream = events
+        .watch()
+        .pipeline([doc! { "$match": { "operationType": "insert" } }])
+        .await
+        .expect("watch");
+    events
+        .insert_many((1..=3).map(|n| doc! { "n": n }))
+        .await
+        .expect("insert 1..3");
     assert_eq!(read_inserts(&mut stream, 3).await, vec![1, 2, 3]);
     let token: ResumeToken = stream.resume_token().expect("resume token after events");
     drop(stream);
 
-    events.insert_many((4..=6).map(|n| doc! { "n": n })).await.expect("insert 4..6 while no stream is open");
+    events
+        .insert_many((4..=6).map(|n| doc! { "n": n }))
+        .await
+        .expect("insert 4..6 while no stream is open");
 
-    let resumed = events.watch().pipeline([doc! { "$match": { "operationType": "insert" } }]);
+    let resumed = events
+        .watch()
+        .pipeline([doc! { "$match": { "operationType": "insert" } }]);
     let mut stream = if use_start_after {
         resumed.start_after(token).await
     } else {
         resumed.resume_after(token).await
     }
     .expect("resume");
-    assert_eq!(read_inserts(&mut stream, 3).await, vec![4, 5, 6], "exactly the missed events, in order");
+    assert_eq!(
+        read_inserts(&mut stream, 3).await,
+        vec![4, 5, 6],
+        "exactly the missed events, in order"
+    );
     assert_nothing_more(&mut stream).await;
     events.insert_one(doc! { "n": 7 }).await.expect("insert 7");
     assert_eq!(read_inserts(&mut stream, 1).await, vec![7]);
@@ -136,20 +182,57 @@ async fn change_stream_start_after_delivers_missed_events_once() {
 /// the field coexist, and deleting one of them works and leaves the collection consistent.
 #[tokio::test]
 async fn partial_unique_index_allows_many_without_the_field_and_deleting_them() {
-    let db = client().await.database(&unique_db_name("substrate_partial"));
+    let db = client()
+        .await
+        .database(&unique_db_name("substrate_partial"));
     let docs: Collection<Document> = db.collection("docs");
-    let options = IndexOptions::builder().unique(true).partial_filter_expression(doc! { "seq": { "$exists": true } }).build();
-    docs.create_index(IndexModel::builder().keys(doc! { "seq": 1 }).options(options).build()).await.expect("partial index");
-    docs.insert_many([doc! { "_id": 1 }, doc! { "_id": 2 }, doc! { "_id": 3, "seq": 1 }]).await.expect("insert");
-    let err = docs.insert_one(doc! { "_id": 4, "seq": 1 }).await.expect_err("duplicate number refused");
-    assert!(matches!(*err.kind, ErrorKind::Write(WriteFailure::WriteError(ref e)) if e.code == 11000), "{err}");
-    let gone = docs.find_one_and_delete(doc! { "seq": { "$exists": false } }).await.expect("delete without the field");
+    let options = IndexOptions::builder()
+        .unique(true)
+        .partial_filter_expression(doc! { "seq": { "$exists": true } })
+        .build();
+    docs.create_index(
+        IndexModel::builder()
+            .keys(doc! { "seq": 1 })
+            .options(options)
+            .build(),
+    )
+    .await
+    .expect("partial index");
+    docs.insert_many([
+        doc! { "_id": 1 },
+        doc! { "_id": 2 },
+        doc! { "_id": 3, "seq": 1 },
+    ])
+    .await
+    .expect("insert");
+    let err = docs
+        .insert_one(doc! { "_id": 4, "seq": 1 })
+        .await
+        .expect_err("duplicate number refused");
+    assert!(
+        matches!(*err.kind, ErrorKind::Write(WriteFailure::WriteError(ref e)) if e.code == 11000),
+        "{err}"
+    );
+    let gone = docs
+        .find_one_and_delete(doc! { "seq": { "$exists": false } })
+        .await
+        .expect("delete without the field");
     assert!(gone.is_some());
-    docs.delete_one(doc! { "_id": 3 }).await.expect("delete with the field");
+    docs.delete_one(doc! { "_id": 3 })
+        .await
+        .expect("delete with the field");
     assert_eq!(docs.count_documents(doc! {}).await.expect("count"), 1);
-    let left = docs.find_one(doc! {}).await.expect("find").expect("one left");
-    docs.delete_one(doc! { "_id": left.get("_id").cloned().unwrap() }).await.expect("delete the last");
+    let left = docs
+        .find_one(doc! {})
+        .await
+        .expect("find")
+        .expect("one left");
+    docs.delete_one(doc! { "_id": left.get("_id").cloned().unwrap() })
+        .await
+        .expect("delete the last");
     assert_eq!(docs.count_documents(doc! {}).await.expect("count"), 0);
-    docs.insert_one(doc! { "_id": 4, "seq": 1 }).await.expect("the number is free again");
+    docs.insert_one(doc! { "_id": 4, "seq": 1 })
+        .await
+        .expect("the number is free again");
     db.drop().await.ok();
 }
