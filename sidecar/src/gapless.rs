@@ -87,21 +87,14 @@ impl Trigger {
                     return Ok(numbered);
                 }
                 GaplessReservation::Pending { intent } => {
-                    info!(
-                        trigger = self.spec.id,
-                        counter = counter_id,
-                        first = intent.first,
-                        count = intent.count,
-                        epoch = intent.epoch,
-                        "completing a pending gapless intent before reserving"
-                    );
                     numbered += self
-                        .complete_intent(counter_id, &intent, Vec::new(), fence)
+                        .complete_pending_intent(
+                            counter_id,
+                            &intent,
+                            fence,
+                            "completing a pending gapless intent before reserving",
+                        )
                         .await?;
-                    self.metrics
-                        .intents_completed
-                        .with_label_values(&[&self.spec.id])
-                        .inc();
                     // The completed intent may have numbered some of ours (a replayed batch).
                     ids = self.still_unnumbered(ids).await?;
                 }
@@ -134,22 +127,41 @@ impl Trigger {
             };
             let (_, intent) = read_counter_extras(&ejson::from_doc(&counter), &counter_id)?;
             let Some(intent) = intent else { continue };
-            info!(
-                trigger = self.spec.id,
-                counter = counter_id,
-                first = intent.first,
-                count = intent.count,
-                epoch = intent.epoch,
-                "completing a gapless intent left pending by an interrupted batch"
-            );
-            self.complete_intent(&counter_id, &intent, Vec::new(), fence)
-                .await?;
-            self.metrics
-                .intents_completed
-                .with_label_values(&[&self.spec.id])
-                .inc();
+            self.complete_pending_intent(
+                &counter_id,
+                &intent,
+                fence,
+                "completing a gapless intent left pending by an interrupted batch",
+            )
+            .await?;
         }
         Ok(())
+    }
+
+    /// Completes an intent someone else (or an earlier run) left pending; logs and counts it.
+    async fn complete_pending_intent(
+        &self,
+        counter_id: &str,
+        intent: &Intent,
+        fence: &Fence,
+        why: &'static str,
+    ) -> Result<u64, SidecarError> {
+        info!(
+            trigger = self.spec.id,
+            counter = counter_id,
+            first = intent.first,
+            count = intent.count,
+            epoch = intent.epoch,
+            "{why}"
+        );
+        let numbered = self
+            .complete_intent(counter_id, intent, Vec::new(), fence)
+            .await?;
+        self.metrics
+            .intents_completed
+            .with_label_values(&[&self.spec.id])
+            .inc();
+        Ok(numbered)
     }
 
     /// Completes `intent`: look at its documents, write what the core decides, look again, and

@@ -11,17 +11,8 @@ use mongo_seq_core::{
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-fn edge_int() -> impl Strategy<Value = i64> {
-    prop_oneof![
-        Just(i64::MIN),
-        Just(i64::MAX),
-        Just(0),
-        Just(1),
-        Just(-1),
-        -20i64..20,
-        any::<i64>()
-    ]
-}
+mod common;
+use common::edge_int;
 
 fn scalar() -> BoxedStrategy<Value> {
     prop_oneof![
