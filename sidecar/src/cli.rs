@@ -73,13 +73,20 @@ pub struct UriArg {
 }
 
 impl UriArg {
+    /// The connection string, checked like the config's `mongodb.uri` (a usage error naming
+    /// where it came from).
     fn resolve(&self) -> anyhow::Result<String> {
-        self.uri
-            .clone()
-            .or_else(|| std::env::var(URI_ENV).ok())
-            .or_else(|| std::env::var(FALLBACK_URI_ENV).ok())
-            .filter(|u| !u.trim().is_empty())
-            .ok_or_else(|| anyhow::anyhow!("no connection string: pass --uri or set {URI_ENV}"))
+        let env = |name: &str| std::env::var(name).ok().filter(|u| !u.trim().is_empty());
+        let (uri, from) = match (&self.uri, env(URI_ENV), env(FALLBACK_URI_ENV)) {
+            (Some(uri), _, _) => (uri.clone(), "--uri"),
+            (None, Some(uri), _) => (uri, URI_ENV),
+            (None, None, Some(uri)) => (uri, FALLBACK_URI_ENV),
+            (None, None, None) => {
+                anyhow::bail!("no connection string: pass --uri or set {URI_ENV}")
+            }
+        };
+        config::check_uri(&uri).map_err(|reason| anyhow::anyhow!("{from}: {reason}"))?;
+        Ok(uri)
     }
 }
 

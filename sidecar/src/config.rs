@@ -29,6 +29,13 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("config key `{key}`: {reason}")]
     Invalid { key: String, reason: String },
+    /// A key whose value came from an environment variable.
+    #[error("config key `{key}` (set by the environment variable {var}): {reason}")]
+    InvalidEnv {
+        key: String,
+        var: &'static str,
+        reason: String,
+    },
 }
 
 fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
@@ -241,16 +248,25 @@ pub fn validate(
     raw: RawConfig,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
-    let uri = env(URI_ENV)
-        .or(raw.mongodb.uri.clone())
-        .or_else(|| env(FALLBACK_URI_ENV))
-        .ok_or_else(|| invalid("mongodb.uri", format!("missing (or set {URI_ENV})")))?;
-    if !(uri.starts_with("mongodb://") || uri.starts_with("mongodb+srv://")) {
-        return Err(invalid(
-            "mongodb.uri",
-            "must start with mongodb:// or mongodb+srv://",
-        ));
-    }
+    let (uri, from) = match (env(URI_ENV), raw.mongodb.uri.clone(), env(FALLBACK_URI_ENV)) {
+        (Some(uri), _, _) => (uri, Some(URI_ENV)),
+        (None, Some(uri), _) => (uri, None),
+        (None, None, Some(uri)) => (uri, Some(FALLBACK_URI_ENV)),
+        (None, None, None) => {
+            return Err(invalid(
+                "mongodb.uri",
+                format!("missing (or set {URI_ENV})"),
+            ))
+        }
+    };
+    check_uri(&uri).map_err(|reason| match from {
+        Some(var) => ConfigError::InvalidEnv {
+            key: "mongodb.uri".to_owned(),
+            var,
+            reason,
+        },
+        None => invalid("mongodb.uri", reason),
+    })?;
     if raw.triggers.is_empty() {
         return Err(invalid("trigger", "at least one [[trigger]] is required"));
     }
@@ -323,58 +339,68 @@ pub fn validate(
 
     let s = raw.sidecar;
     let d = Settings::default();
-    let ms =
-        |key: &str, v: Option<u64>, default: Duration, min: u64| -> Result<Duration, ConfigError> {
-            match v {
-                None => Ok(default),
-                Some(v) if v >= min => Ok(Duration::from_millis(v)),
-                Some(v) => Err(invalid(
-                    format!("sidecar.{key}"),
-                    format!("must be at least {min}, got {v}"),
-                )),
-            }
-        };
     let batch_size = match s.batch_size {
         None => d.batch_size,
         Some(n @ 1..=100_000) => n as usize,
         Some(n) => {
             return Err(invalid(
                 "sidecar.batch_size",
-                format!("must be 1..=100000, got {n}"),
+                format!("must be 1..=100000 documents, got {n}"),
             ))
         }
     };
+    let backoff_initial = millis(
+        "sidecar.backoff_initial_ms",
+        s.backoff_initial_ms,
+        d.backoff_initial,
+        1..=MAX_BACKOFF_MS,
+    )?;
+    let backoff_max = millis(
+        "sidecar.backoff_max_ms",
+        s.backoff_max_ms,
+        d.backoff_max,
+        1..=MAX_BACKOFF_MS,
+    )?;
+    if backoff_max < backoff_initial {
+        return Err(invalid(
+            "sidecar.backoff_max_ms",
+            format!(
+                "must be at least sidecar.backoff_initial_ms ({} ms), got {} ms",
+                backoff_initial.as_millis(),
+                backoff_max.as_millis()
+            ),
+        ));
+    }
     let settings = Settings {
         batch_size,
-        poll_interval: ms("poll_interval_ms", s.poll_interval_ms, d.poll_interval, 1)?,
-        max_await: ms("max_await_ms", s.max_await_ms, d.max_await, 1)?,
-        heartbeat: ms(
-            "heartbeat_secs",
-            s.heartbeat_secs.map(|v| v.saturating_mul(1000)),
+        poll_interval: millis(
+            "sidecar.poll_interval_ms",
+            s.poll_interval_ms,
+            d.poll_interval,
+            1..=60_000,
+        )?,
+        max_await: millis(
+            "sidecar.max_await_ms",
+            s.max_await_ms,
+            d.max_await,
+            1..=60_000,
+        )?,
+        heartbeat: seconds(
+            "sidecar.heartbeat_secs",
+            s.heartbeat_secs,
             d.heartbeat,
-            1000,
+            1..=86_400,
         )?,
-        backoff_initial: ms(
-            "backoff_initial_ms",
-            s.backoff_initial_ms,
-            d.backoff_initial,
-            1,
-        )?,
-        backoff_max: ms("backoff_max_ms", s.backoff_max_ms, d.backoff_max, 1)?,
-        progress: ms(
-            "progress_secs",
-            s.progress_secs.map(|v| v.saturating_mul(1000)),
+        backoff_initial,
+        backoff_max,
+        progress: seconds(
+            "sidecar.progress_secs",
+            s.progress_secs,
             d.progress,
-            1000,
+            1..=86_400,
         )?,
         lease: lease_settings(raw.lease, &env)?,
     };
-    if settings.backoff_max < settings.backoff_initial {
-        return Err(invalid(
-            "sidecar.backoff_max_ms",
-            "must be at least sidecar.backoff_initial_ms",
-        ));
-    }
 
     let http = if raw.http.enabled.unwrap_or(true) {
         let bind = raw.http.bind.as_deref().unwrap_or("127.0.0.1");
@@ -396,6 +422,91 @@ pub fn validate(
     })
 }
 
+/// Longest retry delay accepted (1 hour).
+const MAX_BACKOFF_MS: u64 = 3_600_000;
+
+/// A duration key in milliseconds, within `range` (messages in milliseconds).
+fn millis(
+    key: &str,
+    value: Option<u64>,
+    default: Duration,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<Duration, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(v) if range.contains(&v) => Ok(Duration::from_millis(v)),
+        Some(v) => Err(invalid(
+            key,
+            format!("must be {}..={} ms, got {v} ms", range.start(), range.end()),
+        )),
+    }
+}
+
+/// A duration key in seconds, within `range` (messages in seconds).
+fn seconds(
+    key: &str,
+    value: Option<u64>,
+    default: Duration,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<Duration, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(v) if range.contains(&v) => Ok(Duration::from_secs(v)),
+        Some(v) => Err(invalid(
+            key,
+            format!(
+                "must be {}..={} seconds, got {v} second{}",
+                range.start(),
+                range.end(),
+                if v == 1 { "" } else { "s" }
+            ),
+        )),
+    }
+}
+
+/// Checks a connection string the way the driver reads it at startup (scheme, hosts, ports,
+/// options and their combinations), without any network access: `mongodb+srv://` hosts are
+/// looked up only when the sidecar connects. The reason never contains the password.
+pub fn check_uri(uri: &str) -> Result<(), String> {
+    use futures_util::FutureExt;
+    use mongodb::options::{ClientOptions, ConnectionString};
+    use std::future::IntoFuture;
+
+    if !(uri.starts_with("mongodb://") || uri.starts_with("mongodb+srv://")) {
+        return Err("must start with mongodb:// or mongodb+srv://".to_owned());
+    }
+    let parsed = ConnectionString::parse(uri).map_err(|e| uri_reason(uri, &e))?;
+    if uri.starts_with("mongodb://") {
+        // Without SRV the driver's full parse does no I/O: it is ready at the first poll.
+        if let Some(Err(e)) = ClientOptions::parse(parsed).into_future().now_or_never() {
+            return Err(uri_reason(uri, &e));
+        }
+    }
+    Ok(())
+}
+
+/// What the driver says is wrong, without its debug fields or the password.
+fn uri_reason(uri: &str, e: &mongodb::error::Error) -> String {
+    let message = match e.kind.as_ref() {
+        mongodb::error::ErrorKind::InvalidArgument { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    let mut message = crate::redact::redact(&message);
+    if let Some(password) = password_of(uri) {
+        message = message.replace(password, "****");
+    }
+    format!("invalid connection string: {message}")
+}
+
+/// The password part of `scheme://user:password@…`, if any.
+fn password_of(uri: &str) -> Option<&str> {
+    let rest = &uri[uri.find("://")? + 3..];
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let userinfo = &authority[..authority.rfind('@')?];
+    let password = &userinfo[userinfo.find(':')? + 1..];
+    (!password.is_empty()).then_some(password)
+}
+
 /// Environment variable that overrides `[lease].instance_id`.
 pub const INSTANCE_ENV: &str = "MONGO_SEQ_INSTANCE_ID";
 
@@ -407,7 +518,7 @@ fn lease_settings(
     if !(300..=3_600_000).contains(&ttl) {
         return Err(invalid(
             "lease.ttl_ms",
-            format!("must be 300..=3600000, got {ttl}"),
+            format!("must be 300..=3600000 ms, got {ttl} ms"),
         ));
     }
     let renew = raw.renew_ms.unwrap_or(ttl / 3);
@@ -415,24 +526,30 @@ fn lease_settings(
     if margin >= ttl {
         return Err(invalid(
             "lease.margin_ms",
-            format!("must be below lease.ttl_ms ({ttl}), got {margin}"),
+            format!("must be below lease.ttl_ms ({ttl} ms), got {margin} ms"),
         ));
     }
     if renew == 0 || renew >= ttl - margin {
         return Err(invalid(
             "lease.renew_ms",
             format!(
-                "must be 1..{} (below lease.ttl_ms - lease.margin_ms), got {renew}",
+                "must be 1..{} ms (below lease.ttl_ms - lease.margin_ms), got {renew} ms",
                 ttl - margin
             ),
         ));
     }
-    let instance_id = match env(INSTANCE_ENV).or(raw.instance_id) {
+    let from_env = env(INSTANCE_ENV);
+    let instance_id = match from_env.clone().or(raw.instance_id) {
         Some(id) if id.trim().is_empty() || id.chars().any(char::is_control) || id.len() > 200 => {
-            return Err(invalid(
-                "lease.instance_id",
-                "must be 1..=200 bytes without control characters",
-            ))
+            let reason = "must be 1..=200 bytes without control characters".to_owned();
+            return Err(match from_env {
+                Some(_) => ConfigError::InvalidEnv {
+                    key: "lease.instance_id".to_owned(),
+                    var: INSTANCE_ENV,
+                    reason,
+                },
+                None => invalid("lease.instance_id", reason),
+            });
         }
         Some(id) => id,
         None => default_instance_id(),

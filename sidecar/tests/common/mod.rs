@@ -207,3 +207,26 @@ pub async fn number_via_stream(
     wait_numbered(coll, "seq", numbered, Duration::from_secs(60)).await;
     run.stop().await;
 }
+
+/// Runs the binary with `args` and extra environment variables (no `MONGO_SEQ_*` or
+/// `MONGODB_URI` inherited); returns the exit code, stdout and stderr.
+pub fn run_bin(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut command = Command::new(bin());
+    command.args(args);
+    for var in [
+        "MONGO_SEQ_URI",
+        "MONGODB_URI",
+        "MONGO_SEQ_INSTANCE_ID",
+        "MONGO_SEQ_HTTP_PORT",
+        "RUST_LOG",
+    ] {
+        command.env_remove(var);
+    }
+    command.envs(env.iter().copied());
+    let out = command.output().expect("run mongo-seq");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
