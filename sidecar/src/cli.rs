@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mongo_seq_core::SequenceSpec;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info};
+use tracing::info;
 
 use crate::config::{self, Config, FALLBACK_URI_ENV, URI_ENV};
 use crate::redact::{redact, RedactingWriter};
@@ -182,14 +182,31 @@ pub fn run() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::CheckFailed) => ExitCode::from(1),
         Err(Failure::Usage(e)) => {
-            eprintln!("mongo-seq: {}", redact(&format!("{e:#}")));
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
             ExitCode::from(2)
         }
         Err(Failure::Runtime(e)) => {
-            eprintln!("mongo-seq: {}", redact(&format!("{e:#}")));
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
             ExitCode::from(1)
         }
     }
+}
+
+/// An error and its causes, `a: b: c`, leaving out a cause its parent already quotes (most of
+/// our errors put their cause in their own message).
+fn describe(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = match cause.downcast_ref::<mongodb::error::Error>() {
+            Some(driver) => crate::error::mongo_message(driver),
+            None => cause.to_string(),
+        };
+        if !out.contains(&cause) {
+            out.push_str(": ");
+            out.push_str(&cause);
+        }
+    }
+    out
 }
 
 fn init_logging(format: LogFormat, level: &str) {
@@ -255,10 +272,7 @@ fn sidecar(args: SidecarArgs) -> Result<(), Failure> {
             shutdown,
         )
         .await
-        .map_err(|e| {
-            error!(error = %e, "sidecar failed");
-            Failure::Runtime(e.into())
-        })
+        .map_err(|e| Failure::Runtime(e.into()))
     })
 }
 

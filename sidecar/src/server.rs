@@ -20,9 +20,9 @@ use crate::trigger::Trigger;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("MongoDB client: {0}")]
+    #[error("MongoDB client: {}", crate::error::mongo_message(.0))]
     Mongo(#[from] mongodb::error::Error),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr} (config key `http.port`; several sidecars on one host need a port each, e.g. MONGO_SEQ_HTTP_PORT): {source}")]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,

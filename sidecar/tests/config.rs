@@ -156,3 +156,48 @@ fn numeric_keys_are_checked_in_their_own_unit() {
         );
     }
 }
+
+/// Each distinct piece of an error message appears once (no "X: X" from an error that both
+/// prints its cause and chains it).
+fn assert_said_once(err: &str, piece: &str) {
+    assert_eq!(err.matches(piece).count(), 1, "`{piece}` once in: {err}");
+}
+
+#[test]
+fn errors_say_their_cause_once() {
+    let (code, _, err) = run_bin(&["sidecar", "--config", "/nonexistent/mongo-seq.toml"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert_said_once(&err, "No such file or directory");
+
+    // The HTTP port is taken (say, by another sidecar on this host).
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let path = write_config(
+        "port-taken",
+        &config_with(
+            "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200",
+            &format!("[http]\nport = {port}\n"),
+        ),
+    );
+    let (code, _, err) = run_bin(&["sidecar", "--config", path.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert_said_once(&err, "in use");
+    assert!(err.contains("http.port"), "names the key: {err}");
+
+    // A tool that cannot reach the server.
+    let (code, _, err) = run_bin(
+        &[
+            "counters",
+            "--uri",
+            "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200",
+            "--counters",
+            "app.counters",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_said_once(&err, "Server selection timeout");
+    for dump in ["labels:", "server response:", "source: None"] {
+        assert!(!err.contains(dump), "no driver dump: {err}");
+    }
+}
