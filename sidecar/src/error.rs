@@ -74,6 +74,19 @@ pub enum SidecarError {
     /// A write was refused because a later lease holder (higher epoch) touched the document.
     #[error("fenced: {0}")]
     Fenced(String),
+    /// The unique index on the numbered field cannot be built: documents already share a
+    /// number.
+    #[error("cannot create the unique index `{index}` on {namespace}: {count} documents already hold `{field}` = {value}{scope}; give them distinct numbers (`mongo-seq check` lists the duplicates), the sidecar retries by itself")]
+    DuplicateNumbers {
+        index: String,
+        namespace: String,
+        field: String,
+        /// The shared number, as relaxed Extended JSON.
+        value: String,
+        /// ` in scope {…}` for scoped triggers, else empty.
+        scope: String,
+        count: u64,
+    },
     /// The server refused to update a counter document (e.g. `seq` is not a number).
     #[error("counter `{counter}` is malformed: {}", mongo_message(.source))]
     MalformedCounter {
@@ -106,6 +119,7 @@ impl SidecarError {
             Self::MalformedCounter { .. } => "MALFORMED_COUNTER".to_owned(),
             Self::LeaseLost(_) => "LEASE_LOST".to_owned(),
             Self::Fenced(_) => "FENCED".to_owned(),
+            Self::DuplicateNumbers { .. } => "DUPLICATE_NUMBERS".to_owned(),
         }
     }
 

@@ -418,10 +418,68 @@ impl Trigger {
             .partial_filter_expression(doc! { self.spec.field.clone(): { "$exists": true } })
             .build();
         self.metrics.command(self.id(), "createIndexes");
-        self.docs
+        let index = format!("mongo_seq_{}", self.spec.field);
+        match self
+            .docs
             .create_index(IndexModel::builder().keys(keys).options(options).build())
-            .await?;
-        Ok(())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if crate::error::server_code(&e) == Some(11000) => {
+                Err(self.duplicate_numbers(index).await.unwrap_or(e.into()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Why the unique index cannot be built, in the trigger's words: one number held by
+    /// several documents (one `aggregate`), instead of the server's message.
+    async fn duplicate_numbers(&self, index: String) -> Result<SidecarError, SidecarError> {
+        let field = self.spec.field.as_str();
+        let mut group = doc! { "n": format!("${field}") };
+        for (i, scope) in self.spec.sequence.scope().iter().enumerate() {
+            group.insert(format!("s{i}"), format!("${scope}"));
+        }
+        let pipeline = [
+            doc! { "$match": { field: { "$exists": true } } },
+            doc! { "$group": { "_id": group, "count": { "$sum": 1 } } },
+            doc! { "$match": { "count": { "$gt": 1 } } },
+            doc! { "$limit": 1 },
+        ];
+        self.metrics.command(self.id(), "aggregate");
+        let found: Vec<Document> = self.docs.aggregate(pipeline).await?.try_collect().await?;
+        let Some(duplicate) = found.first() else {
+            return Err(SidecarError::Reply("no duplicate found".to_owned()));
+        };
+        let key = duplicate.get_document("_id").cloned().unwrap_or_default();
+        let value = key.get("n").map_or("null".to_owned(), |v| {
+            v.clone().into_relaxed_extjson().to_string()
+        });
+        let scope: Vec<String> = self
+            .spec
+            .sequence
+            .scope()
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let v = key.get(format!("s{i}")).map_or("null".to_owned(), |v| {
+                    v.clone().into_relaxed_extjson().to_string()
+                });
+                format!("{name}: {v}")
+            })
+            .collect();
+        Ok(SidecarError::DuplicateNumbers {
+            index,
+            namespace: self.docs.namespace().to_string(),
+            field: field.to_owned(),
+            value,
+            scope: if scope.is_empty() {
+                String::new()
+            } else {
+                format!(" in scope {{{}}}", scope.join(", "))
+            },
+            count: as_u64(duplicate, "count"),
+        })
     }
 
     async fn open(
