@@ -7,6 +7,10 @@
 //! present and ahead → `BACKWARDS_REFUSED`; present and not ahead → lost a race, retry.
 //! With `force` one upsert `$set` does it; an unreadable old value is reported as `null`
 //! so force can repair a broken counter. Callers holding a block should discard it after.
+//!
+//! `n` must lie on the sequence's grid `start, start + step, …` (what `audit` expects), else
+//! every number issued afterwards would be off it: refused (`INVALID_ARGUMENT`, naming the
+//! nearest grid numbers) unless `force`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -64,6 +68,9 @@ impl SetNext {
         let target = next
             .checked_sub(spec.step())
             .ok_or_else(|| SeqError::overflow(format!("next {next} - step {}", spec.step())))?;
+        if !force {
+            check_on_grid(spec, next)?;
+        }
         let mut plan = Self {
             counter_id: counter_id.to_owned(),
             step: spec.step(),
@@ -162,6 +169,32 @@ impl SetNext {
             (Phase::Insert, other) => Err(unexpected(&other, "insertOne")),
         }
     }
+}
+
+/// `next` must be `start + k·step` for some `k ≥ 0`.
+fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
+    let (start, step) = (i128::from(spec.start()), i128::from(spec.step()));
+    let offset = i128::from(next) - start;
+    if offset.signum() * step.signum() < 0 {
+        return Err(SeqError::invalid_argument(
+            "next",
+            format!(
+                "{next} is before the sequence's start {start} (step {step}); pass force to set it anyway"
+            ),
+        ));
+    }
+    let stride = step.abs();
+    if offset % stride == 0 {
+        return Ok(());
+    }
+    let below = start + offset.div_euclid(stride) * stride;
+    Err(SeqError::invalid_argument(
+        "next",
+        format!(
+            "{next} is not on the sequence's grid start + k·step (start {start}, step {step}): the nearest are {below} and {}; pass force to set it anyway",
+            below + stride
+        ),
+    ))
 }
 
 impl Plan for SetNext {
