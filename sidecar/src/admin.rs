@@ -5,13 +5,35 @@ use futures_util::TryStreamExt;
 use mongo_seq_core::{SequenceSpec, SetNext, SetNextOutcome};
 use mongodb::bson::{doc, Document};
 use mongodb::Collection;
+use serde_json::json;
 
 use crate::error::SidecarError;
 use crate::exec::Executor;
 use crate::metrics::Metrics;
 
-/// Every counter document as `(id, seq)`; `seq` as stored (it may be malformed).
-pub async fn list(counters: &Collection<Document>) -> Result<Vec<(String, String)>, SidecarError> {
+/// A counter document as listed: its id and `seq` read as an integer, or why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CounterRow {
+    pub id: String,
+    /// The integer, or what is stored instead (relaxed Extended JSON, or `missing`).
+    pub seq: Result<i64, String>,
+}
+
+impl CounterRow {
+    /// JSON for `counters --json`: `seq` a number when every JSON parser reads it exactly
+    /// (|seq| ≤ 2^53 − 1), a decimal string beyond, `null` with `invalid` when not an integer.
+    pub fn to_json(&self) -> serde_json::Value {
+        const EXACT: i64 = (1 << 53) - 1;
+        match &self.seq {
+            Ok(n) if (-EXACT..=EXACT).contains(n) => json!({ "id": self.id, "seq": n }),
+            Ok(n) => json!({ "id": self.id, "seq": n.to_string() }),
+            Err(raw) => json!({ "id": self.id, "seq": null, "invalid": raw }),
+        }
+    }
+}
+
+/// Every counter document, sorted by id.
+pub async fn list(counters: &Collection<Document>) -> Result<Vec<CounterRow>, SidecarError> {
     let documents: Vec<Document> = counters
         .find(doc! {})
         .sort(doc! { "_id": 1 })
@@ -25,10 +47,15 @@ pub async fn list(counters: &Collection<Document>) -> Result<Vec<(String, String
                 Some(s) => s.to_owned(),
                 None => v.to_string(),
             });
-            let seq = d.get("seq").map_or("(missing)".to_owned(), |v| {
-                v.clone().into_relaxed_extjson().to_string()
-            });
-            (id.unwrap_or_default(), seq)
+            let seq = match d.get("seq") {
+                None => Err("missing".to_owned()),
+                Some(v) => mongo_seq_core::ejson::read_i64(&v.clone().into_canonical_extjson())
+                    .map_err(|_| v.clone().into_relaxed_extjson().to_string()),
+            };
+            CounterRow {
+                id: id.unwrap_or_default(),
+                seq,
+            }
         })
         .collect())
 }

@@ -76,23 +76,28 @@ pub enum SidecarError {
     Fenced(String),
     /// The unique index on the numbered field cannot be built: documents already share a
     /// number.
-    #[error("cannot create the unique index `{index}` on {namespace}: {count} documents already hold `{field}` = {value}{scope}; give them distinct numbers (`mongo-seq check` lists the duplicates), the sidecar retries by itself")]
-    DuplicateNumbers {
-        index: String,
-        namespace: String,
-        field: String,
-        /// The shared number, as relaxed Extended JSON.
-        value: String,
-        /// ` in scope {…}` for scoped triggers, else empty.
-        scope: String,
-        count: u64,
-    },
+    #[error(transparent)]
+    DuplicateNumbers(Box<DuplicateNumbers>),
     /// The server refused to update a counter document (e.g. `seq` is not a number).
     #[error("counter `{counter}` is malformed: {}", mongo_message(.source))]
     MalformedCounter {
         counter: String,
         source: mongodb::error::Error,
     },
+}
+
+/// Documents that share a number, found when the unique index cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create the unique index `{index}` on {namespace}: {count} documents already hold `{field}` = {value}{scope}; give them distinct numbers (`mongo-seq check` lists the duplicates), the sidecar retries by itself")]
+pub struct DuplicateNumbers {
+    pub index: String,
+    pub namespace: String,
+    pub field: String,
+    /// The shared number, as relaxed Extended JSON.
+    pub value: String,
+    /// ` in scope {…}` for scoped triggers, else empty.
+    pub scope: String,
+    pub count: u64,
 }
 
 /// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
@@ -119,7 +124,7 @@ impl SidecarError {
             Self::MalformedCounter { .. } => "MALFORMED_COUNTER".to_owned(),
             Self::LeaseLost(_) => "LEASE_LOST".to_owned(),
             Self::Fenced(_) => "FENCED".to_owned(),
-            Self::DuplicateNumbers { .. } => "DUPLICATE_NUMBERS".to_owned(),
+            Self::DuplicateNumbers(_) => "DUPLICATE_NUMBERS".to_owned(),
         }
     }
 

@@ -468,18 +468,20 @@ impl Trigger {
                 format!("{name}: {v}")
             })
             .collect();
-        Ok(SidecarError::DuplicateNumbers {
-            index,
-            namespace: self.docs.namespace().to_string(),
-            field: field.to_owned(),
-            value,
-            scope: if scope.is_empty() {
-                String::new()
-            } else {
-                format!(" in scope {{{}}}", scope.join(", "))
+        Ok(SidecarError::DuplicateNumbers(Box::new(
+            crate::error::DuplicateNumbers {
+                index,
+                namespace: self.docs.namespace().to_string(),
+                field: field.to_owned(),
+                value,
+                scope: if scope.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in scope {{{}}}", scope.join(", "))
+                },
+                count: as_u64(duplicate, "count"),
             },
-            count: as_u64(duplicate, "count"),
-        })
+        )))
     }
 
     async fn open(

@@ -171,11 +171,11 @@ impl SetNext {
     }
 }
 
-/// `next` must be `start + k·step` for some `k ≥ 0`.
+/// `next` must be `start + k·step` for some `k ≥ 0`. (i128: no i64 difference overflows.)
 fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
     let (start, step) = (i128::from(spec.start()), i128::from(spec.step()));
-    let offset = i128::from(next) - start;
-    if offset.signum() * step.signum() < 0 {
+    let offset = i128::from(next).saturating_sub(start);
+    if offset != 0 && (offset < 0) != (step < 0) {
         return Err(SeqError::invalid_argument(
             "next",
             format!(
@@ -183,16 +183,18 @@ fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
             ),
         ));
     }
-    let stride = step.abs();
-    if offset % stride == 0 {
+    let stride = step.saturating_abs();
+    if offset.checked_rem_euclid(stride) == Some(0) {
         return Ok(());
     }
-    let below = start + offset.div_euclid(stride) * stride;
+    let below = offset
+        .checked_div_euclid(stride)
+        .map_or(start, |k| start.saturating_add(k.saturating_mul(stride)));
     Err(SeqError::invalid_argument(
         "next",
         format!(
             "{next} is not on the sequence's grid start + k·step (start {start}, step {step}): the nearest are {below} and {}; pass force to set it anyway",
-            below + stride
+            below.saturating_add(stride)
         ),
     ))
 }
