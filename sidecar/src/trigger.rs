@@ -154,7 +154,7 @@ impl Trigger {
                         .lease_held
                         .with_label_values(&[self.id()])
                         .set(0);
-                    self.metrics.healthy.with_label_values(&[self.id()]).set(1);
+                    self.succeeded();
                     if !standby_logged {
                         info!(
                             trigger = self.id(),
@@ -217,14 +217,25 @@ impl Trigger {
         info!(trigger = self.id(), "trigger stopped");
     }
 
-    fn report(&self, e: &SidecarError, delay: Duration) {
-        let code = e.code();
+    /// Healthy in `/healthz` and in the `mongo_seq_trigger_healthy` gauge alike.
+    fn succeeded(&self) {
+        self.health.succeeded(self.id());
+        self.metrics.healthy.with_label_values(&[self.id()]).set(1);
+    }
+
+    /// Unhealthy in `/healthz` and in the gauge alike, until the next success.
+    fn failed(&self, e: &SidecarError) {
         self.metrics
             .errors
             .with_label_values(&[self.id(), e.kind()])
             .inc();
         self.metrics.healthy.with_label_values(&[self.id()]).set(0);
-        self.health.error(self.id(), &code, &e.to_string());
+        self.health.error(self.id(), &e.code(), &e.to_string());
+    }
+
+    fn report(&self, e: &SidecarError, delay: Duration) {
+        let code = e.code();
+        self.failed(e);
         error!(trigger = self.id(), code, kind = e.kind(), error = %e, retry_in_ms = delay.as_millis() as u64,
             "trigger failed; retrying from the stored resume token");
     }
@@ -265,11 +276,7 @@ impl Trigger {
                 Err(e) => {
                     if let SidecarError::HistoryLost(_) = e {
                         let code = e.code();
-                        self.metrics
-                            .errors
-                            .with_label_values(&[self.id(), e.kind()])
-                            .inc();
-                        self.health.error(self.id(), &code, &e.to_string());
+                        self.failed(&e);
                         warn!(trigger = self.id(), code, error = %e,
                             "resume point lost: numbering unnumbered documents (backfill) and continuing from now");
                         *force_backfill = true;
@@ -318,13 +325,11 @@ impl Trigger {
             *force_backfill = false;
         }
         self.health.set_state(self.id(), State::Running);
-        self.metrics.healthy.with_label_values(&[self.id()]).set(1);
         info!(
             trigger = self.id(),
             resumed = stored.token.is_some(),
             "watching for inserts"
         );
-        *delay = self.settings.backoff_initial;
 
         // Events right after a (re)start may be for documents numbered before the crash or by the
         // backfill: check them against the collection until a batch shows none of those.
@@ -349,6 +354,10 @@ impl Trigger {
                     .set((now_secs() - f64::from(secs)).max(0.0));
             }
             if events.is_empty() {
+                // Caught up: everything the stream had was numbered (after an error, this is
+                // the first sign the trigger works again).
+                self.succeeded();
+                *delay = self.settings.backoff_initial;
                 if last_store.elapsed() >= self.settings.heartbeat {
                     // Quiet stream: store the post-batch resume token when the server gives one.
                     let token = stream.resume_token();
@@ -385,6 +394,7 @@ impl Trigger {
                     .set((now_secs() - f64::from(ts.time)).max(0.0));
             }
             self.health.batch_applied(self.id(), outcome.numbered);
+            self.succeeded();
             debug!(
                 trigger = self.id(),
                 events = count,
@@ -606,6 +616,7 @@ impl Trigger {
             done += outcome.numbered;
             self.metrics.batches.with_label_values(&[self.id()]).inc();
             self.health.batch_applied(self.id(), outcome.numbered);
+            self.succeeded();
             let remaining = total.saturating_sub(done);
             self.metrics
                 .backfill_remaining
@@ -628,6 +639,7 @@ impl Trigger {
             .with_label_values(&[self.id()])
             .set(0);
         let secs = started.elapsed().as_secs_f64();
+        self.succeeded();
         info!(
             trigger = self.id(),
             numbered = done,

@@ -66,3 +66,97 @@ async fn an_existing_duplicate_is_reported_in_one_short_line_naming_collection_f
     );
     plain.database(&db).drop().await.ok();
 }
+
+/// Polls `/healthz`'s state and the gauge for 4 s of retries: neither may say healthy once.
+async fn assert_unhealthy_while_retrying(run: &Running, trigger: &str) {
+    wait_errors(run, trigger, 1).await;
+    let gauge = run.metrics.healthy.with_label_values(&[trigger]);
+    let until = Instant::now() + Duration::from_secs(4);
+    let (mut polls, mut healthy_polls, mut gauge_up) = (0u32, 0u32, 0u32);
+    let mut states = std::collections::BTreeSet::new();
+    while Instant::now() < until {
+        let (all, triggers) = run.health.snapshot();
+        polls += 1;
+        healthy_polls += u32::from(all || triggers[trigger].healthy);
+        gauge_up += u32::from(gauge.get() != 0);
+        states.insert(format!("{:?}", triggers[trigger].state));
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+    let h = run.health.snapshot().1[trigger].clone();
+    println!(
+        "{polls} polls over {} retries, states seen {states:?}",
+        h.consecutive_errors
+    );
+    assert!(h.consecutive_errors >= 4, "it kept retrying: {h:?}");
+    // Backoff 50, 100, 200, 400, 400, … ms: about a dozen retries in 4 s, not one per 50 ms.
+    assert!(h.consecutive_errors <= 25, "the retry delay grows: {h:?}");
+    assert_eq!(
+        healthy_polls, 0,
+        "/healthz said healthy {healthy_polls} of {polls} times"
+    );
+    assert_eq!(
+        gauge_up, 0,
+        "the gauge said healthy {gauge_up} of {polls} times"
+    );
+}
+
+/// Repairs the counter; waits until a batch succeeded and both say healthy.
+async fn repair_and_wait_healthy(
+    run: &Running,
+    trigger: &str,
+    counters: &mongodb::Collection<mongodb::bson::Document>,
+    id: &str,
+    coll: &mongodb::Collection<mongodb::bson::Document>,
+    numbered: u64,
+) {
+    counters
+        .update_one(doc! { "_id": id }, doc! { "$set": { "seq": 41_i64 } })
+        .await
+        .unwrap();
+    wait_numbered(coll, "seq", numbered, WAIT).await;
+    let gauge = run.metrics.healthy.with_label_values(&[trigger]);
+    let deadline = Instant::now() + WAIT;
+    while !(run.health.snapshot().0 && gauge.get() == 1) {
+        assert!(
+            Instant::now() < deadline,
+            "not healthy again: {:?} gauge {}",
+            run.health.snapshot(),
+            gauge.get()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permanent_error_keeps_the_trigger_unhealthy_until_a_batch_succeeds() {
+    let (db, plain, coll) = test_db("noflap").await;
+    let counters = plain.database(&db).collection("counters");
+    let id = format!("{db}.orders");
+    let trigger = format!("{db}.orders.seq");
+    // Fast retries (backoff 50..400 ms): many chances to flap.
+    let cfg = config(&db, "", "");
+
+    // In the backfill of a first start.
+    counters
+        .insert_one(doc! { "_id": &id, "seq": "twelve" })
+        .await
+        .unwrap();
+    coll.insert_one(doc! { "n": 1 }).await.unwrap();
+    let run = start(cfg.clone(), client().await, false);
+    assert_unhealthy_while_retrying(&run, &trigger).await;
+    repair_and_wait_healthy(&run, &trigger, &counters, &id, &coll, 1).await;
+    run.stop().await;
+
+    // In the change stream: every retry reopens it from the stored token and replays the event.
+    counters
+        .update_one(doc! { "_id": &id }, doc! { "$set": { "seq": "twelve" } })
+        .await
+        .unwrap();
+    let run = start(cfg, client().await, false);
+    wait_running(&run).await;
+    coll.insert_one(doc! { "n": 2 }).await.unwrap();
+    assert_unhealthy_while_retrying(&run, &trigger).await;
+    repair_and_wait_healthy(&run, &trigger, &counters, &id, &coll, 2).await;
+    run.stop().await;
+    plain.database(&db).drop().await.ok();
+}
