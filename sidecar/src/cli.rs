@@ -280,7 +280,7 @@ fn sidecar(args: SidecarArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let rt = runtime()?;
-    rt.block_on(async {
+    let result = rt.block_on(async {
         let shutdown = CancellationToken::new();
         let signals = shutdown.clone();
         tokio::spawn(async move {
@@ -297,7 +297,10 @@ fn sidecar(args: SidecarArgs) -> Result<(), Failure> {
         )
         .await
         .map_err(|e| Failure::Runtime(e.into()))
-    })
+    });
+    // Do not wait for what the driver may still run on blocking threads (a DNS lookup).
+    rt.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }
 
 async fn wait_for_signal() {

@@ -23,6 +23,9 @@ use crate::error::SidecarError;
 use crate::exec::Executor;
 use crate::metrics::Metrics;
 
+/// How long a graceful shutdown tries to release a lease (it expires by itself otherwise).
+pub const RELEASE_TIMEOUT: Duration = Duration::from_millis(1500);
+
 /// What the holder of a lease carries: its epoch, and until when (monotonic) it may act.
 #[derive(Debug)]
 pub struct Fence {
@@ -298,11 +301,9 @@ impl LeaseKeeper {
     pub async fn release(&self, fence: &Fence) {
         let plan = Lease::new(&self.request(Some(fence.epoch), 0, true));
         let result = match plan {
-            Ok(mut plan) => {
-                tokio::time::timeout(Duration::from_secs(2), self.exec.drive(&mut plan))
-                    .await
-                    .ok()
-            }
+            Ok(mut plan) => tokio::time::timeout(RELEASE_TIMEOUT, self.exec.drive(&mut plan))
+                .await
+                .ok(),
             Err(e) => Some(Err(e.into())),
         };
         match result {

@@ -2,12 +2,13 @@
 //! task tracker. Returns when every task has finished after `shutdown` was cancelled.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use mongodb::options::ClientOptions;
 use mongodb::Client;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::exec::Executor;
@@ -43,12 +44,20 @@ pub async fn connect(uri: &str) -> Result<Client, mongodb::error::Error> {
     Client::with_options(options)
 }
 
+/// The longest a shutdown takes once requested: the batch in flight, the token, the lease
+/// release; past it the daemon returns anyway (CONFIG.md promises it; safe, see there).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 pub async fn run(
     config: Config,
     options: RunOptions,
     shutdown: CancellationToken,
 ) -> Result<(), ServerError> {
-    let client = connect(&config.uri).await?;
+    // `mongodb+srv://` is looked up here (DNS): a shutdown does not wait for it.
+    let client = tokio::select! {
+        client = connect(&config.uri) => client?,
+        () = shutdown.cancelled() => return Ok(()),
+    };
     run_with_client(
         config,
         client,
@@ -135,7 +144,14 @@ pub async fn run_with_client(
         tracker.spawn(trigger.run(shutdown.clone(), options.backfill));
     }
     tracker.close();
-    tracker.wait().await;
+    let deadline = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        () = tracker.wait() => {}
+        () = deadline => warn!(grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: tasks still running; stopping anyway"),
+    }
     info!("mongo-seq sidecar stopped");
     Ok(())
 }

@@ -28,8 +28,9 @@ use crate::state::StateStore;
 /// concurrently with that number (the unique index refuses it; the document is renumbered).
 const COLLISION_ATTEMPTS: usize = 5;
 
-/// How long a shutdown waits for the batch in flight.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long a shutdown waits for the batch in flight (then the lease release has
+/// [`crate::lease::RELEASE_TIMEOUT`], all within [`crate::server::SHUTDOWN_GRACE`]).
+pub const BATCH_GRACE: Duration = Duration::from_secs(8);
 
 /// What numbering one batch did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +141,13 @@ impl Trigger {
         self.health.set_state(self.id(), State::Starting);
         let mut standby_logged = false;
         while !shutdown.is_cancelled() {
-            let fence = match self.lease.acquire().await {
+            // Nothing is held yet: a shutdown stops the attempt at once (without a reachable
+            // server it would wait for the driver's server selection, 30 s by default).
+            let attempt = tokio::select! {
+                attempt = self.lease.acquire() => attempt,
+                () = shutdown.cancelled() => break,
+            };
+            let fence = match attempt {
                 Ok(Acquired::Held(fence)) => fence,
                 Ok(Acquired::Busy {
                     owner,
@@ -249,17 +256,17 @@ impl Trigger {
         delay: &mut Duration,
     ) {
         while !shutdown.is_cancelled() && fence.check().is_ok() {
-            // After a shutdown request the session gets SHUTDOWN_GRACE to finish its batch and
+            // After a shutdown request the session gets BATCH_GRACE to finish its batch and
             // store the token; past that (e.g. the server is unreachable) it is abandoned, which
             // is safe: assignments are idempotent and the stored token is only ever behind.
             let abandon = async {
                 shutdown.cancelled().await;
-                tokio::time::sleep(SHUTDOWN_GRACE).await;
+                tokio::time::sleep(BATCH_GRACE).await;
             };
             let result = tokio::select! {
                 result = self.session(shutdown, fence, force_backfill, delay) => result,
                 () = abandon => {
-                    warn!(trigger = self.id(), grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: the session did not finish in time; abandoned");
+                    warn!(trigger = self.id(), grace_secs = BATCH_GRACE.as_secs(), "shutdown: the session did not finish in time; abandoned");
                     Ok(())
                 }
             };

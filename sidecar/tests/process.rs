@@ -368,3 +368,105 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     run.stop().await;
     drop(server);
 }
+
+/// SIGTERM → exit 0 within the 10 s CONFIG.md promises (Kubernetes' grace period is 30 s), even
+/// when no server was ever reachable (the driver would wait 30 s to select one), also right
+/// after the start.
+#[test]
+fn shutdown_is_bounded_when_the_server_was_never_reachable() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for (name, uri, after) in [
+        ("refused", format!("mongodb://127.0.0.1:{closed}/"), 1500),
+        (
+            "unresolvable",
+            "mongodb://mongo-seq-test.invalid:27017/".to_owned(),
+            1500,
+        ),
+        ("at-once", format!("mongodb://127.0.0.1:{closed}/"), 100),
+    ] {
+        let path = write_config(
+            &format!("unreachable-{name}"),
+            &format!("[mongodb]\nuri = \"{uri}\"\n[http]\nport = 0\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"seq\"\n"),
+        );
+        let mut child = spawn_sidecar(&path, &[]);
+        std::thread::sleep(Duration::from_millis(after));
+        let asked = std::time::Instant::now();
+        sigterm(&child);
+        let deadline = asked + Duration::from_secs(40);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                child.kill().ok();
+                break child.wait().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = asked.elapsed();
+        let log = std::fs::read_to_string(path.with_extension("log")).unwrap_or_default();
+        println!(
+            "{name}: SIGTERM → exit {:?} in {:.1} s",
+            status.code(),
+            took.as_secs_f64()
+        );
+        assert_eq!(status.code(), Some(0), "{name}: exit 0:\n{log}");
+        assert!(
+            took <= Duration::from_millis(10_500),
+            "{name}: exited {:.1} s after SIGTERM (promised: 10 s):\n{log}",
+            took.as_secs_f64()
+        );
+    }
+}
+
+/// The same bound when the server goes away while a trigger holds its lease and is busy.
+#[test]
+fn shutdown_is_bounded_when_the_server_is_lost_while_holding_the_lease() {
+    if std::env::var("MONGODB_URI").is_ok_and(|u| !u.trim().is_empty()) {
+        println!("skipped: needs a server it may stop (the embedded one)");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (mut server, uri) = private_server(port);
+    let path = write_config(
+        "lost-server",
+        &format!("[mongodb]\nuri = \"{uri}\"\n[http]\nport = 0\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"),
+    );
+    let log = path.with_extension("log");
+    let mut child = spawn_sidecar(&path, &[]);
+    let deadline = std::time::Instant::now() + WAIT;
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("watching for inserts")
+    {
+        assert!(std::time::Instant::now() < deadline, "not watching");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let asked = std::time::Instant::now();
+    sigterm(&child);
+    let status = child.wait().unwrap();
+    let took = asked.elapsed();
+    println!(
+        "server lost while holding the lease: SIGTERM → exit {:?} in {:.1} s",
+        status.code(),
+        took.as_secs_f64()
+    );
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(
+        took <= Duration::from_millis(10_500),
+        "{:.1} s:\n{text}",
+        took.as_secs_f64()
+    );
+}
