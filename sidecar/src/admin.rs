@@ -9,7 +9,6 @@ use serde_json::json;
 
 use crate::error::SidecarError;
 use crate::exec::Executor;
-use crate::metrics::Metrics;
 
 /// A counter document as listed: its id and `seq` read as an integer, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +70,6 @@ pub async fn set_next(
     let exec = Executor {
         counters: counters.clone(),
         leases: None,
-        metrics: Metrics::new(),
         label: "set-next".to_owned(),
     };
     let mut plan = SetNext::new(spec, counter_id, next, force)?;

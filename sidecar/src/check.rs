@@ -17,7 +17,6 @@ use crate::config::Namespace;
 use crate::ejson;
 use crate::error::SidecarError;
 use crate::exec::Executor;
-use crate::metrics::Metrics;
 
 /// What `check` looks at.
 #[derive(Debug, Clone)]
@@ -188,7 +187,6 @@ async fn audit_collection(
             .database(&target.counters.db)
             .collection(&target.counters.coll),
         leases: None,
-        metrics: Metrics::new(),
         label: "check".to_owned(),
     };
     let mut projection = doc! { "_id": 0, target.field.clone(): 1 };

@@ -160,15 +160,19 @@ pub struct LeaseSettings {
     pub margin: Duration,
 }
 
-/// `<hostname>:<pid>`.
-pub fn default_instance_id() -> String {
-    let host = std::env::var("HOSTNAME")
+/// This machine's name (`HOSTNAME`, else `/etc/hostname`).
+pub fn hostname() -> String {
+    std::env::var("HOSTNAME")
         .ok()
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".to_owned());
-    format!("{host}:{}", std::process::id())
+        .unwrap_or_else(|| "host".to_owned())
+}
+
+/// `<hostname>:<pid>`.
+pub fn default_instance_id() -> String {
+    format!("{}:{}", hostname(), std::process::id())
 }
 
 impl Default for LeaseSettings {

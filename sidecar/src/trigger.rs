@@ -3,6 +3,7 @@
 //! and the recovery loop (capped exponential backoff, history lost → backfill and go on).
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::TryStreamExt;
@@ -43,6 +44,22 @@ pub struct Outcome {
     pub already: u64,
     /// Documents that cannot be numbered (missing or unusable scope field).
     pub skipped: u64,
+    /// Of those, the ones this process had not met before (counted in the metric).
+    pub newly_skipped: u64,
+}
+
+/// Documents this process found it cannot number, by `_id`: each is logged and counted once,
+/// however often the stream (replays) or a backfill meets it again. Holds only such documents.
+#[derive(Clone, Default)]
+pub struct Unnumberable(Arc<Mutex<HashSet<String>>>);
+
+impl Unnumberable {
+    /// Whether `id` is met for the first time (and remembers it).
+    fn first_time(&self, id: &Bson) -> bool {
+        self.0
+            .lock()
+            .map_or(true, |mut seen| seen.insert(id_key(id)))
+    }
 }
 
 pub struct Trigger {
@@ -55,6 +72,7 @@ pub struct Trigger {
     pub metrics: Metrics,
     pub health: Health,
     pub lease: LeaseKeeper,
+    pub unnumberable: Unnumberable,
 }
 
 /// Looks up a dotted path; `None` when absent.
@@ -390,6 +408,12 @@ impl Trigger {
             verify = verify && outcome.already > 0;
             let token = stream.resume_token().or(last_event_token);
             self.state.save(token.as_ref(), None, fence).await?;
+            // Counted once the token is stored: a batch replayed after a failure is not
+            // counted twice.
+            self.metrics
+                .prenumbered
+                .with_label_values(&[self.id()])
+                .inc_by(outcome.prenumbered);
             stored_token = token;
             last_store = Instant::now();
             self.metrics.batches.with_label_values(&[self.id()]).inc();
@@ -434,7 +458,6 @@ impl Trigger {
             .name(format!("mongo_seq_{}", self.spec.field))
             .partial_filter_expression(doc! { self.spec.field.clone(): { "$exists": true } })
             .build();
-        self.metrics.command(self.id(), "createIndexes");
         let index = format!("mongo_seq_{}", self.spec.field);
         match self
             .docs
@@ -463,7 +486,6 @@ impl Trigger {
             doc! { "$match": { "count": { "$gt": 1 } } },
             doc! { "$limit": 1 },
         ];
-        self.metrics.command(self.id(), "aggregate");
         let found: Vec<Document> = self.docs.aggregate(pipeline).await?.try_collect().await?;
         let Some(duplicate) = found.first() else {
             return Err(SidecarError::Reply("no duplicate found".to_owned()));
@@ -516,7 +538,6 @@ impl Trigger {
             .pipeline([doc! { "$match": filter }])
             .batch_size(batch)
             .max_await_time(self.settings.max_await);
-        self.metrics.command(self.id(), "aggregate");
         let opened = match token {
             Some(token) => watch.start_after(token).await,
             None => watch.await,
@@ -581,7 +602,6 @@ impl Trigger {
             projection.insert(scope.clone(), 1);
         }
         self.seed_from_existing(fence).await?;
-        self.metrics.command(self.id(), "count");
         let total = self.docs.count_documents(filter.clone()).await?;
         info!(
             trigger = self.id(),
@@ -605,7 +625,6 @@ impl Trigger {
                 Some(id) => doc! { "$and": [filter.clone(), { "_id": { "$gt": id.clone() } }] },
                 None => filter.clone(),
             };
-            self.metrics.command(self.id(), "find");
             let docs: Vec<Document> = self
                 .docs
                 .find(page)
@@ -681,7 +700,6 @@ impl Trigger {
         }
         if verify && !docs.is_empty() {
             let ids: Vec<Bson> = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
-            self.metrics.command(self.id(), "find");
             let unnumbered: HashSet<String> = self
                 .docs
                 .find(doc! { "_id": { "$in": ids }, field: { "$exists": false } })
@@ -713,8 +731,11 @@ impl Trigger {
             let counter_id = match sequence.counter_id(Some(&ejson::from_doc(document))) {
                 Ok(counter_id) => counter_id,
                 Err(e) => {
-                    warn!(trigger = self.id(), _id = %id, code = e.code(), error = %e, "document cannot be numbered; skipped");
                     outcome.skipped += 1;
+                    if self.unnumberable.first_time(&id) {
+                        outcome.newly_skipped += 1;
+                        warn!(trigger = self.id(), _id = %id, code = e.code(), error = %e, "document cannot be numbered; skipped");
+                    }
                     continue;
                 }
             };
@@ -758,7 +779,6 @@ impl Trigger {
                 targets,
             } = std::mem::take(&mut statements);
             fence.check()?;
-            self.metrics.command(self.id(), "update");
             let reply = self
                 .db
                 .run_command(
@@ -810,13 +830,9 @@ impl Trigger {
             .with_label_values(&[self.id()])
             .inc_by(outcome.numbered);
         self.metrics
-            .prenumbered
-            .with_label_values(&[self.id()])
-            .inc_by(outcome.prenumbered);
-        self.metrics
             .skipped
             .with_label_values(&[self.id()])
-            .inc_by(outcome.skipped);
+            .inc_by(outcome.newly_skipped);
         Ok(outcome)
     }
 }
@@ -923,7 +939,6 @@ impl Trigger {
             doc! { "$match": { field: { "$exists": true } } },
             doc! { "$group": { "_id": group_id, "n": { pick: format!("${field}") } } },
         ];
-        self.metrics.command(self.id(), "aggregate");
         let groups: Vec<Document> = self.docs.aggregate(pipeline).await?.try_collect().await?;
         for group in groups {
             // Rebuild a document holding the scope values, for the core's counter id.

@@ -22,7 +22,7 @@ async fn backfills_10000_existing_documents_while_inserts_continue() {
     let started = Instant::now();
     let run = start(
         config(&db, "", "batch_size = 1000\nprogress_secs = 1"),
-        client().await,
+        options().await,
         false,
     );
     let writer_coll = coll.clone();
@@ -101,7 +101,7 @@ async fn lost_history_backfills_and_continues_instead_of_suspending() {
     coll.insert_many((5..8).map(|i| doc! { "i": i }))
         .await
         .unwrap();
-    let run = start(cfg, client().await, false);
+    let run = start(cfg, options().await, false);
     wait_numbered(&coll, "seq", 8, WAIT).await;
     wait_running(&run).await;
     coll.insert_one(doc! { "i": 8 }).await.unwrap();
@@ -133,7 +133,7 @@ async fn backfill_flag_numbers_documents_the_stream_never_saw() {
     )
     .await
     .unwrap();
-    let run = start(cfg, client().await, true);
+    let run = start(cfg, options().await, true);
     wait_numbered(&coll, "seq", 3, WAIT).await;
     run.stop().await;
     assert_eq!(numbers(&coll, "seq").await, vec![1, 4, 5]);

@@ -40,7 +40,7 @@ async fn an_existing_duplicate_is_reported_in_one_short_line_naming_collection_f
     ])
     .await
     .unwrap();
-    let run = start(config(&db, "", ""), client().await, false);
+    let run = start(config(&db, "", ""), options().await, false);
     let trigger = format!("{db}.orders.seq");
     let h = wait_errors(&run, &trigger, 1).await;
     run.stop().await;
@@ -142,7 +142,7 @@ async fn a_permanent_error_keeps_the_trigger_unhealthy_until_a_batch_succeeds() 
         .await
         .unwrap();
     coll.insert_one(doc! { "n": 1 }).await.unwrap();
-    let run = start(cfg.clone(), client().await, false);
+    let run = start(cfg.clone(), options().await, false);
     assert_unhealthy_while_retrying(&run, &trigger).await;
     repair_and_wait_healthy(&run, &trigger, &counters, &id, &coll, 1).await;
     run.stop().await;
@@ -152,7 +152,7 @@ async fn a_permanent_error_keeps_the_trigger_unhealthy_until_a_batch_succeeds() 
         .update_one(doc! { "_id": &id }, doc! { "$set": { "seq": "twelve" } })
         .await
         .unwrap();
-    let run = start(cfg, client().await, false);
+    let run = start(cfg, options().await, false);
     wait_running(&run).await;
     coll.insert_one(doc! { "n": 2 }).await.unwrap();
     assert_unhealthy_while_retrying(&run, &trigger).await;

@@ -329,7 +329,11 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     let cfg = mongo_seq::config::parse(&text, "test").unwrap();
     let client = mongo_seq::server::connect(&uri).await.unwrap();
     let coll: Collection<Document> = client.database(&db).collection("orders");
-    let run = start(cfg, mongo_seq::server::connect(&uri).await.unwrap(), false);
+    let run = start(
+        cfg,
+        mongodb::options::ClientOptions::parse(&uri).await.unwrap(),
+        false,
+    );
     wait_running(&run).await;
     coll.insert_many((0..3).map(|i| doc! { "i": i }))
         .await

@@ -68,7 +68,7 @@ async fn set_next_refuses_to_guess_and_uses_the_configured_step() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("next number is 2001"), "{out}");
     let cfg = mongo_seq::config::parse(&text, "test").unwrap();
-    let run = start(cfg, client().await, false);
+    let run = start(cfg, options().await, false);
     wait_running(&run).await;
     coll.insert_many([
         doc! { "tenantId": "globex", "type": "order", "i": 1 },
@@ -239,7 +239,7 @@ async fn check_with_the_config_sees_what_the_trigger_numbers() {
     let path = write_config(&format!("{db}-check"), &text);
     let path = path.to_str().unwrap();
     let cfg = mongo_seq::config::parse(&text, "test").unwrap();
-    let run = start(cfg, client().await, false);
+    let run = start(cfg, options().await, false);
     wait_running(&run).await;
     let orders: Vec<Document> = (0..30)
         .map(|i| {

@@ -96,7 +96,7 @@ pub use intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
-pub use lease::{Lease, LeaseInfo, LeaseOutcome, LeaseRequest};
+pub use lease::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
 pub use optimistic::{OptimisticInsert, OptimisticOutcome};
 pub use options::SequenceSpec;
 pub use range::ReservedRange;

@@ -11,12 +11,16 @@ use mongo_seq::health::Health;
 use mongo_seq::metrics::Metrics;
 use mongo_seq::server::{self, RunOptions};
 use mongodb::bson::{doc, Document};
+use mongodb::options::ClientOptions;
 use mongodb::{Client, Collection};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 #[allow(unused_imports)]
-pub use mongo_seq_test_harness::{client, mongodb_uri, monitored_client, unique_db_name};
+pub use mongo_seq_test_harness::{
+    client, client_options as options, mongodb_uri, monitored_client, monitored_options,
+    unique_db_name,
+};
 
 /// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines);
 /// `sidecar` lines go into `[sidecar]` (and may be followed by a `[lease]` table).
@@ -63,13 +67,14 @@ impl Running {
     }
 }
 
-/// Runs the sidecar in this process with `client`.
-pub fn start(config: Config, client: Client, backfill: bool) -> Running {
+/// Runs the sidecar in this process with a client made from `options` (a command monitor
+/// already in them keeps receiving the sidecar's commands).
+pub fn start(config: Config, options: ClientOptions, backfill: bool) -> Running {
     let shutdown = CancellationToken::new();
     let (metrics, health) = (Metrics::new(), Health::default());
-    let handle = tokio::spawn(server::run_with_client(
+    let handle = tokio::spawn(server::run_with_options(
         config,
-        client,
+        options,
         RunOptions { backfill },
         metrics.clone(),
         health.clone(),
@@ -199,7 +204,7 @@ pub async fn number_via_stream(
     range: std::ops::Range<i32>,
     numbered: u64,
 ) {
-    let run = start(cfg.clone(), client().await, false);
+    let run = start(cfg.clone(), options().await, false);
     wait_running(&run).await;
     coll.insert_many(range.map(|i| doc! { "i": i }))
         .await
