@@ -16,6 +16,8 @@ use serde_json::{json, Value};
 pub const URI_ENV: &str = "MONGO_SEQ_URI";
 /// Used when neither `MONGO_SEQ_URI` nor `[mongodb].uri` is set.
 pub const FALLBACK_URI_ENV: &str = "MONGODB_URI";
+/// Overrides `[http].port`: several sidecars on one host with one config file.
+pub const HTTP_PORT_ENV: &str = "MONGO_SEQ_HTTP_PORT";
 
 /// A configuration problem, naming the key at fault. Exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -411,7 +413,15 @@ pub fn validate(
         let ip: IpAddr = bind
             .parse()
             .map_err(|_| invalid("http.bind", format!("{bind:?} is not an IP address")))?;
-        Some(SocketAddr::new(ip, raw.http.port.unwrap_or(9464)))
+        let port = match env(HTTP_PORT_ENV) {
+            Some(text) => text.trim().parse::<u16>().map_err(|_| ConfigError::InvalidEnv {
+                key: "http.port".to_owned(),
+                var: HTTP_PORT_ENV,
+                reason: format!("must be a port number 0..=65535, got {text:?}"),
+            })?,
+            None => raw.http.port.unwrap_or(9464),
+        };
+        Some(SocketAddr::new(ip, port))
     } else {
         None
     };
