@@ -18,14 +18,23 @@ pub struct CounterRow {
     pub seq: Result<i64, String>,
 }
 
+/// An integer for the tools' JSON: a number when every JSON parser reads it exactly
+/// (|n| ≤ 2^53 − 1; JavaScript's `JSON.parse` rounds beyond), else a decimal string.
+pub fn exact_json(n: i64) -> serde_json::Value {
+    const EXACT: i64 = (1 << 53) - 1;
+    if (-EXACT..=EXACT).contains(&n) {
+        json!(n)
+    } else {
+        json!(n.to_string())
+    }
+}
+
 impl CounterRow {
-    /// JSON for `counters --json`: `seq` a number when every JSON parser reads it exactly
-    /// (|seq| ≤ 2^53 − 1), a decimal string beyond, `null` with `invalid` when not an integer.
+    /// JSON for `counters --json`: `seq` as [`exact_json`], `null` with `invalid` when it is not
+    /// an integer.
     pub fn to_json(&self) -> serde_json::Value {
-        const EXACT: i64 = (1 << 53) - 1;
         match &self.seq {
-            Ok(n) if (-EXACT..=EXACT).contains(n) => json!({ "id": self.id, "seq": n }),
-            Ok(n) => json!({ "id": self.id, "seq": n.to_string() }),
+            Ok(n) => json!({ "id": self.id, "seq": exact_json(*n) }),
             Err(raw) => json!({ "id": self.id, "seq": null, "invalid": raw }),
         }
     }

@@ -50,13 +50,30 @@ pub struct CheckSummary {
     pub gaps: u64,
     /// Integers off the grid `start + k·step` (counted per occurrence).
     pub off_grid: u64,
+    /// As a JSON number, or a decimal string beyond 2^53 − 1 (like the counters).
+    #[serde(serialize_with = "exact_option")]
     pub largest: Option<i64>,
-    /// Counter values by counter id.
+    /// Counter values by counter id (JSON numbers, or strings beyond 2^53 − 1).
+    #[serde(serialize_with = "exact_map")]
     pub counters: BTreeMap<String, Option<i64>>,
     /// Every counter has issued the largest number found under it.
     pub counters_ok: bool,
     /// Full core reports by counter id (examples of duplicates and gaps).
     pub reports: BTreeMap<String, Value>,
+}
+
+fn exact_option<S: serde::Serializer>(n: &Option<i64>, out: S) -> Result<S::Ok, S::Error> {
+    n.map(crate::admin::exact_json).serialize(out)
+}
+
+fn exact_map<S: serde::Serializer>(
+    map: &BTreeMap<String, Option<i64>>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    map.iter()
+        .map(|(id, n)| (id, n.map(crate::admin::exact_json)))
+        .collect::<BTreeMap<_, _>>()
+        .serialize(out)
 }
 
 /// Why `check` looked somewhere that is not there.

@@ -140,7 +140,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub gapless: bool,
     /// Print the full report as JSON instead of the one-line summary (with --config: an array,
-    /// one report per trigger).
+    /// one report per trigger). `largest` and the counters are JSON numbers, or decimal strings
+    /// beyond 2^53 − 1.
     #[arg(long)]
     pub json: bool,
 }

@@ -414,11 +414,14 @@ pub fn validate(
             .parse()
             .map_err(|_| invalid("http.bind", format!("{bind:?} is not an IP address")))?;
         let port = match env(HTTP_PORT_ENV) {
-            Some(text) => text.trim().parse::<u16>().map_err(|_| ConfigError::InvalidEnv {
-                key: "http.port".to_owned(),
-                var: HTTP_PORT_ENV,
-                reason: format!("must be a port number 0..=65535, got {text:?}"),
-            })?,
+            Some(text) => text
+                .trim()
+                .parse::<u16>()
+                .map_err(|_| ConfigError::InvalidEnv {
+                    key: "http.port".to_owned(),
+                    var: HTTP_PORT_ENV,
+                    reason: format!("must be a port number 0..=65535, got {text:?}"),
+                })?,
             None => raw.http.port.unwrap_or(9464),
         };
         Some(SocketAddr::new(ip, port))

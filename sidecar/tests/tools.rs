@@ -301,3 +301,37 @@ async fn check_with_the_config_sees_what_the_trigger_numbers() {
     assert!(out.contains("1 unnumbered"), "{out}");
     plain.database(&db).drop().await.ok();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_json_keeps_numbers_beyond_2_pow_53_exact() {
+    let (db, plain, coll) = test_db("check_big").await;
+    let big = 9_007_199_254_740_993_i64;
+    let start = big - 1;
+    coll.insert_many([doc! { "seq": start }, doc! { "seq": big }])
+        .await
+        .unwrap();
+    plain
+        .database(&db)
+        .collection::<Document>("counters")
+        .insert_one(doc! { "_id": format!("{db}.orders"), "seq": big })
+        .await
+        .unwrap();
+    let uri = mongodb_uri();
+    let start_arg = start.to_string();
+    let mut args = check_args(&uri, &db);
+    args.extend_from_slice(&["--start", &start_arg, "--json"]);
+    let (code, out, err) = run_bin(&args, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        json["largest"],
+        serde_json::json!("9007199254740993"),
+        "{out}"
+    );
+    assert_eq!(
+        json["counters"][format!("{db}.orders")],
+        serde_json::json!("9007199254740993"),
+        "{out}"
+    );
+    plain.database(&db).drop().await.ok();
+}
