@@ -453,12 +453,12 @@ impl Trigger {
             keys.insert(field.clone(), 1);
         }
         keys.insert(self.spec.field.clone(), 1);
+        let index = format!("mongo_seq_{}", self.spec.field);
         let options = IndexOptions::builder()
             .unique(true)
-            .name(format!("mongo_seq_{}", self.spec.field))
+            .name(index.clone())
             .partial_filter_expression(doc! { self.spec.field.clone(): { "$exists": true } })
             .build();
-        let index = format!("mongo_seq_{}", self.spec.field);
         match self
             .docs
             .create_index(IndexModel::builder().keys(keys).options(options).build())
