@@ -4,7 +4,7 @@
 //! compute the machine's first step themselves, so no plan exists without one.
 //!
 //! Composite plans (a batch, a lease acquisition) run other plans as steps of their own with
-//! [`start_sub`] and [`feed_sub`], which also collect the notes of the plan they run.
+//! `start_sub` and `feed_sub`, which also collect the notes of the plan they run.
 
 use crate::command::{Command, Plan, Reply, Step};
 use crate::error::SeqError;

@@ -33,12 +33,17 @@
 //! ```
 //!
 //! Modules: [`options`] (raw options → [`SequenceSpec`]), [`name`], [`scope`] (scoped counter
-//! ids), [`mod@format`] (id templates), [`ejson`] (Extended JSON integers), [`command`] (the
-//! command/reply protocol), [`counter`] (counter documents, `current`), [`reservation`]
-//! (`reserve`), [`set_next`], [`seed`] (`seedFromMax`), [`optimistic`] (`insertOptimistic`),
-//! [`block`] (hi/lo allocator), [`mod@audit`], [`error`] (codes), [`lease`] (leases and
-//! fencing epochs for several sidecars), [`intent`] (crash-safe gapless numbering). The crate README has the
-//! protocol diagrams and the error code table.
+//! ids), [`counter_id`] (reading them back), [`mod@format`] (id templates), [`ejson`] (Extended
+//! JSON integers), [`command`] (the command/reply protocol), [`driver`] (the one driver of every
+//! plan), [`note`] (what plans report for logs and metrics), [`counter`] (counter documents,
+//! `current`), [`reservation`] (`reserve`), [`set_next`], [`seed`] (`seedFromMax`),
+//! [`optimistic`] (`insertOptimistic`), [`block`] (hi/lo allocator), [`mod@audit`], [`error`]
+//! (codes), [`lease`] (leases and fencing epochs for several sidecars), [`intent`] (crash-safe
+//! gapless numbering). The sidecar's protocols: [`numbering`] (a trigger's numbering),
+//! [`batch`] (a batch of inserted documents), [`gapless`] (gapless groups, intent completion),
+//! [`acquire`] (acquiring and renewing a trigger's lease), [`backfill`] (seeding counters from
+//! the collection). Each module's docs hold its protocol diagram; the crate README has the
+//! error code table.
 
 #![forbid(unsafe_code)]
 #![deny(
