@@ -24,8 +24,8 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::command::{unexpected, Collection, Command, Plan, QueryOptions, Reply, Step};
-use crate::driver::{feed_sub, start_sub, Driver, Machine};
+use crate::command::{Collection, Command, Plan, QueryOptions, Reply, Step};
+use crate::driver::{launch, resume, Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::{counters_of, stamp_epoch, Lease, LeaseOutcome, LeaseRequest};
@@ -77,20 +77,6 @@ pub struct AcquireLeaseMachine {
     phase: AcquirePhase,
 }
 
-fn lease_step(
-    plan: Lease,
-    step: Step<LeaseOutcome>,
-    machine: &mut AcquireLeaseMachine,
-) -> Result<Step<Acquisition>, SeqError> {
-    match step {
-        Step::Command(command) => {
-            machine.phase = AcquirePhase::Lease(Box::new(plan));
-            Ok(Step::Command(command))
-        }
-        Step::Done(outcome) => machine.on_lease(outcome),
-    }
-}
-
 impl AcquireLease {
     /// `request` without `held` or `release`; `sequence`: the name of the sequence whose
     /// counters (`name`, `name/…`) the lease fences.
@@ -102,7 +88,7 @@ impl AcquireLease {
             ));
         }
         validate_name(sequence)?;
-        let mut plan = Lease::new(request)?;
+        let plan = Lease::new(request)?;
         let mut machine = AcquireLeaseMachine {
             request: request.clone(),
             sequence: sequence.to_owned(),
@@ -113,13 +99,19 @@ impl AcquireLease {
             notes: Vec::new(),
             phase: AcquirePhase::Idle,
         };
-        let first = start_sub(&mut plan, &mut machine.notes)
-            .and_then(|step| lease_step(plan, step, &mut machine));
+        let first = machine.run_lease(plan);
         Ok(Driver::begin(machine, first))
     }
 }
 
 impl AcquireLeaseMachine {
+    fn run_lease(&mut self, plan: Lease) -> Result<Step<Acquisition>, SeqError> {
+        launch(plan, &mut self.notes, |plan| {
+            self.phase = AcquirePhase::Lease(plan);
+        })?
+        .and_then(|outcome| self.on_lease(outcome))
+    }
+
     fn on_lease(&mut self, outcome: LeaseOutcome) -> Result<Step<Acquisition>, SeqError> {
         match outcome {
             LeaseOutcome::Held {
@@ -159,9 +151,7 @@ impl AcquireLeaseMachine {
     }
 
     fn on_highest(&mut self, reply: Reply) -> Result<Step<Acquisition>, SeqError> {
-        let Reply::Documents { documents } = reply else {
-            return Err(unexpected(&reply, "find"));
-        };
+        let documents = reply.into_documents("find")?;
         // A counter without (or with an unreadable) epoch predates leases: 0.
         self.highest = documents
             .first()
@@ -180,9 +170,7 @@ impl AcquireLeaseMachine {
         self.raised = true;
         let mut request = self.request.clone();
         request.min_epoch = request.min_epoch.max(self.highest);
-        let mut plan = Lease::new(&request)?;
-        let step = start_sub(&mut plan, &mut self.notes)?;
-        lease_step(plan, step, self)
+        self.run_lease(Lease::new(&request)?)
     }
 
     fn stamp(&mut self) -> Step<Acquisition> {
@@ -196,21 +184,9 @@ impl AcquireLeaseMachine {
     }
 
     fn on_stamped(&mut self, reply: Reply) -> Result<Step<Acquisition>, SeqError> {
-        let Reply::WriteResult(result) = reply else {
-            return Err(unexpected(&reply, "updateMany"));
-        };
-        if let Some(error) = result.write_concern_error {
-            return Err(SeqError::WriteConcernFailed {
-                code: error.code,
-                message: error.errmsg,
-            });
-        }
+        let result = reply.into_write_result("updateMany")?;
         if let Some(error) = result.write_errors.into_iter().next() {
-            return Err(SeqError::WriteFailed {
-                index: error.index,
-                code: error.code,
-                message: error.errmsg,
-            });
+            return Err(error.into());
         }
         Ok(Step::Done(Acquisition::Held {
             epoch: self.epoch,
@@ -225,10 +201,10 @@ impl Machine for AcquireLeaseMachine {
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<Acquisition>, SeqError> {
         match std::mem::replace(&mut self.phase, AcquirePhase::Idle) {
-            AcquirePhase::Lease(mut plan) => {
-                let step = feed_sub(plan.as_mut(), reply, &mut self.notes)?;
-                lease_step(*plan, step, self)
-            }
+            AcquirePhase::Lease(plan) => resume(plan, reply, &mut self.notes, |plan| {
+                self.phase = AcquirePhase::Lease(plan);
+            })?
+            .and_then(|outcome| self.on_lease(outcome)),
             AcquirePhase::Highest => self.on_highest(reply),
             AcquirePhase::Stamp => self.on_stamped(reply),
             AcquirePhase::Idle => Err(SeqError::unexpected_reply("no command is pending")),

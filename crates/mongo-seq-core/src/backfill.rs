@@ -18,8 +18,8 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::command::{unexpected, Collection, Command, Reply, Step};
-use crate::driver::{feed_sub, start_sub, Driver, Machine};
+use crate::command::{Collection, Command, Reply, Step};
+use crate::driver::{launch, resume, Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::note::Note;
@@ -148,7 +148,7 @@ impl SeedFromExistingMachine {
             let (Ok(counter_id), Ok(value)) = (counter_id, ejson::read_i64(furthest)) else {
                 continue;
             };
-            let mut plan = match SeedFromMax::new(sequence, &counter_id, value) {
+            let plan = match SeedFromMax::new(sequence, &counter_id, value) {
                 Ok(plan) => plan,
                 Err(error) => {
                     self.notes.push(Note::SeedRefused {
@@ -159,15 +159,19 @@ impl SeedFromExistingMachine {
                     continue;
                 }
             };
-            match start_sub(&mut plan, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = SeedPhase::Seed(Box::new(plan));
-                    return Ok(Step::Command(command));
-                }
-                Step::Done(_) => self.report.seeded = self.report.seeded.saturating_add(1),
+            let step = launch(plan, &mut self.notes, |plan| {
+                self.phase = SeedPhase::Seed(plan);
+            })?;
+            if let Step::Command(command) = step.and_then(|_| Ok(self.seeded()))? {
+                return Ok(Step::Command(command));
             }
         }
         Ok(Step::Done(self.report.clone()))
+    }
+
+    fn seeded(&mut self) -> Step<()> {
+        self.report.seeded = self.report.seeded.saturating_add(1);
+        Step::Done(())
     }
 }
 
@@ -177,23 +181,16 @@ impl Machine for SeedFromExistingMachine {
     fn on_reply(&mut self, reply: Reply) -> Result<Step<SeedReport>, SeqError> {
         match std::mem::replace(&mut self.phase, SeedPhase::Idle) {
             SeedPhase::Aggregate => {
-                let Reply::Documents { documents } = reply else {
-                    return Err(unexpected(&reply, "aggregate"));
-                };
+                let documents = reply.into_documents("aggregate")?;
                 self.report.scopes = u64::try_from(documents.len()).unwrap_or(u64::MAX);
                 self.groups = documents.into();
                 self.next()
             }
-            SeedPhase::Seed(mut plan) => match feed_sub(plan.as_mut(), reply, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = SeedPhase::Seed(plan);
-                    Ok(Step::Command(command))
-                }
-                Step::Done(_) => {
-                    self.report.seeded = self.report.seeded.saturating_add(1);
-                    self.next()
-                }
-            },
+            SeedPhase::Seed(plan) => resume(plan, reply, &mut self.notes, |plan| {
+                self.phase = SeedPhase::Seed(plan);
+            })?
+            .and_then(|_| Ok(self.seeded()))?
+            .and_then(|()| self.next()),
             SeedPhase::Idle => Err(SeqError::unexpected_reply("no command is pending")),
         }
     }

@@ -39,15 +39,15 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::command::{
-    unexpected, Collection, Command, QueryOptions, Reply, Step, UpdateStatement, DUPLICATE_KEY,
+    Collection, Command, QueryOptions, Reply, Step, UpdateStatement, DUPLICATE_KEY,
 };
-use crate::driver::{feed_sub, start_sub, Driver, Machine};
+use crate::driver::{launch, resume, Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::gapless::NumberGapless;
 use crate::lease::epoch_condition;
 use crate::note::Note;
-use crate::numbering::{id_key, NumberingSpec};
+use crate::numbering::{id_key, id_keys, NumberingSpec};
 use crate::range::ReservedRange;
 use crate::reservation::{Reservation, ReserveRequest};
 use crate::seed::SeedFromMax;
@@ -94,11 +94,7 @@ struct Target {
 enum Phase {
     Idle,
     Verify,
-    Reserve {
-        counter_id: String,
-        ids: Vec<Value>,
-        plan: Box<Reservation>,
-    },
+    Reserve(Box<Reservation>),
     Gapless(Box<NumberGapless>),
     Seed(Box<SeedFromMax>),
     Write(Vec<Target>),
@@ -114,6 +110,8 @@ pub struct NumberBatchMachine {
     /// Unnumbered documents per counter, waiting for their reservation.
     waiting: BTreeMap<String, Vec<Value>>,
     actions: VecDeque<Action>,
+    /// The group whose reservation is running.
+    reserving: (String, Vec<Value>),
     statements: Vec<UpdateStatement>,
     targets: Vec<Target>,
     writes: u32,
@@ -144,6 +142,7 @@ impl NumberBatch {
             documents: documents.into(),
             waiting: BTreeMap::new(),
             actions: VecDeque::new(),
+            reserving: (String::new(), Vec::new()),
             statements: Vec::new(),
             targets: Vec::new(),
             writes: 0,
@@ -235,7 +234,7 @@ impl NumberBatchMachine {
 
     /// Starts an action; `Some(command)` when it waits for a reply.
     fn begin(&mut self, action: Action) -> Result<Option<Command>, SeqError> {
-        match action {
+        let step = match action {
             Action::Reserve { counter_id, ids } => {
                 let count = u64::try_from(ids.len()).unwrap_or(u64::MAX);
                 let mut request = ReserveRequest::new(&counter_id, count);
@@ -245,55 +244,42 @@ impl NumberBatchMachine {
                 request
                     .extra_set
                     .insert("epoch".to_owned(), ejson::long(self.epoch));
-                let mut plan = Reservation::new(self.numbering.sequence(), &request)?;
-                let step = start_sub(&mut plan, &mut self.notes).map_err(|e| self.fenced(e))?;
-                match step {
-                    Step::Command(command) => {
-                        self.phase = Phase::Reserve {
-                            counter_id,
-                            ids,
-                            plan: Box::new(plan),
-                        };
-                        Ok(Some(command))
-                    }
-                    Step::Done(range) => self.reserved(counter_id, ids, range).map(|()| None),
-                }
+                let plan = Reservation::new(self.numbering.sequence(), &request)?;
+                self.reserving = (counter_id, ids);
+                launch(plan, &mut self.notes, |plan| {
+                    self.phase = Phase::Reserve(plan);
+                })
+                .map_err(|e| self.fenced(e))?
+                .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let mut plan = NumberGapless::new(&self.numbering, &counter_id, ids, self.epoch)?;
-                match start_sub(&mut plan, &mut self.notes)? {
-                    Step::Command(command) => {
-                        self.phase = Phase::Gapless(Box::new(plan));
-                        Ok(Some(command))
-                    }
-                    Step::Done(numbered) => {
-                        self.count_numbered(numbered);
-                        Ok(None)
-                    }
-                }
+                let plan = NumberGapless::new(&self.numbering, &counter_id, ids, self.epoch)?;
+                launch(plan, &mut self.notes, |plan| {
+                    self.phase = Phase::Gapless(plan);
+                })?
+                .and_then(|numbered| Ok(self.count_numbered(numbered)))?
             }
             Action::Seed { counter_id, value } => {
-                let mut plan = match SeedFromMax::new(self.numbering.sequence(), &counter_id, value)
-                {
-                    Ok(plan) => plan,
+                match SeedFromMax::new(self.numbering.sequence(), &counter_id, value) {
+                    Ok(plan) => launch(plan, &mut self.notes, |plan| {
+                        self.phase = Phase::Seed(plan);
+                    })?
+                    .and_then(|_| Ok(Step::Done(())))?,
                     Err(error) => {
                         self.notes.push(Note::SeedRefused {
                             counter_id,
                             value,
                             error,
                         });
-                        return Ok(None);
+                        Step::Done(())
                     }
-                };
-                match start_sub(&mut plan, &mut self.notes)? {
-                    Step::Command(command) => {
-                        self.phase = Phase::Seed(Box::new(plan));
-                        Ok(Some(command))
-                    }
-                    Step::Done(_) => Ok(None),
                 }
             }
-        }
+        };
+        Ok(match step {
+            Step::Command(command) => Some(command),
+            Step::Done(()) => None,
+        })
     }
 
     /// A reservation the counter's epoch condition refused: a later holder stamped it.
@@ -308,17 +294,14 @@ impl NumberBatchMachine {
         }
     }
 
-    fn count_numbered(&mut self, numbered: u64) {
+    fn count_numbered(&mut self, numbered: u64) -> Step<()> {
         self.report.numbered = self.report.numbered.saturating_add(numbered);
+        Step::Done(())
     }
 
-    /// One statement per document of a reserved group.
-    fn reserved(
-        &mut self,
-        counter_id: String,
-        ids: Vec<Value>,
-        range: ReservedRange,
-    ) -> Result<(), SeqError> {
+    /// One statement per document of the group just reserved.
+    fn reserved(&mut self, range: ReservedRange) -> Result<Step<()>, SeqError> {
+        let (counter_id, ids) = std::mem::take(&mut self.reserving);
         for (index, id) in (0u64..).zip(ids) {
             let number = range.get(index).ok_or_else(|| {
                 SeqError::unexpected_reply("the reserved range is shorter than the request")
@@ -331,7 +314,7 @@ impl NumberBatchMachine {
                 number,
             });
         }
-        Ok(())
+        Ok(Step::Done(()))
     }
 
     /// Every group is reserved: write the statements (or finish).
@@ -362,16 +345,8 @@ impl NumberBatchMachine {
 
     /// Reads the write's result; documents whose number was taken are reserved again.
     fn written(&mut self, reply: Reply, targets: &[Target]) -> Result<(), SeqError> {
-        let Reply::WriteResult(result) = reply else {
-            return Err(unexpected(&reply, "update"));
-        };
+        let result = reply.into_write_result("update")?;
         self.count_numbered(result.n_modified);
-        if let Some(error) = result.write_concern_error {
-            return Err(SeqError::WriteConcernFailed {
-                code: error.code,
-                message: error.errmsg,
-            });
-        }
         let mut again: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for error in result.write_errors {
             let target = usize::try_from(error.index)
@@ -391,13 +366,7 @@ impl NumberBatchMachine {
                         .or_default()
                         .push(target.id.clone());
                 }
-                _ => {
-                    return Err(SeqError::WriteFailed {
-                        index: error.index,
-                        code: error.code,
-                        message: error.errmsg,
-                    })
-                }
+                _ => return Err(error.into()),
             }
         }
         self.actions.extend(
@@ -409,13 +378,7 @@ impl NumberBatchMachine {
     }
 
     fn on_verified(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
-        let Reply::Documents { documents } = reply else {
-            return Err(unexpected(&reply, "find"));
-        };
-        let unnumbered: BTreeSet<String> = documents
-            .iter()
-            .filter_map(|d| d.get("_id").map(id_key))
-            .collect();
+        let unnumbered = id_keys(&reply.into_documents("find")?);
         let before = self.documents.len();
         self.documents.retain(|d| {
             d.get("_id")
@@ -431,51 +394,29 @@ impl Machine for NumberBatchMachine {
     type Output = BatchReport;
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
-        match std::mem::replace(&mut self.phase, Phase::Idle) {
-            Phase::Verify => self.on_verified(reply),
-            Phase::Reserve {
-                counter_id,
-                ids,
-                mut plan,
-            } => {
-                match feed_sub(plan.as_mut(), reply, &mut self.notes).map_err(|e| self.fenced(e))? {
-                    Step::Command(command) => {
-                        self.phase = Phase::Reserve {
-                            counter_id,
-                            ids,
-                            plan,
-                        };
-                        Ok(Step::Command(command))
-                    }
-                    Step::Done(range) => {
-                        self.reserved(counter_id, ids, range)?;
-                        self.advance()
-                    }
-                }
-            }
-            Phase::Gapless(mut plan) => match feed_sub(plan.as_mut(), reply, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = Phase::Gapless(plan);
-                    Ok(Step::Command(command))
-                }
-                Step::Done(numbered) => {
-                    self.count_numbered(numbered);
-                    self.advance()
-                }
-            },
-            Phase::Seed(mut plan) => match feed_sub(plan.as_mut(), reply, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = Phase::Seed(plan);
-                    Ok(Step::Command(command))
-                }
-                Step::Done(_) => self.advance(),
-            },
+        let notes = &mut self.notes;
+        let step = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Verify => return self.on_verified(reply),
+            Phase::Reserve(plan) => resume(plan, reply, notes, |plan| {
+                self.phase = Phase::Reserve(plan);
+            })
+            .map_err(|e| self.fenced(e))?
+            .and_then(|range| self.reserved(range))?,
+            Phase::Gapless(plan) => resume(plan, reply, notes, |plan| {
+                self.phase = Phase::Gapless(plan);
+            })?
+            .and_then(|numbered| Ok(self.count_numbered(numbered)))?,
+            Phase::Seed(plan) => resume(plan, reply, notes, |plan| {
+                self.phase = Phase::Seed(plan);
+            })?
+            .and_then(|_| Ok(Step::Done(())))?,
             Phase::Write(targets) => {
                 self.written(reply, &targets)?;
-                self.advance()
+                Step::Done(())
             }
-            Phase::Idle => Err(SeqError::unexpected_reply("no command is pending")),
-        }
+            Phase::Idle => return Err(SeqError::unexpected_reply("no command is pending")),
+        };
+        step.and_then(|()| self.advance())
     }
 
     fn drain_notes(&mut self) -> Vec<Note> {

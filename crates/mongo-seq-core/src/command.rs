@@ -335,6 +335,42 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// The documents of the reply to a `find` or `aggregate` (`command` names it in the error).
+    pub(crate) fn into_documents(self, command: &str) -> Result<Vec<Value>, SeqError> {
+        match self {
+            Self::Documents { documents } => Ok(documents),
+            other => Err(unexpected(&other, command)),
+        }
+    }
+
+    /// The result of an `update` or `updateMany`; a write concern error fails it
+    /// (`WRITE_CONCERN_FAILED`).
+    pub(crate) fn into_write_result(self, command: &str) -> Result<WriteResult, SeqError> {
+        let result = match self {
+            Self::WriteResult(result) => result,
+            other => return Err(unexpected(&other, command)),
+        };
+        match result.write_concern_error {
+            Some(error) => Err(SeqError::WriteConcernFailed {
+                code: error.code,
+                message: error.errmsg,
+            }),
+            None => Ok(result),
+        }
+    }
+}
+
+impl From<WriteError> for SeqError {
+    fn from(error: WriteError) -> Self {
+        Self::WriteFailed {
+            index: error.index,
+            code: error.code,
+            message: error.errmsg,
+        }
+    }
+}
+
 impl WriteResult {
     fn from_json(map: &Map<String, Value>) -> Result<Self, SeqError> {
         let count = |key: &str| -> Result<u64, SeqError> {
@@ -458,62 +494,20 @@ pub trait Plan {
 }
 
 impl<T> Step<T> {
-    /// The same step with the output mapped.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Step<U> {
+    /// The same command, or what `then` makes of the output.
+    pub fn and_then<U>(
+        self,
+        then: impl FnOnce(T) -> Result<Step<U>, SeqError>,
+    ) -> Result<Step<U>, SeqError> {
         match self {
-            Self::Command(command) => Step::Command(command),
-            Self::Done(output) => Step::Done(f(output)),
+            Self::Command(command) => Ok(Step::Command(command)),
+            Self::Done(output) => then(output),
         }
     }
 }
 
 /// Most restarts (lost races) a plan tolerates before `TOO_MANY_RETRIES`.
 pub const MAX_RETRIES: u32 = 10;
-
-/// Shared plan bookkeeping: the pending command or final state, and the retry counter.
-#[derive(Debug, Clone)]
-pub(crate) enum PlanState<T> {
-    Waiting(Command),
-    Done(T),
-    Failed(SeqError),
-}
-
-impl<T: Clone> PlanState<T> {
-    /// A placeholder for plans whose first command is computed by a method of the plan itself;
-    /// their constructor replaces it before the plan is handed out.
-    pub(crate) fn unstarted() -> Self {
-        Self::Waiting(Command::FindOne {
-            collection: Collection::Counters,
-            filter: Value::Null,
-            options: None,
-        })
-    }
-
-    pub(crate) fn step(&self) -> Result<Step<T>, SeqError> {
-        match self {
-            Self::Waiting(command) => Ok(Step::Command(command.clone())),
-            Self::Done(output) => Ok(Step::Done(output.clone())),
-            Self::Failed(error) => Err(error.clone()),
-        }
-    }
-
-    /// Records the outcome of a transition so `start()` can report it later.
-    pub(crate) fn settle(&mut self, next: Result<Step<T>, SeqError>) -> Result<Step<T>, SeqError> {
-        *self = match &next {
-            Ok(Step::Command(command)) => Self::Waiting(command.clone()),
-            Ok(Step::Done(output)) => Self::Done(output.clone()),
-            Err(error) => Self::Failed(error.clone()),
-        };
-        next
-    }
-
-    pub(crate) fn ensure_waiting(&self) -> Result<(), SeqError> {
-        match self {
-            Self::Waiting(_) => Ok(()),
-            _ => Err(SeqError::unexpected_reply("the plan is already finished")),
-        }
-    }
-}
 
 /// Counts restarts and fails with `TOO_MANY_RETRIES` past [`MAX_RETRIES`].
 #[derive(Debug, Clone, Default)]

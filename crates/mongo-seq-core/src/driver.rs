@@ -4,7 +4,8 @@
 //! compute the machine's first step themselves, so no plan exists without one.
 //!
 //! Composite plans (a batch, a lease acquisition) run other plans as steps of their own with
-//! `start_sub` and `feed_sub`, which also collect the notes of the plan they run.
+//! `launch` and `resume`, which park the inner plan while it waits for a reply and collect its
+//! notes.
 
 use crate::command::{Command, Plan, Reply, Step};
 use crate::error::SeqError;
@@ -47,6 +48,10 @@ impl<M: Machine> Driver<M> {
         Self { machine, pending }
     }
 
+    pub(crate) fn machine(&self) -> &M {
+        &self.machine
+    }
+
     fn settle(
         &mut self,
         next: Result<Step<M::Output>, SeqError>,
@@ -84,22 +89,34 @@ impl<M: Machine> Plan for Driver<M> {
     }
 }
 
-/// The first step of a plan run inside another one; its notes go to `notes`.
-pub(crate) fn start_sub<P: Plan>(
-    plan: &mut P,
+/// Starts a plan inside another one: its notes go to `notes`; when it asks for a command, it is
+/// parked (`park`, e.g. into the outer plan's phase) and the command is the step returned.
+pub(crate) fn launch<P: Plan>(
+    mut plan: P,
     notes: &mut Vec<Note>,
+    park: impl FnOnce(Box<P>),
 ) -> Result<Step<P::Output>, SeqError> {
     notes.extend(plan.drain_notes());
-    plan.start()
+    let step = plan.start()?;
+    if matches!(step, Step::Command(_)) {
+        park(Box::new(plan));
+    }
+    Ok(step)
 }
 
-/// Feeds a plan run inside another one; its notes go to `notes`.
-pub(crate) fn feed_sub<P: Plan>(
-    plan: &mut P,
+/// Feeds a plan parked by [`launch`] (or by an earlier `resume`): like `launch`, it is parked
+/// again while it asks for commands.
+pub(crate) fn resume<P: Plan>(
+    mut plan: Box<P>,
     reply: Reply,
     notes: &mut Vec<Note>,
+    park: impl FnOnce(Box<P>),
 ) -> Result<Step<P::Output>, SeqError> {
     let step = plan.feed(reply);
     notes.extend(plan.drain_notes());
-    step
+    let step = step?;
+    if matches!(step, Step::Command(_)) {
+        park(plan);
+    }
+    Ok(step)
 }

@@ -27,15 +27,15 @@
 //! → `WRITE_FAILED`. Running out of rounds → `TOO_MANY_RETRIES`. Outputs count the documents
 //! that received their first number.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::command::{
-    unexpected, Collection, Command, QueryOptions, Reply, Step, UpdateStatement, DUPLICATE_KEY,
+    Collection, Command, QueryOptions, Reply, Step, UpdateStatement, DUPLICATE_KEY,
 };
-use crate::driver::{feed_sub, start_sub, Driver, Machine};
+use crate::driver::{launch, resume, Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::intent::{
@@ -44,7 +44,7 @@ use crate::intent::{
 };
 use crate::lease::counters_of;
 use crate::note::Note;
-use crate::numbering::{id_key, NumberingSpec};
+use crate::numbering::{id_key, id_keys, NumberingSpec};
 
 /// How many times a completion writes and looks again before giving up (each round settles
 /// what the previous one could not: a deletion, a number taken by another document).
@@ -76,15 +76,7 @@ fn read_applied(
     counter_id: &str,
     notes: &mut Vec<Note>,
 ) -> Result<Applied, SeqError> {
-    let Reply::WriteResult(result) = reply else {
-        return Err(unexpected(&reply, "update"));
-    };
-    if let Some(error) = result.write_concern_error {
-        return Err(SeqError::WriteConcernFailed {
-            code: error.code,
-            message: error.errmsg,
-        });
-    }
+    let result = reply.into_write_result("update")?;
     let mut taken = Vec::new();
     for error in result.write_errors {
         let number = usize::try_from(error.index)
@@ -98,13 +90,7 @@ fn read_applied(
                 });
                 taken.push(number);
             }
-            _ => {
-                return Err(SeqError::WriteFailed {
-                    index: error.index,
-                    code: error.code,
-                    message: error.errmsg,
-                })
-            }
+            _ => return Err(error.into()),
         }
     }
     Ok(Applied {
@@ -222,19 +208,16 @@ impl NumberGaplessMachine {
             return Ok(Step::Done(self.numbered));
         }
         self.rounds = self.rounds.saturating_add(1);
-        let mut plan = GaplessReserve::new(
+        let plan = GaplessReserve::new(
             self.numbering.sequence(),
             &self.counter_id,
             self.ids.clone(),
             self.epoch,
         )?;
-        match start_sub(&mut plan, &mut self.notes)? {
-            Step::Command(command) => {
-                self.phase = GroupPhase::Reserve(Box::new(plan));
-                Ok(Step::Command(command))
-            }
-            Step::Done(reservation) => self.on_reservation(reservation),
-        }
+        launch(plan, &mut self.notes, |plan| {
+            self.phase = GroupPhase::Reserve(plan);
+        })?
+        .and_then(|reservation| self.on_reservation(reservation))
     }
 
     fn count(&mut self, numbered: u64) {
@@ -281,18 +264,12 @@ impl NumberGaplessMachine {
         taken: Vec<i64>,
         pending: bool,
     ) -> Result<Step<u64>, SeqError> {
-        let mut plan =
+        let plan =
             CompleteIntent::new(&self.numbering, &self.counter_id, intent, taken, self.epoch)?;
-        match start_sub(&mut plan, &mut self.notes)? {
-            Step::Command(command) => {
-                self.phase = GroupPhase::Complete {
-                    plan: Box::new(plan),
-                    pending,
-                };
-                Ok(Step::Command(command))
-            }
-            Step::Done(numbered) => self.on_completed(numbered, pending),
-        }
+        launch(plan, &mut self.notes, |plan| {
+            self.phase = GroupPhase::Complete { plan, pending };
+        })?
+        .and_then(|numbered| self.on_completed(numbered, pending))
     }
 
     fn on_completed(&mut self, numbered: u64, pending: bool) -> Result<Step<u64>, SeqError> {
@@ -323,20 +300,17 @@ impl NumberGaplessMachine {
         self.count(applied.modified);
         let all = u64::try_from(numbers.len()).unwrap_or(u64::MAX);
         if applied.matched == all && applied.taken.is_empty() {
-            let mut plan = FinishIntent::new(
+            let plan = FinishIntent::new(
                 self.numbering.sequence(),
                 &self.counter_id,
                 &intent,
                 last,
                 self.epoch,
             )?;
-            match start_sub(&mut plan, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = GroupPhase::Finish(Box::new(plan));
-                    Ok(Step::Command(command))
-                }
-                Step::Done(outcome) => self.on_finished(outcome),
-            }
+            launch(plan, &mut self.notes, |plan| {
+                self.phase = GroupPhase::Finish(plan);
+            })?
+            .and_then(|outcome| self.on_finished(outcome))
         } else {
             // A document was deleted (or numbered otherwise) since we looked, or a number is
             // held by a document inserted with it: settle it now.
@@ -354,46 +328,27 @@ impl Machine for NumberGaplessMachine {
     type Output = u64;
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
+        let notes = &mut self.notes;
         match std::mem::replace(&mut self.phase, GroupPhase::Idle) {
-            GroupPhase::Reserve(mut plan) => match feed_sub(plan.as_mut(), reply, &mut self.notes)?
-            {
-                Step::Command(command) => {
-                    self.phase = GroupPhase::Reserve(plan);
-                    Ok(Step::Command(command))
-                }
-                Step::Done(reservation) => self.on_reservation(reservation),
-            },
+            GroupPhase::Reserve(plan) => resume(plan, reply, notes, |plan| {
+                self.phase = GroupPhase::Reserve(plan);
+            })?
+            .and_then(|reservation| self.on_reservation(reservation)),
             GroupPhase::Write {
                 intent,
                 last,
                 numbers,
             } => self.on_written(reply, intent, last, &numbers),
-            GroupPhase::Finish(mut plan) => {
-                match feed_sub(plan.as_mut(), reply, &mut self.notes)? {
-                    Step::Command(command) => {
-                        self.phase = GroupPhase::Finish(plan);
-                        Ok(Step::Command(command))
-                    }
-                    Step::Done(outcome) => self.on_finished(outcome),
-                }
-            }
-            GroupPhase::Complete { mut plan, pending } => {
-                match feed_sub(plan.as_mut(), reply, &mut self.notes)? {
-                    Step::Command(command) => {
-                        self.phase = GroupPhase::Complete { plan, pending };
-                        Ok(Step::Command(command))
-                    }
-                    Step::Done(numbered) => self.on_completed(numbered, pending),
-                }
-            }
+            GroupPhase::Finish(plan) => resume(plan, reply, notes, |plan| {
+                self.phase = GroupPhase::Finish(plan);
+            })?
+            .and_then(|outcome| self.on_finished(outcome)),
+            GroupPhase::Complete { plan, pending } => resume(plan, reply, notes, |plan| {
+                self.phase = GroupPhase::Complete { plan, pending };
+            })?
+            .and_then(|numbered| self.on_completed(numbered, pending)),
             GroupPhase::Recheck => {
-                let Reply::Documents { documents } = reply else {
-                    return Err(unexpected(&reply, "find"));
-                };
-                let open: BTreeSet<String> = documents
-                    .iter()
-                    .filter_map(|d| d.get("_id").map(id_key))
-                    .collect();
+                let open = id_keys(&reply.into_documents("find")?);
                 self.ids.retain(|id| open.contains(&id_key(id)));
                 self.round()
             }
@@ -487,10 +442,8 @@ impl CompleteIntentMachine {
     }
 
     fn on_read(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
-        let Reply::Documents { documents } = reply else {
-            return Err(unexpected(&reply, "find"));
-        };
-        let found: Vec<(Value, Option<Value>)> = documents
+        let found: Vec<(Value, Option<Value>)> = reply
+            .into_documents("find")?
             .iter()
             .filter_map(|d| Some((d.get("_id")?.clone(), self.numbering.stored(d).cloned())))
             .collect();
@@ -505,20 +458,17 @@ impl CompleteIntentMachine {
                     seq: completion.seq,
                 });
             }
-            let mut plan = FinishIntent::new(
+            let plan = FinishIntent::new(
                 self.numbering.sequence(),
                 &self.counter_id,
                 &self.intent,
                 completion.seq,
                 self.epoch,
             )?;
-            return match start_sub(&mut plan, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = CompletionPhase::Finish(Box::new(plan));
-                    Ok(Step::Command(command))
-                }
-                Step::Done(outcome) => self.on_finished(outcome),
-            };
+            return launch(plan, &mut self.notes, |plan| {
+                self.phase = CompletionPhase::Finish(plan);
+            })?
+            .and_then(|outcome| self.on_finished(outcome));
         }
         if completion.renumbered > 0 {
             self.notes.push(Note::Renumbered {
@@ -582,15 +532,10 @@ impl Machine for CompleteIntentMachine {
                 numbers,
                 renumbered,
             } => self.on_written(reply, &found, &numbers, renumbered),
-            CompletionPhase::Finish(mut plan) => {
-                match feed_sub(plan.as_mut(), reply, &mut self.notes)? {
-                    Step::Command(command) => {
-                        self.phase = CompletionPhase::Finish(plan);
-                        Ok(Step::Command(command))
-                    }
-                    Step::Done(outcome) => self.on_finished(outcome),
-                }
-            }
+            CompletionPhase::Finish(plan) => resume(plan, reply, &mut self.notes, |plan| {
+                self.phase = CompletionPhase::Finish(plan);
+            })?
+            .and_then(|outcome| self.on_finished(outcome)),
             CompletionPhase::Idle => Err(SeqError::unexpected_reply("no command is pending")),
         }
     }
@@ -620,10 +565,7 @@ pub type CompletePending = Driver<CompletePendingMachine>;
 enum PendingPhase {
     Idle,
     Find,
-    Complete {
-        counter_id: String,
-        plan: Box<CompleteIntent>,
-    },
+    Complete(Box<CompleteIntent>),
 }
 
 /// The state of a [`CompletePending`].
@@ -632,6 +574,8 @@ pub struct CompletePendingMachine {
     numbering: NumberingSpec,
     epoch: i64,
     counters: VecDeque<Value>,
+    /// The counter whose intent is being completed.
+    completing: String,
     report: PendingReport,
     notes: Vec<Note>,
     phase: PendingPhase,
@@ -643,6 +587,7 @@ impl CompletePending {
             numbering: numbering.clone(),
             epoch,
             counters: VecDeque::new(),
+            completing: String::new(),
             report: PendingReport::default(),
             notes: Vec::new(),
             phase: PendingPhase::Find,
@@ -675,31 +620,33 @@ impl CompletePendingMachine {
                 epoch: intent.epoch,
                 before_reserving: false,
             });
-            let mut plan = CompleteIntent::new(
+            let plan = CompleteIntent::new(
                 &self.numbering,
                 &counter_id,
                 &intent,
                 Vec::new(),
                 self.epoch,
             )?;
-            match start_sub(&mut plan, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = PendingPhase::Complete {
-                        counter_id,
-                        plan: Box::new(plan),
-                    };
-                    return Ok(Step::Command(command));
-                }
-                Step::Done(numbered) => self.completed(counter_id, numbered),
+            self.completing = counter_id;
+            let step = launch(plan, &mut self.notes, |plan| {
+                self.phase = PendingPhase::Complete(plan);
+            })?;
+            if let Step::Command(command) =
+                step.and_then(|numbered| Ok(self.completed(numbered)))?
+            {
+                return Ok(Step::Command(command));
             }
         }
         Ok(Step::Done(self.report.clone()))
     }
 
-    fn completed(&mut self, counter_id: String, numbered: u64) {
+    fn completed(&mut self, numbered: u64) -> Step<()> {
         self.report.completed = self.report.completed.saturating_add(1);
         self.report.numbered = self.report.numbered.saturating_add(numbered);
-        self.notes.push(Note::IntentCompleted { counter_id });
+        self.notes.push(Note::IntentCompleted {
+            counter_id: std::mem::take(&mut self.completing),
+        });
+        Step::Done(())
     }
 }
 
@@ -709,25 +656,14 @@ impl Machine for CompletePendingMachine {
     fn on_reply(&mut self, reply: Reply) -> Result<Step<PendingReport>, SeqError> {
         match std::mem::replace(&mut self.phase, PendingPhase::Idle) {
             PendingPhase::Find => {
-                let Reply::Documents { documents } = reply else {
-                    return Err(unexpected(&reply, "find"));
-                };
-                self.counters = documents.into();
+                self.counters = reply.into_documents("find")?.into();
                 self.next()
             }
-            PendingPhase::Complete {
-                counter_id,
-                mut plan,
-            } => match feed_sub(plan.as_mut(), reply, &mut self.notes)? {
-                Step::Command(command) => {
-                    self.phase = PendingPhase::Complete { counter_id, plan };
-                    Ok(Step::Command(command))
-                }
-                Step::Done(numbered) => {
-                    self.completed(counter_id, numbered);
-                    self.next()
-                }
-            },
+            PendingPhase::Complete(plan) => resume(plan, reply, &mut self.notes, |plan| {
+                self.phase = PendingPhase::Complete(plan);
+            })?
+            .and_then(|numbered| Ok(self.completed(numbered)))?
+            .and_then(|()| self.next()),
             PendingPhase::Idle => Err(SeqError::unexpected_reply("no command is pending")),
         }
     }

@@ -7,6 +7,8 @@
 //! (gapless completions move a number with `q: {_id, field: <previous>}`), so a replayed batch
 //! never overwrites a number.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -187,6 +189,14 @@ pub(crate) fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Va
 /// A key for an `_id` in sets and maps (its JSON text).
 pub(crate) fn id_key(id: &Value) -> String {
     id.to_string()
+}
+
+/// The keys of the `_id`s of `documents`.
+pub(crate) fn id_keys(documents: &[Value]) -> BTreeSet<String> {
+    documents
+        .iter()
+        .filter_map(|d| d.get("_id").map(id_key))
+        .collect()
 }
 
 #[cfg(test)]
