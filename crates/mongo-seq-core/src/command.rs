@@ -8,6 +8,7 @@
 //! while let Step::Command(command) = step {
 //!     let reply = execute(command);          // driver call, see Command docs
 //!     step = plan.feed(reply)?;
+//!     report(plan.drain_notes());            // logs and metrics, as they happen
 //! }
 //! // step is Step::Done(output)
 //! ```
