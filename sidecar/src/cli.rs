@@ -562,9 +562,12 @@ fn set_next(args: SetNextArgs) -> Result<(), Failure> {
 }
 
 /// The sequence's options (start, step, bounds, scope), from the trigger of `--config` that
-/// uses the sequence: `set-next` never guesses them (a wrong step stores a wrong counter).
+/// uses the sequence: `set-next` never guesses them (a wrong step stores a wrong counter). The
+/// counter id must be one of that sequence's (its scope fields, in order).
 fn set_next_spec(args: &SetNextArgs) -> Result<SequenceSpec, Failure> {
-    let name = args.name.split('/').next().unwrap_or_default();
+    let usage = |e: mongo_seq_core::SeqError| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code()));
+    let key = mongo_seq_core::CounterKey::parse(&args.name).map_err(usage)?;
+    let name = key.name.as_str();
     let Some(path) = &args.location.config else {
         return Err(Failure::Usage(anyhow::anyhow!(
             "set-next needs the sequence's options (start, step, min, max, scope) to store the right counter value: pass --config with the sidecar config whose trigger uses sequence `{name}`"
@@ -572,6 +575,7 @@ fn set_next_spec(args: &SetNextArgs) -> Result<SequenceSpec, Failure> {
     };
     let config = load_config(path)?;
     if let Some(trigger) = config.triggers.iter().find(|t| t.sequence.name() == name) {
+        key.belongs_to(&trigger.sequence).map_err(usage)?;
         return Ok(trigger.sequence.clone());
     }
     let known: Vec<String> = config

@@ -57,6 +57,18 @@ async fn set_next_refuses_to_guess_and_uses_the_configured_step() {
         "{err}"
     );
 
+    // A counter id that does not fit the sequence's scope (a misspelled field): refused.
+    for wrong in [
+        "orders/tenant=globex",
+        "orders",
+        "orders/tenantId=globex/year=#1",
+    ] {
+        let (code, _, err) = run_bin(&["set-next", wrong, "2001", "--config", path], &[]);
+        assert_eq!(code, 2, "{wrong}: {err}");
+        assert!(err.contains("tenantId"), "{wrong}: names the scope: {err}");
+    }
+    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 0);
+
     // Off the step grid (1, 11, …, 1991, 2001): refused without --force, naming the neighbours.
     let (code, _, err) = run_bin(&["set-next", id, "2000", "--config", path], &[]);
     assert_eq!(code, 2, "{err}");
