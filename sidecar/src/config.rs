@@ -355,17 +355,19 @@ pub fn validate(
             ))
         }
     };
-    let backoff_initial = millis(
+    let backoff_initial = duration(
         "sidecar.backoff_initial_ms",
         s.backoff_initial_ms,
         d.backoff_initial,
         1..=MAX_BACKOFF_MS,
+        Unit::Ms,
     )?;
-    let backoff_max = millis(
+    let backoff_max = duration(
         "sidecar.backoff_max_ms",
         s.backoff_max_ms,
         d.backoff_max,
         1..=MAX_BACKOFF_MS,
+        Unit::Ms,
     )?;
     if backoff_max < backoff_initial {
         return Err(invalid(
@@ -379,31 +381,35 @@ pub fn validate(
     }
     let settings = Settings {
         batch_size,
-        poll_interval: millis(
+        poll_interval: duration(
             "sidecar.poll_interval_ms",
             s.poll_interval_ms,
             d.poll_interval,
             1..=60_000,
+            Unit::Ms,
         )?,
-        max_await: millis(
+        max_await: duration(
             "sidecar.max_await_ms",
             s.max_await_ms,
             d.max_await,
             1..=60_000,
+            Unit::Ms,
         )?,
-        heartbeat: seconds(
+        heartbeat: duration(
             "sidecar.heartbeat_secs",
             s.heartbeat_secs,
             d.heartbeat,
             1..=86_400,
+            Unit::Secs,
         )?,
         backoff_initial,
         backoff_max,
-        progress: seconds(
+        progress: duration(
             "sidecar.progress_secs",
             s.progress_secs,
             d.progress,
             1..=86_400,
+            Unit::Secs,
         )?,
         lease: lease_settings(raw.lease, &env)?,
     };
@@ -442,40 +448,34 @@ pub fn validate(
 /// Longest retry delay accepted (1 hour).
 const MAX_BACKOFF_MS: u64 = 3_600_000;
 
-/// A duration key in milliseconds, within `range` (messages in milliseconds).
-fn millis(
-    key: &str,
-    value: Option<u64>,
-    default: Duration,
-    range: std::ops::RangeInclusive<u64>,
-) -> Result<Duration, ConfigError> {
-    match value {
-        None => Ok(default),
-        Some(v) if range.contains(&v) => Ok(Duration::from_millis(v)),
-        Some(v) => Err(invalid(
-            key,
-            format!("must be {}..={} ms, got {v} ms", range.start(), range.end()),
-        )),
-    }
+/// The unit a duration key is written in (and its messages speak).
+#[derive(Clone, Copy)]
+enum Unit {
+    Ms,
+    Secs,
 }
 
-/// A duration key in seconds, within `range` (messages in seconds).
-fn seconds(
+/// A duration key in `unit`, within `range`; the message in the same unit.
+fn duration(
     key: &str,
     value: Option<u64>,
     default: Duration,
     range: std::ops::RangeInclusive<u64>,
+    unit: Unit,
 ) -> Result<Duration, ConfigError> {
+    let (make, unit_name): (fn(u64) -> Duration, &str) = match unit {
+        Unit::Ms => (Duration::from_millis, "ms"),
+        Unit::Secs => (Duration::from_secs, "seconds"),
+    };
     match value {
         None => Ok(default),
-        Some(v) if range.contains(&v) => Ok(Duration::from_secs(v)),
+        Some(v) if range.contains(&v) => Ok(make(v)),
         Some(v) => Err(invalid(
             key,
             format!(
-                "must be {}..={} seconds, got {v} second{}",
+                "must be {}..={} {unit_name}, got {v} {unit_name}",
                 range.start(),
-                range.end(),
-                if v == 1 { "" } else { "s" }
+                range.end()
             ),
         )),
     }

@@ -122,7 +122,7 @@ async fn a_document_that_cannot_be_numbered_is_counted_once() {
     let (db, plain, coll) = test_db("skipmetric").await;
     // A long backfill (per tenant), during which documents without a tenant arrive: the
     // backfill meets them, and so does the change stream opened before it.
-    for chunk in 0..5 {
+    for chunk in 0..2 {
         coll.insert_many((0..1000).map(|i| doc! { "tenantId": "acme", "i": chunk * 1000 + i }))
             .await
             .unwrap();
@@ -153,9 +153,10 @@ async fn a_document_that_cannot_be_numbered_is_counted_once() {
             == 0,
         "backfill done"
     );
-    wait_numbered(&coll, "seq", 5000, WAIT).await;
+    wait_numbered(&coll, "seq", 2000, WAIT).await;
     // The stream's events for the 10 have been processed once it is quiet again.
     let events = run.metrics.events.with_label_values(&[&trigger]);
+    let deadline = Instant::now() + WAIT;
     while events.get() < 10 {
         assert!(Instant::now() < deadline, "stream events: {}", events.get());
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -175,6 +176,6 @@ async fn a_document_that_cannot_be_numbered_is_counted_once() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(run.metrics.skipped.with_label_values(&[&trigger]).get(), 10);
     run.stop().await;
-    assert_eq!(count_numbered(&coll, "seq").await, 5000);
+    assert_eq!(count_numbered(&coll, "seq").await, 2000);
     plain.database(&db).drop().await.ok();
 }

@@ -287,6 +287,15 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     plain.database(&db).drop().await.ok();
 }
 
+/// A port nothing listens on (now).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Starts a private embedded server on `port` (the launcher prints its URI when ready).
 fn private_server(port: u16) -> (std::process::Child, String) {
     use std::io::BufRead;
@@ -316,11 +325,7 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
         println!("skipped: needs a server it may stop (the embedded one)");
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let (mut server, uri) = private_server(port);
     // Notice the server's return quickly (driver defaults: 10 s heartbeat, 30 s selection).
     let uri = format!("{uri}?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=2000");
@@ -378,11 +383,7 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
 /// after the start.
 #[test]
 fn shutdown_is_bounded_when_the_server_was_never_reachable() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let closed = free_port();
     for (name, uri, after) in [
         ("refused", format!("mongodb://127.0.0.1:{closed}/"), 1500),
         (
@@ -434,11 +435,7 @@ fn shutdown_is_bounded_when_the_server_is_lost_while_holding_the_lease() {
         println!("skipped: needs a server it may stop (the embedded one)");
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let (mut server, uri) = private_server(port);
     let path = write_config(
         "lost-server",

@@ -38,20 +38,7 @@ async fn a_restarted_sidecar_resumes_at_once_when_its_predecessor_is_gone() {
     let mut sidecar = spawn_sidecar(&path, &[]);
 
     // A writer inserts 100 documents/s throughout.
-    let stop = tokio_util::sync::CancellationToken::new();
-    let (writer_coll, writer_stop) = (coll.clone(), stop.clone());
-    let writer = tokio::spawn(async move {
-        let mut n = 0u64;
-        while !writer_stop.is_cancelled() {
-            writer_coll
-                .insert_many((0..10).map(|i| doc! { "i": i }))
-                .await
-                .expect("insert");
-            n += 10;
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        n
-    });
+    let (stop, writer) = steady_writer(&coll, 10, Duration::from_millis(100));
     let numbered = || count_numbered(&coll, "seq");
     let deadline = Instant::now() + Duration::from_secs(90);
     while numbered().await < 50 {

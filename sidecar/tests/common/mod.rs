@@ -235,3 +235,26 @@ pub fn run_bin(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A writer inserting `per_burst` documents `{i}` every `pause` until the token is cancelled;
+/// the task returns how many it inserted.
+pub fn steady_writer(
+    coll: &Collection<Document>,
+    per_burst: i32,
+    pause: Duration,
+) -> (CancellationToken, JoinHandle<u64>) {
+    let (coll, stop) = (coll.clone(), CancellationToken::new());
+    let token = stop.clone();
+    let task = tokio::spawn(async move {
+        let mut n = 0u64;
+        while !token.is_cancelled() {
+            coll.insert_many((0..per_burst).map(|i| doc! { "i": i }))
+                .await
+                .expect("insert");
+            n += per_burst as u64;
+            tokio::time::sleep(pause).await;
+        }
+        n
+    });
+    (stop, task)
+}
