@@ -63,6 +63,8 @@ pub struct FindOptions {
 /// * `insertOne` → `collection.insertOne(document)`; reply `inserted`, or `duplicateKey` on 11000.
 /// * `insertDocument` → set `fields` (top-level keys) on the caller's own document, then
 ///   `insertOne` it into the document collection; reply `inserted` or `duplicateKey`.
+/// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
+///   race; the core reads no clock and draws no random numbers), then reply `waited`.
 ///
 /// Any other driver error is the caller's to surface; the plan is then abandoned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,11 +90,13 @@ pub enum Command {
         collection: Collection,
         fields: Value,
     },
+    #[serde(rename_all = "camelCase")]
+    Wait { min_ms: u64, max_ms: u64 },
 }
 
 /// The outcome of a command, as fed back to a plan. Serialized with a `kind` tag:
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
-/// `{"kind":"duplicateKey"}`.
+/// `{"kind":"duplicateKey"}`, `{"kind":"waited"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", try_from = "Value")]
 pub enum Reply {
@@ -104,6 +108,8 @@ pub enum Reply {
     Inserted,
     /// The server answered with a duplicate-key error (code 11000).
     DuplicateKey,
+    /// A `wait` is over.
+    Waited,
 }
 
 impl Reply {
@@ -149,8 +155,9 @@ impl Reply {
             "none" => expect_keys(&[]).map(|()| Self::None),
             "inserted" => expect_keys(&[]).map(|()| Self::Inserted),
             "duplicateKey" => expect_keys(&[]).map(|()| Self::DuplicateKey),
+            "waited" => expect_keys(&[]).map(|()| Self::Waited),
             other => Err(SeqError::unexpected_reply(format!(
-                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey)",
+                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey, waited)",
                 ejson::truncate(other)
             ))),
         }
@@ -162,6 +169,7 @@ impl Reply {
             Self::None => "none",
             Self::Inserted => "inserted",
             Self::DuplicateKey => "duplicateKey",
+            Self::Waited => "waited",
         }
     }
 }

@@ -100,6 +100,7 @@ impl Plan for CurrentValue {
         self.state.ensure_waiting()?;
         let next = match reply {
             Reply::Document { document } => read_counter(&document, &self.counter_id)
+                .and_then(|last| self.spec.check_counter(&self.counter_id, last))
                 .map(|last| Step::Done(CounterState::of(&self.spec, Some(last)))),
             Reply::None => Ok(Step::Done(CounterState::of(&self.spec, None))),
             other => Err(unexpected(&other, "findOne")),

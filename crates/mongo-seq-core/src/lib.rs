@@ -65,15 +65,18 @@
 )]
 
 pub mod audit;
+pub mod backoff;
 pub mod block;
 pub mod command;
 pub mod counter;
 pub mod ejson;
 pub mod error;
+pub mod field;
 pub mod format;
 pub mod intent;
 pub mod largest;
 pub mod lease;
+pub mod limits;
 pub mod name;
 pub mod optimistic;
 pub mod options;
@@ -85,19 +88,24 @@ pub mod seed_collection;
 pub mod set_next;
 
 pub use audit::{audit, AuditReport, Duplicate, Gap};
+pub use backoff::{Backoff, WaitWindow};
 pub use block::{BlockAllocator, SharedBlockAllocator};
 pub use command::{
     Collection, Command, FindOptions, Plan, Reply, ReturnDocument, Step, UpdateOptions, MAX_RETRIES,
 };
 pub use counter::{read_counter, CounterState, CurrentValue};
 pub use error::{ErrorInfo, SeqError};
+pub use field::{check_field_path, check_insert_fields, check_number_field};
 pub use format::{format_seq, FormatTemplate};
 pub use intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
 pub use lease::{Lease, LeaseInfo, LeaseOutcome, LeaseRequest};
-pub use optimistic::{OptimisticInsert, OptimisticOutcome};
+pub use limits::{check_count, MAX_BLOCK, MAX_COUNT};
+pub use optimistic::{
+    OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
+};
 pub use options::SequenceSpec;
 pub use range::ReservedRange;
 pub use reservation::{Reservation, ReserveRequest};

@@ -4,18 +4,29 @@
 //!    [`crate::largest`]).
 //! 2. Candidate = found + step (never before `start`), or `start` when nothing was found.
 //! 3. `insertDocument`: the caller sets `fields` on its document and inserts it. Duplicate
-//!    key → back to 1, capped by [`MAX_RETRIES`](crate::command::MAX_RETRIES).
+//!    key → `wait` in the [`Backoff::OPTIMISTIC`] window (exponential, full jitter), then back
+//!    to 1; after `maxAttempts` inserts (default [`DEFAULT_MAX_ATTEMPTS`]) `TOO_MANY_RETRIES`.
 //!
-//! The sequence field must be a top-level field (typically `_id`) with a unique index.
+//! The tutorial's loop never gives up; this one has a budget so a caller is never stuck, and
+//! backs off so that processes colliding on one candidate do not collide again at once. The
+//! sequence field must be a top-level field (typically `_id`) with a unique index.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::command::{unexpected, Collection, Command, Plan, PlanState, Reply, Retries, Step};
+use crate::backoff::Backoff;
+use crate::command::{unexpected, Collection, Command, Plan, PlanState, Reply, Step};
 use crate::ejson;
 use crate::error::SeqError;
-use crate::largest::{check_top_level, largest_number_query, read_found};
+use crate::field::check_insert_fields;
+use crate::largest::{largest_number_query, read_found};
 use crate::options::SequenceSpec;
+
+/// Inserts tried before `TOO_MANY_RETRIES`, unless the caller sets `maxAttempts`.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 100;
+
+/// Largest `maxAttempts` (with the 100 ms cap of the backoff: under 17 minutes of waiting).
+pub const MAX_ATTEMPTS_LIMIT: u32 = 10_000;
 
 /// The number inserted and, when the sequence has a `format` and a `formatField` was given,
 /// the formatted id stored beside it.
@@ -30,6 +41,7 @@ pub struct OptimisticOutcome {
 enum Phase {
     Find,
     Insert(i64),
+    Wait,
 }
 
 /// The optimistic insert plan; see the module docs.
@@ -40,7 +52,8 @@ pub struct OptimisticInsert {
     format_field: Option<String>,
     find: Command,
     phase: Phase,
-    retries: Retries,
+    attempts: u32,
+    max_attempts: u32,
     state: PlanState<OptimisticOutcome>,
 }
 
@@ -52,22 +65,7 @@ impl OptimisticInsert {
         document: Option<&Value>,
         format_field: Option<&str>,
     ) -> Result<Self, SeqError> {
-        check_top_level("field", field)?;
-        if let Some(format_field) = format_field {
-            check_top_level("formatField", format_field)?;
-            if format_field == field {
-                return Err(SeqError::invalid_argument(
-                    "formatField",
-                    "must differ from field",
-                ));
-            }
-            if spec.format().is_none() {
-                return Err(SeqError::invalid_argument(
-                    "formatField",
-                    "the sequence has no format",
-                ));
-            }
-        }
+        check_insert_fields(spec, field, format_field)?;
         let find = largest_number_query(spec, field, document)?;
         Ok(Self {
             spec: spec.clone(),
@@ -76,7 +74,30 @@ impl OptimisticInsert {
             state: PlanState::Waiting(find.clone()),
             find,
             phase: Phase::Find,
-            retries: Retries::default(),
+            attempts: 0,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+        })
+    }
+
+    /// Sets the attempt budget from the caller's `maxAttempts` option (an integer from 1 to
+    /// [`MAX_ATTEMPTS_LIMIT`]; `null` keeps the default).
+    pub fn with_max_attempts(mut self, raw: &Value) -> Result<Self, SeqError> {
+        if raw.is_null() {
+            return Ok(self);
+        }
+        let got = match ejson::read_i64(raw) {
+            Ok(value) => match u32::try_from(value) {
+                Ok(attempts) if (1..=MAX_ATTEMPTS_LIMIT).contains(&attempts) => {
+                    self.max_attempts = attempts;
+                    return Ok(self);
+                }
+                _ => value.to_string(),
+            },
+            Err(_) => ejson::describe(raw),
+        };
+        Err(SeqError::InvalidOption {
+            option: "maxAttempts".to_owned(),
+            reason: format!("must be an integer from 1 to {MAX_ATTEMPTS_LIMIT}, got {got}"),
         })
     }
 
@@ -116,11 +137,26 @@ impl OptimisticInsert {
                 formatted: self.formatted(value),
             })),
             (Phase::Insert(_), Reply::DuplicateKey) => {
-                self.retries.bump("insertOptimistic", self.spec.name())?;
+                if self.attempts >= self.max_attempts {
+                    return Err(SeqError::TooManyRetries {
+                        operation: "insertOptimistic".to_owned(),
+                        counter_id: self.spec.name().to_owned(),
+                        attempts: self.attempts,
+                    });
+                }
+                let window = Backoff::OPTIMISTIC.window(self.attempts);
+                self.phase = Phase::Wait;
+                Ok(Step::Command(Command::Wait {
+                    min_ms: window.min_ms,
+                    max_ms: window.max_ms,
+                }))
+            }
+            (Phase::Insert(_), other) => Err(unexpected(&other, "insertDocument")),
+            (Phase::Wait, Reply::Waited) => {
                 self.phase = Phase::Find;
                 Ok(Step::Command(self.find.clone()))
             }
-            (Phase::Insert(_), other) => Err(unexpected(&other, "insertDocument")),
+            (Phase::Wait, other) => Err(unexpected(&other, "wait")),
         }
     }
 
@@ -132,6 +168,7 @@ impl OptimisticInsert {
             fields.insert(format_field.clone(), Value::String(formatted));
         }
         self.phase = Phase::Insert(value);
+        self.attempts = self.attempts.saturating_add(1);
         Ok(Step::Command(Command::InsertDocument {
             collection: Collection::Documents,
             fields: Value::Object(fields),

@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use mongo_seq_core::{
-    audit, ejson, format_seq, BlockAllocator, CurrentValue, OptimisticInsert, Plan, Reply,
-    Reservation, ReserveRequest, ReservedRange, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, BlockAllocator,
+    CurrentValue, OptimisticInsert, Plan, Reply, Reservation, ReserveRequest, ReservedRange,
+    SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -229,10 +230,29 @@ fn run(case: &Value, problems: &mut Vec<String>) -> Outcome {
                     arg(input, "field").as_str().unwrap_or(""),
                     document.as_ref(),
                     arg(input, "formatField").as_str(),
-                )
+                )?
+                .with_max_attempts(arg(input, "maxAttempts"))
             });
             drive(plan, &steps, problems)
         }
+        "checkCount" => check_count(
+            arg(input, "argument").as_str().unwrap_or(""),
+            arg(input, "value"),
+        )
+        .map(|count| json!(count)),
+        "checkFieldPath" => check_field_path(
+            arg(input, "argument").as_str().unwrap_or(""),
+            arg(input, "field").as_str().unwrap_or(""),
+        )
+        .map(|()| Value::Null),
+        "checkInsertFields" => spec(input).and_then(|spec| {
+            check_insert_fields(
+                &spec,
+                arg(input, "field").as_str().unwrap_or(""),
+                arg(input, "formatField").as_str(),
+            )
+            .map(|()| Value::Null)
+        }),
         "blockAllocator" => run_block(
             input,
             case["calls"].as_array().map_or(&[][..], Vec::as_slice),
