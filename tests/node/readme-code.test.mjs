@@ -7,14 +7,17 @@
 // The only change to a block: the databases it opens get a name of their own (readme-preload.mjs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { startMongo, uniqueDbName } from "../harness/mongo.mjs";
-import { repoRoot } from "../harness/runtimes.mjs";
+import { repoRoot, runScript } from "../harness/runtimes.mjs";
+import { encode } from "./readme-values.mjs";
 
 const preload = fileURLToPath(new URL("readme-preload.mjs", import.meta.url));
+const scratch = fileURLToPath(new URL(".readme-blocks/", import.meta.url)); // git-ignored
+let blockCount = 0;
 
 /** The ```js blocks of the repository's Markdown files: { file, line, info, code }. */
 export function codeBlocks() {
@@ -92,31 +95,20 @@ export function instrument(code) {
   return { source: lines.join("\n"), checks };
 }
 
-function encode(value) {
-  if (typeof value === "bigint") return { $bigint: value.toString() };
-  if (value === undefined) return { $undefined: true };
-  if (Array.isArray(value)) return value.map(encode);
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, encode(v)]));
-  return value;
-}
-
-function runBlock(source, env) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", preload, "--input-type=module"], { cwd: repoRoot, env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`the block ran past 60 s\n${stdout}\n${stderr}`));
-    }, 60_000);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(`${source}\nawait globalThis.__readmeDone();\n`);
-  });
+/**
+ * Runs an instrumented block as an ES module file in the repository (so `mongo-seq` and
+ * `mongodb` resolve as in a user's project); the preload is imported first, on the block's first
+ * line, so line numbers stay the block's own.
+ */
+async function runBlock(source, env) {
+  mkdirSync(scratch, { recursive: true });
+  const file = join(scratch, `block-${process.pid}-${++blockCount}.mjs`);
+  writeFileSync(file, `import ${JSON.stringify(pathToFileURL(preload).href)}; ${source}\nawait globalThis.__readmeDone();\n`);
+  try {
+    return await runScript("node", file, { cwd: repoRoot, env, timeoutMs: 60_000 });
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 let server;

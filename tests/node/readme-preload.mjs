@@ -1,8 +1,9 @@
-// Loaded (node --import) before a README code block that readme-code.test.mjs runs: gives every
+// Imported first by each README code block that readme-code.test.mjs runs: gives every
 // database the block opens a name of its own (`app` → `<README_DB_PREFIX>_app`, dropped at the
 // end, so blocks never see each other's counters and a real server's `app` is left alone),
 // reports the values of the statements the test instrumented, and closes what the block opened.
 import { MongoClient } from "mongodb";
+import { encode } from "./readme-values.mjs";
 
 const prefix = process.env.README_DB_PREFIX;
 const clients = new Set();
@@ -19,18 +20,6 @@ MongoClient.prototype.db = function (name, options) {
   if (real !== undefined) databases.add(real);
   return db.call(this, real, options);
 };
-
-/** JSON for any value a block may produce: BigInt, undefined and BSON values made explicit. */
-function encode(value) {
-  if (typeof value === "bigint") return { $bigint: value.toString() };
-  if (value === undefined) return { $undefined: true };
-  if (Array.isArray(value)) return value.map(encode);
-  if (value !== null && typeof value === "object") {
-    if (value._bsontype) return { $bson: value._bsontype, value: String(value) };
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, encode(item)]));
-  }
-  return value;
-}
 
 globalThis.__readmeValue = (line, value) => {
   process.stdout.write(`README-VALUE ${JSON.stringify({ line, value: encode(value) })}\n`);
