@@ -88,7 +88,7 @@ export class Sequences {
     if (!Array.isArray(docs)) throw invalidArgument("docs", `must be an array of documents, got ${describe(docs)}`);
     // Every check before anything is reserved or written: the size of the batch, each
     // document, the options, and each document's counter id (a missing scope field).
-    core.checkCount("docs", docs.length);
+    core.checkCount("docs.length", docs.length);
     docs.forEach((doc, index) => checkStorable(`docs[${index}]`, doc));
     const { sequence, field, formatField } = this.#insertOptions(options);
     const scoped = sequence.options.scope.length > 0;

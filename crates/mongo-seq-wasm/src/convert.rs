@@ -53,13 +53,13 @@ impl Refused {
             format!(
                 "must be {expected}, got {} at `{}`",
                 self.got,
-                ejson_path(&self.path)
+                shown_path(&self.path)
             )
         }
     }
 }
 
-fn ejson_path(path: &str) -> &str {
+fn shown_path(path: &str) -> &str {
     path.strip_prefix('.').unwrap_or(path)
 }
 
