@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::backoff::Backoff;
-use crate::command::{unexpected, Collection, Command, Plan, PlanState, Reply, Step};
+use crate::command::{unexpected, Collection, Command, Reply, Step};
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::field::check_insert_fields;
@@ -45,8 +46,11 @@ enum Phase {
 }
 
 /// The optimistic insert plan; see the module docs.
+pub type OptimisticInsert = Driver<OptimisticInsertMachine>;
+
+/// The state of an [`OptimisticInsert`].
 #[derive(Debug, Clone)]
-pub struct OptimisticInsert {
+pub struct OptimisticInsertMachine {
     spec: SequenceSpec,
     field: String,
     format_field: Option<String>,
@@ -54,53 +58,63 @@ pub struct OptimisticInsert {
     phase: Phase,
     attempts: u32,
     max_attempts: u32,
-    state: PlanState<OptimisticOutcome>,
 }
 
 impl OptimisticInsert {
-    /// `document` supplies the scope values (required when the sequence is scoped).
+    /// `document` supplies the scope values (required when the sequence is scoped); the
+    /// attempt budget is [`DEFAULT_MAX_ATTEMPTS`].
     pub fn new(
         spec: &SequenceSpec,
         field: &str,
         document: Option<&Value>,
         format_field: Option<&str>,
     ) -> Result<Self, SeqError> {
+        Self::with_max_attempts(spec, field, document, format_field, &Value::Null)
+    }
+
+    /// Like [`OptimisticInsert::new`], with the caller's `maxAttempts` option: an integer from
+    /// 1 to [`MAX_ATTEMPTS_LIMIT`] (`null`: the default).
+    pub fn with_max_attempts(
+        spec: &SequenceSpec,
+        field: &str,
+        document: Option<&Value>,
+        format_field: Option<&str>,
+        max_attempts: &Value,
+    ) -> Result<Self, SeqError> {
         check_insert_fields(spec, field, format_field)?;
+        let max_attempts = read_max_attempts(max_attempts)?;
         let find = largest_number_query(spec, field, document)?;
-        Ok(Self {
+        let machine = OptimisticInsertMachine {
             spec: spec.clone(),
             field: field.to_owned(),
             format_field: format_field.map(str::to_owned),
-            state: PlanState::Waiting(find.clone()),
-            find,
+            find: find.clone(),
             phase: Phase::Find,
             attempts: 0,
-            max_attempts: DEFAULT_MAX_ATTEMPTS,
-        })
-    }
-
-    /// Sets the attempt budget from the caller's `maxAttempts` option (an integer from 1 to
-    /// [`MAX_ATTEMPTS_LIMIT`]; `null` keeps the default).
-    pub fn with_max_attempts(mut self, raw: &Value) -> Result<Self, SeqError> {
-        if raw.is_null() {
-            return Ok(self);
-        }
-        let got = match ejson::read_i64(raw) {
-            Ok(value) => match u32::try_from(value) {
-                Ok(attempts) if (1..=MAX_ATTEMPTS_LIMIT).contains(&attempts) => {
-                    self.max_attempts = attempts;
-                    return Ok(self);
-                }
-                _ => value.to_string(),
-            },
-            Err(_) => ejson::describe(raw),
+            max_attempts,
         };
-        Err(SeqError::InvalidOption {
-            option: "maxAttempts".to_owned(),
-            reason: format!("must be an integer from 1 to {MAX_ATTEMPTS_LIMIT}, got {got}"),
-        })
+        Ok(Driver::begin(machine, Ok(Step::Command(find))))
     }
+}
 
+fn read_max_attempts(raw: &Value) -> Result<u32, SeqError> {
+    if raw.is_null() {
+        return Ok(DEFAULT_MAX_ATTEMPTS);
+    }
+    let got = match ejson::read_i64(raw) {
+        Ok(value) => match u32::try_from(value) {
+            Ok(attempts) if (1..=MAX_ATTEMPTS_LIMIT).contains(&attempts) => return Ok(attempts),
+            _ => value.to_string(),
+        },
+        Err(_) => ejson::describe(raw),
+    };
+    Err(SeqError::InvalidOption {
+        option: "maxAttempts".to_owned(),
+        reason: format!("must be an integer from 1 to {MAX_ATTEMPTS_LIMIT}, got {got}"),
+    })
+}
+
+impl OptimisticInsertMachine {
     fn candidate(&self, found: Option<i64>) -> Result<i64, SeqError> {
         let Some(found) = found else {
             return Ok(self.spec.start());
@@ -176,16 +190,10 @@ impl OptimisticInsert {
     }
 }
 
-impl Plan for OptimisticInsert {
+impl Machine for OptimisticInsertMachine {
     type Output = OptimisticOutcome;
 
-    fn start(&self) -> Result<Step<OptimisticOutcome>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<OptimisticOutcome>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = self.transition(reply);
-        self.state.settle(next)
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<OptimisticOutcome>, SeqError> {
+        self.transition(reply)
     }
 }

@@ -148,9 +148,14 @@ impl JsSequenceSpec {
         let field = args::string("field", &field)?;
         let document = args::document("document", &document)?;
         let format_field = args::optional_string("formatField", &format_field)?;
-        OptimisticInsert::new(&self.0, &field, document.as_ref(), format_field.as_deref())
-            .and_then(|plan| plan.with_max_attempts(&args::marked(&max_attempts)))
-            .js()
-            .map(JsPlan::wrap)
+        OptimisticInsert::with_max_attempts(
+            &self.0,
+            &field,
+            document.as_ref(),
+            format_field.as_deref(),
+            &args::marked(&max_attempts),
+        )
+        .js()
+        .map(JsPlan::wrap)
     }
 }
