@@ -101,10 +101,10 @@ test("ESM with a global __dirname, and `node -e 'import(\"mongo-seq\")'`, find t
 });
 
 // The dual-package hazard: importing and requiring the package in one process gives one
-// instance (the CommonJS entry requires the ES module), in Node and in Bun.
+// instance (the CommonJS entry requires the ES module), in Node, Bun and Deno.
 test("import and require in one process share one instance: classes, core and blocks", async () => {
   const dir = await project("dual", "module", ["dual.mjs"]);
-  for (const runtime of ["node", "bun"]) {
+  for (const runtime of ["node", "bun", "deno"]) {
     const result = await runScript(runtime, join(dir, "dual.mjs"), { cwd: dir, env: { MONGODB_URI: server.uri } });
     assert.equal(result.code, 0, describeRun(`${runtime} dual`, result));
     assert.match(result.stdout, /dual ok/, `${runtime}: ${result.stdout}`);
