@@ -110,11 +110,15 @@ fn describe_object(map: &Map<String, Value>) -> String {
 
 /// Keeps messages bounded however large the input is.
 pub(crate) fn truncate(text: &str) -> String {
-    const LIMIT: usize = 60;
-    if text.len() <= LIMIT {
+    truncate_to(text, 60)
+}
+
+/// `text` cut to at most `limit` bytes (on a character boundary), `…` marking a cut.
+pub(crate) fn truncate_to(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
         return text.to_owned();
     }
-    let cut = (0..=LIMIT)
+    let cut = (0..=limit)
         .rev()
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);

@@ -11,7 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::command::{unexpected, Collection, Command, Plan, PlanState, Reply, Retries, Step};
+use crate::command::{unexpected, Collection, Command, Reply, Retries, Step};
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::largest::{check_top_level, largest_number_query, read_found};
@@ -33,15 +34,17 @@ enum Phase {
 }
 
 /// The optimistic insert plan; see the module docs.
+pub type OptimisticInsert = Driver<OptimisticInsertMachine>;
+
+/// The state of an [`OptimisticInsert`].
 #[derive(Debug, Clone)]
-pub struct OptimisticInsert {
+pub struct OptimisticInsertMachine {
     spec: SequenceSpec,
     field: String,
     format_field: Option<String>,
     find: Command,
     phase: Phase,
     retries: Retries,
-    state: PlanState<OptimisticOutcome>,
 }
 
 impl OptimisticInsert {
@@ -69,17 +72,19 @@ impl OptimisticInsert {
             }
         }
         let find = largest_number_query(spec, field, document)?;
-        Ok(Self {
+        let machine = OptimisticInsertMachine {
             spec: spec.clone(),
             field: field.to_owned(),
             format_field: format_field.map(str::to_owned),
-            state: PlanState::Waiting(find.clone()),
-            find,
+            find: find.clone(),
             phase: Phase::Find,
             retries: Retries::default(),
-        })
+        };
+        Ok(Driver::begin(machine, Ok(Step::Command(find))))
     }
+}
 
+impl OptimisticInsertMachine {
     fn candidate(&self, found: Option<i64>) -> Result<i64, SeqError> {
         let Some(found) = found else {
             return Ok(self.spec.start());
@@ -139,16 +144,10 @@ impl OptimisticInsert {
     }
 }
 
-impl Plan for OptimisticInsert {
+impl Machine for OptimisticInsertMachine {
     type Output = OptimisticOutcome;
 
-    fn start(&self) -> Result<Step<OptimisticOutcome>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<OptimisticOutcome>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = self.transition(reply);
-        self.state.settle(next)
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<OptimisticOutcome>, SeqError> {
+        self.transition(reply)
     }
 }

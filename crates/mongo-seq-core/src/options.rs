@@ -28,6 +28,10 @@ const KNOWN_KEYS: [&str; 8] = [
     "name", "start", "step", "min", "max", "block", "scope", "format",
 ];
 
+/// The options a trigger (the sidecar's `[[trigger]]`) may set: all but `name` (the trigger
+/// names its sequence itself) and `block` (a trigger reserves per batch).
+pub const TRIGGER_KEYS: [&str; 6] = ["start", "step", "min", "max", "scope", "format"];
+
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +169,21 @@ impl SequenceSpec {
         })
     }
 
+    /// Validates a trigger's sequence options: `keys` as written (raw values, e.g. TOML turned
+    /// into JSON), among [`TRIGGER_KEYS`], for the sequence `name`. Same rules and messages as
+    /// [`SequenceSpec::parse`]; [`SeqError::option_name`] tells which key an error is about.
+    pub fn parse_trigger(name: &str, keys: &Map<String, Value>) -> Result<Self, SeqError> {
+        if let Some(key) = keys.keys().find(|k| !TRIGGER_KEYS.contains(&k.as_str())) {
+            return Err(SeqError::UnknownOption {
+                key: key.clone(),
+                known: TRIGGER_KEYS.join(", "),
+            });
+        }
+        let mut options = keys.clone();
+        options.insert("name".to_owned(), Value::String(name.to_owned()));
+        Self::parse(&Value::Object(options))
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -193,6 +212,16 @@ impl SequenceSpec {
     /// The counter `_id` for a document (see [`crate::scope`]); the name when unscoped.
     pub fn counter_id(&self, document: Option<&Value>) -> Result<String, SeqError> {
         scope::counter_id(&self.name, &self.scope, document)
+    }
+
+    /// The number further along the counting direction (the larger counting up, the smaller
+    /// counting down), to combine "furthest number" results such as those of several scopes.
+    pub fn further(&self, a: Option<i64>, b: Option<i64>) -> Option<i64> {
+        match (a, b) {
+            (Some(a), Some(b)) if self.step > 0 => Some(a.max(b)),
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The formatted id for `value`, when a `format` is configured.
@@ -373,5 +402,34 @@ mod tests {
         );
         assert_eq!(code(json!({"name": "a", "format": "x"})), "INVALID_FORMAT");
         assert_eq!(code(json!({"name": "a/b"})), "INVALID_NAME");
+    }
+
+    #[test]
+    fn trigger_keys() {
+        let keys = |v: Value| v.as_object().cloned().unwrap();
+        let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
+        assert_eq!(spec.map(|s| (s.step(), s.block())), Ok((10, 1)));
+        let error = SequenceSpec::parse_trigger("o", &keys(json!({"block": 5}))).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("UNKNOWN_OPTION", Some("block"))
+        );
+        let error = SequenceSpec::parse_trigger("o", &keys(json!({"step": "10"}))).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("INVALID_OPTION", Some("step"))
+        );
+        let error = SequenceSpec::parse_trigger("a/b", &Map::new()).unwrap_err();
+        assert_eq!(error.option_name(), Some("name"));
+    }
+
+    #[test]
+    fn further_follows_the_direction() {
+        let up = SequenceSpec::parse(&json!({"name": "a"})).unwrap();
+        let down = SequenceSpec::parse(&json!({"name": "a", "step": -1})).unwrap();
+        assert_eq!(up.further(Some(3), Some(5)), Some(5));
+        assert_eq!(down.further(Some(3), Some(5)), Some(3));
+        assert_eq!(down.further(None, Some(5)), Some(5));
+        assert_eq!(up.further(None, None), None);
     }
 }

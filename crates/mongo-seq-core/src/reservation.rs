@@ -32,10 +32,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
-    ReturnDocument, Step, UpdateOptions,
+    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
+    UpdateOptions,
 };
 use crate::counter::read_counter;
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::options::SequenceSpec;
@@ -159,8 +160,11 @@ enum Phase {
 }
 
 /// The reservation plan; see the module docs for the protocol.
+pub type Reservation = Driver<ReservationMachine>;
+
+/// The state of a [`Reservation`].
 #[derive(Debug, Clone)]
-pub struct Reservation {
+pub struct ReservationMachine {
     spec: SequenceSpec,
     request: ReserveRequest,
     count: u64,
@@ -168,7 +172,6 @@ pub struct Reservation {
     upsert: bool,
     phase: Phase,
     retries: Retries,
-    state: PlanState<ReservedRange>,
 }
 
 impl Reservation {
@@ -177,7 +180,7 @@ impl Reservation {
         let min_count = request.validate()?;
         let (_, bounded) = spec.limit();
         let upsert = spec.start() == spec.step() && !bounded && request.extra_filter.is_empty();
-        let mut plan = Self {
+        let mut machine = ReservationMachine {
             spec: spec.clone(),
             request: request.clone(),
             count: request.count,
@@ -185,13 +188,13 @@ impl Reservation {
             upsert,
             phase: Phase::Update,
             retries: Retries::default(),
-            state: PlanState::unstarted(),
         };
-        let first = plan.begin_update()?;
-        plan.state = PlanState::Waiting(first);
-        Ok(plan)
+        let first = machine.begin_update()?;
+        Ok(Driver::begin(machine, Ok(Step::Command(first))))
     }
+}
 
+impl ReservationMachine {
     fn counter_id(&self) -> &str {
         &self.request.counter_id
     }
@@ -405,21 +408,15 @@ impl Reservation {
     }
 }
 
-impl Plan for Reservation {
+impl Machine for ReservationMachine {
     type Output = ReservedRange;
 
-    fn start(&self) -> Result<Step<ReservedRange>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = match self.phase.clone() {
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match self.phase.clone() {
             Phase::Update => self.on_update(reply),
             Phase::Check => self.on_check(reply),
             Phase::CompareAndIncrement => self.on_compare_and_increment(reply),
             Phase::Insert(range) => self.on_insert(range, reply),
-        };
-        self.state.settle(next)
+        }
     }
 }

@@ -98,7 +98,7 @@ pub(crate) fn required_value<'a>(document: &'a Value, field: &str) -> Result<&'a
 }
 
 /// Encodes one scope value per the grammar above.
-fn encode_value(field: &str, value: &Value) -> Result<String, SeqError> {
+pub(crate) fn encode_value(field: &str, value: &Value) -> Result<String, SeqError> {
     match value {
         Value::String(text) => Ok(escape_string(text)),
         Value::Bool(flag) => Ok(format!("#{flag}")),

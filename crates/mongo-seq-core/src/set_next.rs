@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
-    ReturnDocument, Step, UpdateOptions,
+    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
+    UpdateOptions,
 };
 use crate::counter::read_counter;
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::options::SequenceSpec;
@@ -38,8 +39,11 @@ enum Phase {
 }
 
 /// The setNext plan; see the module docs.
+pub type SetNext = Driver<SetNextMachine>;
+
+/// The state of a [`SetNext`].
 #[derive(Debug, Clone)]
-pub struct SetNext {
+pub struct SetNextMachine {
     counter_id: String,
     step: i64,
     next: i64,
@@ -47,7 +51,6 @@ pub struct SetNext {
     force: bool,
     phase: Phase,
     retries: Retries,
-    state: PlanState<SetNextOutcome>,
 }
 
 impl SetNext {
@@ -64,7 +67,7 @@ impl SetNext {
         let target = next
             .checked_sub(spec.step())
             .ok_or_else(|| SeqError::overflow(format!("next {next} - step {}", spec.step())))?;
-        let mut plan = Self {
+        let machine = SetNextMachine {
             counter_id: counter_id.to_owned(),
             step: spec.step(),
             next,
@@ -72,12 +75,13 @@ impl SetNext {
             force,
             phase: Phase::Update,
             retries: Retries::default(),
-            state: PlanState::unstarted(),
         };
-        plan.state = PlanState::Waiting(plan.update_command());
-        Ok(plan)
+        let first = machine.update_command();
+        Ok(Driver::begin(machine, Ok(Step::Command(first))))
     }
+}
 
+impl SetNextMachine {
     fn update_command(&self) -> Command {
         let mut filter = id_filter(&self.counter_id);
         if !self.force {
@@ -164,16 +168,10 @@ impl SetNext {
     }
 }
 
-impl Plan for SetNext {
+impl Machine for SetNextMachine {
     type Output = SetNextOutcome;
 
-    fn start(&self) -> Result<Step<SetNextOutcome>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = self.transition(reply);
-        self.state.settle(next)
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
+        self.transition(reply)
     }
 }
