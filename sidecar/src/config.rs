@@ -218,20 +218,26 @@ pub struct Config {
 /// Reads and validates a config file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: display.clone(),
+    parse(&read(path)?, &display)
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
         source,
-    })?;
-    parse(&text, &display)
+    })
 }
 
 /// Parses TOML text (`origin` names it in messages) and validates it.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+    validate(parse_raw(text, origin)?, env_var)
+}
+
+fn parse_raw(text: &str, origin: &str) -> Result<RawConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
         path: origin.to_owned(),
         message: e.to_string(),
-    })?;
-    validate(raw, env_var)
+    })
 }
 
 /// Raw → validated. `env` looks up environment variables (injected for tests).
@@ -414,15 +420,7 @@ fn http_addr(
 /// The address a config file serves `/healthz` on (for `mongo-seq health`): the file must parse,
 /// but only `[http]` is validated, so the check works wherever the file is readable.
 pub fn load_http_addr(path: &Path) -> Result<Option<SocketAddr>, ConfigError> {
-    let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: display.clone(),
-        source,
-    })?;
-    let raw: RawConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-        path: display,
-        message: e.to_string(),
-    })?;
+    let raw = parse_raw(&read(path)?, &path.display().to_string())?;
     http_addr(&raw.http, &env_var)
 }
 
