@@ -231,21 +231,25 @@ pub struct Config {
 /// Reads and validates a config file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: display.clone(),
+    parse(&read(path)?, &display)
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
         source,
-    })?;
-    parse(&text, &display)
+    })
 }
 
 /// Parses TOML text (`origin` names it in messages) and validates it.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+    validate(parse_raw(text, origin)?, env_var)
+}
+
+fn parse_raw(text: &str, origin: &str) -> Result<RawConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
         path: origin.to_owned(),
         message: e.to_string(),
-    })?;
-    validate(raw, |name| {
-        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
     })
 }
 
@@ -414,26 +418,7 @@ pub fn validate(
         lease: lease_settings(raw.lease, &env)?,
     };
 
-    let http = if raw.http.enabled.unwrap_or(true) {
-        let bind = raw.http.bind.as_deref().unwrap_or("127.0.0.1");
-        let ip: IpAddr = bind
-            .parse()
-            .map_err(|_| invalid("http.bind", format!("{bind:?} is not an IP address")))?;
-        let port = match env(HTTP_PORT_ENV) {
-            Some(text) => text
-                .trim()
-                .parse::<u16>()
-                .map_err(|_| ConfigError::InvalidEnv {
-                    key: "http.port".to_owned(),
-                    var: HTTP_PORT_ENV,
-                    reason: format!("must be a port number 0..=65535, got {text:?}"),
-                })?,
-            None => raw.http.port.unwrap_or(9464),
-        };
-        Some(SocketAddr::new(ip, port))
-    } else {
-        None
-    };
+    let http = http_addr(&raw.http, &env)?;
 
     Ok(Config {
         uri,
@@ -510,9 +495,32 @@ fn uri_reason(uri: &str, e: &mongodb::error::Error) -> String {
     };
     let mut message = crate::redact::redact(&message);
     if let Some(password) = password_of(uri) {
-        message = message.replace(password, "****");
+        message = mask_word(&message, password);
     }
     format!("invalid connection string: {message}")
+}
+
+/// `text` with every occurrence of `word` that stands alone (not inside a longer word) masked:
+/// a password quoted by the driver goes, the letters of a one-letter password stay.
+fn mask_word(text: &str, word: &str) -> String {
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let (before, after) = (
+            rest[..at].chars().last(),
+            rest[at + word.len()..].chars().next(),
+        );
+        out.push_str(&rest[..at]);
+        out.push_str(if is_word(before) || is_word(after) {
+            word
+        } else {
+            "****"
+        });
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The password part of `scheme://user:password@…`, if any.
@@ -522,6 +530,54 @@ fn password_of(uri: &str) -> Option<&str> {
     let userinfo = &authority[..authority.rfind('@')?];
     let password = &userinfo[userinfo.find(':')? + 1..];
     (!password.is_empty()).then_some(password)
+}
+
+/// Environment variable that overrides `[http].bind` (a container image sets `0.0.0.0`).
+pub const HTTP_BIND_ENV: &str = "MONGO_SEQ_HTTP_BIND";
+
+/// `[http]` → where `/healthz` and `/metrics` are served; `None` when disabled.
+fn http_addr(
+    raw: &RawHttp,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    if !raw.enabled.unwrap_or(true) {
+        return Ok(None);
+    }
+    let (bind, key) = match env(HTTP_BIND_ENV) {
+        Some(bind) => (bind, HTTP_BIND_ENV),
+        None => (
+            raw.bind.clone().unwrap_or_else(|| "127.0.0.1".to_owned()),
+            "http.bind",
+        ),
+    };
+    let ip: IpAddr = bind
+        .trim()
+        .parse()
+        .map_err(|_| invalid(key, format!("{bind:?} is not an IP address")))?;
+    let port = match env(HTTP_PORT_ENV) {
+        Some(text) => text
+            .trim()
+            .parse::<u16>()
+            .map_err(|_| ConfigError::InvalidEnv {
+                key: "http.port".to_owned(),
+                var: HTTP_PORT_ENV,
+                reason: format!("must be a port number 0..=65535, got {text:?}"),
+            })?,
+        None => raw.port.unwrap_or(9464),
+    };
+    Ok(Some(SocketAddr::new(ip, port)))
+}
+
+/// The address a config file serves `/healthz` on (for `mongo-seq health`): the file must parse,
+/// but only `[http]` is validated, so the check works wherever the file is readable.
+pub fn load_http_addr(path: &Path) -> Result<Option<SocketAddr>, ConfigError> {
+    let raw = parse_raw(&read(path)?, &path.display().to_string())?;
+    http_addr(&raw.http, &env_var)
+}
+
+/// A set, non-blank environment variable.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Environment variable that overrides `[lease].instance_id`.
@@ -780,6 +836,20 @@ mod tests {
     const BASE: &str = "[mongodb]\nuri = \"mongodb://u:p@h/\"\n";
 
     #[test]
+    fn a_password_quoted_in_a_message_is_masked_only_where_it_stands_alone() {
+        assert_eq!(
+            mask_word("bad p in key-password", "p"),
+            "bad **** in key-password"
+        );
+        assert_eq!(
+            mask_word("s3cret: 's3cret' rejected", "s3cret"),
+            "****: '****' rejected"
+        );
+        assert_eq!(password_of("mongodb://u:p%40ss@h/?x=1"), Some("p%40ss"));
+        assert_eq!(password_of("mongodb://u@h/"), None);
+    }
+
+    #[test]
     fn minimal_config_gets_defaults() {
         let c = check(&format!(
             "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
@@ -791,6 +861,30 @@ mod tests {
         assert_eq!(c.triggers[0].id, "app.orders.seq");
         assert_eq!(c.settings.batch_size, 1000);
         assert_eq!(c.http.unwrap().to_string(), "127.0.0.1:9464");
+    }
+
+    #[test]
+    fn http_bind_from_the_environment() {
+        let text = format!(
+            "{BASE}[http]\nbind = \"127.0.0.2\"\nport = 9500\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
+        );
+        let with = |bind: &'static str| {
+            let raw: RawConfig = toml::from_str(&text).unwrap();
+            validate(raw, move |name| {
+                (name == HTTP_BIND_ENV).then(|| bind.to_owned())
+            })
+        };
+        assert_eq!(
+            check(&text).unwrap().http.unwrap().to_string(),
+            "127.0.0.2:9500"
+        );
+        assert_eq!(
+            with("0.0.0.0").unwrap().http.unwrap().to_string(),
+            "0.0.0.0:9500"
+        );
+        assert_eq!(with("::").unwrap().http.unwrap().to_string(), "[::]:9500");
+        let err = with("everywhere").unwrap_err().to_string();
+        assert!(err.contains(HTTP_BIND_ENV), "{err}");
     }
 
     #[test]

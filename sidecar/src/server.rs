@@ -123,6 +123,7 @@ pub async fn run_with_options(
     // Lives as long as this daemon: while it is bound, nobody takes over our leases early.
     let beacon = std::sync::Arc::new(crate::liveness::Beacon::bind());
     for spec in config.triggers {
+        metrics.register_trigger(&spec.id);
         let db = client.database(&spec.ns.db);
         let trigger = Trigger {
             docs: db.collection(&spec.ns.coll),

@@ -82,6 +82,8 @@ pub struct FindOptions {
 /// * `updateMany` → `collection.updateMany(filter, update)` (an `update` command with
 ///   `multi: true`); reply `writeResult`.
 /// * `aggregate` → `collection.aggregate(pipeline)`, every batch; reply `documents`.
+/// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
+///   race; the core reads no clock and draws no random numbers), then reply `waited`.
 ///
 /// Any other driver error is the caller's to surface; the plan is then abandoned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,11 +129,13 @@ pub enum Command {
         collection: Collection,
         pipeline: Vec<Value>,
     },
+    #[serde(rename_all = "camelCase")]
+    Wait { min_ms: u64, max_ms: u64 },
 }
 
 impl Command {
-    /// The collection the command runs on.
-    pub fn collection(&self) -> Collection {
+    /// The collection the command runs on (`None` for a `wait`, which sends nothing).
+    pub fn collection(&self) -> Option<Collection> {
         match self {
             Self::FindOneAndUpdate { collection, .. }
             | Self::FindOne { collection, .. }
@@ -140,20 +144,22 @@ impl Command {
             | Self::Find { collection, .. }
             | Self::Update { collection, .. }
             | Self::UpdateMany { collection, .. }
-            | Self::Aggregate { collection, .. } => *collection,
+            | Self::Aggregate { collection, .. } => Some(*collection),
+            Self::Wait { .. } => None,
         }
     }
 
     /// The server command it becomes (`findAndModify`, `find`, `insert`, `update`,
-    /// `aggregate`): what command monitoring sees, for accounting.
-    pub fn server_command(&self) -> &'static str {
-        match self {
+    /// `aggregate`): what command monitoring sees, for accounting (`None` for a `wait`).
+    pub fn server_command(&self) -> Option<&'static str> {
+        Some(match self {
             Self::FindOneAndUpdate { .. } => "findAndModify",
             Self::FindOne { .. } | Self::Find { .. } => "find",
             Self::InsertOne { .. } | Self::InsertDocument { .. } => "insert",
             Self::Update { .. } | Self::UpdateMany { .. } => "update",
             Self::Aggregate { .. } => "aggregate",
-        }
+            Self::Wait { .. } => return None,
+        })
     }
 }
 
@@ -196,7 +202,7 @@ pub struct UpdateStatement {
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
 /// `{"kind":"duplicateKey"}`, `{"kind":"documents","documents":[…]}`,
 /// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
-/// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]).
+/// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", try_from = "Value")]
 pub enum Reply {
@@ -212,6 +218,8 @@ pub enum Reply {
     Documents { documents: Vec<Value> },
     /// What an `update`/`updateMany` did.
     WriteResult(WriteResult),
+    /// A `wait` is over.
+    Waited,
 }
 
 /// The reply to a write command, as the server gives it: `n` statements matched, `nModified`
@@ -290,6 +298,7 @@ impl Reply {
             "none" => expect_keys(&[]).map(|()| Self::None),
             "inserted" => expect_keys(&[]).map(|()| Self::Inserted),
             "duplicateKey" => expect_keys(&[]).map(|()| Self::DuplicateKey),
+            "waited" => expect_keys(&[]).map(|()| Self::Waited),
             "documents" => {
                 expect_keys(&["documents"])?;
                 match map.get("documents") {
@@ -318,7 +327,7 @@ impl Reply {
                 WriteResult::from_json(map).map(Self::WriteResult)
             }
             other => Err(SeqError::unexpected_reply(format!(
-                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey, documents, writeResult)",
+                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey, documents, writeResult, waited)",
                 ejson::truncate(other)
             ))),
         }
@@ -332,6 +341,7 @@ impl Reply {
             Self::DuplicateKey => "duplicateKey",
             Self::Documents { .. } => "documents",
             Self::WriteResult(_) => "writeResult",
+            Self::Waited => "waited",
         }
     }
 }

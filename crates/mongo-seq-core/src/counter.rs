@@ -98,6 +98,7 @@ impl Machine for CurrentValueMachine {
     fn on_reply(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
         match reply {
             Reply::Document { document } => read_counter(&document, &self.counter_id)
+                .and_then(|last| self.spec.check_counter(&self.counter_id, last))
                 .map(|last| Step::Done(CounterState::of(&self.spec, Some(last)))),
             Reply::None => Ok(Step::Done(CounterState::of(&self.spec, None))),
             other => Err(unexpected(&other, "findOne")),

@@ -7,12 +7,14 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::ejson::truncate;
+
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SeqError {
     /// An options object had a key the core does not know.
-    #[error("unknown option `{key}` (known options: {known})")]
+    #[error("unknown option `{}` (known options: {known})", truncate(key))]
     UnknownOption { key: String, known: String },
 
     /// An option had the wrong type or an unusable value.
@@ -27,16 +29,22 @@ pub enum SeqError {
     #[error("invalid bounds: {reason}")]
     InvalidBounds { reason: String },
 
-    /// The sequence name breaks the naming rules.
-    #[error("invalid sequence name {name:?}: {reason}")]
-    InvalidName { name: String, reason: String },
+    /// The sequence name breaks the naming rules (`name` is `None` when it is not a string).
+    #[error("invalid sequence name{}: {reason}", name.as_ref().map_or_else(String::new, |name| format!(" {:?}", truncate(name))))]
+    InvalidName {
+        name: Option<String>,
+        reason: String,
+    },
 
     /// A `scope` entry is not a usable field path.
-    #[error("invalid scope field {field:?}: {reason}")]
+    #[error("invalid scope field {:?}: {reason}", truncate(field))]
     InvalidScope { field: String, reason: String },
 
     /// The `format` template does not follow the grammar.
-    #[error("invalid format template {template:?} at byte {position}: {reason}")]
+    #[error(
+        "invalid format template {:?} at byte {position}: {reason}",
+        truncate(template)
+    )]
     InvalidFormat {
         template: String,
         position: usize,

@@ -259,6 +259,8 @@ impl GaplessReserveMachine {
             }
             Reply::Document { document } => {
                 let last = read_counter(&document, &self.counter_id)?;
+                // A counter outside the sequence's range would hand out numbers outside it.
+                let last = self.spec.check_counter(&self.counter_id, last)?;
                 let (counter_epoch, intent) = read_counter_extras(&document, &self.counter_id)?;
                 if counter_epoch > self.epoch {
                     return Ok(Step::Done(GaplessReservation::Fenced { counter_epoch }));

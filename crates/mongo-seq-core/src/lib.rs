@@ -72,6 +72,7 @@
 pub mod acquire;
 pub mod audit;
 pub mod backfill;
+pub mod backoff;
 pub mod batch;
 pub mod block;
 pub mod command;
@@ -80,11 +81,13 @@ pub mod counter_id;
 pub mod driver;
 pub mod ejson;
 pub mod error;
+pub mod field;
 pub mod format;
 pub mod gapless;
 pub mod intent;
 pub mod largest;
 pub mod lease;
+pub mod limits;
 pub mod name;
 pub mod note;
 pub mod numbering;
@@ -100,6 +103,7 @@ pub mod set_next;
 pub use acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use audit::{audit, AuditReport, Duplicate, Gap};
 pub use backfill::{SeedFromExisting, SeedReport};
+pub use backoff::{Backoff, WaitWindow};
 pub use batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use block::{BlockAllocator, SharedBlockAllocator};
 pub use command::{
@@ -111,6 +115,7 @@ pub use counter::{read_counter, CounterState, CurrentValue};
 pub use counter_id::{CounterKey, ScopeValue};
 pub use driver::{Driver, Machine};
 pub use error::{ErrorInfo, SeqError};
+pub use field::{check_field_path, check_insert_fields, check_number_field};
 pub use format::{format_seq, FormatTemplate};
 pub use gapless::{
     CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
@@ -121,9 +126,12 @@ pub use intent::{
     GaplessReserve, Intent,
 };
 pub use lease::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
+pub use limits::{check_count, MAX_BLOCK, MAX_COUNT};
 pub use note::Note;
 pub use numbering::NumberingSpec;
-pub use optimistic::{OptimisticInsert, OptimisticOutcome};
+pub use optimistic::{
+    OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
+};
 pub use options::SequenceSpec;
 pub use range::ReservedRange;
 pub use reservation::{Reservation, ReserveRequest};

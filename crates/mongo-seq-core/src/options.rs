@@ -7,7 +7,7 @@
 //! | `step`   | integer              | 1       | non-zero; negative counts down                      |
 //! | `min`    | integer or null      | none    | lowest value ever issued (the bound when step < 0)  |
 //! | `max`    | integer or null      | none    | highest value ever issued (the bound when step > 0) |
-//! | `block`  | integer              | 1       | numbers reserved per round trip, ≥ 1                |
+//! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::scope`] |
 //! | `format` | string or null       | none    | template, see [`crate::format`]                     |
 //!
@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::format::FormatTemplate;
+use crate::limits::MAX_BLOCK;
 use crate::name::validate_name;
 use crate::scope::{self, MAX_SCOPE_FIELDS};
 
@@ -75,11 +76,14 @@ impl SequenceSpec {
     /// Validates raw options. Checks, in order: object shape, unknown keys, each key's type
     /// and value, then cross-field rules (bounds, start, block × step).
     pub fn parse(raw: &Value) -> Result<Self, SeqError> {
-        let Value::Object(map) = raw else {
-            return Err(invalid(
-                "options",
-                format!("must be an object, got {}", ejson::describe(raw)),
-            ));
+        let map = match raw {
+            Value::Object(map) if !ejson::is_unrepresentable(raw) => map,
+            _ => {
+                return Err(invalid(
+                    "options",
+                    format!("must be an object, got {}", ejson::describe(raw)),
+                ))
+            }
         };
         if let Some(key) = map.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
             return Err(SeqError::UnknownOption {
@@ -90,12 +94,14 @@ impl SequenceSpec {
 
         let name = match map.get("name") {
             Some(Value::String(name)) => name.clone(),
-            None | Some(Value::Null) => return Err(invalid("name", "is required")),
-            Some(other) => {
-                return Err(invalid(
-                    "name",
-                    format!("must be a string, got {}", ejson::describe(other)),
-                ))
+            other => {
+                return Err(SeqError::InvalidName {
+                    name: None,
+                    reason: format!(
+                        "must be a string, got {}",
+                        other.map_or_else(|| "nothing".to_owned(), ejson::describe)
+                    ),
+                })
             }
         };
         validate_name(&name)?;
@@ -107,9 +113,15 @@ impl SequenceSpec {
         }
         let min = integer(map, "min")?;
         let max = integer(map, "max")?;
-        let block = match integer(map, "block")?.unwrap_or(1) {
-            block if block >= 1 => block.unsigned_abs(),
-            block => return Err(invalid("block", format!("must be at least 1, got {block}"))),
+        let raw_block = integer(map, "block")?.unwrap_or(1);
+        let block = match u64::try_from(raw_block) {
+            Ok(block) if (1..=MAX_BLOCK).contains(&block) => block,
+            _ => {
+                return Err(invalid(
+                    "block",
+                    format!("must be at least 1 and at most {MAX_BLOCK}, got {raw_block}"),
+                ))
+            }
         };
         let scope = parse_scope(map.get("scope"))?;
         let format = match map.get("format") {
@@ -245,6 +257,39 @@ impl SequenceSpec {
         (explicit.unwrap_or(implicit), explicit.is_some())
     }
 
+    /// The values a well-formed counter can hold: from the value before the first number the
+    /// bounds allow (`min - step` when counting up) to the bound (`max`), or the mirror image
+    /// when counting down. A fresh counter (`start - step`), every reservation, `setNext` and
+    /// `seedFromMax` keep a counter in this range; outside it a counter is malformed.
+    pub(crate) fn counter_range(&self) -> (i64, i64) {
+        let before = |bound: i64| bound.saturating_sub(self.step);
+        if self.step > 0 {
+            (
+                self.min.map_or(i64::MIN, before),
+                self.max.unwrap_or(i64::MAX),
+            )
+        } else {
+            (
+                self.min.unwrap_or(i64::MIN),
+                self.max.map_or(i64::MAX, before),
+            )
+        }
+    }
+
+    /// `MALFORMED_COUNTER` when a counter read back lies outside [`Self::counter_range`].
+    pub(crate) fn check_counter(&self, counter_id: &str, last: i64) -> Result<i64, SeqError> {
+        let (low, high) = self.counter_range();
+        if (low..=high).contains(&last) {
+            return Ok(last);
+        }
+        Err(SeqError::malformed_counter(
+            counter_id,
+            format!(
+                "holds {last}, outside the range a counter of this sequence can hold ({low}..={high}); nothing was written (repair with setNext force)"
+            ),
+        ))
+    }
+
     /// Whether `value` lies within `[min, max]`.
     pub(crate) fn in_bounds(&self, value: i64) -> bool {
         self.min.map_or(true, |min| value >= min) && self.max.map_or(true, |max| value <= max)
@@ -310,7 +355,8 @@ impl SequenceSpec {
             return Err(SeqError::invalid_argument(
                 "counterId",
                 format!(
-                    "{counter_id:?} is not a counter id of sequence `{}` (use counterId())",
+                    "{:?} is not a counter id of sequence `{}` (use counterId())",
+                    ejson::truncate(counter_id),
                     self.name
                 ),
             ));
@@ -380,10 +426,16 @@ mod tests {
     fn errors() {
         assert_eq!(code(json!([])), "INVALID_OPTION");
         assert_eq!(code(json!({"name": "a", "colour": 1})), "UNKNOWN_OPTION");
-        assert_eq!(code(json!({})), "INVALID_OPTION");
+        assert_eq!(code(json!({})), "INVALID_NAME");
+        assert_eq!(code(json!({"name": 42})), "INVALID_NAME");
         assert_eq!(code(json!({"name": "a", "step": 0})), "INVALID_STEP");
         assert_eq!(code(json!({"name": "a", "step": "1"})), "INVALID_OPTION");
         assert_eq!(code(json!({"name": "a", "block": 0})), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "block": 1_000_000})), "OK");
+        assert_eq!(
+            code(json!({"name": "a", "block": 1_000_001})),
+            "INVALID_OPTION"
+        );
         assert_eq!(
             code(json!({"name": "a", "min": 5, "max": 4})),
             "INVALID_BOUNDS"

@@ -70,7 +70,10 @@ impl Machine for SeedFromMaxMachine {
     fn on_reply(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
         match reply {
             Reply::Document { document } => {
+                // `$max` moves a counter behind the range into it; one still outside was past
+                // the bound before, and is left as it was.
                 let last = read_counter(&document, &self.counter_id)?;
+                let last = self.spec.check_counter(&self.counter_id, last)?;
                 Ok(Step::Done(CounterState::of(&self.spec, Some(last))))
             }
             Reply::DuplicateKey => {

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 use mongo_seq_core::intent::Intent;
 use mongo_seq_core::{
-    audit, ejson, format_seq, plan_completion, AcquireLease, BlockAllocator, CompleteIntent,
-    CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, Lease, LeaseRequest,
-    Note, NumberBatch, NumberGapless, NumberingSpec, OptimisticInsert, Plan, RenewLease, Reply,
-    Reservation, ReserveRequest, ReservedRange, SeedFromExisting, SeedFromMax, SeqError,
-    SequenceSpec, SetNext, Step,
+    audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
+    AcquireLease, BlockAllocator, CompleteIntent, CompletePending, CounterKey, CurrentValue,
+    FinishIntent, GaplessReserve, Lease, LeaseRequest, Note, NumberBatch, NumberGapless,
+    NumberingSpec, OptimisticInsert, Plan, RenewLease, Reply, Reservation, ReserveRequest,
+    ReservedRange, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -248,15 +248,30 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         ),
         "insertOptimistic" => {
             let plan = spec(input).and_then(|spec| {
-                OptimisticInsert::new(
+                OptimisticInsert::with_max_attempts(
                     &spec,
                     text(input, "field"),
                     opt_doc(input, "document").as_ref(),
                     arg(input, "formatField").as_str(),
+                    arg(input, "maxAttempts"),
                 )
             });
             drive(plan, &steps, trace)
         }
+        "checkCount" => {
+            check_count(text(input, "argument"), arg(input, "value")).map(|count| json!(count))
+        }
+        "checkFieldPath" => {
+            check_field_path(text(input, "argument"), text(input, "field")).map(|()| Value::Null)
+        }
+        "checkInsertFields" => spec(input).and_then(|spec| {
+            check_insert_fields(
+                &spec,
+                text(input, "field"),
+                arg(input, "formatField").as_str(),
+            )
+            .map(|()| Value::Null)
+        }),
         "blockAllocator" => run_block(
             input,
             case["calls"].as_array().map_or(&[][..], Vec::as_slice),
