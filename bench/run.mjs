@@ -13,7 +13,7 @@
 //   oplog     the embedded server's own cost: an empty getMore as its oplog grows
 import { existsSync } from "node:fs";
 import os from "node:os";
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { Report } from "./lib/report.mjs";
 import { parseOptions, UsageError, USAGE } from "./lib/options.mjs";
 import { withServer, withProxy, LINKS } from "./lib/servers.mjs";
@@ -59,13 +59,8 @@ const machine = {
   memory: `${Math.round(os.totalmem() / 2 ** 30)} GiB`,
   kernel: `${os.type()} ${os.release()}`,
   node: process.version,
-  java: (() => {
-    try {
-      return execFileSync("java", ["-version"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim() || "?";
-    } catch (error) {
-      return String(error.stderr ?? "").split("\n")[0] || "?";
-    }
-  })(),
+  // `java -version` (the embedded server's JVM) writes to stderr.
+  java: spawnSync("java", ["-version"], { encoding: "utf8" }).stderr?.split("\n")[0]?.trim() || "java: ?",
   server: process.env.MONGODB_URI ? "MONGODB_URI" : "embedded test server (mongo-java-server, in memory)",
   load: os.loadavg().map((l) => l.toFixed(2)).join(" "),
 };
@@ -82,7 +77,7 @@ if (has("client")) {
   const { runBlocks } = await import("./client/blocks.mjs");
   const { runNextMany } = await import("./client/next-many.mjs");
   const { runWarmNext } = await import("./client/warm-next.mjs");
-  const { runReservationCpu } = await import("./client/reservation-cpu.mjs");
+  const { runReservationCpu } = await import("./client/package-cpu.mjs");
   await withServer("client", async ({ uri, db }) => {
     await runBlocks({ uri, dbName: `${db}_a`, suffix: "", numbers: options.clientNumbers, rounds: options.rounds, report, link: "loopback" });
     await withProxy(uri, LINKS.rtt1ms.delayMs, (proxy) =>

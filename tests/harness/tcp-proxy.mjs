@@ -6,7 +6,8 @@
 //
 //   const proxy = await startProxy(server.uri, { delayMs: 0.5 });
 //   proxy.uri            // the server's URI through the proxy (directConnection=true)
-//   await proxy.counts() // { commands: { getMore: 12, … }, byCollection: { "update orders": 3 }, connections }
+//   await proxy.counts() // { commands: { getMore: 12, … }, byCollection: { "update orders": 3 },
+//                        //   waitedUs: { getMore: 5400, … } (request → reply, summed), connections }
 //   await proxy.reset(); await proxy.cut(); proxy.cuts; await proxy.close();
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -28,7 +29,7 @@ export function proxyBinary() {
 
 /**
  * Starts a proxy to the server of `uri` (one host). `delayMs`: added in each direction.
- * @returns {Promise<{ port: number, uri: string, counts: () => Promise<{commands: Record<string, number>, byCollection: Record<string, number>, connections: number}>, reset: () => Promise<void>, cut: () => Promise<number>, readonly cuts: number, close: () => Promise<void> }>}
+ * @returns {Promise<{ port: number, uri: string, counts: () => Promise<{commands: Record<string, number>, byCollection: Record<string, number>, waitedUs: Record<string, number>, connections: number}>, reset: () => Promise<void>, cut: () => Promise<number>, readonly cuts: number, close: () => Promise<void> }>}
  */
 export async function startProxy(uri, { delayMs = 0, binary = proxyBinary() } = {}) {
   const url = new URL(uri);
@@ -67,8 +68,8 @@ export async function startProxy(uri, { delayMs = 0, binary = proxyBinary() } = 
     port,
     uri: through.toString(),
     async counts() {
-      const { commands, by_collection: byCollection, connections } = JSON.parse(await ask("counts"));
-      return { commands, byCollection, connections };
+      const { commands, by_collection: byCollection, waited_us: waitedUs, connections } = JSON.parse(await ask("counts"));
+      return { commands, byCollection, waitedUs, connections };
     },
     async reset() {
       await ask("reset");

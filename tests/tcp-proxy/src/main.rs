@@ -6,7 +6,8 @@
 //! Prints `listening HOST:PORT` once it accepts connections. Each chunk is held back
 //! `--delay-us` in each direction (0.5 ms each way ≈ a same-region link). Commands on standard
 //! input, one per line, each answered with one line on standard output:
-//!   counts  → `{"commands":{…},"by_collection":{"update orders":…},"connections":N}`
+//!   counts  → `{"commands":{…},"by_collection":{"update orders":…},"waited_us":{…},"connections":N}`
+//!             (waited_us: per command, the time from request to reply summed, in µs)
 //!   reset   → `ok` (counts back to zero)
 //!   cut     → `cut N` (every open connection closed, N of them)
 //! It exits when its standard input closes, so it dies with the process that started it.
@@ -133,9 +134,16 @@ fn main() {
             "counts" => {
                 let counts = counts.lock().expect("counts lock").clone();
                 format!(
-                    "{{\"commands\":{},\"by_collection\":{},\"connections\":{}}}",
+                    "{{\"commands\":{},\"by_collection\":{},\"waited_us\":{},\"connections\":{}}}",
                     json_map(&counts.commands),
                     json_map(&counts.by_collection),
+                    json_map(
+                        &counts
+                            .waited
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.as_micros() as u64))
+                            .collect()
+                    ),
                     *accepted.lock().expect("accepted lock")
                 )
             }

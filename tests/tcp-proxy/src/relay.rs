@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::wire::{Counts, MessageSplitter};
+use crate::wire::{on_reply, on_request, Counts, InFlight, MessageSplitter};
 
 /// One proxied connection: both sockets, so `cut` can close them from outside.
 pub struct Connection {
@@ -47,16 +47,28 @@ pub fn relay(
         running: running.clone(),
     };
     let (client_read, upstream_write) = (client.try_clone()?, upstream.try_clone()?);
-    let mut splitter = MessageSplitter::default();
+    let in_flight = Arc::new(Mutex::new(InFlight::new()));
+    let (mut requests, mut replies) = (MessageSplitter::default(), MessageSplitter::default());
+    let (request_counts, request_flight) = (counts.clone(), in_flight.clone());
     let done = running.clone();
     thread::spawn(move || {
         pump(client_read, upstream_write, delay, |chunk| {
-            splitter.feed(chunk, &mut counts.lock().expect("counts lock"))
+            let (mut counts, mut in_flight) = (
+                request_counts.lock().expect("counts lock"),
+                request_flight.lock().expect("in-flight lock"),
+            );
+            requests.feed(chunk, |m| on_request(m, &mut counts, &mut in_flight));
         });
         done.fetch_sub(1, Ordering::AcqRel);
     });
     thread::spawn(move || {
-        pump(upstream, client, delay, |_| {});
+        pump(upstream, client, delay, |chunk| {
+            let (mut counts, mut in_flight) = (
+                counts.lock().expect("counts lock"),
+                in_flight.lock().expect("in-flight lock"),
+            );
+            replies.feed(chunk, |m| on_reply(m, &mut counts, &mut in_flight));
+        });
         running.fetch_sub(1, Ordering::AcqRel);
     });
     Ok(connection)

@@ -1,8 +1,9 @@
-//! Reads command names off the client → server byte stream of the MongoDB wire protocol, so the
-//! proxy counts every command a client sends (driver-internal `getMore`s and heartbeats
-//! included), whatever language the client is written in.
+//! Reads the MongoDB wire protocol off both directions of a connection, so the proxy counts
+//! every command a client sends (driver-internal `getMore`s and heartbeats included), whatever
+//! language the client is written in, and how long each kind waited for its reply.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
 
 /// Bytes kept from the start of each message: enough for the header, an `OP_QUERY`'s namespace
 /// and the body's first element (the command name and, for most commands, the collection).
@@ -12,15 +13,17 @@ const OP_MSG: i32 = 2013;
 const OP_QUERY: i32 = 2004;
 const OP_COMPRESSED: i32 = 2012;
 
-/// Commands seen, by name and by `name collection` (when the command's value is a string).
+/// Commands seen, by name and by `name collection` (when the command's value is a string), and
+/// per name the time from the request's last byte to the reply's last byte, summed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Counts {
     pub commands: BTreeMap<String, u64>,
     pub by_collection: BTreeMap<String, u64>,
+    pub waited: BTreeMap<String, Duration>,
 }
 
 impl Counts {
-    fn record(&mut self, name: String, collection: Option<String>) {
+    pub fn record(&mut self, name: String, collection: Option<String>) {
         if let Some(collection) = collection {
             *self
                 .by_collection
@@ -28,6 +31,25 @@ impl Counts {
                 .or_default() += 1;
         }
         *self.commands.entry(name).or_default() += 1;
+    }
+}
+
+/// One connection's requests waiting for their reply: request id → (command, when sent).
+pub type InFlight = HashMap<i32, (String, Instant)>;
+
+/// A request (client → server): counts its command and notes it as waiting for a reply.
+pub fn on_request(message: &[u8], counts: &mut Counts, in_flight: &mut InFlight) {
+    let (name, collection) = command_of(message);
+    if let Some(id) = i32_at(message, 4) {
+        in_flight.insert(id, (name.clone(), Instant::now()));
+    }
+    counts.record(name, collection);
+}
+
+/// A reply (server → client): adds the time its request waited.
+pub fn on_reply(message: &[u8], counts: &mut Counts, in_flight: &mut InFlight) {
+    if let Some((name, sent)) = i32_at(message, 8).and_then(|id| in_flight.remove(&id)) {
+        *counts.waited.entry(name).or_default() += sent.elapsed();
     }
 }
 
@@ -40,8 +62,8 @@ pub struct MessageSplitter {
 }
 
 impl MessageSplitter {
-    /// Feeds a chunk; records the command of every message it completes.
-    pub fn feed(&mut self, mut data: &[u8], counts: &mut Counts) {
+    /// Feeds a chunk; calls `on_message` with the head of every message it completes.
+    pub fn feed(&mut self, mut data: &[u8], mut on_message: impl FnMut(&[u8])) {
         while !data.is_empty() {
             let Some(length) = self.length else {
                 let take = (4 - self.head.len()).min(data.len());
@@ -66,8 +88,7 @@ impl MessageSplitter {
             self.received += take;
             data = &data[take..];
             if self.received == length {
-                let (name, collection) = command_of(&self.head);
-                counts.record(name, collection);
+                on_message(&self.head);
                 self.head.clear();
                 self.length = None;
                 self.received = 0;
@@ -155,8 +176,9 @@ mod tests {
         for chunk in [1, 3, 7, 64, stream.len()] {
             let mut splitter = MessageSplitter::default();
             let mut counts = Counts::default();
+            let mut in_flight = InFlight::new();
             for piece in stream.chunks(chunk) {
-                splitter.feed(piece, &mut counts);
+                splitter.feed(piece, |m| on_request(m, &mut counts, &mut in_flight));
             }
             assert_eq!(counts.commands.get("update"), Some(&2), "chunk {chunk}");
             assert_eq!(counts.commands.get("findAndModify"), Some(&1));
@@ -173,9 +195,9 @@ mod tests {
         message[..4].copy_from_slice(&(length as i32).to_le_bytes());
         message.extend(std::iter::repeat(0u8).take(padding));
         message.extend(op_msg("getMore", "x"));
-        let mut splitter = MessageSplitter::default();
         let mut counts = Counts::default();
-        splitter.feed(&message, &mut counts);
+        let mut in_flight = InFlight::new();
+        MessageSplitter::default().feed(&message, |m| on_request(m, &mut counts, &mut in_flight));
         assert_eq!(counts.commands.get("insert"), Some(&1));
         assert_eq!(counts.commands.get("getMore"), Some(&1));
     }
@@ -199,7 +221,23 @@ mod tests {
         let length = message.len() as i32;
         message[..4].copy_from_slice(&length.to_le_bytes());
         let mut counts = Counts::default();
-        MessageSplitter::default().feed(&message, &mut counts);
+        let mut in_flight = InFlight::new();
+        MessageSplitter::default().feed(&message, |m| on_request(m, &mut counts, &mut in_flight));
         assert_eq!(counts.commands.get("isMaster"), Some(&1));
+    }
+
+    #[test]
+    fn replies_add_the_time_their_request_waited() {
+        let mut request = op_msg("getMore", "x");
+        request[4..8].copy_from_slice(&77i32.to_le_bytes());
+        let mut reply = op_msg("cursor", "x");
+        reply[8..12].copy_from_slice(&77i32.to_le_bytes());
+        let mut counts = Counts::default();
+        let mut in_flight = InFlight::new();
+        MessageSplitter::default().feed(&request, |m| on_request(m, &mut counts, &mut in_flight));
+        std::thread::sleep(Duration::from_millis(2));
+        MessageSplitter::default().feed(&reply, |m| on_reply(m, &mut counts, &mut in_flight));
+        assert!(counts.waited["getMore"] >= Duration::from_millis(2));
+        assert!(in_flight.is_empty());
     }
 }
