@@ -92,7 +92,7 @@ if (has("client")) {
 if (has("mongoose")) {
   step(`mongoose: mongoose-sequence vs mongo-seq, ${options.mongooseDocs} documents`);
   const { runMongoose } = await import("./client/mongoose.mjs");
-  await withServer("mongoose", ({ uri, db }) => runMongoose({ uri, dbName: db, docs: options.mongooseDocs, report }));
+  await withServer("mongoose", ({ uri, db }) => runMongoose({ uri, dbName: db, docs: options.mongooseDocs, rounds: options.rounds, report }));
 }
 
 if (has("processes")) {
