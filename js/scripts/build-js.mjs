@@ -1,6 +1,8 @@
 // Bundles the package from src/ and the wasm-bindgen glue (js/wasm/, made by build-wasm) into
-// dist/: one ESM and one CJS bundle (each with the glue inlined, so each format initializes
-// the module once), the optimized .wasm they read at load time, and the type declarations.
+// dist/: one ESM bundle (the glue inlined; it reads the .wasm beside it once), a CommonJS entry
+// that requires that same bundle (Node ≥ 20.19, Bun and Deno load ES modules with require), so
+// an application importing both entries gets one Wasm instance and one set of classes — no
+// dual-package hazard — the optimized .wasm, and the type declarations.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync, rmSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -15,18 +17,20 @@ if (!existsSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"))) {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist);
-const common = {
+await build({
   entryPoints: [join(pkg, "src", "index.js")],
   bundle: true,
   platform: "node",
   target: "node20",
+  format: "esm",
   external: ["mongodb"],
   logLevel: "warning",
-  // The glue's async default init mentions import.meta.url; the package only uses initSync.
-  logOverride: { "empty-import-meta": "silent" },
-};
-await build({ ...common, format: "esm", outfile: join(dist, "index.mjs") });
-await build({ ...common, format: "cjs", outfile: join(dist, "index.cjs") });
+  outfile: join(dist, "index.mjs"),
+});
+writeFileSync(
+  join(dist, "index.cjs"),
+  '"use strict";\n// The CommonJS entry is the ES module itself: one Wasm instance per process, whichever entry loads it.\nmodule.exports = require("./index.mjs");\n',
+);
 
 copyFileSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"), join(dist, "mongo_seq_wasm_bg.wasm"));
 

@@ -1,6 +1,9 @@
 // Runs one core command with the official driver and returns the reply the core expects.
-// The only decisions here are about I/O: which collection object, and which driver error is a
-// duplicate key (code 11000) that the plan handles itself; every other error propagates.
+// The only decisions here are about I/O: which collection object, which driver error is a
+// duplicate key (code 11000) that the plan handles itself, and the random draw and sleep of a
+// `wait` (the core says how long at most; it reads no clock and draws no random numbers);
+// every other error propagates.
+import { setTimeout as sleep } from "node:timers/promises";
 import { toDriver, fromDriver } from "./bson.js";
 
 const DUPLICATE_KEY = 11000;
@@ -56,6 +59,9 @@ export async function executeCommand(command, target) {
       if (reply.kind === "inserted") target.insertedId = document._id;
       return reply;
     }
+    case "wait":
+      await sleep(command.minMs + Math.random() * (command.maxMs - command.minMs));
+      return { kind: "waited" };
     default:
       throw new Error(`mongo-seq: unknown command ${JSON.stringify(command.op)} from the core (package build mismatch?)`);
   }

@@ -42,7 +42,7 @@ export declare class Sequence {
   format(value: Integer): string | undefined;
   /** The next number; one round trip per `block` numbers. */
   next(scope?: ScopeDocument): Promise<SequenceNumber>;
-  /** `count` numbers in order, in one round trip (0 gives []). */
+  /** `count` numbers (0 to 1,000,000) in order, in one round trip (0 gives []). */
   nextMany(count: number, scope?: ScopeDocument): Promise<SequenceNumber[]>;
   /** The last number reserved on the server by any process (null: no counter yet). Reserves nothing. */
   current(scope?: ScopeDocument): Promise<SequenceNumber | null>;
@@ -89,14 +89,16 @@ export interface InsertOptimisticOptions {
   field?: string;
   /** Field that receives the formatted id. */
   formatField?: string;
+  /** Inserts tried before TOO_MANY_RETRIES, 1 to 10,000 (default 100); lost races back off 0–100 ms. */
+  maxAttempts?: number;
 }
 
 export interface WaitForNumberOptions {
-  /** Field the other process writes (default "seq"). */
+  /** Field path the other process writes (default "seq"; may be nested, `meta.seq`). */
   field?: string;
-  /** How long to wait (default 5000 ms); then WAIT_TIMEOUT. */
+  /** How long to wait, 0 to 2^31 - 1 ms (default 5000 ms); then WAIT_TIMEOUT. */
   timeoutMs?: number;
-  /** Longest pause between two reads (default 200 ms). */
+  /** Longest pause between two reads, 1 to 2^31 - 1 ms (default 200 ms). */
   pollMs?: number;
 }
 
@@ -108,7 +110,7 @@ export declare class Sequences {
   sequence(name: string, options?: SequenceOptions): Sequence;
   /** Inserts a copy of `doc` with the next number; retries with a fresh number on a duplicate key on `field`. */
   insertOne(collection: Collection<any>, doc: Document, options: InsertOptions): Promise<InsertOneResult>;
-  /** Inserts copies of `docs` numbered in order, one reservation per counter. */
+  /** Inserts copies of `docs` (at most 1,000,000) numbered in order, one reservation per counter. */
   insertMany(collection: Collection<any>, docs: Document[], options: InsertOptions): Promise<InsertManyResult>;
   /** The tutorial's optimistic loop: max(field) + step, retry on a duplicate key. No counter. */
   insertOptimistic(collection: Collection<any>, doc: Document, options?: InsertOptimisticOptions): Promise<InsertOneResult>;

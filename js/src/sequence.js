@@ -4,8 +4,8 @@
 // nor hand out a number twice (allocator calls are synchronous; the event loop is the lock).
 import { core } from "./wasm.js";
 import { runPlan } from "./run-plan.js";
-import { fromDriver, toCoreInteger } from "./bson.js";
-import { checkKnownKeys, mongoSeqError } from "./errors.js";
+import { documentArgument, toCoreInteger } from "./bson.js";
+import { checkBoolean, checkKnownKeys } from "./errors.js";
 
 /** Per counter id: the allocator, the refill in flight, and a generation that setNext bumps. */
 class CounterState {
@@ -29,9 +29,9 @@ export class Sequence {
     this.name = this.options.name;
   }
 
-  /** The counter `_id` for a scope document (`undefined` for an unscoped sequence). */
+  /** The counter `_id` for a scope document (optional for an unscoped sequence). */
   counterId(scope) {
-    return this.#spec.counterId(scope === undefined ? undefined : fromDriver(scope));
+    return this.#spec.counterId(scopeDocument(scope));
   }
 
   /** The formatted id of `value` (`undefined` when the sequence has no `format`). */
@@ -45,12 +45,12 @@ export class Sequence {
     return value;
   }
 
-  /** `count` numbers, in order, with at most one round trip (more only near a bound). */
+  /**
+   * `count` numbers (0 to 1,000,000), in order, with at most one round trip (more only near a
+   * bound). The count is checked before anything is taken, from the block or the server.
+   */
   async nextMany(count, scope) {
-    if (!Number.isSafeInteger(count) || count < 0) {
-      throw mongoSeqError("INVALID_ARGUMENT", `count must be a non-negative integer, got ${String(count)}`, { argument: "count" });
-    }
-    return this.#take(count, this.counterId(scope));
+    return this.#take(core.checkCount("count", count), this.counterId(scope));
   }
 
   /** The last number reserved on the server (by any process), or null; reserves nothing. */
@@ -69,9 +69,10 @@ export class Sequence {
    * Numbers this object still holds in a block are dropped (a gap).
    */
   async setNext(next, options) {
-    const { force = false, scope } = checkKnownKeys("setNext options", options, ["force", "scope"]);
+    const { force, scope } = checkKnownKeys("setNext options", options, ["force", "scope"]);
     const counterId = this.counterId(scope);
-    const outcome = await runPlan(this.#spec.setNext(counterId, toCoreInteger(next), force === true), { counters: this.#counters });
+    const plan = this.#spec.setNext(counterId, toCoreInteger(next), checkBoolean("force", force));
+    const outcome = await runPlan(plan, { counters: this.#counters });
     this.#discard(counterId);
     return outcome;
   }
@@ -86,7 +87,7 @@ export class Sequence {
     if (typeof source?.findOne === "function") {
       const [field = "_id", options] = rest;
       const { scope } = checkKnownKeys("seedFromMax options", options, ["scope"]);
-      const plan = this.#spec.seedFromCollection(field, scope === undefined ? undefined : fromDriver(scope));
+      const plan = this.#spec.seedFromCollection(field, scopeDocument(scope));
       return runPlan(plan, { counters: this.#counters, documents: source });
     }
     const { scope } = checkKnownKeys("seedFromMax options", rest[0], ["scope"]);
@@ -97,11 +98,14 @@ export class Sequence {
   /** Takes `count` numbers for one counter, refilling from the server when the block is dry. */
   async #take(count, counterId) {
     const state = this.#state(counterId);
-    const values = [];
+    let values = [];
     while (values.length < count) {
       const range = state.allocator.take(count - values.length);
       if (range !== undefined) {
-        values.push(...core.rangeValues(range));
+        // No push(...taken): spreading a large array overflows the call stack.
+        const taken = core.rangeValues(range);
+        if (values.length === 0) values = taken;
+        else for (const value of taken) values.push(value);
         continue;
       }
       if (state.refilling === null) {
@@ -145,8 +149,13 @@ export class Sequence {
     state.generation += 1;
   }
 
-  /** @internal The core's spec, for `Sequences` (insertOptimistic). */
+  /** @internal The core's spec, for `Sequences` (inserts). */
   get spec() {
     return this.#spec;
   }
+}
+
+/** A scope argument as the core reads it: a document, or undefined. */
+function scopeDocument(scope) {
+  return scope === undefined || scope === null ? undefined : documentArgument("scope", scope);
 }

@@ -3,12 +3,13 @@
 import { core } from "./wasm.js";
 import { Sequence } from "./sequence.js";
 import { runPlan } from "./run-plan.js";
-import { fromDriver, toInt64 } from "./bson.js";
+import { checkStorable, documentArgument, toCoreInteger, toInt64 } from "./bson.js";
 import { isDuplicateKey, duplicateKeyFields } from "./execute.js";
-import { checkKnownKeys, mongoSeqError } from "./errors.js";
+import { checkCollection, checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
 import { waitForNumber } from "./wait-for-number.js";
 
 const INSERT_OPTIONS = ["sequence", "field", "formatField"];
+const OPTIMISTIC_OPTIONS = [...INSERT_OPTIONS, "maxAttempts"];
 
 export class Sequences {
   #counters;
@@ -19,12 +20,10 @@ export class Sequences {
    * @param {{ collection?: string }} [options]  counters collection name (default "counters")
    */
   constructor(db, options) {
+    if (typeof db?.collection !== "function") throw invalidArgument("db", `must be a mongodb Db, got ${describe(db)}`);
     const { collection = "counters" } = checkKnownKeys("Sequences options", options, ["collection"]);
-    if (typeof db?.collection !== "function") {
-      throw mongoSeqError("INVALID_ARGUMENT", "the first argument must be a mongodb Db", { argument: "db" });
-    }
     if (typeof collection !== "string" || collection === "") {
-      throw mongoSeqError("INVALID_OPTION", "option `collection` must be a non-empty string", { option: "collection" });
+      throw invalidOption("collection", `must be a non-empty string, got ${describe(collection)}`);
     }
     this.#counters = db.collection(collection);
   }
@@ -40,13 +39,14 @@ export class Sequences {
    * options is a SEQUENCE_CONFLICT.
    */
   sequence(name, options) {
-    // The core validates every option (unknown keys included) and the name.
-    const spec = new core.SequenceSpec({ ...options, name });
+    // The core validates every option (unknown keys included), the name, and options that are
+    // not an object at all.
+    const spec = new core.SequenceSpec(isDocument(options) ? namedOptions(name, options) : (options ?? { name }));
     const existing = this.#sequences.get(name);
     if (existing !== undefined) {
       const wanted = spec.options();
       spec.free();
-      if (options !== undefined && !sameOptions(existing.options, wanted)) {
+      if (options !== undefined && options !== null && !sameOptions(existing.options, wanted)) {
         throw mongoSeqError("SEQUENCE_CONFLICT", `sequence \`${name}\` was already defined with other options`, { name });
       }
       return existing;
@@ -61,6 +61,8 @@ export class Sequences {
    * `formatField`). A duplicate key on `field` takes a fresh number and retries.
    */
   async insertOne(collection, doc, options) {
+    checkCollection(collection, ["insertOne"]);
+    checkStorable("doc", doc);
     const { sequence, field, formatField } = this.#insertOptions(options);
     const scope = sequence.options.scope.length > 0 ? doc : undefined;
     for (let attempt = 1; ; attempt++) {
@@ -82,10 +84,14 @@ export class Sequences {
    * again and retried; the ones before them are kept.
    */
   async insertMany(collection, docs, options) {
+    checkCollection(collection, ["insertMany"]);
+    if (!Array.isArray(docs)) throw invalidArgument("docs", `must be an array of documents, got ${describe(docs)}`);
+    // Every check before anything is reserved or written: the size of the batch, each
+    // document, the options, and each document's counter id (a missing scope field).
+    core.checkCount("docs.length", docs.length);
+    docs.forEach((doc, index) => checkStorable(`docs[${index}]`, doc));
     const { sequence, field, formatField } = this.#insertOptions(options);
-    if (!Array.isArray(docs)) throw mongoSeqError("INVALID_ARGUMENT", "docs must be an array", { argument: "docs" });
     const scoped = sequence.options.scope.length > 0;
-    // Counter ids first: a missing scope field fails before anything is reserved or written.
     const counterIds = docs.map((doc) => sequence.counterId(scoped ? doc : undefined));
     const values = new Array(docs.length);
     const insertedIds = {};
@@ -114,16 +120,15 @@ export class Sequences {
    * start/step/bounds/scope; by default a sequence named after the collection, starting at 1.
    */
   async insertOptimistic(collection, doc, options) {
-    const { sequence, field = "_id", formatField } = checkKnownKeys("insertOptimistic options", options, INSERT_OPTIONS);
+    checkCollection(collection, ["findOne", "insertOne"]);
+    checkStorable("doc", doc);
+    const { sequence, field = "_id", formatField, maxAttempts } = checkKnownKeys("insertOptimistic options", options, OPTIMISTIC_OPTIONS);
     // Without a sequence: default options, named after the collection (not registered, so the
     // name stays free for `sequence()`).
-    const spec =
-      sequence === undefined
-        ? new core.SequenceSpec({ name: collection.collectionName })
-        : (sequence instanceof Sequence ? sequence : this.sequence(sequence)).spec;
+    const spec = sequence === undefined ? new core.SequenceSpec({ name: collection.collectionName }) : this.#resolve(sequence).spec;
     let plan;
     try {
-      plan = spec.insertOptimistic(field, fromDriver(doc), formatField);
+      plan = spec.insertOptimistic(field, documentArgument("doc", doc), formatField, maxAttempts);
     } finally {
       if (sequence === undefined) spec.free();
     }
@@ -136,20 +141,27 @@ export class Sequences {
    * Reads back the number another process (the mongo-seq sidecar) assigns to the document
    * `_id` in `field`: resolves with it, or rejects with WAIT_TIMEOUT after `timeoutMs`.
    */
-  waitForNumber(collection, id, options) {
+  async waitForNumber(collection, id, options) {
+    checkCollection(collection, ["findOne"]);
     return waitForNumber(collection, id, checkKnownKeys("waitForNumber options", options, ["field", "timeoutMs", "pollMs"]));
   }
 
+  /** The insert options, checked (the core checks where the number and formatted id go). */
   #insertOptions(options) {
     const { sequence, field = "_id", formatField } = checkKnownKeys("insert options", options, INSERT_OPTIONS);
-    if (sequence === undefined) {
-      throw mongoSeqError("INVALID_OPTION", "option `sequence` (a name or a Sequence) is required", { option: "sequence" });
-    }
-    const resolved = sequence instanceof Sequence ? sequence : this.sequence(sequence);
-    if (formatField !== undefined && resolved.options.format === null) {
-      throw mongoSeqError("INVALID_OPTION", `sequence \`${resolved.name}\` has no format for formatField`, { option: "formatField" });
-    }
+    if (sequence === undefined) throw invalidOption("sequence", "is required (a sequence name or a Sequence)");
+    const resolved = this.#resolve(sequence);
+    resolved.spec.checkInsertFields(field, formatField);
     return { sequence: resolved, field, formatField };
+  }
+
+  /** The `sequence` option: a Sequence, or the name of one (defined or with default options). */
+  #resolve(sequence) {
+    if (sequence instanceof Sequence) return sequence;
+    if (typeof sequence !== "string") {
+      throw invalidOption("sequence", `must be a sequence name or a Sequence of this package, got ${describe(sequence)}`);
+    }
+    return this.sequence(sequence);
   }
 
   /** Reserves numbers for the documents at `pending`, one nextMany per counter id. */
@@ -166,6 +178,16 @@ export class Sequences {
       group.forEach((index, i) => (values[index] = numbers[i]));
     }
   }
+}
+
+/** The options of `sequence(name, options)` as the core reads them: the name in, Longs as BigInt. */
+function namedOptions(name, options) {
+  if (options.name !== undefined && options.name !== name) {
+    throw invalidOption("name", `is the first argument of sequence() (${describe(name)}); the options say ${describe(options.name)}`);
+  }
+  const named = { name };
+  for (const [key, value] of Object.entries(options)) if (key !== "name") named[key] = toCoreInteger(value);
+  return named;
 }
 
 function sameOptions(a, b) {

@@ -3,19 +3,29 @@
 // with a growing interval, until the field holds an integer or the deadline passes.
 import { core } from "./wasm.js";
 import { fromDriver } from "./bson.js";
-import { mongoSeqError } from "./errors.js";
+import { describe, invalidOption, mongoSeqError } from "./errors.js";
 
 const FIRST_POLL_MS = 10;
+/** Longest wait a timer can express (larger delays fire at once). */
+const MAX_MS = 2 ** 31 - 1;
+
+function milliseconds(option, value, least) {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < least || value > MAX_MS) {
+    throw invalidOption(option, `must be a number of milliseconds from ${least} to ${MAX_MS}, got ${describe(value)}`);
+  }
+  return value;
+}
 
 export async function waitForNumber(collection, id, { field = "seq", timeoutMs = 5000, pollMs = 200 } = {}) {
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw mongoSeqError("INVALID_OPTION", "option `timeoutMs` must be a non-negative number", { option: "timeoutMs" });
-  }
+  // The sidecar writes a field path (`seq`, `meta.seq`): the core's rules for it.
+  core.checkFieldPath("field", field);
+  milliseconds("timeoutMs", timeoutMs, 0);
+  milliseconds("pollMs", pollMs, 1);
   const deadline = Date.now() + timeoutMs;
   let delay = Math.min(FIRST_POLL_MS, pollMs);
   for (;;) {
     const document = await collection.findOne({ _id: id }, { projection: { [field]: 1 } });
-    const value = document?.[field];
+    const value = field.split(".").reduce((parent, key) => parent?.[key], document);
     if (value !== undefined && value !== null) {
       // The core reads the integer (any BSON integer type; beyond 2^53 a bigint) or says why not.
       return core.readInteger(fromDriver({ value }).value, field);

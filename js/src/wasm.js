@@ -1,19 +1,14 @@
 // Loads the Wasm module once, synchronously, from the .wasm file beside the bundle, and hands
 // the bindings to the rest of the package (every other module imports the core from here).
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import * as bindings from "../wasm/mongo_seq_wasm.js";
 
 const WASM_FILE = "mongo_seq_wasm_bg.wasm";
 
-function wasmBytes() {
-  // The CJS bundle has __dirname; the ESM bundle resolves the file against its own URL.
-  // eslint-disable-next-line no-undef
-  if (typeof __dirname === "string") return readFileSync(join(__dirname, WASM_FILE));
-  return readFileSync(new URL(WASM_FILE, import.meta.url));
-}
-
-bindings.initSync({ module: wasmBytes() });
+// The file sits beside the bundle, located from the module's own URL — never from a global
+// __dirname, which ESM shims and `node -e` define to point elsewhere. (There is one bundle, ESM:
+// the CommonJS entry requires it, so both entries share this one instance.)
+bindings.initSync({ module: readFileSync(new URL(WASM_FILE, import.meta.url)) });
 
 /** The core's API (the bindings without their loader: the module is initialized above, once). */
 export const core = Object.freeze({
@@ -21,6 +16,8 @@ export const core = Object.freeze({
   Plan: bindings.Plan,
   BlockAllocator: bindings.BlockAllocator,
   rangeValues: bindings.rangeValues,
+  checkCount: bindings.checkCount,
+  checkFieldPath: bindings.checkFieldPath,
   formatSeq: bindings.formatSeq,
   readInteger: bindings.readInteger,
   audit: bindings.audit,

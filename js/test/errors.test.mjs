@@ -2,31 +2,13 @@
 // written (the database's contents are compared before and after).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Double } from "mongodb";
-import { Sequences, isMongoSeqError, core } from "mongo-seq";
-import { useMongo, snapshot } from "./support.mjs";
+import { Double, Long, ObjectId } from "mongodb";
+import { Sequences, core } from "mongo-seq";
+import { useMongo, assertRefused as assertRefusedIn } from "./support.mjs";
 
 const mongo = useMongo();
 
-/** Runs `act` on a seeded database; asserts it throws/rejects with `code` and writes nothing. */
-async function assertRefused(label, code, act, seed = async () => {}) {
-  const db = mongo.freshDb(`err_${label}`);
-  await db.collection("users").insertOne({ _id: 1, name: "existing" });
-  await seed(db);
-  const before = await snapshot(db);
-  let caught;
-  try {
-    await act(new Sequences(db), db);
-  } catch (error) {
-    caught = error;
-  }
-  assert.ok(caught, `${label}: expected ${code}, but nothing was thrown`);
-  assert.ok(isMongoSeqError(caught), `${label}: not a MongoSeqError: ${caught?.stack ?? caught}`);
-  assert.equal(caught.code, code, `${label}: ${caught.message}`);
-  assert.ok(caught.message.length > 10, "the message explains the problem");
-  assert.deepEqual(await snapshot(db), before, `${label}: something was written`);
-  return caught;
-}
+const assertRefused = (label, code, act, seed) => assertRefusedIn(mongo, label, code, act, seed);
 
 test("an unknown option is UNKNOWN_OPTION, naming the key", async () => {
   const error = await assertRefused("unknown", "UNKNOWN_OPTION", async (seqs) => seqs.sequence("userid", { colour: "red" }).next());
@@ -69,15 +51,19 @@ test("a non-integer counter document with default options writes nothing", async
   }
 });
 
-test("a legacy counter stored as a double (the old shell's seq: 5.0) keeps counting, and stays a double", async () => {
+// A tutorial counter the legacy shell stored as a double is converted to int64 by its first
+// reservation (a compare-and-set on the value read), so it costs one command from then on and
+// several processes on it do not keep losing that compare-and-set (see processes.test.mjs).
+test("a legacy counter stored as a double (the old shell's seq: 5.0) keeps counting, as an int64 from then on", async () => {
   const db = mongo.freshDb("legacy_double");
   await db.collection("counters").insertOne({ _id: "userid", seq: new Double(5) });
   const userIds = new Sequences(db).sequence("userid");
   assert.equal(await userIds.next(), 6);
-  assert.deepEqual(await userIds.nextMany(2), [7, 8]);
   const counter = await db.collection("counters").findOne({ _id: "userid" }, { promoteValues: false });
-  assert.equal(counter.seq._bsontype, "Double", "the tutorial's counter keeps its type");
-  assert.equal(counter.seq.valueOf(), 8);
+  assert.equal(counter.seq._bsontype, "Long", "converted by the first reservation");
+  mongo.commands.reset();
+  assert.deepEqual(await userIds.nextMany(2), [7, 8]);
+  assert.equal(mongo.commands.count("findAndModify") + mongo.commands.count("find"), 1, "one command per reservation from then on");
 });
 
 test("exceeding max is SEQUENCE_EXHAUSTED, for next(), nextMany() and insertMany()", async () => {
@@ -107,7 +93,11 @@ test("an empty or invalid sequence name is INVALID_NAME", async () => {
     const error = await assertRefused(`name_${name.length}`, "INVALID_NAME", async (seqs) => seqs.sequence(name).next());
     assert.equal(error.details.name, name);
   }
-  await assertRefused("name_type", "INVALID_OPTION", async (seqs) => seqs.sequence(42).next());
+  // The README promises INVALID_NAME for every bad name, whatever its type (issue 8, item 10).
+  for (const [label, name] of [["number", 42], ["object", { toString: () => "x" }], ["symbol", Symbol("x")], ["null", null]]) {
+    const error = await assertRefused(`name_${label}`, "INVALID_NAME", async (seqs) => seqs.sequence(name).next());
+    assert.match(error.message, /name.*must be a string/, error.message);
+  }
 });
 
 test("a scope field missing in the document is MISSING_SCOPE_FIELD, for every insert", async () => {
@@ -133,7 +123,8 @@ test("a scope field missing in the document is MISSING_SCOPE_FIELD, for every in
 
 test("other misuse is refused with a code", async () => {
   await assertRefused("no_sequence", "INVALID_OPTION", (seqs, db) => seqs.insertOne(db.collection("users"), {}, {}));
-  await assertRefused("format_field", "INVALID_OPTION", (seqs, db) =>
+  // Where the number and formatted id go are the core's checks, all INVALID_ARGUMENT (like `field`).
+  await assertRefused("format_field", "INVALID_ARGUMENT", (seqs, db) =>
     seqs.insertOne(db.collection("users"), {}, { sequence: "plain", formatField: "code" }),
   );
   await assertRefused("conflict", "SEQUENCE_CONFLICT", async (seqs) => {
@@ -143,6 +134,97 @@ test("other misuse is refused with a code", async () => {
   await assertRefused("bad_field", "INVALID_ARGUMENT", (seqs, db) => seqs.insertOptimistic(db.collection("users"), {}, { field: "a.b" }));
   await assertRefused("bad_format", "INVALID_FORMAT", async (seqs) => seqs.sequence("userid", { format: "INV-{id}" }));
   await assertRefused("bad_value", "INVALID_ARGUMENT", (seqs) => seqs.sequence("userid").setNext("soon"));
+});
+
+// Issue 8, item 3: a document that is not a document, or a number field the package cannot
+// write, is refused before anything is reserved: no counter moves, nothing is inserted.
+test("inserting something that is not a document writes nothing", async () => {
+  const notDocuments = [
+    ["null", null],
+    ["undefined", undefined],
+    ["number", 5],
+    ["string", "x"],
+    ["array", [{ a: 1 }]],
+    ["date", new Date(0)],
+    ["map", new Map([["a", 1]])],
+    ["objectid", new ObjectId()],
+    ["function", () => ({})],
+  ];
+  for (const [label, doc] of notDocuments) {
+    const error = await assertRefused(`doc_one_${label}`, "INVALID_ARGUMENT", (seqs, db) =>
+      seqs.insertOne(db.collection("users"), doc, { sequence: "userid" }),
+    );
+    assert.equal(error.details.argument, "doc", error.message);
+    await assertRefused(`doc_optimistic_${label}`, "INVALID_ARGUMENT", (seqs, db) => seqs.insertOptimistic(db.collection("users"), doc));
+    const many = await assertRefused(`doc_many_${label}`, "INVALID_ARGUMENT", (seqs, db) =>
+      seqs.insertMany(db.collection("users"), [{ a: 1 }, doc], { sequence: "userid" }),
+    );
+    assert.equal(many.details.argument, "docs[1]", many.message);
+  }
+  for (const [label, docs] of [["null", null], ["object", { 0: {} }], ["string", "ab"]]) {
+    await assertRefused(`docs_${label}`, "INVALID_ARGUMENT", (seqs, db) => seqs.insertMany(db.collection("users"), docs, { sequence: "userid" }));
+  }
+});
+
+test("a number field or format field the package cannot write is refused by every insert and seedFromMax", async () => {
+  const badFields = ["$n", "", "a.b", ".a", "a\u0000b", "x".repeat(1025), 5, null, {}];
+  for (const [index, field] of badFields.entries()) {
+    const check = (error) => assert.equal(error.details.argument, "field", error.message);
+    check(await assertRefused(`field_one_${index}`, "INVALID_ARGUMENT", (seqs, db) => seqs.insertOne(db.collection("users"), {}, { sequence: "userid", field })));
+    check(await assertRefused(`field_many_${index}`, "INVALID_ARGUMENT", (seqs, db) => seqs.insertMany(db.collection("users"), [{}], { sequence: "userid", field })));
+    check(await assertRefused(`field_opt_${index}`, "INVALID_ARGUMENT", (seqs, db) => seqs.insertOptimistic(db.collection("users"), {}, { field })));
+    check(await assertRefused(`field_seed_${index}`, "INVALID_ARGUMENT", (seqs, db) => seqs.sequence("userid").seedFromMax(db.collection("users"), field)));
+    if (field === null) continue; // formatField: null means none
+    const formatted = (seqs) => seqs.sequence("inv", { format: "INV-{seq}" });
+    const format = await assertRefused(`format_field_${index}`, "INVALID_ARGUMENT", (seqs, db) =>
+      seqs.insertOne(db.collection("users"), {}, { sequence: formatted(seqs), field: "n", formatField: field }),
+    );
+    assert.equal(format.details.argument, "formatField", format.message);
+  }
+  const scoped = (seqs) => seqs.sequence("inv", { scope: ["tenant", "customer.region"], format: "I{seq}" });
+  for (const [label, options] of [
+    ["same", { field: "n", formatField: "n" }],
+    ["scope", { field: "tenant" }],
+    ["scope_parent", { field: "customer" }],
+    ["format_scope", { field: "n", formatField: "tenant" }],
+  ]) {
+    const doc = { tenant: "acme", customer: { region: "eu" } };
+    await assertRefused(`field_clash_${label}`, "INVALID_ARGUMENT", (seqs, db) =>
+      seqs.insertOne(db.collection("users"), doc, { sequence: scoped(seqs), ...options }),
+    );
+    await assertRefused(`field_clash_many_${label}`, "INVALID_ARGUMENT", (seqs, db) =>
+      seqs.insertMany(db.collection("users"), [doc], { sequence: scoped(seqs), ...options }),
+    );
+  }
+});
+
+// Issue 8, item 6: a counter outside the sequence's range is reported, and never written.
+test("a counter outside the sequence's bounds is MALFORMED_COUNTER and stays as it is", async () => {
+  const cases = [
+    ["below_min", { min: 1 }, -5],
+    ["below_min_block", { min: 1, block: 10 }, -5],
+    ["above_max", { max: 100 }, 150],
+    ["countdown_above_max", { start: 100, step: -1, max: 100 }, 150],
+    ["countdown_below_min", { start: -1, step: -1, min: -50 }, -60],
+  ];
+  for (const [label, options, seq] of cases) {
+    const seed = (db) => db.collection("counters").insertOne({ _id: "userid", seq });
+    await assertRefused(`bounds_next_${label}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).next(), seed);
+    await assertRefused(`bounds_many_${label}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).nextMany(3), seed);
+    await assertRefused(`bounds_current_${label}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).current(), seed);
+  }
+});
+
+// Issue 8, item 7: `$type: "long"` also matches an array holding a long; such a counter must
+// be reported like any other malformed counter, with every kind of sequence.
+test("a counter whose seq is an array is MALFORMED_COUNTER, never the server's error", async () => {
+  for (const [label, options] of [["default", {}], ["bounded", { max: 1000 }], ["start", { start: 10 }], ["countdown", { start: -1, step: -1 }]]) {
+    for (const [kind, seq] of [["ints", [1, 2]], ["long", [Long.fromNumber(3)]], ["empty", []], ["nested", [[1]]]]) {
+      const seed = (db) => db.collection("counters").insertOne({ _id: "userid", seq });
+      await assertRefused(`array_${label}_${kind}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).next(), seed);
+      await assertRefused(`array_set_${label}_${kind}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).setNext(500), seed);
+    }
+  }
 });
 
 test("every error code the core can raise is listed by core.errorCodes()", () => {

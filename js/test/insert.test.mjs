@@ -142,4 +142,7 @@ test("waitForNumber resolves with the number another process writes, or times ou
   assert.ok(Date.now() - started >= 300);
   await orders.updateOne({ _id: other }, { $set: { seq: "soon" } });
   await assert.rejects(seqs.waitForNumber(orders, other, { timeoutMs: 300 }), { code: "MALFORMED_DOCUMENT" });
+  // The sidecar may number a nested field (`field = "meta.seq"` in its config).
+  const nested = (await orders.insertOne({ item: "ink", meta: { seq: 7 } })).insertedId;
+  assert.equal(await seqs.waitForNumber(orders, nested, { field: "meta.seq", timeoutMs: 1000 }), 7);
 });

@@ -2,6 +2,7 @@
 // seedFromMax, scopes, formats and exact 64-bit values.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { Long } from "mongodb";
 import { Sequences } from "mongo-seq";
 import { useMongo } from "./support.mjs";
 
@@ -136,4 +137,32 @@ test("numbers beyond 2^53 come back as exact BigInt and are stored as exact int6
   assert.deepEqual([inserted.value, inserted.formatted], [9007199254740995n, "N9007199254740995"]);
   const stored = await db.collection("things").findOne({ _id: inserted.insertedId }, { useBigInt64: true });
   assert.equal(stored.n, 9007199254740995n);
+});
+
+// Issue 8, item 5: at the top (or bottom) of the int64 range the reservation's filter itself
+// refuses, whichever protocol the options select, so the counter can never wrap on any server.
+test("the int64 limit: the last number is issued, then OVERFLOW, and the counter never wraps", async () => {
+  const MAX = 2n ** 63n - 1n;
+  const MIN = -(2n ** 63n);
+  const cases = [
+    // [label, options, counter seeded at, numbers expected before OVERFLOW]
+    ["tutorial_upsert", {}, MAX - 2n, [MAX - 1n, MAX]],
+    ["block", { block: 10 }, MAX - 3n, [MAX - 2n, MAX - 1n, MAX]],
+    ["custom_start", { start: 5 }, MAX - 1n, [MAX]],
+    ["countdown_upsert", { start: -1, step: -1 }, MIN + 2n, [MIN + 1n, MIN]],
+    ["countdown_block", { start: -1, step: -1, block: 5 }, MIN + 1n, [MIN]],
+  ];
+  for (const [label, options, seeded, expected] of cases) {
+    const db = mongo.freshDb(`seq_int64_${label}`);
+    const counters = db.collection("counters");
+    await counters.insertOne({ _id: "edge", seq: Long.fromBigInt(seeded) });
+    const edge = new Sequences(db).sequence("edge", options);
+    const got = [];
+    for (const _ of expected) got.push(BigInt(await edge.next()));
+    assert.deepEqual(got, expected, label);
+    await assert.rejects(edge.next(), { code: "OVERFLOW" }, label);
+    await assert.rejects(edge.nextMany(1), { code: "OVERFLOW" }, label);
+    const counter = await counters.findOne({ _id: "edge" }, { useBigInt64: true });
+    assert.equal(counter.seq, expected.at(-1), `${label}: the counter stays at the limit`);
+  }
 });

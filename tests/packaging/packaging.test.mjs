@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, rmSync, writeFileSync, copyFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync, copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,9 +51,10 @@ async function smoke(label, runtime, dir, script) {
   assert.match(result.stdout, /smoke ok/);
 }
 
-test("the tarball holds the bundles, the .wasm, the declarations and the readme, and no sources", () => {
+test("the tarball holds the bundles, the .wasm, the declarations, the readme and the license, and no sources", () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, [
+    "LICENSE",
     "README.md",
     "dist/core.d.cts",
     "dist/core.d.ts",
@@ -74,6 +75,40 @@ test("a fresh Node ESM project: import, smoke test, and types through exports", 
   const args = ["--noEmit", "--strict", "--module", "node16", "--moduleResolution", "node16", "--target", "es2022"];
   args.push("--lib", "es2022,esnext.disposable", "--typeRoots", types, "--types", "node", "types-check.mts", "types-check.cts");
   await run(tsc, args, { cwd: dir }).catch((error) => assert.fail(`tsc on the installed package:\n${error.stdout}${error.stderr}`));
+});
+
+test("the license in the tarball is the repository's MIT license", async () => {
+  const dir = join(work, "license");
+  await run("mkdir", ["-p", dir]);
+  await run("tar", ["-xzf", tarball, "-C", dir]);
+  const shipped = readFileSync(join(dir, "package", "LICENSE"), "utf8");
+  assert.equal(shipped, readFileSync(join(repoRoot, "LICENSE"), "utf8"));
+  assert.match(shipped, /^MIT License/);
+  assert.equal(JSON.parse(readFileSync(join(dir, "package", "package.json"), "utf8")).license, "MIT");
+});
+
+// Issue 8, item 4: ESM shims and `node -e` define a global __dirname; the ESM build must not
+// take it for its own directory.
+test("ESM with a global __dirname, and `node -e 'import(\"mongo-seq\")'`, find the .wasm", async () => {
+  const dir = await project("dirname", "module", ["esm-global-dirname.mjs"]);
+  const shimmed = await runScript("node", join(dir, "esm-global-dirname.mjs"), { cwd: dir });
+  assert.equal(shimmed.code, 0, describeRun("ESM with a global __dirname", shimmed));
+  assert.match(shimmed.stdout, /global __dirname ok/);
+  const evaluated = await run(process.execPath, ["-e", 'import("mongo-seq").then(({ core }) => console.log(core.formatSeq("{seq}", 5)))'], { cwd: dir }).catch(
+    (error) => assert.fail(`node -e import("mongo-seq"):\n${error.stdout}${error.stderr}`),
+  );
+  assert.equal(evaluated.stdout.trim(), "5");
+});
+
+// The dual-package hazard: importing and requiring the package in one process gives one
+// instance (the CommonJS entry requires the ES module), in Node, Bun and Deno.
+test("import and require in one process share one instance: classes, core and blocks", async () => {
+  const dir = await project("dual", "module", ["dual.mjs"]);
+  for (const runtime of ["node", "bun", "deno"]) {
+    const result = await runScript(runtime, join(dir, "dual.mjs"), { cwd: dir, env: { MONGODB_URI: server.uri } });
+    assert.equal(result.code, 0, describeRun(`${runtime} dual`, result));
+    assert.match(result.stdout, /dual ok/, `${runtime}: ${result.stdout}`);
+  }
 });
 
 test("a fresh Node CJS project: require and smoke test", async () => {

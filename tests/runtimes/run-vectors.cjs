@@ -1,5 +1,5 @@
-// Vector replay entry for Node CJS: loads the package through `require` (its CJS bundle and
-// its own Wasm instance); the shared replay logic is an ES module, imported dynamically.
+// Vector replay entry for Node CJS: loads the package through `require` (its CommonJS entry,
+// which requires the ES module); the shared replay logic is an ES module, imported dynamically.
 const { core } = require("mongo-seq");
 
 import("./vector-cases.mjs").then(async ({ runVectors }) => {

@@ -61,8 +61,14 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) => drive(spec.seedFromMax(input.counterId, input.value), steps, problems));
     case "insertOptimistic":
       return withSpec(core, input, (spec) =>
-        drive(spec.insertOptimistic(input.field, optional(input.document), optional(input.formatField)), steps, problems),
+        drive(spec.insertOptimistic(input.field, optional(input.document), optional(input.formatField), optional(input.maxAttempts)), steps, problems),
       );
+    case "checkCount":
+      return core.checkCount(input.argument, input.value);
+    case "checkFieldPath":
+      return core.checkFieldPath(input.argument, input.field) ?? null;
+    case "checkInsertFields":
+      return withSpec(core, input, (spec) => spec.checkInsertFields(input.field, optional(input.formatField)) ?? null);
     case "blockAllocator":
       return runAllocator(core, input, testCase.calls ?? [], problems);
     default:

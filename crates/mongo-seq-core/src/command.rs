@@ -8,17 +8,28 @@
 //! while let Step::Command(command) = step {
 //!     let reply = execute(command);          // driver call, see Command docs
 //!     step = plan.feed(reply)?;
+//!     report(plan.drain_notes());            // logs and metrics, as they happen
 //! }
 //! // step is Step::Done(output)
 //! ```
 //!
 //! Documents, filters and updates are MongoDB Extended JSON v2; integers are emitted canonical.
+//!
+//! Commands are data (serde, canonical Extended JSON), so each shell has one executor that runs
+//! any of them — the JS package with the Node driver, the sidecar with the `mongodb` crate, a
+//! simulator against its model of MongoDB — and every protocol stays in the core.
+//!
+//! **Read and write concerns.** No command sets one today: the executor's client defaults apply.
+//! When they are decided, a concern is attached as optional `readConcern`/`writeConcern` keys
+//! beside a command's other fields (absent = today's behaviour), so every existing JSON shape
+//! stays valid; [`Command::collection`] lets an executor choose per collection meanwhile.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::note::Note;
 
 /// Which collection a command targets: the counters collection, the caller's document
 /// collection (only the optimistic insert loop uses it), or the collection holding lease
@@ -63,6 +74,16 @@ pub struct FindOptions {
 /// * `insertOne` → `collection.insertOne(document)`; reply `inserted`, or `duplicateKey` on 11000.
 /// * `insertDocument` → set `fields` (top-level keys) on the caller's own document, then
 ///   `insertOne` it into the document collection; reply `inserted` or `duplicateKey`.
+/// * `find` → `collection.find(filter, options)` (`projection`, `sort`, `limit` when given),
+///   every batch of the cursor; reply `documents`.
+/// * `update` → the `update` command with one statement `{q: filter, u: update}` per entry of
+///   `updates`, and `ordered`; reply `writeResult` (its `writeErrors` and `writeConcernError`
+///   as the server sent them: the plan reads them, the executor does not turn them into errors).
+/// * `updateMany` → `collection.updateMany(filter, update)` (an `update` command with
+///   `multi: true`); reply `writeResult`.
+/// * `aggregate` → `collection.aggregate(pipeline)`, every batch; reply `documents`.
+/// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
+///   race; the core reads no clock and draws no random numbers), then reply `waited`.
 ///
 /// Any other driver error is the caller's to surface; the plan is then abandoned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,11 +109,100 @@ pub enum Command {
         collection: Collection,
         fields: Value,
     },
+    Find {
+        collection: Collection,
+        filter: Value,
+        #[serde(default, skip_serializing_if = "QueryOptions::is_empty")]
+        options: QueryOptions,
+    },
+    Update {
+        collection: Collection,
+        updates: Vec<UpdateStatement>,
+        ordered: bool,
+    },
+    UpdateMany {
+        collection: Collection,
+        filter: Value,
+        update: Value,
+    },
+    Aggregate {
+        collection: Collection,
+        pipeline: Vec<Value>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Wait { min_ms: u64, max_ms: u64 },
+}
+
+impl Command {
+    /// The collection the command runs on (`None` for a `wait`, which sends nothing).
+    pub fn collection(&self) -> Option<Collection> {
+        match self {
+            Self::FindOneAndUpdate { collection, .. }
+            | Self::FindOne { collection, .. }
+            | Self::InsertOne { collection, .. }
+            | Self::InsertDocument { collection, .. }
+            | Self::Find { collection, .. }
+            | Self::Update { collection, .. }
+            | Self::UpdateMany { collection, .. }
+            | Self::Aggregate { collection, .. } => Some(*collection),
+            Self::Wait { .. } => None,
+        }
+    }
+
+    /// The server command it becomes (`findAndModify`, `find`, `insert`, `update`,
+    /// `aggregate`): what command monitoring sees, for accounting (`None` for a `wait`).
+    pub fn server_command(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::FindOneAndUpdate { .. } => "findAndModify",
+            Self::FindOne { .. } | Self::Find { .. } => "find",
+            Self::InsertOne { .. } | Self::InsertDocument { .. } => "insert",
+            Self::Update { .. } | Self::UpdateMany { .. } => "update",
+            Self::Aggregate { .. } => "aggregate",
+            Self::Wait { .. } => return None,
+        })
+    }
+}
+
+/// Options of [`Command::Find`]; each only when given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueryOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+}
+
+impl QueryOptions {
+    /// No option set (the `options` key is then left out).
+    pub fn is_empty(&self) -> bool {
+        self.projection.is_none() && self.sort.is_none() && self.limit.is_none()
+    }
+
+    /// Only a projection.
+    pub fn projection(projection: Value) -> Self {
+        Self {
+            projection: Some(projection),
+            ..Self::default()
+        }
+    }
+}
+
+/// One statement of [`Command::Update`]: the server's `{q, u}` (single-document, no upsert).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateStatement {
+    pub filter: Value,
+    pub update: Value,
 }
 
 /// The outcome of a command, as fed back to a plan. Serialized with a `kind` tag:
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
-/// `{"kind":"duplicateKey"}`.
+/// `{"kind":"duplicateKey"}`, `{"kind":"documents","documents":[…]}`,
+/// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
+/// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", try_from = "Value")]
 pub enum Reply {
@@ -104,7 +214,46 @@ pub enum Reply {
     Inserted,
     /// The server answered with a duplicate-key error (code 11000).
     DuplicateKey,
+    /// A `find` or `aggregate` returned these documents (every batch, in order).
+    Documents { documents: Vec<Value> },
+    /// What an `update`/`updateMany` did.
+    WriteResult(WriteResult),
+    /// A `wait` is over.
+    Waited,
 }
+
+/// The reply to a write command, as the server gives it: `n` statements matched, `nModified`
+/// documents changed, the statements that failed and a write concern failure. Integers may be
+/// in any Extended JSON form; keys of the server's error documents other than `index`, `code`
+/// and `errmsg` (`errInfo`, `keyPattern`, …) are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteResult {
+    pub n: u64,
+    pub n_modified: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_errors: Vec<WriteError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_concern_error: Option<WriteConcernError>,
+}
+
+/// One failed statement of a write command (`index` into its statements).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteError {
+    pub index: u64,
+    pub code: i64,
+    pub errmsg: String,
+}
+
+/// The write concern could not be satisfied (the writes may or may not persist).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteConcernError {
+    pub code: i64,
+    pub errmsg: String,
+}
+
+/// Server error code of a duplicate key (unique index) violation.
+pub const DUPLICATE_KEY: i64 = 11000;
 
 impl Reply {
     /// Parses a raw reply with a typed error (`UNEXPECTED_REPLY`) instead of a serde error.
@@ -149,8 +298,36 @@ impl Reply {
             "none" => expect_keys(&[]).map(|()| Self::None),
             "inserted" => expect_keys(&[]).map(|()| Self::Inserted),
             "duplicateKey" => expect_keys(&[]).map(|()| Self::DuplicateKey),
+            "waited" => expect_keys(&[]).map(|()| Self::Waited),
+            "documents" => {
+                expect_keys(&["documents"])?;
+                match map.get("documents") {
+                    Some(Value::Array(items)) => {
+                        if let Some(bad) = items.iter().find(|item| !item.is_object()) {
+                            return Err(SeqError::unexpected_reply(format!(
+                                "`documents` must hold objects, got {}",
+                                ejson::describe(bad)
+                            )));
+                        }
+                        Ok(Self::Documents {
+                            documents: items.clone(),
+                        })
+                    }
+                    Some(other) => Err(SeqError::unexpected_reply(format!(
+                        "`documents` must be an array, got {}",
+                        ejson::describe(other)
+                    ))),
+                    None => Err(SeqError::unexpected_reply(
+                        "a `documents` reply needs `documents`",
+                    )),
+                }
+            }
+            "writeResult" => {
+                expect_keys(&["n", "nModified", "writeErrors", "writeConcernError"])?;
+                WriteResult::from_json(map).map(Self::WriteResult)
+            }
             other => Err(SeqError::unexpected_reply(format!(
-                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey)",
+                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey, documents, writeResult, waited)",
                 ejson::truncate(other)
             ))),
         }
@@ -162,7 +339,136 @@ impl Reply {
             Self::None => "none",
             Self::Inserted => "inserted",
             Self::DuplicateKey => "duplicateKey",
+            Self::Documents { .. } => "documents",
+            Self::WriteResult(_) => "writeResult",
+            Self::Waited => "waited",
         }
+    }
+}
+
+impl Reply {
+    /// The documents of the reply to a `find` or `aggregate` (`command` names it in the error).
+    pub(crate) fn into_documents(self, command: &str) -> Result<Vec<Value>, SeqError> {
+        match self {
+            Self::Documents { documents } => Ok(documents),
+            other => Err(unexpected(&other, command)),
+        }
+    }
+
+    /// The result of an `update` or `updateMany`; a write concern error fails it
+    /// (`WRITE_CONCERN_FAILED`).
+    pub(crate) fn into_write_result(self, command: &str) -> Result<WriteResult, SeqError> {
+        let result = match self {
+            Self::WriteResult(result) => result,
+            other => return Err(unexpected(&other, command)),
+        };
+        match result.write_concern_error {
+            Some(error) => Err(SeqError::WriteConcernFailed {
+                code: error.code,
+                message: error.errmsg,
+            }),
+            None => Ok(result),
+        }
+    }
+}
+
+impl From<WriteError> for SeqError {
+    fn from(error: WriteError) -> Self {
+        Self::WriteFailed {
+            index: error.index,
+            code: error.code,
+            message: error.errmsg,
+        }
+    }
+}
+
+impl WriteResult {
+    fn from_json(map: &Map<String, Value>) -> Result<Self, SeqError> {
+        let count = |key: &str| -> Result<u64, SeqError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(0),
+                Some(value) => unsigned(value, key),
+            }
+        };
+        let write_errors = match map.get("writeErrors") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(WriteError::from_json)
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(SeqError::unexpected_reply(format!(
+                    "`writeErrors` must be an array, got {}",
+                    ejson::describe(other)
+                )))
+            }
+        };
+        let write_concern_error = match map.get("writeConcernError") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(error)) => Some(WriteConcernError {
+                code: code_of(error, "writeConcernError")?,
+                errmsg: errmsg_of(error),
+            }),
+            Some(other) => {
+                return Err(SeqError::unexpected_reply(format!(
+                    "`writeConcernError` must be an object, got {}",
+                    ejson::describe(other)
+                )))
+            }
+        };
+        Ok(Self {
+            n: count("n")?,
+            n_modified: count("nModified")?,
+            write_errors,
+            write_concern_error,
+        })
+    }
+}
+
+impl WriteError {
+    fn from_json(raw: &Value) -> Result<Self, SeqError> {
+        let Value::Object(error) = raw else {
+            return Err(SeqError::unexpected_reply(format!(
+                "`writeErrors` entries must be objects, got {}",
+                ejson::describe(raw)
+            )));
+        };
+        let index = error
+            .get("index")
+            .ok_or_else(|| SeqError::unexpected_reply("a write error needs `index`"))?;
+        Ok(Self {
+            index: unsigned(index, "writeErrors.index")?,
+            code: code_of(error, "writeErrors")?,
+            errmsg: errmsg_of(error),
+        })
+    }
+}
+
+fn unsigned(value: &Value, key: &str) -> Result<u64, SeqError> {
+    ejson::read_i64(value)
+        .ok()
+        .and_then(|int| u64::try_from(int).ok())
+        .ok_or_else(|| {
+            SeqError::unexpected_reply(format!(
+                "`{key}` must be a non-negative integer, got {}",
+                ejson::describe(value)
+            ))
+        })
+}
+
+fn code_of(error: &Map<String, Value>, what: &str) -> Result<i64, SeqError> {
+    let code = error
+        .get("code")
+        .ok_or_else(|| SeqError::unexpected_reply(format!("a `{what}` entry needs `code`")))?;
+    ejson::read_i64(code).map_err(|reason| {
+        SeqError::unexpected_reply(format!("`{what}` code {}", ejson::truncate(&reason)))
+    })
+}
+
+fn errmsg_of(error: &Map<String, Value>) -> String {
+    match error.get("errmsg") {
+        Some(Value::String(message)) => ejson::truncate_to(message, 1000),
+        _ => String::new(),
     }
 }
 
@@ -190,55 +496,29 @@ pub trait Plan {
     fn start(&self) -> Result<Step<Self::Output>, SeqError>;
     /// Feeds the reply to the last command and returns the next step.
     fn feed(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError>;
+    /// What happened since the last call that the caller may want to log or count (see
+    /// [`Note`]); call it after constructing the plan and after every `feed`. Most plans
+    /// have none.
+    fn drain_notes(&mut self) -> Vec<Note> {
+        Vec::new()
+    }
+}
+
+impl<T> Step<T> {
+    /// The same command, or what `then` makes of the output.
+    pub fn and_then<U>(
+        self,
+        then: impl FnOnce(T) -> Result<Step<U>, SeqError>,
+    ) -> Result<Step<U>, SeqError> {
+        match self {
+            Self::Command(command) => Ok(Step::Command(command)),
+            Self::Done(output) => then(output),
+        }
+    }
 }
 
 /// Most restarts (lost races) a plan tolerates before `TOO_MANY_RETRIES`.
 pub const MAX_RETRIES: u32 = 10;
-
-/// Shared plan bookkeeping: the pending command or final state, and the retry counter.
-#[derive(Debug, Clone)]
-pub(crate) enum PlanState<T> {
-    Waiting(Command),
-    Done(T),
-    Failed(SeqError),
-}
-
-impl<T: Clone> PlanState<T> {
-    /// A placeholder for plans whose first command is computed by a method of the plan itself;
-    /// their constructor replaces it before the plan is handed out.
-    pub(crate) fn unstarted() -> Self {
-        Self::Waiting(Command::FindOne {
-            collection: Collection::Counters,
-            filter: Value::Null,
-            options: None,
-        })
-    }
-
-    pub(crate) fn step(&self) -> Result<Step<T>, SeqError> {
-        match self {
-            Self::Waiting(command) => Ok(Step::Command(command.clone())),
-            Self::Done(output) => Ok(Step::Done(output.clone())),
-            Self::Failed(error) => Err(error.clone()),
-        }
-    }
-
-    /// Records the outcome of a transition so `start()` can report it later.
-    pub(crate) fn settle(&mut self, next: Result<Step<T>, SeqError>) -> Result<Step<T>, SeqError> {
-        *self = match &next {
-            Ok(Step::Command(command)) => Self::Waiting(command.clone()),
-            Ok(Step::Done(output)) => Self::Done(output.clone()),
-            Err(error) => Self::Failed(error.clone()),
-        };
-        next
-    }
-
-    pub(crate) fn ensure_waiting(&self) -> Result<(), SeqError> {
-        match self {
-            Self::Waiting(_) => Ok(()),
-            _ => Err(SeqError::unexpected_reply("the plan is already finished")),
-        }
-    }
-}
 
 /// Counts restarts and fails with `TOO_MANY_RETRIES` past [`MAX_RETRIES`].
 #[derive(Debug, Clone, Default)]

@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::command::{id_filter, unexpected, Collection, Command, Plan, PlanState, Reply, Step};
+use crate::command::{id_filter, unexpected, Collection, Command, Reply, Step};
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::options::SequenceSpec;
@@ -66,11 +67,13 @@ impl CounterState {
 }
 
 /// `current()`: one `findOne({_id})`, no writes.
+pub type CurrentValue = Driver<CurrentValueMachine>;
+
+/// The state of a [`CurrentValue`].
 #[derive(Debug, Clone)]
-pub struct CurrentValue {
+pub struct CurrentValueMachine {
     spec: SequenceSpec,
     counter_id: String,
-    state: PlanState<CounterState>,
 }
 
 impl CurrentValue {
@@ -81,29 +84,24 @@ impl CurrentValue {
             filter: Value::Object(id_filter(counter_id)),
             options: None,
         };
-        Ok(Self {
+        let machine = CurrentValueMachine {
             spec: spec.clone(),
             counter_id: counter_id.to_owned(),
-            state: PlanState::Waiting(command),
-        })
+        };
+        Ok(Driver::begin(machine, Ok(Step::Command(command))))
     }
 }
 
-impl Plan for CurrentValue {
+impl Machine for CurrentValueMachine {
     type Output = CounterState;
 
-    fn start(&self) -> Result<Step<CounterState>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = match reply {
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
+        match reply {
             Reply::Document { document } => read_counter(&document, &self.counter_id)
+                .and_then(|last| self.spec.check_counter(&self.counter_id, last))
                 .map(|last| Step::Done(CounterState::of(&self.spec, Some(last)))),
             Reply::None => Ok(Step::Done(CounterState::of(&self.spec, None))),
             other => Err(unexpected(&other, "findOne")),
-        };
-        self.state.settle(next)
+        }
     }
 }

@@ -17,6 +17,27 @@ pub fn long(value: i64) -> Value {
     Value::Object(map)
 }
 
+/// The key of [`unrepresentable`] markers.
+const UNREPRESENTABLE: &str = "$unrepresentable";
+
+/// Marks a value the caller's language has and JSON lacks (a JS `NaN`, a function, a JS number
+/// beyond 2^53 that may not be the integer written): `{"$unrepresentable": "<description>"}`.
+/// No reader of the core accepts it, and error messages show the description ("must be an
+/// integer, got NaN"), so the core's own errors name the option and what it expected.
+pub fn unrepresentable(description: &str) -> Value {
+    let mut map = Map::new();
+    map.insert(
+        UNREPRESENTABLE.to_owned(),
+        Value::String(description.to_owned()),
+    );
+    Value::Object(map)
+}
+
+/// Whether `value` is an [`unrepresentable`] marker.
+pub fn is_unrepresentable(value: &Value) -> bool {
+    matches!(value, Value::Object(map) if map.len() == 1 && map.contains_key(UNREPRESENTABLE))
+}
+
 /// Whether a value is stored as a BSON double (`{"$numberDouble": …}`, or a relaxed JSON number
 /// with a fraction or exponent), as opposed to int32/int64.
 pub fn is_double(value: &Value) -> bool {
@@ -46,10 +67,19 @@ pub fn read_i64(value: &Value) -> Result<i64, String> {
 }
 
 fn read_wrapper(map: &Map<String, Value>) -> Result<i64, String> {
+    const WRAPPERS: [&str; 4] = [
+        "$numberInt",
+        "$numberLong",
+        "$numberDouble",
+        "$numberDecimal",
+    ];
     let mut entries = map.iter();
     let (Some((key, inner)), None) = (entries.next(), entries.next()) else {
         return Err(format!("must be an integer, got {}", describe_object(map)));
     };
+    if !WRAPPERS.contains(&key.as_str()) {
+        return Err(format!("must be an integer, got {}", describe_object(map)));
+    }
     let Value::String(text) = inner else {
         return Err(format!("{key} must hold a string, got {}", describe(inner)));
     };
@@ -65,8 +95,7 @@ fn read_wrapper(map: &Map<String, Value>) -> Result<i64, String> {
             Ok(double) => from_double(double, text),
             Err(_) => Err(format!("$numberDouble {text:?} is not a number")),
         },
-        "$numberDecimal" => Err(format!("decimal128 {text:?} is not supported, store int64")),
-        _ => Err(format!("must be an integer, got {}", describe_object(map))),
+        _ => Err(format!("decimal128 {text:?} is not supported, store int64")),
     }
 }
 
@@ -102,6 +131,9 @@ pub(crate) fn describe(value: &Value) -> String {
 }
 
 fn describe_object(map: &Map<String, Value>) -> String {
+    if let (1, Some(Value::String(description))) = (map.len(), map.get(UNREPRESENTABLE)) {
+        return description.clone();
+    }
     match map.keys().next() {
         Some(key) if key.starts_with('$') => format!("an object with {key}"),
         _ => "an object".to_owned(),
@@ -110,11 +142,15 @@ fn describe_object(map: &Map<String, Value>) -> String {
 
 /// Keeps messages bounded however large the input is.
 pub(crate) fn truncate(text: &str) -> String {
-    const LIMIT: usize = 60;
-    if text.len() <= LIMIT {
+    truncate_to(text, 60)
+}
+
+/// `text` cut to at most `limit` bytes (on a character boundary), `…` marking a cut.
+pub(crate) fn truncate_to(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
         return text.to_owned();
     }
-    let cut = (0..=LIMIT)
+    let cut = (0..=limit)
         .rev()
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);
@@ -165,6 +201,16 @@ mod tests {
         ] {
             assert!(read_i64(&bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn unrepresentable_values_are_named_in_errors() {
+        let nan = unrepresentable("NaN");
+        assert_eq!(
+            read_i64(&nan),
+            Err("must be an integer, got NaN".to_owned())
+        );
+        assert_eq!(describe(&nan), "NaN");
     }
 
     #[test]

@@ -7,12 +7,14 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::ejson::truncate;
+
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SeqError {
     /// An options object had a key the core does not know.
-    #[error("unknown option `{key}` (known options: {known})")]
+    #[error("unknown option `{}` (known options: {known})", truncate(key))]
     UnknownOption { key: String, known: String },
 
     /// An option had the wrong type or an unusable value.
@@ -27,16 +29,22 @@ pub enum SeqError {
     #[error("invalid bounds: {reason}")]
     InvalidBounds { reason: String },
 
-    /// The sequence name breaks the naming rules.
-    #[error("invalid sequence name {name:?}: {reason}")]
-    InvalidName { name: String, reason: String },
+    /// The sequence name breaks the naming rules (`name` is `None` when it is not a string).
+    #[error("invalid sequence name{}: {reason}", name.as_ref().map_or_else(String::new, |name| format!(" {:?}", truncate(name))))]
+    InvalidName {
+        name: Option<String>,
+        reason: String,
+    },
 
     /// A `scope` entry is not a usable field path.
-    #[error("invalid scope field {field:?}: {reason}")]
+    #[error("invalid scope field {:?}: {reason}", truncate(field))]
     InvalidScope { field: String, reason: String },
 
     /// The `format` template does not follow the grammar.
-    #[error("invalid format template {template:?} at byte {position}: {reason}")]
+    #[error(
+        "invalid format template {:?} at byte {position}: {reason}",
+        truncate(template)
+    )]
     InvalidFormat {
         template: String,
         position: usize,
@@ -122,6 +130,31 @@ pub enum SeqError {
     /// A counter exists but the caller's extra filter conditions did not match it.
     #[error("counter `{counter_id}` exists but does not match the extra filter conditions")]
     ConditionNotMet { counter_id: String },
+
+    /// A later lease holder touched the counter (its epoch is above ours): this holder must
+    /// stop; nothing more was written to the counter. `counter_epoch` when the plan read it.
+    #[error("counter `{counter_id}` carries {} above {epoch}: another instance holds the trigger", fmt_epoch(*.counter_epoch))]
+    Fenced {
+        counter_id: String,
+        epoch: i64,
+        counter_epoch: Option<i64>,
+    },
+
+    /// A statement of a write command failed with a server error the plan does not handle.
+    #[error("write statement {index} failed: {message} (code {code})")]
+    WriteFailed {
+        index: u64,
+        code: i64,
+        message: String,
+    },
+
+    /// The server could not satisfy the write concern of a write command.
+    #[error("write concern error: {message} (code {code})")]
+    WriteConcernFailed { code: i64, message: String },
+}
+
+fn fmt_epoch(epoch: Option<i64>) -> String {
+    epoch.map_or_else(|| "an epoch".to_owned(), |e| format!("epoch {e}"))
 }
 
 fn fmt_bound(bound: Option<i64>) -> String {
@@ -161,6 +194,9 @@ impl SeqError {
             Self::TooManyRetries { .. } => "TOO_MANY_RETRIES",
             Self::ConditionNotMet { .. } => "CONDITION_NOT_MET",
             Self::MalformedLease { .. } => "MALFORMED_LEASE",
+            Self::Fenced { .. } => "FENCED",
+            Self::WriteFailed { .. } => "WRITE_FAILED",
+            Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
         }
     }
 
@@ -186,6 +222,9 @@ impl SeqError {
         "TOO_MANY_RETRIES",
         "CONDITION_NOT_MET",
         "MALFORMED_LEASE",
+        "FENCED",
+        "WRITE_FAILED",
+        "WRITE_CONCERN_FAILED",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -243,8 +282,33 @@ impl SeqError {
             }
             Self::ConditionNotMet { counter_id } => json!({ "counterId": counter_id }),
             Self::MalformedLease { lease_id, .. } => json!({ "leaseId": lease_id }),
+            Self::Fenced {
+                counter_id,
+                epoch,
+                counter_epoch,
+            } => {
+                json!({ "counterId": counter_id, "epoch": epoch, "counterEpoch": counter_epoch })
+            }
+            Self::WriteFailed { index, code, .. } => json!({ "index": index, "code": code }),
+            Self::WriteConcernFailed { code, .. } => json!({ "code": code }),
         };
         Some(details)
+    }
+
+    /// The option or argument the error is about (`step`, `scope`, `formatField`, …), when
+    /// it names one: lets a shell point at its own key (a TOML key, a CLI flag) without
+    /// matching codes.
+    pub fn option_name(&self) -> Option<&str> {
+        match self {
+            Self::UnknownOption { key, .. } => Some(key),
+            Self::InvalidOption { option, .. } => Some(option),
+            Self::InvalidStep { .. } => Some("step"),
+            Self::InvalidName { .. } => Some("name"),
+            Self::InvalidScope { .. } => Some("scope"),
+            Self::InvalidFormat { .. } => Some("format"),
+            Self::InvalidArgument { argument, .. } => Some(argument),
+            _ => None,
+        }
     }
 
     /// `{code, message, details}` for crossing into JS.

@@ -40,10 +40,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::command::{
-    id_filter, unexpected, Collection, Command, Plan, PlanState, Reply, Retries, ReturnDocument,
-    Step, UpdateOptions,
+    id_filter, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step, UpdateOptions,
 };
 use crate::counter::read_counter;
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::epoch_condition;
@@ -165,15 +165,17 @@ enum ReservePhase {
 }
 
 /// Reserves one number per id and records the intent atomically; see the module docs.
+pub type GaplessReserve = Driver<GaplessReserveMachine>;
+
+/// The state of a [`GaplessReserve`].
 #[derive(Debug, Clone)]
-pub struct GaplessReserve {
+pub struct GaplessReserveMachine {
     spec: SequenceSpec,
     counter_id: String,
     ids: Vec<Value>,
     epoch: i64,
     phase: ReservePhase,
     retries: Retries,
-    state: PlanState<GaplessReservation>,
 }
 
 fn read_command(counter_id: &str) -> Command {
@@ -198,17 +200,22 @@ impl GaplessReserve {
                 "at least one document id",
             ));
         }
-        Ok(Self {
+        let machine = GaplessReserveMachine {
             spec: spec.clone(),
             counter_id: counter_id.to_owned(),
             ids,
             epoch,
             phase: ReservePhase::Read,
             retries: Retries::default(),
-            state: PlanState::Waiting(read_command(counter_id)),
-        })
+        };
+        Ok(Driver::begin(
+            machine,
+            Ok(Step::Command(read_command(counter_id))),
+        ))
     }
+}
 
+impl GaplessReserveMachine {
     fn count(&self) -> u64 {
         self.ids.len() as u64
     }
@@ -252,6 +259,8 @@ impl GaplessReserve {
             }
             Reply::Document { document } => {
                 let last = read_counter(&document, &self.counter_id)?;
+                // A counter outside the sequence's range would hand out numbers outside it.
+                let last = self.spec.check_counter(&self.counter_id, last)?;
                 let (counter_epoch, intent) = read_counter_extras(&document, &self.counter_id)?;
                 if counter_epoch > self.epoch {
                     return Ok(Step::Done(GaplessReservation::Fenced { counter_epoch }));
@@ -291,23 +300,18 @@ impl GaplessReserve {
     }
 }
 
-impl Plan for GaplessReserve {
+impl Machine for GaplessReserveMachine {
     type Output = GaplessReservation;
 
-    fn start(&self) -> Result<Step<GaplessReservation>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<GaplessReservation>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = match (self.phase.clone(), reply) {
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<GaplessReservation>, SeqError> {
+        match (self.phase.clone(), reply) {
             (ReservePhase::Read, reply) => self.on_read(reply),
             (ReservePhase::Update(range), Reply::Document { document }) => {
                 let last = read_counter(&document, &self.counter_id)?;
                 if last != range.last {
-                    return self.state.settle(Err(SeqError::unexpected_reply(
+                    return Err(SeqError::unexpected_reply(
                         "the updated counter does not hold the value just set",
-                    )));
+                    ));
                 }
                 let intent = self.intent(&range);
                 Ok(Step::Done(GaplessReservation::Reserved { range, intent }))
@@ -319,8 +323,7 @@ impl Plan for GaplessReserve {
             }
             (ReservePhase::Insert(_), Reply::DuplicateKey) => self.again(),
             (_, other) => Err(unexpected(&other, "a gapless reservation command")),
-        };
-        self.state.settle(next)
+        }
     }
 }
 
@@ -447,15 +450,17 @@ enum FinishPhase {
 }
 
 /// Clears an intent and sets the counter to `seq`, in one update; see the module docs.
+pub type FinishIntent = Driver<FinishIntentMachine>;
+
+/// The state of a [`FinishIntent`].
 #[derive(Debug, Clone)]
-pub struct FinishIntent {
+pub struct FinishIntentMachine {
     counter_id: String,
     intent: Intent,
     epoch: i64,
     command: Command,
     phase: FinishPhase,
     retries: Retries,
-    state: PlanState<FinishOutcome>,
 }
 
 impl FinishIntent {
@@ -486,28 +491,23 @@ impl FinishIntent {
                 return_document: ReturnDocument::After,
             },
         };
-        Ok(Self {
+        let machine = FinishIntentMachine {
             counter_id: counter_id.to_owned(),
             intent: intent.clone(),
             epoch,
             command: command.clone(),
             phase: FinishPhase::Update,
             retries: Retries::default(),
-            state: PlanState::Waiting(command),
-        })
+        };
+        Ok(Driver::begin(machine, Ok(Step::Command(command))))
     }
 }
 
-impl Plan for FinishIntent {
+impl Machine for FinishIntentMachine {
     type Output = FinishOutcome;
 
-    fn start(&self) -> Result<Step<FinishOutcome>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<FinishOutcome>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = match (&self.phase, reply) {
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<FinishOutcome>, SeqError> {
+        match (&self.phase, reply) {
             (FinishPhase::Update, Reply::Document { .. }) => {
                 Ok(Step::Done(FinishOutcome::Finished))
             }
@@ -541,7 +541,6 @@ impl Plan for FinishIntent {
                 "the counter was deleted while an intent was pending",
             )),
             (_, other) => Err(unexpected(&other, "a finish-intent command")),
-        };
-        self.state.settle(next)
+        }
     }
 }

@@ -11,23 +11,9 @@ use serde_json::{Map, Value};
 use crate::command::{operator, Collection, Command, FindOptions};
 use crate::ejson;
 use crate::error::SeqError;
+use crate::field::check_number_field;
 use crate::options::SequenceSpec;
 use crate::scope;
-
-/// Checks that `field` is a plain top-level field name (`argument` names it in the error).
-pub(crate) fn check_top_level(argument: &str, field: &str) -> Result<(), SeqError> {
-    if field.is_empty()
-        || field.starts_with('$')
-        || field.contains('.')
-        || field.chars().any(char::is_control)
-    {
-        return Err(SeqError::invalid_argument(
-            argument,
-            format!("{field:?} must be a non-empty top-level field name"),
-        ));
-    }
-    Ok(())
-}
 
 /// The `findOne` of the furthest number in `field` among the documents sharing the scope
 /// values of `document` (required when the sequence is scoped).
@@ -36,7 +22,7 @@ pub(crate) fn largest_number_query(
     field: &str,
     document: Option<&Value>,
 ) -> Result<Command, SeqError> {
-    check_top_level("field", field)?;
+    check_number_field("field", field)?;
     let mut filter = Map::new();
     for scope_field in spec.scope() {
         let value = match document {

@@ -26,9 +26,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::command::{
-    id_filter, unexpected, Collection, Command, Plan, PlanState, Reply, Retries, ReturnDocument,
-    Step, UpdateOptions,
+    id_filter, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step, UpdateOptions,
 };
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 
@@ -95,13 +95,15 @@ enum Phase {
 }
 
 /// The lease plan; see the module docs.
+pub type Lease = Driver<LeaseMachine>;
+
+/// The state of a [`Lease`].
 #[derive(Debug, Clone)]
-pub struct Lease {
+pub struct LeaseMachine {
     request: LeaseRequest,
     expires_at: i64,
     phase: Phase,
     retries: Retries,
-    state: PlanState<LeaseOutcome>,
 }
 
 /// Parses the `lease` field of a lease document (`None` when absent or null).
@@ -174,15 +176,17 @@ impl Lease {
             (true, Some(epoch)) => (Phase::Release, release_command(request, epoch)),
             _ => (Phase::Read, read_command(&request.lease_id)),
         };
-        Ok(Self {
+        let machine = LeaseMachine {
             request: request.clone(),
             expires_at,
             phase,
             retries: Retries::default(),
-            state: PlanState::Waiting(command),
-        })
+        };
+        Ok(Driver::begin(machine, Ok(Step::Command(command))))
     }
+}
 
+impl LeaseMachine {
     fn lease_value(&self, epoch: i64) -> Value {
         json!({
             "owner": self.request.owner,
@@ -346,30 +350,25 @@ pub fn epoch_condition(epoch: i64) -> Value {
     json!({ "$not": { "$gt": ejson::long(epoch) } })
 }
 
-impl Plan for Lease {
+impl Machine for LeaseMachine {
     type Output = LeaseOutcome;
 
-    fn start(&self) -> Result<Step<LeaseOutcome>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<LeaseOutcome>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = match self.phase.clone() {
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<LeaseOutcome>, SeqError> {
+        match self.phase.clone() {
             Phase::Read => self.on_read(reply),
             Phase::Write { epoch, acquired } => self.on_write(epoch, acquired, reply),
             Phase::Release => match reply {
                 Reply::Document { .. } | Reply::None => Ok(Step::Done(LeaseOutcome::Released)),
                 other => Err(unexpected(&other, "findOneAndUpdate")),
             },
-        };
-        self.state.settle(next)
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::Plan;
 
     fn request(held: Option<i64>, now: i64) -> LeaseRequest {
         LeaseRequest {

@@ -33,12 +33,17 @@
 //! ```
 //!
 //! Modules: [`options`] (raw options → [`SequenceSpec`]), [`name`], [`scope`] (scoped counter
-//! ids), [`mod@format`] (id templates), [`ejson`] (Extended JSON integers), [`command`] (the
-//! command/reply protocol), [`counter`] (counter documents, `current`), [`reservation`]
-//! (`reserve`), [`set_next`], [`seed`] (`seedFromMax`), [`optimistic`] (`insertOptimistic`),
-//! [`block`] (hi/lo allocator), [`mod@audit`], [`error`] (codes), [`lease`] (leases and
-//! fencing epochs for several sidecars), [`intent`] (crash-safe gapless numbering). The crate README has the
-//! protocol diagrams and the error code table.
+//! ids), [`counter_id`] (reading them back), [`mod@format`] (id templates), [`ejson`] (Extended
+//! JSON integers), [`command`] (the command/reply protocol), [`driver`] (the one driver of every
+//! plan), [`note`] (what plans report for logs and metrics), [`counter`] (counter documents,
+//! `current`), [`reservation`] (`reserve`), [`set_next`], [`seed`] (`seedFromMax`),
+//! [`optimistic`] (`insertOptimistic`), [`block`] (hi/lo allocator), [`mod@audit`], [`error`]
+//! (codes), [`lease`] (leases and fencing epochs for several sidecars), [`intent`] (crash-safe
+//! gapless numbering). The sidecar's protocols: [`numbering`] (a trigger's numbering),
+//! [`batch`] (a batch of inserted documents), [`gapless`] (gapless groups, intent completion),
+//! [`acquire`] (acquiring and renewing a trigger's lease), [`backfill`] (seeding counters from
+//! the collection). Each module's docs hold its protocol diagram; the crate README has the
+//! error code table.
 
 #![forbid(unsafe_code)]
 #![deny(
@@ -64,17 +69,28 @@
     )
 )]
 
+pub mod acquire;
 pub mod audit;
+pub mod backfill;
+pub mod backoff;
+pub mod batch;
 pub mod block;
 pub mod command;
 pub mod counter;
+pub mod counter_id;
+pub mod driver;
 pub mod ejson;
 pub mod error;
+pub mod field;
 pub mod format;
+pub mod gapless;
 pub mod intent;
 pub mod largest;
 pub mod lease;
+pub mod limits;
 pub mod name;
+pub mod note;
+pub mod numbering;
 pub mod optimistic;
 pub mod options;
 pub mod range;
@@ -84,20 +100,38 @@ pub mod seed;
 pub mod seed_collection;
 pub mod set_next;
 
+pub use acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use audit::{audit, AuditReport, Duplicate, Gap};
+pub use backfill::{SeedFromExisting, SeedReport};
+pub use backoff::{Backoff, WaitWindow};
+pub use batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use block::{BlockAllocator, SharedBlockAllocator};
 pub use command::{
-    Collection, Command, FindOptions, Plan, Reply, ReturnDocument, Step, UpdateOptions, MAX_RETRIES,
+    Collection, Command, FindOptions, Plan, QueryOptions, Reply, ReturnDocument, Step,
+    UpdateOptions, UpdateStatement, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY,
+    MAX_RETRIES,
 };
 pub use counter::{read_counter, CounterState, CurrentValue};
+pub use counter_id::{CounterKey, ScopeValue};
+pub use driver::{Driver, Machine};
 pub use error::{ErrorInfo, SeqError};
+pub use field::{check_field_path, check_insert_fields, check_number_field};
 pub use format::{format_seq, FormatTemplate};
+pub use gapless::{
+    CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
+    PENDING_ROUNDS,
+};
 pub use intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
 pub use lease::{Lease, LeaseInfo, LeaseOutcome, LeaseRequest};
-pub use optimistic::{OptimisticInsert, OptimisticOutcome};
+pub use limits::{check_count, MAX_BLOCK, MAX_COUNT};
+pub use note::Note;
+pub use numbering::NumberingSpec;
+pub use optimistic::{
+    OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
+};
 pub use options::SequenceSpec;
 pub use range::ReservedRange;
 pub use reservation::{Reservation, ReserveRequest};

@@ -16,7 +16,7 @@ pub const MAX_COUNTER_ID_BYTES: usize = 1000;
 /// Checks a sequence name against the rules above.
 pub fn validate_name(name: &str) -> Result<(), SeqError> {
     let fail = |reason: &str| SeqError::InvalidName {
-        name: name.to_owned(),
+        name: Some(name.to_owned()),
         reason: reason.to_owned(),
     };
     if name.is_empty() {

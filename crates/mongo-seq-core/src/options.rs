@@ -7,7 +7,7 @@
 //! | `step`   | integer              | 1       | non-zero; negative counts down                      |
 //! | `min`    | integer or null      | none    | lowest value ever issued (the bound when step < 0)  |
 //! | `max`    | integer or null      | none    | highest value ever issued (the bound when step > 0) |
-//! | `block`  | integer              | 1       | numbers reserved per round trip, ≥ 1                |
+//! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::scope`] |
 //! | `format` | string or null       | none    | template, see [`crate::format`]                     |
 //!
@@ -21,12 +21,17 @@ use serde_json::{Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::format::FormatTemplate;
+use crate::limits::MAX_BLOCK;
 use crate::name::validate_name;
 use crate::scope::{self, MAX_SCOPE_FIELDS};
 
 const KNOWN_KEYS: [&str; 8] = [
     "name", "start", "step", "min", "max", "block", "scope", "format",
 ];
+
+/// The options a trigger (the sidecar's `[[trigger]]`) may set: all but `name` (the trigger
+/// names its sequence itself) and `block` (a trigger reserves per batch).
+pub const TRIGGER_KEYS: [&str; 6] = ["start", "step", "min", "max", "scope", "format"];
 
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
@@ -71,11 +76,14 @@ impl SequenceSpec {
     /// Validates raw options. Checks, in order: object shape, unknown keys, each key's type
     /// and value, then cross-field rules (bounds, start, block × step).
     pub fn parse(raw: &Value) -> Result<Self, SeqError> {
-        let Value::Object(map) = raw else {
-            return Err(invalid(
-                "options",
-                format!("must be an object, got {}", ejson::describe(raw)),
-            ));
+        let map = match raw {
+            Value::Object(map) if !ejson::is_unrepresentable(raw) => map,
+            _ => {
+                return Err(invalid(
+                    "options",
+                    format!("must be an object, got {}", ejson::describe(raw)),
+                ))
+            }
         };
         if let Some(key) = map.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
             return Err(SeqError::UnknownOption {
@@ -86,12 +94,14 @@ impl SequenceSpec {
 
         let name = match map.get("name") {
             Some(Value::String(name)) => name.clone(),
-            None | Some(Value::Null) => return Err(invalid("name", "is required")),
-            Some(other) => {
-                return Err(invalid(
-                    "name",
-                    format!("must be a string, got {}", ejson::describe(other)),
-                ))
+            other => {
+                return Err(SeqError::InvalidName {
+                    name: None,
+                    reason: format!(
+                        "must be a string, got {}",
+                        other.map_or_else(|| "nothing".to_owned(), ejson::describe)
+                    ),
+                })
             }
         };
         validate_name(&name)?;
@@ -103,9 +113,15 @@ impl SequenceSpec {
         }
         let min = integer(map, "min")?;
         let max = integer(map, "max")?;
-        let block = match integer(map, "block")?.unwrap_or(1) {
-            block if block >= 1 => block.unsigned_abs(),
-            block => return Err(invalid("block", format!("must be at least 1, got {block}"))),
+        let raw_block = integer(map, "block")?.unwrap_or(1);
+        let block = match u64::try_from(raw_block) {
+            Ok(block) if (1..=MAX_BLOCK).contains(&block) => block,
+            _ => {
+                return Err(invalid(
+                    "block",
+                    format!("must be at least 1 and at most {MAX_BLOCK}, got {raw_block}"),
+                ))
+            }
         };
         let scope = parse_scope(map.get("scope"))?;
         let format = match map.get("format") {
@@ -165,6 +181,21 @@ impl SequenceSpec {
         })
     }
 
+    /// Validates a trigger's sequence options: `keys` as written (raw values, e.g. TOML turned
+    /// into JSON), among [`TRIGGER_KEYS`], for the sequence `name`. Same rules and messages as
+    /// [`SequenceSpec::parse`]; [`SeqError::option_name`] tells which key an error is about.
+    pub fn parse_trigger(name: &str, keys: &Map<String, Value>) -> Result<Self, SeqError> {
+        if let Some(key) = keys.keys().find(|k| !TRIGGER_KEYS.contains(&k.as_str())) {
+            return Err(SeqError::UnknownOption {
+                key: key.clone(),
+                known: TRIGGER_KEYS.join(", "),
+            });
+        }
+        let mut options = keys.clone();
+        options.insert("name".to_owned(), Value::String(name.to_owned()));
+        Self::parse(&Value::Object(options))
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -195,6 +226,16 @@ impl SequenceSpec {
         scope::counter_id(&self.name, &self.scope, document)
     }
 
+    /// The number further along the counting direction (the larger counting up, the smaller
+    /// counting down), to combine "furthest number" results such as those of several scopes.
+    pub fn further(&self, a: Option<i64>, b: Option<i64>) -> Option<i64> {
+        match (a, b) {
+            (Some(a), Some(b)) if self.step > 0 => Some(a.max(b)),
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The formatted id for `value`, when a `format` is configured.
     pub fn format_value(&self, value: i64) -> Option<String> {
         self.format.as_ref().map(|template| template.apply(value))
@@ -214,6 +255,39 @@ impl SequenceSpec {
             (self.min, i64::MIN)
         };
         (explicit.unwrap_or(implicit), explicit.is_some())
+    }
+
+    /// The values a well-formed counter can hold: from the value before the first number the
+    /// bounds allow (`min - step` when counting up) to the bound (`max`), or the mirror image
+    /// when counting down. A fresh counter (`start - step`), every reservation, `setNext` and
+    /// `seedFromMax` keep a counter in this range; outside it a counter is malformed.
+    pub(crate) fn counter_range(&self) -> (i64, i64) {
+        let before = |bound: i64| bound.saturating_sub(self.step);
+        if self.step > 0 {
+            (
+                self.min.map_or(i64::MIN, before),
+                self.max.unwrap_or(i64::MAX),
+            )
+        } else {
+            (
+                self.min.unwrap_or(i64::MIN),
+                self.max.map_or(i64::MAX, before),
+            )
+        }
+    }
+
+    /// `MALFORMED_COUNTER` when a counter read back lies outside [`Self::counter_range`].
+    pub(crate) fn check_counter(&self, counter_id: &str, last: i64) -> Result<i64, SeqError> {
+        let (low, high) = self.counter_range();
+        if (low..=high).contains(&last) {
+            return Ok(last);
+        }
+        Err(SeqError::malformed_counter(
+            counter_id,
+            format!(
+                "holds {last}, outside the range a counter of this sequence can hold ({low}..={high}); nothing was written (repair with setNext force)"
+            ),
+        ))
     }
 
     /// Whether `value` lies within `[min, max]`.
@@ -281,7 +355,8 @@ impl SequenceSpec {
             return Err(SeqError::invalid_argument(
                 "counterId",
                 format!(
-                    "{counter_id:?} is not a counter id of sequence `{}` (use counterId())",
+                    "{:?} is not a counter id of sequence `{}` (use counterId())",
+                    ejson::truncate(counter_id),
                     self.name
                 ),
             ));
@@ -351,10 +426,16 @@ mod tests {
     fn errors() {
         assert_eq!(code(json!([])), "INVALID_OPTION");
         assert_eq!(code(json!({"name": "a", "colour": 1})), "UNKNOWN_OPTION");
-        assert_eq!(code(json!({})), "INVALID_OPTION");
+        assert_eq!(code(json!({})), "INVALID_NAME");
+        assert_eq!(code(json!({"name": 42})), "INVALID_NAME");
         assert_eq!(code(json!({"name": "a", "step": 0})), "INVALID_STEP");
         assert_eq!(code(json!({"name": "a", "step": "1"})), "INVALID_OPTION");
         assert_eq!(code(json!({"name": "a", "block": 0})), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "block": 1_000_000})), "OK");
+        assert_eq!(
+            code(json!({"name": "a", "block": 1_000_001})),
+            "INVALID_OPTION"
+        );
         assert_eq!(
             code(json!({"name": "a", "min": 5, "max": 4})),
             "INVALID_BOUNDS"
@@ -373,5 +454,34 @@ mod tests {
         );
         assert_eq!(code(json!({"name": "a", "format": "x"})), "INVALID_FORMAT");
         assert_eq!(code(json!({"name": "a/b"})), "INVALID_NAME");
+    }
+
+    #[test]
+    fn trigger_keys() {
+        let keys = |v: Value| v.as_object().cloned().unwrap();
+        let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
+        assert_eq!(spec.map(|s| (s.step(), s.block())), Ok((10, 1)));
+        let error = SequenceSpec::parse_trigger("o", &keys(json!({"block": 5}))).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("UNKNOWN_OPTION", Some("block"))
+        );
+        let error = SequenceSpec::parse_trigger("o", &keys(json!({"step": "10"}))).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("INVALID_OPTION", Some("step"))
+        );
+        let error = SequenceSpec::parse_trigger("a/b", &Map::new()).unwrap_err();
+        assert_eq!(error.option_name(), Some("name"));
+    }
+
+    #[test]
+    fn further_follows_the_direction() {
+        let up = SequenceSpec::parse(&json!({"name": "a"})).unwrap();
+        let down = SequenceSpec::parse(&json!({"name": "a", "step": -1})).unwrap();
+        assert_eq!(up.further(Some(3), Some(5)), Some(5));
+        assert_eq!(down.further(Some(3), Some(5)), Some(3));
+        assert_eq!(down.further(None, Some(5)), Some(5));
+        assert_eq!(up.further(None, None), None);
     }
 }

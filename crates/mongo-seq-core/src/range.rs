@@ -1,7 +1,9 @@
 //! A reserved run of sequence numbers: `first, first + step, …, last` (`count` values).
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
+use crate::ejson;
 use crate::error::SeqError;
 
 /// Numbers reserved by one round trip. Serialized with plain JSON numbers (they may exceed
@@ -34,9 +36,54 @@ impl ReservedRange {
         })
     }
 
+    /// Parses a range handed back by a caller (`{first, last, step, count}`, integers in any
+    /// accepted form), with errors naming the key, and checks it.
+    pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
+        let bad = |reason: String| SeqError::invalid_argument("range", reason);
+        let Value::Object(map) = raw else {
+            return Err(bad(format!(
+                "must be an object {{ first, last, step, count }}, got {}",
+                ejson::describe(raw)
+            )));
+        };
+        if let Some(key) = map
+            .keys()
+            .find(|key| !["first", "last", "step", "count"].contains(&key.as_str()))
+        {
+            return Err(bad(format!(
+                "has an unknown key `{}`",
+                ejson::truncate(key)
+            )));
+        }
+        let int = |key: &str| match map.get(key) {
+            None => Err(bad(format!("has no `{key}`"))),
+            Some(value) => {
+                ejson::read_i64(value).map_err(|reason| bad(format!("`{key}` {reason}")))
+            }
+        };
+        let count = int("count")?;
+        let range = Self {
+            first: int("first")?,
+            last: int("last")?,
+            step: int("step")?,
+            count: u64::try_from(count)
+                .map_err(|_| bad(format!("`count` must not be negative, got {count}")))?,
+        };
+        range.validate()?;
+        Ok(range)
+    }
+
     /// Checks internal consistency (ranges may come back from JS).
     pub fn validate(&self) -> Result<(), SeqError> {
-        let bad = |reason: &str| SeqError::invalid_argument("range", format!("{self:?} {reason}"));
+        let bad = |reason: &str| {
+            SeqError::invalid_argument(
+                "range",
+                format!(
+                    "{}..={} with step {} and count {} {reason}",
+                    self.first, self.last, self.step, self.count
+                ),
+            )
+        };
         if self.count == 0 {
             return Err(bad("is empty"));
         }

@@ -1,29 +1,38 @@
 //! `reserve(n)`: atomically take the next `n` numbers of a counter.
 //!
+//! Every reservation's filter admits only a counter that is well formed and has room, so the
+//! server itself refuses the rest, whatever the server: `seq` stored as an integer and not an
+//! array (`$type` matches an array holding an integer, so `$not: {$type: "array"}` too), at
+//! least the value before the first number the bounds allow (`min - step` counting up), and at
+//! most `bound - n·step` (`bound` is `max`, or `i64::MAX` without one: the top of the int64
+//! range is a bound like any other, so a counter never wraps). Counting down mirrors it.
+//!
 //! Two protocols, chosen from the options (see the README diagram):
 //!
 //! * **Upsert** (the tutorial's, used when `start == step`, no bound in the counting direction
-//!   and no extra filter): `findOneAndUpdate({_id, seq: {$type: ["int", "long"]}},
-//!   {$inc: {seq: n·step}}, upsert, after)`. A missing counter is created holding `n·step`,
-//!   which is right exactly when `start == step`. A duplicate-key error means the counter
-//!   exists but did not match: two upserts raced, or `seq` is not an integer. A `findOne`
-//!   tells which (see below).
-//! * **Guarded** (everything else): no upsert, and the bound goes into the filter so the
-//!   counter is never pushed past it: `{_id, seq: {$lte: bound - n·step}}` (`$gte` when
-//!   counting down; the bound is `max`/`min`, else the i64 limit). A null reply triggers a
-//!   `findOne({_id})`: missing → `insertOne({_id, seq: start - step + n·step})` (duplicate key →
-//!   retry the update); present with room → lost a race, retry; present without room →
-//!   `SEQUENCE_EXHAUSTED` (or, with `minCount < count`, retry with what is left).
+//!   and no extra filter): `findOneAndUpdate({_id, seq: {…}}, {$inc: {seq: n·step}}, upsert,
+//!   after)`. A missing counter is created holding `n·step`, which is right exactly when
+//!   `start == step`. A duplicate-key error means the counter exists but did not match: two
+//!   upserts raced, the counter is malformed, or it has no room left. A `findOne` tells which
+//!   (see below).
+//! * **Guarded** (everything else): no upsert. A null reply triggers a `findOne({_id})`:
+//!   missing → `insertOne({_id, seq: start - step + n·step})` (duplicate key → retry the
+//!   update); present with room → lost a race, retry; present without room →
+//!   `SEQUENCE_EXHAUSTED` (`OVERFLOW` without a bound), or, with `minCount < count`, retry with
+//!   what is left.
 //!
-//! Both filters require `seq` to be stored as an integer (`$type: ["int", "long"]`), so a
-//! malformed counter (`seq` a string, `1.5`, …) is never written to: the update does not match,
-//! the `findOne` reads it and the plan fails with `MALFORMED_COUNTER`. A counter stored as an
-//! integral double (the legacy shell writes `seq: 0` as `0.0`) is left a double: the plan
-//! checks its room from the `findOne` and increments it only if it still holds exactly the value
-//! read (`findOneAndUpdate({_id, seq: <that double>}, {$inc})`), so it costs three commands
-//! instead of one. Converting it once to int64 (e.g. `setNext` with force) restores one.
+//! A counter the filter refused is read by the `findOne`; one that is not an integer, or lies
+//! outside the range a counter of the sequence can hold, fails with `MALFORMED_COUNTER`, and
+//! nothing was written. A counter stored as an integral double (the legacy shell writes
+//! `seq: 0` as `0.0`) does not match the integer filter either: the plan checks its room from
+//! the `findOne` and sets it to the new value as an int64 only if it still holds exactly the
+//! value read (`findOneAndUpdate({_id, seq: {$eq: <that double>}}, {$set: {seq: <long>}})`).
+//! That first reservation costs three commands; from then on the counter is an int64 and every
+//! reservation one command, so many processes on a tutorial counter do not keep losing the
+//! compare-and-set to each other.
 //!
-//! Restarts are capped by [`MAX_RETRIES`](crate::command::MAX_RETRIES).
+//! Restarts are capped by [`MAX_RETRIES`](crate::command::MAX_RETRIES); counts by
+//! [`MAX_COUNT`](crate::limits::MAX_COUNT).
 //!
 //! `extraFilter`/`extraSet` let later callers (fencing) add conditions and fields to the same
 //! atomic update; the inserted counter also receives the `extraSet` fields.
@@ -32,12 +41,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
-    ReturnDocument, Step, UpdateOptions,
+    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
+    UpdateOptions,
 };
 use crate::counter::read_counter;
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
+use crate::limits::MAX_COUNT;
 use crate::options::SequenceSpec;
 use crate::range::ReservedRange;
 
@@ -55,19 +66,6 @@ pub struct ReserveRequest {
     /// Extra top-level fields `$set` by the update and written into a newly created counter.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_set: Map<String, Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawReserveRequest {
-    counter_id: String,
-    count: u64,
-    #[serde(default)]
-    min_count: Option<u64>,
-    #[serde(default)]
-    extra_filter: Map<String, Value>,
-    #[serde(default)]
-    extra_set: Map<String, Value>,
 }
 
 impl TryFrom<Value> for ReserveRequest {
@@ -89,22 +87,73 @@ impl ReserveRequest {
         }
     }
 
-    /// Parses a raw request with a typed error (`INVALID_ARGUMENT`).
+    /// Parses a raw request (`{counterId, count, minCount?, extraFilter?, extraSet?}`) with
+    /// typed errors (`INVALID_ARGUMENT`) naming the key.
     pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
-        let parsed: RawReserveRequest = serde_json::from_value(raw.clone())
-            .map_err(|e| SeqError::invalid_argument("request", ejson::truncate(&e.to_string())))?;
+        const KEYS: [&str; 5] = ["counterId", "count", "minCount", "extraFilter", "extraSet"];
+        let bad = |reason: String| SeqError::invalid_argument("request", reason);
+        let Value::Object(map) = raw else {
+            return Err(bad(format!(
+                "must be an object {{ counterId, count, … }}, got {}",
+                ejson::describe(raw)
+            )));
+        };
+        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
+            return Err(bad(format!(
+                "has an unknown key `{}` (known: {})",
+                ejson::truncate(key),
+                KEYS.join(", ")
+            )));
+        }
+        let counter_id = match map.get("counterId") {
+            Some(Value::String(id)) => id.clone(),
+            other => {
+                return Err(bad(format!(
+                    "`counterId` must be a string, got {}",
+                    other.map_or_else(|| "nothing".to_owned(), ejson::describe)
+                )))
+            }
+        };
+        let count = |key: &str| -> Result<Option<u64>, SeqError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(value) => ejson::read_i64(value)
+                    .ok()
+                    .and_then(|count| u64::try_from(count).ok())
+                    .map(Some)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "`{key}` must be a non-negative integer, got {}",
+                            ejson::describe(value)
+                        ))
+                    }),
+            }
+        };
+        let document = |key: &str| -> Result<Map<String, Value>, SeqError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(Map::new()),
+                Some(Value::Object(document)) => Ok(document.clone()),
+                Some(other) => Err(bad(format!(
+                    "`{key}` must be a document, got {}",
+                    ejson::describe(other)
+                ))),
+            }
+        };
         Ok(Self {
-            counter_id: parsed.counter_id,
-            count: parsed.count,
-            min_count: parsed.min_count,
-            extra_filter: parsed.extra_filter,
-            extra_set: parsed.extra_set,
+            counter_id,
+            count: count("count")?.ok_or_else(|| bad("has no `count`".to_owned()))?,
+            min_count: count("minCount")?,
+            extra_filter: document("extraFilter")?,
+            extra_set: document("extraSet")?,
         })
     }
 
     fn validate(&self) -> Result<u64, SeqError> {
-        if self.count == 0 {
-            return Err(SeqError::invalid_argument("count", "must be at least 1"));
+        if self.count == 0 || self.count > MAX_COUNT {
+            return Err(SeqError::invalid_argument(
+                "count",
+                format!("must be from 1 to {MAX_COUNT}, got {}", self.count),
+            ));
         }
         let min_count = self.min_count.unwrap_or(self.count);
         if min_count == 0 || min_count > self.count {
@@ -134,11 +183,18 @@ impl ReserveRequest {
     }
 }
 
-/// `seq` stored as an integer: never `$inc` a string, a fraction or NaN.
+/// `seq` stored as an integer, not in an array: never `$inc` a string, a fraction, NaN, or an
+/// array (which `$type` alone would match when it holds an integer).
 fn integer_type_condition() -> Map<String, Value> {
     let mut condition = Map::new();
     condition.insert("$type".to_owned(), serde_json::json!(["int", "long"]));
+    condition.insert("$not".to_owned(), not_an_array());
     condition
+}
+
+/// `{$type: "array"}`, to be negated with `$not`.
+fn not_an_array() -> Value {
+    serde_json::json!({"$type": "array"})
 }
 
 fn is_counter_field(key: &str) -> bool {
@@ -159,8 +215,11 @@ enum Phase {
 }
 
 /// The reservation plan; see the module docs for the protocol.
+pub type Reservation = Driver<ReservationMachine>;
+
+/// The state of a [`Reservation`].
 #[derive(Debug, Clone)]
-pub struct Reservation {
+pub struct ReservationMachine {
     spec: SequenceSpec,
     request: ReserveRequest,
     count: u64,
@@ -168,7 +227,6 @@ pub struct Reservation {
     upsert: bool,
     phase: Phase,
     retries: Retries,
-    state: PlanState<ReservedRange>,
 }
 
 impl Reservation {
@@ -177,7 +235,7 @@ impl Reservation {
         let min_count = request.validate()?;
         let (_, bounded) = spec.limit();
         let upsert = spec.start() == spec.step() && !bounded && request.extra_filter.is_empty();
-        let mut plan = Self {
+        let mut machine = ReservationMachine {
             spec: spec.clone(),
             request: request.clone(),
             count: request.count,
@@ -185,13 +243,13 @@ impl Reservation {
             upsert,
             phase: Phase::Update,
             retries: Retries::default(),
-            state: PlanState::unstarted(),
         };
-        let first = plan.begin_update()?;
-        plan.state = PlanState::Waiting(first);
-        Ok(plan)
+        let first = machine.begin_update()?;
+        Ok(Driver::begin(machine, Ok(Step::Command(first))))
     }
+}
 
+impl ReservationMachine {
     fn counter_id(&self) -> &str {
         &self.request.counter_id
     }
@@ -210,14 +268,22 @@ impl Reservation {
         let increment = self.increment()?;
         let mut filter = id_filter(self.counter_id());
         let mut seq_condition = integer_type_condition();
-        if !self.upsert {
-            let (bound, _) = self.spec.limit();
-            let Some(threshold) = bound.checked_sub(increment) else {
-                self.phase = Phase::Check;
-                return Ok(self.check_command());
-            };
-            let op = if self.spec.step() > 0 { "$lte" } else { "$gte" };
-            seq_condition.insert(op.to_owned(), ejson::long(threshold));
+        // Room for the increment before the bound (the int64 limit when none is set).
+        let (bound, _) = self.spec.limit();
+        let Some(threshold) = bound.checked_sub(increment) else {
+            self.phase = Phase::Check;
+            return Ok(self.check_command());
+        };
+        // And not behind the start of the range a counter can hold (min - step counting up).
+        let (low, high) = self.spec.counter_range();
+        let (room_op, behind_op, behind, unlimited) = if self.spec.step() > 0 {
+            ("$lte", "$gte", low, i64::MIN)
+        } else {
+            ("$gte", "$lte", high, i64::MAX)
+        };
+        seq_condition.insert(room_op.to_owned(), ejson::long(threshold));
+        if behind != unlimited {
+            seq_condition.insert(behind_op.to_owned(), ejson::long(behind));
         }
         filter.insert("seq".to_owned(), Value::Object(seq_condition));
         filter.extend(self.request.extra_filter.clone());
@@ -291,24 +357,27 @@ impl Reservation {
         }
     }
 
-    /// `$inc` a counter stored as an integral double, only while it still holds `stored`
-    /// (the value the bounds were checked against).
-    fn compare_and_increment(&mut self, stored: &Value) -> Result<Step<ReservedRange>, SeqError> {
+    /// Sets a counter stored as an integral double (`stored`, read as `last`) to `last + n·step`
+    /// as an int64, only while it still holds `stored` (the value the room was checked against).
+    fn compare_and_increment(
+        &mut self,
+        stored: &Value,
+        last: i64,
+    ) -> Result<Step<ReservedRange>, SeqError> {
         self.retries.bump("reserve", &self.request.counter_id)?;
+        let next = last
+            .checked_add(self.increment()?)
+            .ok_or_else(|| SeqError::overflow(format!("counter {last} + {}", self.count)))?;
         let mut filter = id_filter(self.counter_id());
-        filter.insert("seq".to_owned(), stored.clone());
+        let mut unchanged = Map::new();
+        unchanged.insert("$eq".to_owned(), stored.clone());
+        unchanged.insert("$not".to_owned(), not_an_array());
+        filter.insert("seq".to_owned(), Value::Object(unchanged));
         filter.extend(self.request.extra_filter.clone());
+        let mut set = self.request.extra_set.clone();
+        set.insert("seq".to_owned(), ejson::long(next));
         let mut update = Map::new();
-        update.insert(
-            "$inc".to_owned(),
-            operator("seq", ejson::long(self.increment()?)),
-        );
-        if !self.request.extra_set.is_empty() {
-            update.insert(
-                "$set".to_owned(),
-                Value::Object(self.request.extra_set.clone()),
-            );
-        }
+        update.insert("$set".to_owned(), Value::Object(set));
         self.phase = Phase::CompareAndIncrement;
         Ok(Step::Command(Command::FindOneAndUpdate {
             collection: Collection::Counters,
@@ -340,11 +409,12 @@ impl Reservation {
         match reply {
             Reply::Document { document } => {
                 let last = read_counter(&document, self.counter_id())?;
+                let last = self.spec.check_counter(self.counter_id(), last)?;
                 let legacy_double = document.get("seq").filter(|seq| ejson::is_double(seq));
                 let available = self.spec.available_after(last);
                 if available >= self.count {
                     if let Some(stored) = legacy_double {
-                        return self.compare_and_increment(stored);
+                        return self.compare_and_increment(stored, last);
                     }
                     if !self.request.extra_filter.is_empty() {
                         return Err(SeqError::ConditionNotMet {
@@ -355,7 +425,7 @@ impl Reservation {
                 } else if available >= self.min_count {
                     self.count = available;
                     match legacy_double {
-                        Some(stored) => self.compare_and_increment(stored),
+                        Some(stored) => self.compare_and_increment(stored, last),
                         None => self.restart(),
                     }
                 } else {
@@ -405,21 +475,15 @@ impl Reservation {
     }
 }
 
-impl Plan for Reservation {
+impl Machine for ReservationMachine {
     type Output = ReservedRange;
 
-    fn start(&self) -> Result<Step<ReservedRange>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = match self.phase.clone() {
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match self.phase.clone() {
             Phase::Update => self.on_update(reply),
             Phase::Check => self.on_check(reply),
             Phase::CompareAndIncrement => self.on_compare_and_increment(reply),
             Phase::Insert(range) => self.on_insert(range, reply),
-        };
-        self.state.settle(next)
+        }
     }
 }

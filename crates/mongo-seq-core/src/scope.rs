@@ -23,33 +23,24 @@ use serde_json::Value;
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::field::path_problem;
 use crate::name::MAX_COUNTER_ID_BYTES;
 
 /// Most scope fields a sequence may have.
 pub const MAX_SCOPE_FIELDS: usize = 16;
 
-/// Checks one `scope` entry (a field path).
+/// Checks one `scope` entry (a field path; see [`crate::field`]). `/` and `=` are refused
+/// too: they separate the parts of a counter id.
 pub fn validate_field_path(field: &str) -> Result<(), SeqError> {
     let fail = |reason: &str| SeqError::InvalidScope {
         field: field.to_owned(),
         reason: reason.to_owned(),
     };
-    if field.is_empty() || field.len() > 200 {
-        return Err(fail("must be 1..=200 bytes"));
+    if let Some(reason) = path_problem(field, true) {
+        return Err(fail(reason));
     }
-    if field
-        .chars()
-        .any(|c| c.is_control() || c == '/' || c == '=')
-    {
-        return Err(fail("must not contain '/', '=' or control characters"));
-    }
-    for part in field.split('.') {
-        if part.is_empty() {
-            return Err(fail("empty path segment"));
-        }
-        if part.starts_with('$') {
-            return Err(fail("path segments must not start with '$'"));
-        }
+    if field.contains(['/', '=']) {
+        return Err(fail("must not contain '/' or '='"));
     }
     Ok(())
 }
@@ -98,7 +89,7 @@ pub(crate) fn required_value<'a>(document: &'a Value, field: &str) -> Result<&'a
 }
 
 /// Encodes one scope value per the grammar above.
-fn encode_value(field: &str, value: &Value) -> Result<String, SeqError> {
+pub(crate) fn encode_value(field: &str, value: &Value) -> Result<String, SeqError> {
     match value {
         Value::String(text) => Ok(escape_string(text)),
         Value::Bool(flag) => Ok(format!("#{flag}")),

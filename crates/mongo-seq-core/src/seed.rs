@@ -10,22 +10,25 @@
 use serde_json::{Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
-    ReturnDocument, Step, UpdateOptions,
+    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
+    UpdateOptions,
 };
 use crate::counter::{read_counter, CounterState};
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::options::SequenceSpec;
 
 /// The seedFromMax plan; its output is the counter state afterwards.
+pub type SeedFromMax = Driver<SeedFromMaxMachine>;
+
+/// The state of a [`SeedFromMax`].
 #[derive(Debug, Clone)]
-pub struct SeedFromMax {
+pub struct SeedFromMaxMachine {
     spec: SequenceSpec,
     counter_id: String,
     command: Command,
     retries: Retries,
-    state: PlanState<CounterState>,
 }
 
 impl SeedFromMax {
@@ -51,19 +54,26 @@ impl SeedFromMax {
                 return_document: ReturnDocument::After,
             },
         };
-        Ok(Self {
+        let machine = SeedFromMaxMachine {
             spec: spec.clone(),
             counter_id: counter_id.to_owned(),
-            state: PlanState::Waiting(command.clone()),
-            command,
+            command: command.clone(),
             retries: Retries::default(),
-        })
+        };
+        Ok(Driver::begin(machine, Ok(Step::Command(command))))
     }
+}
 
-    fn transition(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
+impl Machine for SeedFromMaxMachine {
+    type Output = CounterState;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
         match reply {
             Reply::Document { document } => {
+                // `$max` moves a counter behind the range into it; one still outside was past
+                // the bound before, and is left as it was.
                 let last = read_counter(&document, &self.counter_id)?;
+                let last = self.spec.check_counter(&self.counter_id, last)?;
                 Ok(Step::Done(CounterState::of(&self.spec, Some(last))))
             }
             Reply::DuplicateKey => {
@@ -75,19 +85,5 @@ impl SeedFromMax {
             )),
             other => Err(unexpected(&other, "findOneAndUpdate")),
         }
-    }
-}
-
-impl Plan for SeedFromMax {
-    type Output = CounterState;
-
-    fn start(&self) -> Result<Step<CounterState>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = self.transition(reply);
-        self.state.settle(next)
     }
 }

@@ -10,8 +10,9 @@
 
 use serde_json::Value;
 
-use crate::command::{unexpected, Plan, PlanState, Reply, Step};
+use crate::command::{unexpected, Plan, Reply, Step};
 use crate::counter::{CounterState, CurrentValue};
+use crate::driver::{Driver, Machine};
 use crate::error::SeqError;
 use crate::largest::{largest_number_query, read_found};
 use crate::options::SequenceSpec;
@@ -25,13 +26,15 @@ enum Phase {
 }
 
 /// The seed-from-collection plan; its output is the counter state afterwards.
+pub type SeedFromCollection = Driver<SeedFromCollectionMachine>;
+
+/// The state of a [`SeedFromCollection`].
 #[derive(Debug, Clone)]
-pub struct SeedFromCollection {
+pub struct SeedFromCollectionMachine {
     spec: SequenceSpec,
     counter_id: String,
     field: String,
     phase: Phase,
-    state: PlanState<CounterState>,
 }
 
 impl SeedFromCollection {
@@ -43,21 +46,25 @@ impl SeedFromCollection {
     ) -> Result<Self, SeqError> {
         let find = largest_number_query(spec, field, document)?;
         let counter_id = spec.counter_id(document)?;
-        Ok(Self {
+        let machine = SeedFromCollectionMachine {
             spec: spec.clone(),
             counter_id,
             field: field.to_owned(),
             phase: Phase::Find,
-            state: PlanState::Waiting(find),
-        })
+        };
+        Ok(Driver::begin(machine, Ok(Step::Command(find))))
     }
 
     /// The counter this plan seeds.
     pub fn counter_id(&self) -> &str {
-        &self.counter_id
+        &self.machine().counter_id
     }
+}
 
-    fn transition(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
+impl Machine for SeedFromCollectionMachine {
+    type Output = CounterState;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
         match &mut self.phase {
             Phase::Find => {
                 let (phase, first) = match reply {
@@ -80,20 +87,6 @@ impl SeedFromCollection {
             Phase::Seed(plan) => plan.feed(reply),
             Phase::Current(plan) => plan.feed(reply),
         }
-    }
-}
-
-impl Plan for SeedFromCollection {
-    type Output = CounterState;
-
-    fn start(&self) -> Result<Step<CounterState>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = self.transition(reply);
-        self.state.settle(next)
     }
 }
 

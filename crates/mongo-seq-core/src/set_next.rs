@@ -1,21 +1,26 @@
 //! `setNext(n, force)`: make `n` the next number issued (stores `seq = n - step`).
 //!
 //! Without `force` the counter may only move forward, and the check is race-safe because it
-//! sits in the update filter: `findOneAndUpdate({_id, seq: {$lte: n - step}}, {$set: {seq:
-//! n - step}}, returnDocument: before)` (`$gte` when counting down). A null reply is told
-//! apart with `findOne({_id})`: missing → `insertOne` the counter (duplicate key → retry);
-//! present and ahead → `BACKWARDS_REFUSED`; present and not ahead → lost a race, retry.
+//! sits in the update filter: `findOneAndUpdate({_id, seq: {$type: ["int", "long"], $not:
+//! {$type: "array"}, $lte: n - step}}, {$set: {seq: n - step}}, returnDocument: before)`
+//! (`$gte` when counting down). A null reply is told apart with `findOne({_id})`: missing →
+//! `insertOne` the counter (duplicate key → retry); present and ahead → `BACKWARDS_REFUSED`;
+//! not an integer → `MALFORMED_COUNTER` (nothing written: a malformed counter is only
+//! rewritten with force); a legacy integral double not ahead → `$set` only while it still holds
+//! the value read (`{_id, seq: {$eq: <that double>}}`); present and not ahead → lost a race,
+//! retry.
 //! With `force` one upsert `$set` does it; an unreadable old value is reported as `null`
 //! so force can repair a broken counter. Callers holding a block should discard it after.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Plan, PlanState, Reply, Retries,
-    ReturnDocument, Step, UpdateOptions,
+    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
+    UpdateOptions,
 };
 use crate::counter::read_counter;
+use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::options::SequenceSpec;
@@ -34,12 +39,16 @@ pub struct SetNextOutcome {
 enum Phase {
     Update,
     Check,
+    CompareAndSet,
     Insert,
 }
 
 /// The setNext plan; see the module docs.
+pub type SetNext = Driver<SetNextMachine>;
+
+/// The state of a [`SetNext`].
 #[derive(Debug, Clone)]
-pub struct SetNext {
+pub struct SetNextMachine {
     counter_id: String,
     step: i64,
     next: i64,
@@ -47,7 +56,6 @@ pub struct SetNext {
     force: bool,
     phase: Phase,
     retries: Retries,
-    state: PlanState<SetNextOutcome>,
 }
 
 impl SetNext {
@@ -64,7 +72,7 @@ impl SetNext {
         let target = next
             .checked_sub(spec.step())
             .ok_or_else(|| SeqError::overflow(format!("next {next} - step {}", spec.step())))?;
-        let mut plan = Self {
+        let machine = SetNextMachine {
             counter_id: counter_id.to_owned(),
             step: spec.step(),
             next,
@@ -72,18 +80,28 @@ impl SetNext {
             force,
             phase: Phase::Update,
             retries: Retries::default(),
-            state: PlanState::unstarted(),
         };
-        plan.state = PlanState::Waiting(plan.update_command());
-        Ok(plan)
+        let first = machine.update_command();
+        Ok(Driver::begin(machine, Ok(Step::Command(first))))
     }
+}
 
+impl SetNextMachine {
     fn update_command(&self) -> Command {
         let mut filter = id_filter(&self.counter_id);
         if !self.force {
             let op = if self.step > 0 { "$lte" } else { "$gte" };
-            filter.insert("seq".to_owned(), operator(op, ejson::long(self.target)));
+            let mut seq = Map::new();
+            seq.insert("$type".to_owned(), json!(["int", "long"]));
+            seq.insert("$not".to_owned(), json!({"$type": "array"}));
+            seq.insert(op.to_owned(), ejson::long(self.target));
+            filter.insert("seq".to_owned(), Value::Object(seq));
         }
+        self.set_command(filter, self.force)
+    }
+
+    /// `$set` the target where `filter` matches, returning the document before.
+    fn set_command(&self, filter: Map<String, Value>, upsert: bool) -> Command {
         let mut update = Map::new();
         update.insert("$set".to_owned(), operator("seq", ejson::long(self.target)));
         Command::FindOneAndUpdate {
@@ -91,7 +109,7 @@ impl SetNext {
             filter: Value::Object(filter),
             update: Value::Object(update),
             options: UpdateOptions {
-                upsert: self.force,
+                upsert,
                 return_document: ReturnDocument::Before,
             },
         }
@@ -145,7 +163,20 @@ impl SetNext {
                         next: self.next,
                     });
                 }
-                self.restart()
+                match document.get("seq").filter(|seq| ejson::is_double(seq)) {
+                    // A legacy double: set it only while it still holds the value just read.
+                    Some(stored) => {
+                        self.retries.bump("setNext", &self.counter_id)?;
+                        self.phase = Phase::CompareAndSet;
+                        let mut filter = id_filter(&self.counter_id);
+                        filter.insert(
+                            "seq".to_owned(),
+                            json!({"$eq": stored, "$not": {"$type": "array"}}),
+                        );
+                        Ok(Step::Command(self.set_command(filter, false)))
+                    }
+                    None => self.restart(),
+                }
             }
             (Phase::Check, Reply::None) => {
                 self.phase = Phase::Insert;
@@ -157,6 +188,11 @@ impl SetNext {
                 }))
             }
             (Phase::Check, other) => Err(unexpected(&other, "findOne")),
+            (Phase::CompareAndSet, Reply::Document { document }) => {
+                Ok(self.done(Some(read_counter(&document, &self.counter_id)?), false))
+            }
+            (Phase::CompareAndSet, Reply::None) => self.restart(),
+            (Phase::CompareAndSet, other) => Err(unexpected(&other, "findOneAndUpdate")),
             (Phase::Insert, Reply::Inserted) => Ok(self.done(None, true)),
             (Phase::Insert, Reply::DuplicateKey) => self.restart(),
             (Phase::Insert, other) => Err(unexpected(&other, "insertOne")),
@@ -164,16 +200,10 @@ impl SetNext {
     }
 }
 
-impl Plan for SetNext {
+impl Machine for SetNextMachine {
     type Output = SetNextOutcome;
 
-    fn start(&self) -> Result<Step<SetNextOutcome>, SeqError> {
-        self.state.step()
-    }
-
-    fn feed(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
-        self.state.ensure_waiting()?;
-        let next = self.transition(reply);
-        self.state.settle(next)
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
+        self.transition(reply)
     }
 }

@@ -9,78 +9,7 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 mod common;
-use common::edge_int;
-
-fn number() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        edge_int().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        edge_int().prop_map(|i| json!({"$numberLong": i.to_string()})),
-        any::<i32>().prop_map(|i| json!({"$numberInt": i.to_string()})),
-        prop_oneof![
-            Just("NaN"),
-            Just("Infinity"),
-            Just("-Infinity"),
-            Just("5.0"),
-            Just("1e300"),
-            Just("x")
-        ]
-        .prop_map(|s| json!({"$numberDouble": s})),
-        ".{0,6}".prop_map(|s| json!({"$numberLong": s})),
-    ]
-}
-
-fn key() -> impl Strategy<Value = String> {
-    prop_oneof![
-        prop::sample::select(vec![
-            "name",
-            "start",
-            "step",
-            "min",
-            "max",
-            "block",
-            "scope",
-            "format",
-            "_id",
-            "seq",
-            "kind",
-            "document",
-            "tenantId",
-            "a",
-            "$oid",
-            "$numberLong",
-        ])
-        .prop_map(str::to_owned),
-        ".{0,8}",
-    ]
-}
-
-fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "[a-z/%#=.{}:0-9 ]{0,12}",
-        ".{0,12}",
-        Just("INV-{seq:06}".to_owned()),
-        Just("orders".to_owned())
-    ]
-}
-
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        number(),
-        text().prop_map(Value::String)
-    ];
-    leaf.prop_recursive(3, 24, 5, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            prop::collection::vec((key(), inner), 0..6)
-                .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map<_, _>>())),
-        ]
-    })
-}
+use common::{edge_int, json_value, key, number, text};
 
 /// Options that are usually valid, with random values in every slot.
 fn options() -> impl Strategy<Value = Value> {

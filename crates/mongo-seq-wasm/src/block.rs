@@ -1,34 +1,28 @@
 //! `BlockAllocator`: the core's hi/lo allocator, held by a JS sequence object.
 
-use mongo_seq_core::{BlockAllocator, ReservedRange};
+use mongo_seq_core::{check_count, BlockAllocator, ReservedRange};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{from_js, i64_to_js, to_js};
-use crate::error::{argument_error, IntoJsResult};
+use crate::args;
+use crate::convert::{i64_to_js, to_js};
+use crate::error::{invalid_argument, IntoJsResult};
 
 /// Numbers reserved in a block and not handed out yet. No I/O: when it runs dry, run the
 /// `refillRequest` reservation and `refill` it with the resulting range.
 #[wasm_bindgen(js_name = BlockAllocator)]
 pub struct JsBlockAllocator(BlockAllocator);
 
-fn read_count(argument: &str, value: f64) -> Result<u64, JsValue> {
-    if value.fract() != 0.0 || !(0.0..=9_007_199_254_740_991.0).contains(&value) {
-        return Err(argument_error(&format!(
-            "{argument} must be a non-negative safe integer, got {value}"
-        )));
-    }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked just above
-    Ok(value as u64)
-}
-
 #[wasm_bindgen(js_class = BlockAllocator)]
 impl JsBlockAllocator {
     /// An empty allocator refilling `block` (≥ 1) numbers at a time.
     #[wasm_bindgen(constructor)]
-    pub fn new(block: f64) -> Result<JsBlockAllocator, JsValue> {
-        BlockAllocator::new(read_count("block", block)?)
-            .js()
-            .map(Self)
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "number")] block: JsValue,
+    ) -> Result<JsBlockAllocator, JsValue> {
+        let raw = args::integer("block", &block)?;
+        let block = u64::try_from(raw)
+            .map_err(|_| invalid_argument("block", format!("must be at least 1, got {raw}")))?;
+        BlockAllocator::new(block).js().map(Self)
     }
 
     /// Numbers left before a refill is needed.
@@ -48,14 +42,12 @@ impl JsBlockAllocator {
     #[wasm_bindgen(js_name = refillRequest, unchecked_return_type = "ReserveRequest")]
     pub fn refill_request(
         &self,
-        #[wasm_bindgen(js_name = counterId)] counter_id: &str,
-        wanted: f64,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] wanted: JsValue,
     ) -> Result<JsValue, JsValue> {
-        to_js(
-            &self
-                .0
-                .refill_request(counter_id, read_count("wanted", wanted)?),
-        )
+        let counter_id = args::string("counterId", &counter_id)?;
+        let wanted = check_count("wanted", &args::marked(&wanted)).js()?;
+        to_js(&self.0.refill_request(&counter_id, wanted))
     }
 
     /// Loads a freshly reserved range; only when empty.
@@ -74,8 +66,11 @@ impl JsBlockAllocator {
 
     /// Up to `max` consecutive numbers as a range, or `undefined` when empty.
     #[wasm_bindgen(unchecked_return_type = "ReservedRange | undefined")]
-    pub fn take(&mut self, max: f64) -> Result<JsValue, JsValue> {
-        match self.0.take(read_count("max", max)?) {
+    pub fn take(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number")] max: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        match self.0.take(check_count("max", &args::marked(&max)).js()?) {
             Some(range) => to_js(&range),
             None => Ok(JsValue::UNDEFINED),
         }
@@ -91,10 +86,8 @@ impl JsBlockAllocator {
 
 /// Reads and checks a range handed back from JS.
 pub fn read_range(range: JsValue) -> Result<ReservedRange, JsValue> {
-    let range: ReservedRange = serde_json::from_value(from_js(range)?)
-        .map_err(|error| argument_error(&format!("not a ReservedRange: {error}")))?;
-    range.validate().js()?;
-    Ok(range)
+    let range = args::json("range", "a ReservedRange object", &range)?;
+    ReservedRange::from_json(&range).js()
 }
 
 /// Every number of a range, in order.

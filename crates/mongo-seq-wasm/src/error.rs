@@ -19,11 +19,11 @@ pub fn to_js_error(error: &SeqError) -> JsValue {
     js_error.into()
 }
 
-/// A JS value that could not even be read (e.g. a BigInt beyond 64 bits, a function).
-pub fn argument_error(reason: &str) -> JsValue {
+/// `INVALID_ARGUMENT` naming `argument`.
+pub fn invalid_argument(argument: &str, reason: impl Into<String>) -> JsValue {
     to_js_error(&SeqError::InvalidArgument {
-        argument: "value".to_owned(),
-        reason: reason.to_owned(),
+        argument: argument.to_owned(),
+        reason: reason.into(),
     })
 }
 

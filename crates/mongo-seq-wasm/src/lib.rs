@@ -2,6 +2,7 @@
 //! Conversions and errors only: every decision (filters, updates, bounds, retries, scope ids,
 //! formats) is the core's. Errors are JS `Error`s named `MongoSeqError` with the core's `code`.
 
+mod args;
 mod block;
 mod convert;
 mod error;
@@ -9,7 +10,7 @@ mod plan;
 mod spec;
 mod types;
 
-use mongo_seq_core::{audit, format_seq, SeqError, MAX_RETRIES};
+use mongo_seq_core::{audit, check_count, check_field_path, format_seq, SeqError, MAX_RETRIES};
 use wasm_bindgen::prelude::*;
 
 use crate::error::IntoJsResult;
@@ -38,22 +39,51 @@ pub fn max_retries() -> u32 {
 /// Renders `value` through a format template (`INV-{seq:06}`).
 #[wasm_bindgen(js_name = formatSeq)]
 pub fn format_seq_js(
-    template: &str,
+    #[wasm_bindgen(unchecked_param_type = "string")] template: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
 ) -> Result<String, JsValue> {
-    format_seq(template, spec::read_integer("value", value)?).js()
+    let template = args::string("template", &template)?;
+    format_seq(&template, args::integer("value", &value)?).js()
+}
+
+/// Checks a field path that may be nested (`meta.seq`: where the sidecar writes a number);
+/// `INVALID_ARGUMENT` naming `argument` when it cannot be one.
+#[wasm_bindgen(js_name = checkFieldPath)]
+pub fn check_field_path_js(
+    #[wasm_bindgen(unchecked_param_type = "string")] argument: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+) -> Result<(), JsValue> {
+    let argument = args::string("argument", &argument)?;
+    let field = args::string(&argument, &field)?;
+    check_field_path(&argument, &field).js()
+}
+
+/// Reads a batch size (`nextMany`'s count, `insertMany`'s number of documents): an integer
+/// from 0 to 1,000,000, else `INVALID_ARGUMENT` naming `argument`. Returns it as a number.
+#[wasm_bindgen(js_name = checkCount)]
+pub fn check_count_js(
+    #[wasm_bindgen(unchecked_param_type = "string")] argument: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number | bigint")] value: JsValue,
+) -> Result<f64, JsValue> {
+    let argument = args::string("argument", &argument)?;
+    let count = check_count(&argument, &args::marked(&value)).js()?;
+    #[allow(clippy::cast_precision_loss)] // at most 1,000,000
+    Ok(count as f64)
 }
 
 /// Reads an integer in any form a driver may hand back (number, bigint, EJSON `$numberInt`,
 /// `$numberLong`, integral `$numberDouble` up to 2^53): a number, or a bigint beyond 2^53.
 /// Anything else is a `MALFORMED_DOCUMENT` naming `field`.
 #[wasm_bindgen(js_name = readInteger, unchecked_return_type = "CoreInteger")]
-pub fn read_integer(value: JsValue, field: &str) -> Result<JsValue, JsValue> {
-    let json = convert::from_js(value)?;
-    match mongo_seq_core::ejson::read_i64(&json) {
+pub fn read_integer(
+    value: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+) -> Result<JsValue, JsValue> {
+    let field = args::string("field", &field)?;
+    match mongo_seq_core::ejson::read_i64(&args::marked(&value)) {
         Ok(int) => Ok(convert::i64_to_js(int)),
         Err(reason) => Err(error::to_js_error(&SeqError::MalformedDocument {
-            field: field.to_owned(),
+            field,
             reason,
         })),
     }
@@ -68,18 +98,22 @@ pub fn audit_js(
     #[wasm_bindgen(unchecked_param_type = "Integer")] step: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Integer | null")] counter: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let serde_json::Value::Array(numbers) = convert::from_js(numbers)? else {
-        return Err(error::argument_error("numbers must be an array"));
+    const EXPECTED: &str = "an array of numbers";
+    let serde_json::Value::Array(numbers) = args::json("numbers", EXPECTED, &numbers)? else {
+        return Err(error::invalid_argument(
+            "numbers",
+            format!("must be {EXPECTED}, got {}", convert::describe(&numbers)),
+        ));
     };
     let counter = if counter.is_null() || counter.is_undefined() {
         None
     } else {
-        Some(spec::read_integer("counter", counter)?)
+        Some(args::integer("counter", &counter)?)
     };
     let report = audit(
         &numbers,
-        spec::read_integer("start", start)?,
-        spec::read_integer("step", step)?,
+        args::integer("start", &start)?,
+        args::integer("step", &step)?,
         counter,
     )
     .js()?;

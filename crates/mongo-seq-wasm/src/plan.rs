@@ -5,7 +5,8 @@ use mongo_seq_core::{Plan, Reply};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{from_js, to_js};
+use crate::args;
+use crate::convert::to_js;
 use crate::error::IntoJsResult;
 
 /// A core plan with its output type erased to "something serializable".
@@ -57,7 +58,7 @@ impl JsPlan {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "Reply")] reply: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let reply = Reply::from_json(&from_js(reply)?).js()?;
+        let reply = Reply::from_json(&args::reply(&reply)?).js()?;
         self.0.feed_js(reply)
     }
 }

@@ -1,24 +1,15 @@
 //! `SequenceSpec`: validated options and the plans of one sequence.
 
 use mongo_seq_core::{
-    ejson, CurrentValue, OptimisticInsert, Reservation, ReserveRequest, SeedFromCollection,
-    SeedFromMax, SeqError, SequenceSpec, SetNext,
+    check_insert_fields, CurrentValue, OptimisticInsert, Reservation, ReserveRequest,
+    SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
 };
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{from_js, from_js_optional, to_js};
-use crate::error::{to_js_error, IntoJsResult};
+use crate::args;
+use crate::convert::to_js;
+use crate::error::IntoJsResult;
 use crate::plan::JsPlan;
-
-/// Reads an integer argument (number, BigInt or `{ $numberLong }`) for the core.
-pub fn read_integer(argument: &str, value: JsValue) -> Result<i64, JsValue> {
-    ejson::read_i64(&from_js(value)?).map_err(|reason| {
-        to_js_error(&SeqError::InvalidArgument {
-            argument: argument.to_owned(),
-            reason,
-        })
-    })
-}
 
 /// Validated sequence options (`name`, `start`, `step`, `min`, `max`, `block`, `scope`,
 /// `format`). Constructing one validates; every plan of the sequence starts here.
@@ -32,7 +23,7 @@ impl JsSequenceSpec {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "SequenceOptions")] options: JsValue,
     ) -> Result<JsSequenceSpec, JsValue> {
-        SequenceSpec::parse(&from_js(options)?).js().map(Self)
+        SequenceSpec::parse(&args::marked(&options)).js().map(Self)
     }
 
     /// The normalized options, defaults filled in.
@@ -47,7 +38,7 @@ impl JsSequenceSpec {
         &self,
         #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
     ) -> Result<String, JsValue> {
-        let document = from_js_optional(document)?;
+        let document = args::document("document", &document)?;
         self.0.counter_id(document.as_ref()).js()
     }
 
@@ -57,7 +48,21 @@ impl JsSequenceSpec {
         &self,
         #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
     ) -> Result<Option<String>, JsValue> {
-        Ok(self.0.format_value(read_integer("value", value)?))
+        Ok(self.0.format_value(args::integer("value", &value)?))
+    }
+
+    /// Checks where an insert writes the number (`field`) and the formatted id
+    /// (`formatField`, optional); throws `INVALID_ARGUMENT` naming the one that cannot be used.
+    #[wasm_bindgen(js_name = checkInsertFields)]
+    pub fn check_insert_fields(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+    ) -> Result<(), JsValue> {
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        check_insert_fields(&self.0, &field, format_field.as_deref()).js()
     }
 
     /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet? }`);
@@ -66,16 +71,17 @@ impl JsSequenceSpec {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ReserveRequest")] request: JsValue,
     ) -> Result<JsPlan, JsValue> {
-        let request = ReserveRequest::from_json(&from_js(request)?).js()?;
+        let request = args::json("request", "a ReserveRequest object", &request)?;
+        let request = ReserveRequest::from_json(&request).js()?;
         Reservation::new(&self.0, &request).js().map(JsPlan::wrap)
     }
 
     /// Plan: read the counter without writing; done with a `CounterState`.
     pub fn current(
         &self,
-        #[wasm_bindgen(js_name = counterId)] counter_id: &str,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
     ) -> Result<JsPlan, JsValue> {
-        CurrentValue::new(&self.0, counter_id)
+        CurrentValue::new(&self.0, &args::string("counterId", &counter_id)?)
             .js()
             .map(JsPlan::wrap)
     }
@@ -84,11 +90,14 @@ impl JsSequenceSpec {
     #[wasm_bindgen(js_name = setNext)]
     pub fn set_next(
         &self,
-        #[wasm_bindgen(js_name = counterId)] counter_id: &str,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Integer")] next: JsValue,
-        force: bool,
+        #[wasm_bindgen(unchecked_param_type = "boolean")] force: JsValue,
     ) -> Result<JsPlan, JsValue> {
-        SetNext::new(&self.0, counter_id, read_integer("next", next)?, force)
+        let counter_id = args::string("counterId", &counter_id)?;
+        let next = args::integer("next", &next)?;
+        let force = args::boolean("force", &force)?;
+        SetNext::new(&self.0, &counter_id, next, force)
             .js()
             .map(JsPlan::wrap)
     }
@@ -97,10 +106,12 @@ impl JsSequenceSpec {
     #[wasm_bindgen(js_name = seedFromMax)]
     pub fn seed_from_max(
         &self,
-        #[wasm_bindgen(js_name = counterId)] counter_id: &str,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
     ) -> Result<JsPlan, JsValue> {
-        SeedFromMax::new(&self.0, counter_id, read_integer("value", value)?)
+        let counter_id = args::string("counterId", &counter_id)?;
+        let value = args::integer("value", &value)?;
+        SeedFromMax::new(&self.0, &counter_id, value)
             .js()
             .map(JsPlan::wrap)
     }
@@ -111,27 +122,40 @@ impl JsSequenceSpec {
     #[wasm_bindgen(js_name = seedFromCollection)]
     pub fn seed_from_collection(
         &self,
-        field: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
         #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
     ) -> Result<JsPlan, JsValue> {
-        let document = from_js_optional(document)?;
-        SeedFromCollection::new(&self.0, field, document.as_ref())
+        let field = args::string("field", &field)?;
+        let document = args::document("document", &document)?;
+        SeedFromCollection::new(&self.0, &field, document.as_ref())
             .js()
             .map(JsPlan::wrap)
     }
 
-    /// Plan: the tutorial's optimistic loop on the document collection; done with an
-    /// `OptimisticOutcome`. `document` supplies scope values.
+    /// Plan: the tutorial's optimistic loop on the document collection, with backoff (`wait`
+    /// commands) and a budget of `maxAttempts` inserts; done with an `OptimisticOutcome`.
+    /// `document` supplies scope values.
     #[wasm_bindgen(js_name = insertOptimistic)]
     pub fn insert_optimistic(
         &self,
-        field: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
         #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
-        #[wasm_bindgen(js_name = formatField)] format_field: Option<String>,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+        #[wasm_bindgen(js_name = maxAttempts, unchecked_param_type = "number | undefined")]
+        max_attempts: JsValue,
     ) -> Result<JsPlan, JsValue> {
-        let document = from_js_optional(document)?;
-        OptimisticInsert::new(&self.0, field, document.as_ref(), format_field.as_deref())
-            .js()
-            .map(JsPlan::wrap)
+        let field = args::string("field", &field)?;
+        let document = args::document("document", &document)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        OptimisticInsert::with_max_attempts(
+            &self.0,
+            &field,
+            document.as_ref(),
+            format_field.as_deref(),
+            &args::marked(&max_attempts),
+        )
+        .js()
+        .map(JsPlan::wrap)
     }
 }

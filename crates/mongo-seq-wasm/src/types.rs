@@ -5,7 +5,10 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-/** An integer: a number (safe integer), a bigint, or Extended JSON `{ $numberLong: "…" }`. */
+/**
+ * An integer: a number (a safe integer: beyond 2^53 - 1 a JS number is not exact and is
+ * refused), a bigint within the signed 64-bit range, or Extended JSON `{ $numberLong: "…" }`.
+ */
 export type Integer = number | bigint | { $numberLong: string };
 /** An integer the core hands back: a number when within ±(2^53 - 1), else a bigint. */
 export type CoreInteger = number | bigint;
@@ -24,7 +27,7 @@ export interface SequenceOptions {
   min?: Integer | null;
   /** Highest value ever issued (the bound when counting up). */
   max?: Integer | null;
-  /** Numbers reserved per round trip (default 1). Unused numbers of a block are a gap. */
+  /** Numbers reserved per round trip, 1 to 1,000,000 (default 1). Unused numbers of a block are a gap. */
   block?: Integer;
   /** Field paths: one counter per combination of their values in the document. */
   scope?: string[] | null;
@@ -95,13 +98,16 @@ export type Command =
   | { op: "findOne"; collection: "counters" | "documents"; filter: EjsonDocument;
       options?: { sort: EjsonDocument; projection: EjsonDocument } }
   | { op: "insertOne"; collection: "counters" | "documents"; document: EjsonDocument }
-  | { op: "insertDocument"; collection: "counters" | "documents"; fields: EjsonDocument };
+  | { op: "insertDocument"; collection: "counters" | "documents"; fields: EjsonDocument }
+  /** Sleep a duration drawn uniformly from minMs..=maxMs, then reply `waited`. */
+  | { op: "wait"; minMs: number; maxMs: number };
 /** The outcome of a command, fed back to the plan. */
 export type Reply =
   | { kind: "document"; document: EjsonDocument }
   | { kind: "none" }
   | { kind: "inserted" }
-  | { kind: "duplicateKey" };
+  | { kind: "duplicateKey" }
+  | { kind: "waited" };
 /** What a plan wants next. */
 export type PlanStep = { command: Command } | { done: unknown };
 

@@ -16,7 +16,7 @@ export async function usage(db: Db, users: Collection): Promise<void> {
   await userIds.seedFromMax(10n);
   const one = await seqs.insertOne(users, { name: "Sarah C." }, { sequence: "userid", field: "_id" });
   const all = await seqs.insertMany(users, [{ a: 1 }], { sequence: userIds, formatField: "code" });
-  const optimistic = await seqs.insertOptimistic(users, { name: "Grace H." });
+  const optimistic = await seqs.insertOptimistic(users, { name: "Grace H." }, { maxAttempts: 200 });
   const assigned: SequenceNumber = await seqs.waitForNumber(users, one.insertedId, { field: "seq", timeoutMs: 5000 });
   const formatted: string | undefined = userIds.format(42);
   const codes: string[] = core.errorCodes();

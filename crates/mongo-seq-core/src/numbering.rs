@@ -1,0 +1,261 @@
+//! A trigger's numbering: which sequence numbers which field of a document collection after
+//! the documents are inserted (the sidecar's `[[trigger]]`), and the pieces its plans share —
+//! reading the number a document holds, and the idempotent write of a number.
+//!
+//! The number is written after the insert by a compare-and-set statement of an `update`
+//! command: `{q: {_id, field: {$exists: false}}, u: {$set: {field: n, formatField: "INV-…"}}}`
+//! (gapless completions move a number with `q: {_id, field: <previous>}`), so a replayed batch
+//! never overwrites a number.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::command::UpdateStatement;
+use crate::ejson;
+use crate::error::SeqError;
+use crate::options::SequenceSpec;
+
+/// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] or
+/// [`NumberingSpec::from_json`] (`{sequence: <options>, field, formatField?, gapless?}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "Value")]
+pub struct NumberingSpec {
+    sequence: SequenceSpec,
+    field: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format_field: Option<String>,
+    gapless: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawNumbering {
+    sequence: Value,
+    field: String,
+    #[serde(default)]
+    format_field: Option<String>,
+    #[serde(default)]
+    gapless: bool,
+}
+
+impl TryFrom<Value> for NumberingSpec {
+    type Error = SeqError;
+    fn try_from(raw: Value) -> Result<Self, SeqError> {
+        Self::from_json(&raw)
+    }
+}
+
+fn invalid(argument: &str, reason: &str) -> SeqError {
+    SeqError::invalid_argument(argument, reason)
+}
+
+fn is_id(field: &str) -> bool {
+    field == "_id" || field.starts_with("_id.")
+}
+
+impl NumberingSpec {
+    /// Checks the rules of a trigger's numbering: the number (and the formatted id) cannot be
+    /// `_id` (it cannot change after the insert), a formatted id needs both a `format` and a
+    /// `formatField` (distinct from `field`), and the numbered field cannot scope its counter.
+    pub fn new(
+        sequence: SequenceSpec,
+        field: &str,
+        format_field: Option<&str>,
+        gapless: bool,
+    ) -> Result<Self, SeqError> {
+        // TODO(issue 8): check `field` and `formatField` with the core's field-path validator
+        // once it lands (the sidecar's config still checks their syntax meanwhile).
+        let not_id =
+            "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)";
+        if field.is_empty() {
+            return Err(invalid("field", "must be a non-empty field path"));
+        }
+        if is_id(field) {
+            return Err(invalid("field", not_id));
+        }
+        match (sequence.format(), format_field) {
+            (Some(_), None) => {
+                return Err(invalid(
+                    "formatField",
+                    "required when the sequence has a format",
+                ))
+            }
+            (None, Some(_)) => return Err(invalid("format", "required when formatField is set")),
+            (Some(_), Some(format_field)) => {
+                if format_field.is_empty() {
+                    return Err(invalid("formatField", "must be a non-empty field path"));
+                }
+                if is_id(format_field) {
+                    return Err(invalid("formatField", not_id));
+                }
+                if format_field == field {
+                    return Err(invalid("formatField", "must differ from field"));
+                }
+            }
+            (None, None) => {}
+        }
+        if sequence.scope().iter().any(|scope| scope == field) {
+            return Err(invalid("scope", "must not contain the numbered field"));
+        }
+        Ok(Self {
+            sequence,
+            field: field.to_owned(),
+            format_field: format_field.map(str::to_owned),
+            gapless,
+        })
+    }
+
+    /// Parses `{sequence: <options>, field, formatField?, gapless?}` with typed errors.
+    pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
+        let parsed: RawNumbering = serde_json::from_value(raw.clone()).map_err(|e| {
+            SeqError::invalid_argument("numbering", ejson::truncate(&e.to_string()))
+        })?;
+        let sequence = SequenceSpec::parse(&parsed.sequence)?;
+        Self::new(
+            sequence,
+            &parsed.field,
+            parsed.format_field.as_deref(),
+            parsed.gapless,
+        )
+    }
+
+    pub fn sequence(&self) -> &SequenceSpec {
+        &self.sequence
+    }
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+    pub fn format_field(&self) -> Option<&str> {
+        self.format_field.as_deref()
+    }
+    pub fn gapless(&self) -> bool {
+        self.gapless
+    }
+
+    /// The number field's value in `document` (any value, `null` included), if present.
+    pub(crate) fn stored<'a>(&self, document: &'a Value) -> Option<&'a Value> {
+        stored_value(document, &self.field)
+    }
+
+    /// The statement writing `number` (and its formatted id) on document `id`: where it has no
+    /// number yet, or, with `previous`, where it still holds `previous`.
+    pub(crate) fn statement(
+        &self,
+        id: &Value,
+        number: i64,
+        previous: Option<i64>,
+    ) -> UpdateStatement {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), id.clone());
+        let current = match previous {
+            Some(previous) => ejson::long(previous),
+            None => json!({ "$exists": false }),
+        };
+        filter.insert(self.field.clone(), current);
+        let mut set = Map::new();
+        set.insert(self.field.clone(), ejson::long(number));
+        if let (Some(format_field), Some(formatted)) =
+            (&self.format_field, self.sequence.format_value(number))
+        {
+            set.insert(format_field.clone(), Value::String(formatted));
+        }
+        UpdateStatement {
+            filter: Value::Object(filter),
+            update: json!({ "$set": set }),
+        }
+    }
+
+    /// `{_id: {$in: ids}, field: {$exists: false}}`: the documents of `ids` still unnumbered.
+    pub(crate) fn unnumbered_filter(&self, ids: &[Value]) -> Value {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), json!({ "$in": ids }));
+        filter.insert(self.field.clone(), json!({ "$exists": false }));
+        Value::Object(filter)
+    }
+}
+
+/// The value at a dotted `path` (any value, `null` included), following embedded documents
+/// only: absent when a segment is missing or the path crosses anything else (an array too).
+pub(crate) fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(document, |current, part| match current {
+            Value::Object(map) => map.get(part),
+            _ => None,
+        })
+}
+
+/// A key for an `_id` in sets and maps (its JSON text).
+pub(crate) fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// The keys of the `_id`s of `documents`.
+pub(crate) fn id_keys(documents: &[Value]) -> BTreeSet<String> {
+    documents
+        .iter()
+        .filter_map(|d| d.get("_id").map(id_key))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbering(
+        options: Value,
+        field: &str,
+        format_field: Option<&str>,
+    ) -> Result<NumberingSpec, String> {
+        let spec = SequenceSpec::parse(&options).unwrap();
+        NumberingSpec::new(spec, field, format_field, false)
+            .map_err(|e| format!("{} {}", e.code(), e.option_name().unwrap_or("")))
+    }
+
+    #[test]
+    fn rules() {
+        let plain = json!({"name": "o"});
+        let formatted = json!({"name": "o", "format": "X{seq}", "scope": ["t"]});
+        assert!(numbering(plain.clone(), "seq", None).is_ok());
+        assert!(numbering(formatted.clone(), "seq", Some("code")).is_ok());
+        assert_eq!(
+            numbering(plain.clone(), "_id", None).unwrap_err(),
+            "INVALID_ARGUMENT field"
+        );
+        assert_eq!(
+            numbering(plain.clone(), "", None).unwrap_err(),
+            "INVALID_ARGUMENT field"
+        );
+        assert_eq!(
+            numbering(plain, "seq", Some("code")).unwrap_err(),
+            "INVALID_ARGUMENT format"
+        );
+        assert_eq!(
+            numbering(formatted.clone(), "seq", None).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            numbering(formatted.clone(), "seq", Some("seq")).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            numbering(formatted.clone(), "seq", Some("_id.x")).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            numbering(formatted, "t", Some("code")).unwrap_err(),
+            "INVALID_ARGUMENT scope"
+        );
+    }
+
+    #[test]
+    fn stored_values_follow_documents_only() {
+        let doc = json!({"a": {"b": 5}, "c": null, "d": [{"b": 1}], "e": {"$numberLong": "7"}});
+        assert_eq!(stored_value(&doc, "a.b"), Some(&json!(5)));
+        assert_eq!(stored_value(&doc, "c"), Some(&Value::Null));
+        assert_eq!(stored_value(&doc, "d.b"), None);
+        assert_eq!(stored_value(&doc, "a.x"), None);
+        assert_eq!(stored_value(&doc, "e"), Some(&json!({"$numberLong": "7"})));
+    }
+}

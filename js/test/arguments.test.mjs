@@ -1,0 +1,171 @@
+// Hostile arguments at every public entry point (issue 8, items 8, 9 and 10): each is refused
+// with a MongoSeqError whose code is documented and whose message names the argument or option
+// and what was expected, in the package's words — never a Wasm trap, a Rust or serde internal,
+// or a driver TypeError after a number was reserved — and nothing is written.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Long } from "mongodb";
+import { Sequences, core, isMongoSeqError } from "mongo-seq";
+import { useMongo, assertRefused, LEAKS } from "./support.mjs";
+
+const mongo = useMongo();
+
+/** Refused with `code`, nothing written, and the message names `name` (in backticks). */
+async function refused(label, code, name, act) {
+  const error = await assertRefused(mongo, label, code, act);
+  if (name !== undefined) assert.ok(error.message.includes(`\`${name}\``), `${label}: message does not name \`${name}\`: ${error.message}`);
+  return error;
+}
+
+const INEXACT = 9007199254740993; // a JS number: really 9007199254740992, not what was typed
+
+test("sequence(): every integer option refuses NaN, infinities, fractions, inexact numbers and absurd sizes", async () => {
+  const bad = [
+    ["block", NaN, /NaN/],
+    ["block", Infinity, /Infinity/],
+    ["block", -Infinity, /Infinity/],
+    ["block", 1.5, /integer/],
+    ["block", "10", /integer/],
+    ["block", 0, /at least 1/],
+    ["block", 1e12, /1000000/],
+    ["block", 1_000_001, /1000000/],
+    ["start", INEXACT, /BigInt/],
+    ["start", 2 ** 53, /BigInt/],
+    ["step", -(2 ** 60), /BigInt/],
+    ["min", NaN, /NaN/],
+    ["max", 2n ** 64n, /64-bit/],
+    ["max", -(2n ** 63n) - 1n, /64-bit/],
+    ["start", () => 1, /function/],
+    ["start", Symbol("s"), /symbol/],
+    ["start", new Date(0), /Date/],
+    ["start", { valueOf: () => 1 }, /integer/],
+  ];
+  for (const [option, value, message] of bad) {
+    const error = await refused(`opt_${option}_${String(value).slice(0, 12)}`, "INVALID_OPTION", option, async (seqs) => seqs.sequence("s", { [option]: value }));
+    assert.match(error.message, message, error.message);
+    assert.equal(error.details.option, option);
+  }
+  const db = mongo.freshDb("opt_ok");
+  const seqs = new Sequences(db);
+  assert.equal(seqs.sequence("big", { start: 9007199254740993n }).options.start, 9007199254740993n, "BigInt is exact");
+  assert.equal(seqs.sequence("long", { start: Long.fromString("9007199254740993") }).options.start, 9007199254740993n, "so is a Long");
+  assert.equal(seqs.sequence("wide", { block: 1_000_000 }).options.block, 1_000_000, "the largest block");
+});
+
+test("sequence(): options that are not an object, and a name inside them, are refused", async () => {
+  for (const [label, options] of [["number", 5], ["string", "block"], ["array", [1]], ["function", () => ({})], ["true", true]]) {
+    await refused(`opts_${label}`, "INVALID_OPTION", "options", async (seqs) => seqs.sequence("s", options));
+  }
+  await refused("opts_name_differs", "INVALID_OPTION", "name", async (seqs) => seqs.sequence("s", { name: "t" }));
+  const seqs = new Sequences(mongo.freshDb("opts_roundtrip"));
+  const first = seqs.sequence("s", { block: 5 });
+  assert.equal(seqs.sequence("s", first.options), first, "normalized options round-trip");
+});
+
+test("Sequence methods refuse wrong-typed arguments before any command", async () => {
+  const cases = [
+    ["next_scope", "INVALID_ARGUMENT", "scope", (s) => s.sequence("s").next(5)],
+    ["next_scope_str", "INVALID_ARGUMENT", "scope", (s) => s.sequence("s").next("acme")],
+    ["many_string", "INVALID_ARGUMENT", "count", (s) => s.sequence("s").nextMany("5")],
+    ["many_nan", "INVALID_ARGUMENT", "count", (s) => s.sequence("s").nextMany(NaN)],
+    ["many_neg", "INVALID_ARGUMENT", "count", (s) => s.sequence("s").nextMany(-1)],
+    ["many_inexact", "INVALID_ARGUMENT", "count", (s) => s.sequence("s").nextMany(INEXACT)],
+    ["many_undefined", "INVALID_ARGUMENT", "count", (s) => s.sequence("s").nextMany()],
+    ["current_scope", "INVALID_ARGUMENT", "scope", (s) => s.sequence("s").current(7)],
+    ["state_scope", "INVALID_ARGUMENT", "scope", (s) => s.sequence("s").state([])],
+    ["set_nan", "INVALID_ARGUMENT", "next", (s) => s.sequence("s").setNext(NaN)],
+    ["set_inexact", "INVALID_ARGUMENT", "next", (s) => s.sequence("s").setNext(INEXACT)],
+    ["set_huge", "INVALID_ARGUMENT", "next", (s) => s.sequence("s").setNext(2n ** 64n)],
+    ["set_object", "INVALID_ARGUMENT", "next", (s) => s.sequence("s").setNext({ toString: () => "5" })],
+    ["set_opts", "INVALID_OPTION", "setNext options", (s) => s.sequence("s").setNext(5, 7)],
+    ["set_force", "INVALID_OPTION", "force", (s) => s.sequence("s").setNext(5, { force: "yes" })],
+    ["seed_field_number", "INVALID_ARGUMENT", "field", (s, db) => s.sequence("s").seedFromMax(db.collection("users"), 5)],
+    ["seed_field_object", "INVALID_ARGUMENT", "field", (s, db) => s.sequence("s").seedFromMax(db.collection("users"), {})],
+    ["seed_value_nan", "INVALID_ARGUMENT", "value", (s) => s.sequence("s").seedFromMax(NaN)],
+    ["seed_value_null", "INVALID_ARGUMENT", "value", (s) => s.sequence("s").seedFromMax(null)],
+    ["seed_value_string", "INVALID_ARGUMENT", "value", (s) => s.sequence("s").seedFromMax("users")],
+    ["seed_opts", "INVALID_OPTION", "seedFromMax options", (s, db) => s.sequence("s").seedFromMax(db.collection("users"), "_id", 3)],
+    ["format_nan", "INVALID_ARGUMENT", "value", async (s) => s.sequence("f", { format: "F{seq}" }).format(NaN)],
+    ["format_inexact", "INVALID_ARGUMENT", "value", async (s) => s.sequence("f", { format: "F{seq}" }).format(INEXACT)],
+    ["counter_id", "INVALID_ARGUMENT", "scope", async (s) => s.sequence("s").counterId(true)],
+  ];
+  for (const [label, code, name, act] of cases) await refused(label, code, name, act);
+});
+
+test("Sequences and its inserts refuse wrong-typed arguments before reserving a number", async () => {
+  const cases = [
+    ["db_null", "INVALID_ARGUMENT", "db", async () => new Sequences(null)],
+    ["db_opts", "INVALID_OPTION", "Sequences options", async (s, db) => new Sequences(db, 5)],
+    ["db_collection", "INVALID_OPTION", "collection", async (s, db) => new Sequences(db, { collection: 5 })],
+    ["one_coll", "INVALID_ARGUMENT", "collection", (s) => s.insertOne("users", {}, { sequence: "s" })],
+    ["many_coll", "INVALID_ARGUMENT", "collection", (s) => s.insertMany(null, [{}], { sequence: "s" })],
+    ["opt_coll", "INVALID_ARGUMENT", "collection", (s) => s.insertOptimistic({ collectionName: "users" }, {})],
+    ["wait_coll", "INVALID_ARGUMENT", "collection", (s) => s.waitForNumber("orders", 1)],
+    ["one_sequence", "INVALID_OPTION", "sequence", (s, db) => s.insertOne(db.collection("users"), {}, { sequence: 5 })],
+    ["one_opts", "INVALID_OPTION", "insert options", (s, db) => s.insertOne(db.collection("users"), {}, "s")],
+    ["opt_sequence", "INVALID_OPTION", "sequence", (s, db) => s.insertOptimistic(db.collection("users"), {}, { sequence: {} })],
+    ["opt_attempts_zero", "INVALID_OPTION", "maxAttempts", (s, db) => s.insertOptimistic(db.collection("users"), {}, { maxAttempts: 0 })],
+    ["opt_attempts_nan", "INVALID_OPTION", "maxAttempts", (s, db) => s.insertOptimistic(db.collection("users"), {}, { maxAttempts: NaN })],
+    ["opt_attempts_huge", "INVALID_OPTION", "maxAttempts", (s, db) => s.insertOptimistic(db.collection("users"), {}, { maxAttempts: 1e9 })],
+    ["wait_timeout", "INVALID_OPTION", "timeoutMs", (s, db) => s.waitForNumber(db.collection("users"), 1, { timeoutMs: "5" })],
+    ["wait_timeout_nan", "INVALID_OPTION", "timeoutMs", (s, db) => s.waitForNumber(db.collection("users"), 1, { timeoutMs: NaN })],
+    ["wait_poll_zero", "INVALID_OPTION", "pollMs", (s, db) => s.waitForNumber(db.collection("users"), 1, { pollMs: 0 })],
+    ["wait_poll_nan", "INVALID_OPTION", "pollMs", (s, db) => s.waitForNumber(db.collection("users"), 1, { pollMs: NaN })],
+    ["wait_field", "INVALID_ARGUMENT", "field", (s, db) => s.waitForNumber(db.collection("users"), 1, { field: 5 })],
+    ["wait_field_dollar", "INVALID_ARGUMENT", "field", (s, db) => s.waitForNumber(db.collection("users"), 1, { field: "$n" })],
+  ];
+  for (const [label, code, name, act] of cases) await refused(label, code, name, act);
+});
+
+// The core export is for tools: whatever they pass, a MongoSeqError (or a result), never a trap.
+test("the core export never traps and never leaks internals, whatever it is given", () => {
+  const hostile = [undefined, null, NaN, Infinity, -1, 1.5, INEXACT, 2n ** 64n, "", "x", true, [], [1], {}, { toString: () => "x" }, () => 1, Symbol("s"), new Date(0), new Map()];
+  const spec = new core.SequenceSpec({ name: "s", format: "S{seq}" });
+  const allocator = new core.BlockAllocator(10);
+  const calls = {
+    SequenceSpec: (v) => new core.SequenceSpec(v),
+    counterId: (v) => spec.counterId(v),
+    formatValue: (v) => spec.formatValue(v),
+    reserve: (v) => spec.reserve(v),
+    reserveCount: (v) => spec.reserve({ counterId: "s", count: v }),
+    current: (v) => spec.current(v),
+    setNext: (v) => spec.setNext(v, 5, false),
+    setNextValue: (v) => spec.setNext("s", v, false),
+    setNextForce: (v) => spec.setNext("s", 5, v),
+    seedFromMax: (v) => spec.seedFromMax("s", v),
+    seedFromMaxId: (v) => spec.seedFromMax(v, 5),
+    seedFromCollection: (v) => spec.seedFromCollection(v),
+    seedFromCollectionDoc: (v) => spec.seedFromCollection("_id", v),
+    insertOptimistic: (v) => spec.insertOptimistic(v),
+    insertOptimisticFormat: (v) => spec.insertOptimistic("_id", undefined, v),
+    insertOptimisticAttempts: (v) => spec.insertOptimistic("_id", undefined, undefined, v),
+    checkInsertFields: (v) => spec.checkInsertFields(v),
+    BlockAllocator: (v) => new core.BlockAllocator(v),
+    refillRequest: (v) => allocator.refillRequest(v, 1),
+    refillRequestWanted: (v) => allocator.refillRequest("s", v),
+    refill: (v) => allocator.refill(v),
+    take: (v) => allocator.take(v),
+    rangeValues: (v) => core.rangeValues(v),
+    formatSeq: (v) => core.formatSeq(v, 1),
+    formatSeqValue: (v) => core.formatSeq("{seq}", v),
+    readInteger: (v) => core.readInteger(v, "n"),
+    readIntegerField: (v) => core.readInteger(1, v),
+    audit: (v) => core.audit(v, 1, 1, null),
+    auditStart: (v) => core.audit([], v, 1, null),
+    checkCount: (v) => core.checkCount("count", v),
+    feed: (v) => spec.current("s").feed(v),
+  };
+  const problems = [];
+  for (const [name, call] of Object.entries(calls)) {
+    for (const value of hostile) {
+      try {
+        call(value);
+      } catch (error) {
+        const shown = `${name}(${typeof value === "symbol" ? "Symbol" : String(value).slice(0, 20)})`;
+        if (!isMongoSeqError(error)) problems.push(`${shown}: ${error?.name}: ${error?.message}`);
+        else if (LEAKS.test(error.message)) problems.push(`${shown}: leaks internals: ${error.message}`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
