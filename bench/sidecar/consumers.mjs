@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { startSidecar } from "../../tests/e2e/sidecar.mjs";
 import { cpuSeconds, peakRssMiB } from "../lib/proc.mjs";
+import { waitFor } from "../lib/stats.mjs";
 
 export const SIDECAR_BIN = fileURLToPath(new URL("../../target/release/mongo-seq", import.meta.url));
 const RECIPE = fileURLToPath(new URL("./recipe.mjs", import.meta.url));
@@ -98,4 +99,26 @@ export async function startRecipeConsumer({ uri, db, startAfter }) {
       if (code !== 0 && code !== "SIGTERM") throw new Error(`recipe consumer exited with ${code}`);
     },
   };
+}
+
+/**
+ * Waits until `running` has numbered `docs` documents (or `capSeconds` after `started`), stops
+ * it, checks the collection holds as many numbers as it reported, and returns what the run
+ * measured: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`.
+ */
+export async function finishRun({ running, proxy, collection, docs, started, cpuBefore, capSeconds }) {
+  const deadline = started + capSeconds * 1000;
+  const numbered = await waitFor(async () => {
+    const n = await running.numbered();
+    return n >= docs || performance.now() > deadline ? n : 0;
+  }, { everyMs: 25, timeoutMs: capSeconds * 1000 + 30_000, what: `${running.kind} to number ${docs} documents` });
+  const seconds = (performance.now() - started) / 1000;
+  const cpuSeconds = running.cpu() - cpuBefore;
+  const rssMiB = running.rss();
+  const batches = running.batches ? await running.batches() : undefined;
+  const commands = await proxy.counts();
+  await running.stop();
+  const inCollection = await collection.countDocuments({ seq: { $exists: true } });
+  if (inCollection < numbered) throw new Error(`${running.kind}: reported ${numbered} numbered, the collection holds ${inCollection}`);
+  return { numbered, seconds, rate: numbered / seconds, commands, cpuSeconds, rssMiB, batches, capped: numbered < docs };
 }

@@ -6,9 +6,8 @@
 // the proxy of its link (which also counts every command on the wire).
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
-import { waitFor } from "../lib/stats.mjs";
-import { startSidecarConsumer, startRecipeConsumer } from "./consumers.mjs";
-import { orders, insertBacklog, totalCommands } from "./documents.mjs";
+import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumers.mjs";
+import { orders, insertBacklog } from "./documents.mjs";
 
 /** One consumer run: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`. */
 export async function drainOnce({ consumer, batch = 1000, gapless = false, delayMs, docs, capSeconds }) {
@@ -42,21 +41,7 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, delay
             ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless })
             : await startRecipeConsumer({ uri: proxy.uri, db, startAfter });
         const started = performance.now();
-        const cpuBefore = running.cpu();
-        const deadline = started + capSeconds * 1000;
-        const numbered = await waitFor(async () => {
-          const n = await running.numbered();
-          return n >= docs || performance.now() > deadline ? n : 0;
-        }, { everyMs: 25, timeoutMs: capSeconds * 1000 + 30_000, what: `${consumer} to drain ${docs} documents` });
-        const seconds = (performance.now() - started) / 1000;
-        const cpuSeconds = running.cpu() - cpuBefore;
-        const rssMiB = running.rss();
-        const batches = running.batches ? await running.batches() : undefined;
-        const commands = await proxy.counts();
-        await running.stop();
-        const inCollection = await collection.countDocuments({ seq: { $exists: true } });
-        if (inCollection < numbered) throw new Error(`${consumer}: reported ${numbered} numbered, the collection holds ${inCollection}`);
-        return { numbered, seconds, rate: numbered / seconds, commands, cpuSeconds, rssMiB, batches, capped: numbered < docs };
+        return await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });
       } finally {
         await client.close();
       }
@@ -87,4 +72,3 @@ async function bulkUpdateLimit({ uri, db, ids, batch, proxy, capSeconds }) {
   }
 }
 
-export { totalCommands };

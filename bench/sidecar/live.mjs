@@ -3,8 +3,8 @@
 // (through the counting proxy, no added delay), getMores and heartbeats included.
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
-import { concurrently, waitFor } from "../lib/stats.mjs";
-import { startSidecarConsumer, startRecipeConsumer } from "./consumers.mjs";
+import { concurrently } from "../lib/stats.mjs";
+import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumers.mjs";
 import { orders } from "./documents.mjs";
 
 export const WRITERS = 4;
@@ -27,18 +27,8 @@ export async function liveOnce({ consumer, batch = 1000, gapless = false, docs, 
         const started = performance.now();
         await concurrently(WRITERS, docs, (i) => collection.insertOne(backlog[i]));
         const insertSeconds = (performance.now() - started) / 1000;
-        const deadline = started + capSeconds * 1000;
-        const numbered = await waitFor(async () => {
-          const n = await running.numbered();
-          return n >= docs || performance.now() > deadline ? n : 0;
-        }, { everyMs: 25, timeoutMs: capSeconds * 1000 + 30_000, what: `${consumer} to number ${docs} live inserts` });
-        const seconds = (performance.now() - started) / 1000;
-        const cpuSeconds = running.cpu() - cpuBefore;
-        const rssMiB = running.rss();
-        const batches = running.batches ? await running.batches() : undefined;
-        const commands = await proxy.counts();
-        await running.stop();
-        return { numbered, seconds, rate: numbered / seconds, insertRate: docs / insertSeconds, commands, cpuSeconds, rssMiB, batches, capped: numbered < docs };
+        const run = await finishRun({ running, proxy, collection, docs, started, cpuBefore, capSeconds });
+        return { ...run, insertRate: docs / insertSeconds };
       } finally {
         await client.close();
       }
