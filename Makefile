@@ -3,13 +3,13 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos bench
+.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos image test-deploy bench
 
 demo: setup build-js
 	cargo build -q -p mongo-seq
 	demo/run
 
-test: setup test-rust build-wasm build-js test-js test-e2e chaos-ci
+test: setup test-rust build-wasm build-js test-js test-e2e chaos-ci test-deploy
 
 setup:
 	scripts/setup
@@ -45,6 +45,19 @@ chaos-ci:
 chaos: setup
 	cargo build -p mongo-seq -p mongo-seq-tcp-proxy
 	node tests/chaos/run.mjs --docs 100000 --rate 1000 --proxy $(CHAOS_ARGS)
+
+# The container image (sidecar/Containerfile): the static musl release binary in a FROM scratch
+# image, built with podman; prints the binary's and the image's size (scripts/build-image).
+image: setup
+	scripts/build-image
+
+# Deployment (tests/deploy/): the image's entrypoint numbers documents (run from its exported
+# root filesystem as its user; with `podman run` too where that works), the Kubernetes manifests
+# (kubernetes-validate), the systemd unit (systemd-analyze), the Prometheus rules (promtool) and
+# the Grafana dashboard (its metrics scraped from a running sidecar).
+test-deploy: image
+	cargo build -p mongo-seq
+	node --test tests/deploy/
 
 # Benchmarks (bench/run.mjs, results in docs/benchmarks.md): mongo-seq against the tutorial,
 # mongoose-sequence and the Atlas-trigger recipe, side by side, ratios. Quick mode (< 5 min) by

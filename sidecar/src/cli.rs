@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use mongo_seq_core::SequenceSpec;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -16,18 +16,35 @@ use crate::config::{self, Config, FALLBACK_URI_ENV, URI_ENV};
 use crate::redact::{redact, RedactingWriter};
 use crate::server::{self, RunOptions};
 
+/// `--version`: the crate's version, with the commit when the build was given one
+/// (`MONGO_SEQ_COMMIT`, set by `make image`).
+pub fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| match option_env!("MONGO_SEQ_COMMIT") {
+        Some(commit) if !commit.is_empty() => {
+            format!("{} (commit {commit})", env!("CARGO_PKG_VERSION"))
+        }
+        _ => env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "mongo-seq",
-    version,
+    version = version(),
     about = "Sequential numbers for MongoDB documents: the sidecar and its tools"
 )]
 pub struct Cli {
     /// Log format (logs go to standard error).
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Human)]
+    #[arg(long, global = true, value_enum, env = "MONGO_SEQ_LOG_FORMAT", default_value_t = LogFormat::Human)]
     pub log_format: LogFormat,
     /// Log filter, e.g. `info`, `debug`, `mongo_seq=debug` (RUST_LOG wins when set).
-    #[arg(long, global = true, default_value = "info")]
+    #[arg(
+        long,
+        global = true,
+        env = "MONGO_SEQ_LOG_LEVEL",
+        default_value = "info"
+    )]
     pub log_level: String,
     #[command(subcommand)]
     pub command: Command,
@@ -49,6 +66,10 @@ pub enum Command {
     Counters(CountersArgs),
     /// Make N the next number a counter issues (never backwards without --force).
     SetNext(SetNextArgs),
+    /// Ask a running sidecar's /healthz: exit 0 when healthy, 1 otherwise (for container checks).
+    Health(HealthArgs),
+    /// Print a shell completion script (e.g. `mongo-seq completions bash > /etc/bash_completion.d/mongo-seq`).
+    Completions(CompletionsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -155,6 +176,30 @@ pub struct SetNextArgs {
     pub location: CountersLocation,
 }
 
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Take the address from this sidecar config's `[http]` (an unspecified bind such as
+    /// 0.0.0.0 is asked on loopback).
+    #[arg(long, short, conflicts_with = "addr")]
+    pub config: Option<PathBuf>,
+    /// Address of the sidecar's HTTP endpoint [default: 127.0.0.1:9464].
+    #[arg(long)]
+    pub addr: Option<std::net::SocketAddr>,
+    /// Give up after this many milliseconds (connecting and reading included).
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub timeout_ms: u64,
+    /// Print /healthz's JSON instead of the one-line summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
 /// Failure classes mapped to exit codes.
 enum Failure {
     Usage(anyhow::Error),
@@ -214,6 +259,49 @@ fn dispatch(command: Command) -> Result<(), Failure> {
         Command::Check(args) => check(args),
         Command::Counters(args) => counters(args),
         Command::SetNext(args) => set_next(args),
+        Command::Health(args) => health(args),
+        Command::Completions(args) => {
+            // Generated into memory: clap_complete panics on a failed write (e.g. `| head`).
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "mongo-seq", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script)
+                .context("write the completion script")?;
+            Ok(())
+        }
+    }
+}
+
+fn health(args: HealthArgs) -> Result<(), Failure> {
+    let addr = match (&args.addr, &args.config) {
+        (Some(addr), _) => *addr,
+        (None, Some(path)) => config::load_http_addr(path)
+            .map_err(|e| Failure::Usage(e.into()))?
+            .ok_or_else(|| {
+                Failure::Usage(anyhow::anyhow!(
+                    "{}: [http] is disabled, so there is no /healthz to ask",
+                    path.display()
+                ))
+            })?,
+        (None, None) => std::net::SocketAddr::from(([127, 0, 0, 1], 9464)),
+    };
+    if addr.port() == 0 {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "the sidecar's port is 0 (a free one, picked at start and logged as `http listening … addr=`): pass --addr"
+        )));
+    }
+    let timeout = std::time::Duration::from_millis(args.timeout_ms);
+    let reply = runtime()?
+        .block_on(crate::probe::healthz(addr, timeout))
+        .map_err(|e| Failure::Runtime(e.into()))?;
+    if args.json {
+        println!("{}", reply.body);
+    } else {
+        println!("{}", reply.summary());
+    }
+    if reply.healthy() {
+        Ok(())
+    } else {
+        Err(Failure::CheckFailed)
     }
 }
 

@@ -218,21 +218,25 @@ pub struct Config {
 /// Reads and validates a config file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: display.clone(),
+    parse(&read(path)?, &display)
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
         source,
-    })?;
-    parse(&text, &display)
+    })
 }
 
 /// Parses TOML text (`origin` names it in messages) and validates it.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+    validate(parse_raw(text, origin)?, env_var)
+}
+
+fn parse_raw(text: &str, origin: &str) -> Result<RawConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
         path: origin.to_owned(),
         message: e.to_string(),
-    })?;
-    validate(raw, |name| {
-        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
     })
 }
 
@@ -376,15 +380,7 @@ pub fn validate(
         ));
     }
 
-    let http = if raw.http.enabled.unwrap_or(true) {
-        let bind = raw.http.bind.as_deref().unwrap_or("127.0.0.1");
-        let ip: IpAddr = bind
-            .parse()
-            .map_err(|_| invalid("http.bind", format!("{bind:?} is not an IP address")))?;
-        Some(SocketAddr::new(ip, raw.http.port.unwrap_or(9464)))
-    } else {
-        None
-    };
+    let http = http_addr(&raw.http, &env)?;
 
     Ok(Config {
         uri,
@@ -394,6 +390,43 @@ pub fn validate(
         http,
         triggers,
     })
+}
+
+/// Environment variable that overrides `[http].bind` (a container image sets `0.0.0.0`).
+pub const HTTP_BIND_ENV: &str = "MONGO_SEQ_HTTP_BIND";
+
+/// `[http]` → where `/healthz` and `/metrics` are served; `None` when disabled.
+fn http_addr(
+    raw: &RawHttp,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    if !raw.enabled.unwrap_or(true) {
+        return Ok(None);
+    }
+    let (bind, key) = match env(HTTP_BIND_ENV) {
+        Some(bind) => (bind, HTTP_BIND_ENV),
+        None => (
+            raw.bind.clone().unwrap_or_else(|| "127.0.0.1".to_owned()),
+            "http.bind",
+        ),
+    };
+    let ip: IpAddr = bind
+        .trim()
+        .parse()
+        .map_err(|_| invalid(key, format!("{bind:?} is not an IP address")))?;
+    Ok(Some(SocketAddr::new(ip, raw.port.unwrap_or(9464))))
+}
+
+/// The address a config file serves `/healthz` on (for `mongo-seq health`): the file must parse,
+/// but only `[http]` is validated, so the check works wherever the file is readable.
+pub fn load_http_addr(path: &Path) -> Result<Option<SocketAddr>, ConfigError> {
+    let raw = parse_raw(&read(path)?, &path.display().to_string())?;
+    http_addr(&raw.http, &env_var)
+}
+
+/// A set, non-blank environment variable.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Environment variable that overrides `[lease].instance_id`.
@@ -657,6 +690,30 @@ mod tests {
         assert_eq!(c.triggers[0].id, "app.orders.seq");
         assert_eq!(c.settings.batch_size, 1000);
         assert_eq!(c.http.unwrap().to_string(), "127.0.0.1:9464");
+    }
+
+    #[test]
+    fn http_bind_from_the_environment() {
+        let text = format!(
+            "{BASE}[http]\nbind = \"127.0.0.2\"\nport = 9500\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
+        );
+        let with = |bind: &'static str| {
+            let raw: RawConfig = toml::from_str(&text).unwrap();
+            validate(raw, move |name| {
+                (name == HTTP_BIND_ENV).then(|| bind.to_owned())
+            })
+        };
+        assert_eq!(
+            check(&text).unwrap().http.unwrap().to_string(),
+            "127.0.0.2:9500"
+        );
+        assert_eq!(
+            with("0.0.0.0").unwrap().http.unwrap().to_string(),
+            "0.0.0.0:9500"
+        );
+        assert_eq!(with("::").unwrap().http.unwrap().to_string(), "[::]:9500");
+        let err = with("everywhere").unwrap_err().to_string();
+        assert!(err.contains(HTTP_BIND_ENV), "{err}");
     }
 
     #[test]

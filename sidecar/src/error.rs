@@ -58,6 +58,16 @@ const TRANSIENT_CODES: [i32; 16] = [
     6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43,
 ];
 
+/// Every value of [`SidecarError::kind`] (the `kind` label of `mongo_seq_errors_total`).
+pub const ERROR_KINDS: [&str; 6] = [
+    "transient",
+    "counter",
+    "core",
+    "history_lost",
+    "lease",
+    "other",
+];
+
 impl SidecarError {
     /// A stable code for logs, health and metrics.
     pub fn code(&self) -> String {
@@ -81,7 +91,7 @@ impl SidecarError {
         matches!(self, Self::LeaseLost(_) | Self::Fenced(_))
     }
 
-    /// Metric label: transient, counter, core, history_lost, lease or other.
+    /// Metric label: one of [`ERROR_KINDS`].
     pub fn kind(&self) -> &'static str {
         match self {
             _ if self.is_transient() => "transient",

@@ -1,5 +1,5 @@
 //! The `mongo-seq` binary's library: the sidecar (change streams → batches → counters) and its
-//! tools (`check`, `counters`, `set-next`). Sequence logic comes from `mongo-seq-core`; this
+//! tools (`check`, `counters`, `set-next`, `health`). Sequence logic comes from `mongo-seq-core`; this
 //! crate does the I/O around it. See ARCHITECTURE.md ("Sidecar pipeline").
 
 pub mod admin;
@@ -14,6 +14,7 @@ pub mod health;
 pub mod http;
 pub mod lease;
 pub mod metrics;
+pub mod probe;
 pub mod redact;
 pub mod server;
 pub mod state;

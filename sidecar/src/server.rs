@@ -100,6 +100,7 @@ pub async fn run_with_client(
         .database(&config.state.db)
         .collection(&config.state.coll);
     for spec in config.triggers {
+        metrics.register_trigger(&spec.id);
         let db = client.database(&spec.ns.db);
         let trigger = Trigger {
             docs: db.collection(&spec.ns.coll),

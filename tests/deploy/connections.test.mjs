@@ -1,0 +1,27 @@
+// deploy/README.md ("Connections") says what the binary answers to connection strings it cannot
+// use; each case fails before any network traffic (nothing listens on port 1), so the messages
+// are checked here exactly as an operator would see them.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { root, run, BIN } from "./support.mjs";
+
+// Line breaks of the Markdown source do not count.
+const guide = readFileSync(join(root, "deploy/README.md"), "utf8").replace(/\s+/g, " ");
+
+const cases = [
+  ["mongodb://127.0.0.1:1/?authMechanism=MONGODB-AWS", "MONGODB-AWS auth is only supported with the aws-auth feature flag"],
+  ["mongodb://u:p@127.0.0.1:1/?tls=true&tlsCertificateKeyFilePassword=x", "the cert-key-password feature must be enabled to specify tlsCertificateKeyFilePassword"],
+  ["mongodb://127.0.0.1:1/?tls=true&tlsCAFile=/nonexistent/ca.pem", "Unable to parse PEM-encoded root certificate from /nonexistent/ca.pem"],
+];
+
+for (const [uri, message] of cases) {
+  test(`refused as documented: ${uri}`, () => {
+    assert.ok(guide.includes(message), `deploy/README.md quotes "${message}"`);
+    const result = run(BIN, ["counters", "--uri", uri, "--counters", "app.counters"], { timeout: 30_000 });
+    assert.equal(result.status, 1, result.stderr);
+    assert.ok(result.stderr.includes(message), `${uri}:\n${result.stderr}`);
+    assert.ok(!result.stderr.includes(":p@"), "the password is masked");
+  });
+}
