@@ -12,7 +12,6 @@ export function formatValue(value) {
 export class Report {
   /** @type {{ name: string, value: number, unit: string, what: string, server: boolean }[]} */
   figures = [];
-  notes = [];
 
   /**
    * @param {string} name      e.g. `client.block100.c10.vs_tutorial`
@@ -27,10 +26,6 @@ export class Report {
     this.figures.push({ name, value, unit, what, server });
     // Progress on stderr; the BENCH lines come once, at the end, on stdout.
     console.error(`  · ${name} ${formatValue(value)} ${unit}`);
-  }
-
-  note(text) {
-    this.notes.push(text);
   }
 
   get(name) {

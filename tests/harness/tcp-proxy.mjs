@@ -10,21 +10,22 @@
 //                        //   waitedUs: { getMore: 5400, … } (request → reply, summed), connections }
 //   await proxy.reset(); await proxy.cut(); proxy.cuts; await proxy.close();
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-/** The proxy binary: MONGO_SEQ_TCP_PROXY, else target/release or target/debug, whichever exists. */
+/** The proxy binary: MONGO_SEQ_TCP_PROXY, else the newer of target/release and target/debug. */
 export function proxyBinary() {
   if (process.env.MONGO_SEQ_TCP_PROXY) return process.env.MONGO_SEQ_TCP_PROXY;
-  const release = join(root, "target", "release", "tcp-proxy");
-  const debug = join(root, "target", "debug", "tcp-proxy");
-  if (existsSync(release)) return release;
-  if (existsSync(debug)) return debug;
-  throw new Error("tcp-proxy is not built: run `cargo build -p mongo-seq-tcp-proxy` (make chaos-ci and make bench do)");
+  const built = ["release", "debug"]
+    .map((profile) => join(root, "target", profile, "tcp-proxy"))
+    .filter((path) => existsSync(path))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (built.length === 0) throw new Error("tcp-proxy is not built: run `cargo build -p mongo-seq-tcp-proxy` (make chaos-ci and make bench do)");
+  return built[0];
 }
 
 /**
