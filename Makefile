@@ -62,7 +62,8 @@ test-deploy: image
 # Benchmarks (bench/run.mjs, results in docs/benchmarks.md): mongo-seq against the tutorial,
 # mongoose-sequence and the Atlas-trigger recipe, side by side, ratios. Quick mode (< 5 min) by
 # default; `make bench BENCH_ARGS=--full` for larger sizes. Release builds of the sidecar and
-# the latency proxy.
-bench: setup build-js
-	cargo build --release -p mongo-seq -p mongo-seq-tcp-proxy
-	node bench/run.mjs $(BENCH_ARGS)
+# the latency proxy; their output goes to stderr, so stdout is the report alone.
+bench:
+	@$(MAKE) --no-print-directory setup build-js >&2
+	@cargo build --release -p mongo-seq -p mongo-seq-tcp-proxy
+	@node bench/run.mjs $(BENCH_ARGS)
