@@ -1,0 +1,338 @@
+//! Runs the core's commands against the model — what `js/src/execute.js` does with the Node
+//! driver and `sidecar/src/exec.rs` with the Rust driver: map the command to the server's
+//! command, send it through the simulated driver, and turn the answer into the reply the
+//! plan expects (a duplicate key is a reply; any other error ends the plan). The loop
+//! plan → command → reply is [`run_plan`], the same loop as `js/src/run-plan.js`.
+
+use bson::{Bson, Document};
+use mongo_seq_core::{
+    Collection, Command, Plan, Reply, SeqError, Step, WriteConcernError, WriteError, WriteResult,
+};
+use serde_json::Value;
+
+use crate::driver::{Client, DriverError};
+use crate::model::{Operation, ReadLevel, Response, Statement};
+use crate::world::WriteConcern;
+
+/// The namespaces (`db.collection`) a plan's commands name, and the caller's document of an
+/// `insertDocument`.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    pub counters: String,
+    pub documents: String,
+    pub leases: String,
+    /// The caller's own document (`insertDocument` sets the core's fields on it).
+    pub document: Option<Document>,
+}
+
+/// Why a plan did not finish.
+#[derive(Debug, Clone)]
+pub enum PlanError {
+    Core(SeqError),
+    Driver(DriverError),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Core(e) => write!(f, "{} {e}", e.code()),
+            Self::Driver(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+fn unexpected(reason: String) -> SeqError {
+    SeqError::UnexpectedReply { reason }
+}
+
+/// Extended JSON (as the core writes it) to a BSON document.
+pub fn to_document(value: &Value) -> Result<Document, SeqError> {
+    match Bson::try_from(value.clone()) {
+        Ok(Bson::Document(document)) => Ok(document),
+        Ok(other) => Err(unexpected(format!("expected a document, got {other}"))),
+        Err(e) => Err(unexpected(format!("not Extended JSON: {e}"))),
+    }
+}
+
+/// A BSON document as canonical Extended JSON (what the core reads).
+pub fn to_json(document: &Document) -> Value {
+    Bson::Document(document.clone()).into_canonical_extjson()
+}
+
+/// The namespace's database and collection.
+pub fn split(ns: &str) -> (&str, &str) {
+    ns.split_once('.').unwrap_or(("app", ns))
+}
+
+fn namespace(target: &Target, collection: Collection) -> &str {
+    match collection {
+        Collection::Counters => &target.counters,
+        Collection::Documents => &target.documents,
+        Collection::Leases => &target.leases,
+    }
+}
+
+fn collection_name(target: &Target, collection: Collection) -> &str {
+    split(namespace(target, collection)).1
+}
+
+/// The read and write concern a command is sent with: none of its own today, so the client's
+/// defaults apply (see the README's deployment requirements and issue 10).
+fn concerns(_command: &Command) -> (Option<ReadLevel>, Option<WriteConcern>) {
+    (None, None)
+}
+
+/// Runs one core command with `client`.
+pub async fn execute(
+    client: &Client,
+    command: &Command,
+    target: &mut Target,
+) -> Result<Reply, PlanError> {
+    let core = PlanError::Core;
+    let (read, write) = concerns(command);
+    let operation = match command {
+        Command::FindOneAndUpdate {
+            collection,
+            filter,
+            update,
+            options,
+        } => Operation::FindAndModify {
+            collection: collection_name(target, *collection).to_owned(),
+            filter: to_document(filter).map_err(core)?,
+            update: to_document(update).map_err(core)?,
+            upsert: options.upsert,
+            new: options.return_document == mongo_seq_core::ReturnDocument::After,
+            sort: None,
+        },
+        Command::FindOne {
+            collection,
+            filter,
+            options,
+        } => Operation::Find {
+            collection: collection_name(target, *collection).to_owned(),
+            filter: to_document(filter).map_err(core)?,
+            projection: options
+                .as_ref()
+                .map(|o| to_document(&o.projection))
+                .transpose()
+                .map_err(core)?,
+            sort: options
+                .as_ref()
+                .map(|o| to_document(&o.sort))
+                .transpose()
+                .map_err(core)?,
+            limit: Some(1),
+        },
+        Command::InsertOne {
+            collection,
+            document,
+        } => Operation::Insert {
+            collection: collection_name(target, *collection).to_owned(),
+            documents: vec![to_document(document).map_err(core)?],
+            ordered: true,
+        },
+        Command::InsertDocument { collection, fields } => {
+            let mut document = target.document.clone().unwrap_or_default();
+            for (key, value) in to_document(fields).map_err(core)? {
+                document.insert(key, value);
+            }
+            Operation::Insert {
+                collection: collection_name(target, *collection).to_owned(),
+                documents: vec![document],
+                ordered: true,
+            }
+        }
+        Command::Find {
+            collection,
+            filter,
+            options,
+        } => Operation::Find {
+            collection: collection_name(target, *collection).to_owned(),
+            filter: to_document(filter).map_err(core)?,
+            projection: options
+                .projection
+                .as_ref()
+                .map(to_document)
+                .transpose()
+                .map_err(core)?,
+            sort: options
+                .sort
+                .as_ref()
+                .map(to_document)
+                .transpose()
+                .map_err(core)?,
+            limit: options.limit,
+        },
+        Command::Update {
+            collection,
+            updates,
+            ordered,
+        } => Operation::Update {
+            collection: collection_name(target, *collection).to_owned(),
+            statements: updates
+                .iter()
+                .map(|s| {
+                    Ok(Statement {
+                        filter: to_document(&s.filter)?,
+                        update: to_document(&s.update)?,
+                        multi: false,
+                        upsert: false,
+                    })
+                })
+                .collect::<Result<_, SeqError>>()
+                .map_err(core)?,
+            ordered: *ordered,
+        },
+        Command::UpdateMany {
+            collection,
+            filter,
+            update,
+        } => Operation::Update {
+            collection: collection_name(target, *collection).to_owned(),
+            statements: vec![Statement {
+                filter: to_document(filter).map_err(core)?,
+                update: to_document(update).map_err(core)?,
+                multi: true,
+                upsert: false,
+            }],
+            ordered: true,
+        },
+        Command::Aggregate {
+            collection,
+            pipeline,
+        } => Operation::Aggregate {
+            collection: collection_name(target, *collection).to_owned(),
+            pipeline: pipeline
+                .iter()
+                .map(to_document)
+                .collect::<Result<_, _>>()
+                .map_err(core)?,
+        },
+        Command::Wait { min_ms, max_ms } => {
+            client.world.pause(*min_ms, *max_ms).await;
+            return Ok(Reply::Waited);
+        }
+    };
+    let inserted_id = match (&operation, command) {
+        (Operation::Insert { documents, .. }, Command::InsertDocument { .. }) => {
+            documents.first().and_then(|d| d.get("_id").cloned())
+        }
+        _ => None,
+    };
+    let db = command
+        .collection()
+        .map(|c| split(namespace(target, c)).0.to_owned())
+        .unwrap_or_default();
+    let result = client.run(&db, operation, read, write).await;
+    let reply = match (command, result) {
+        (_, Err(DriverError::Server(e))) if e.code == crate::model::error::code::DUPLICATE_KEY => {
+            return Ok(Reply::DuplicateKey)
+        }
+        (
+            Command::Update { .. } | Command::UpdateMany { .. },
+            Err(DriverError::WriteConcern { error, response }),
+        ) => {
+            let mut result = write_result(response);
+            result.write_concern_error = Some(WriteConcernError {
+                code: i64::from(error.code),
+                errmsg: error.message,
+            });
+            Reply::WriteResult(result)
+        }
+        (_, Err(error)) => return Err(PlanError::Driver(error)),
+        (Command::FindOneAndUpdate { .. }, Ok(Response::Value(value))) => match value {
+            Some(document) => Reply::Document {
+                document: to_json(&document),
+            },
+            None => Reply::None,
+        },
+        (Command::FindOne { .. }, Ok(Response::Documents(found))) => match found.first() {
+            Some(document) => Reply::Document {
+                document: to_json(document),
+            },
+            None => Reply::None,
+        },
+        (Command::Find { .. } | Command::Aggregate { .. }, Ok(Response::Documents(found))) => {
+            Reply::Documents {
+                documents: found.iter().map(to_json).collect(),
+            }
+        }
+        (
+            Command::InsertOne { .. } | Command::InsertDocument { .. },
+            Ok(Response::Write { write_errors, .. }),
+        ) => match write_errors.first() {
+            None => {
+                if inserted_id.is_some() {
+                    target.document = target.document.take().map(|mut d| {
+                        if let Some(id) = &inserted_id {
+                            d.insert("_id", id.clone());
+                        }
+                        d
+                    });
+                }
+                Reply::Inserted
+            }
+            Some(e) if e.code == crate::model::error::code::DUPLICATE_KEY => Reply::DuplicateKey,
+            Some(e) => {
+                return Err(PlanError::Driver(DriverError::Server(
+                    crate::model::ServerError {
+                        code: e.code,
+                        name: "WriteError",
+                        message: e.message.clone(),
+                    },
+                )))
+            }
+        },
+        (Command::Update { .. } | Command::UpdateMany { .. }, Ok(response)) => {
+            Reply::WriteResult(write_result(response))
+        }
+        (_, Ok(other)) => {
+            return Err(PlanError::Core(unexpected(format!(
+                "the model answered {other:?} to {}",
+                command.server_command().unwrap_or("?")
+            ))))
+        }
+    };
+    Ok(reply)
+}
+
+fn write_result(response: Response) -> WriteResult {
+    match response {
+        Response::Write {
+            n,
+            n_modified,
+            write_errors,
+        } => WriteResult {
+            n,
+            n_modified,
+            write_errors: write_errors
+                .into_iter()
+                .map(|e| WriteError {
+                    index: e.index,
+                    code: i64::from(e.code),
+                    errmsg: e.message,
+                })
+                .collect(),
+            write_concern_error: None,
+        },
+        _ => WriteResult::default(),
+    }
+}
+
+/// Runs a core plan to its end: plan → command → reply, as `js/src/run-plan.js` does.
+pub async fn run_plan<P: Plan>(
+    client: &Client,
+    mut plan: P,
+    target: &mut Target,
+) -> Result<P::Output, PlanError> {
+    let mut step = plan.start().map_err(PlanError::Core)?;
+    loop {
+        match step {
+            Step::Done(output) => return Ok(output),
+            Step::Command(command) => {
+                let reply = execute(client, &command, target).await?;
+                step = plan.feed(reply).map_err(PlanError::Core)?;
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! One schedule: a world built from a seed, its actors run to the end under faults, then
+//! quiescence (every member healed, no new faults), then the invariants.
+
+use std::time::Duration;
+
+use crate::clients::{self, JsProcess};
+use crate::driver::{Client, ClientOptions};
+use crate::invariants::check_counters;
+use crate::model::ReadLevel;
+use crate::mutants::Mutant;
+use crate::rng::SimRng;
+use crate::world::{Config, World, WriteConcern};
+
+/// What one schedule did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub seed: u64,
+    pub mutant: Option<Mutant>,
+    pub faults: u64,
+    pub violations: Vec<String>,
+    /// A hash of every traced event: a replay of the seed must give the same.
+    pub fingerprint: u64,
+    pub trace: Vec<String>,
+    pub summary: String,
+}
+
+/// Draws the schedule's deployment, fault rates and client options from its seed.
+fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>) {
+    let mut rng = SimRng::new(seed ^ 0x5eed_c0f1_6000_0000);
+    let (data_members, arbiters) = match rng.weighted(&[6, 2, 2]) {
+        0 => (3, 0),
+        1 => (5, 0),
+        _ => (2, 1),
+    };
+    // MongoDB 5.0+: majority, unless arbiters leave no data-bearing majority (then w:1); an
+    // operator may also have set w:1 as the cluster-wide default.
+    let server_default_write = if arbiters > 0 || rng.chance(0.3) {
+        WriteConcern::W1
+    } else {
+        WriteConcern::Majority { wtimeout_ms: None }
+    };
+    let config = Config {
+        seed,
+        data_members,
+        arbiters,
+        server_default_write,
+        wire_fault_rate: [0.0, 0.01, 0.03, 0.08][rng.below(4)],
+        failover_every_s: [0.0, 20.0, 8.0, 3.0][rng.below(4)],
+        truncate_every_s: [0.0, 0.0, 30.0, 5.0][rng.below(4)],
+        crash_every_s: [0.0, 15.0][rng.below(2)],
+        mutant,
+    };
+    let processes = rng.between(2, 4);
+    let clients = (0..processes)
+        .map(|_| ClientOptions {
+            write_concern: match rng.weighted(&[6, 2, 2]) {
+                0 => None,
+                1 => Some(WriteConcern::W1),
+                _ => Some(WriteConcern::Majority { wtimeout_ms: None }),
+            },
+            read_concern: match rng.weighted(&[6, 2, 2]) {
+                0 => None,
+                1 => Some(ReadLevel::Local),
+                _ => Some(ReadLevel::Majority),
+            },
+            retry_writes: rng.chance(0.85),
+            retry_reads: true,
+        })
+        .collect();
+    (config, clients)
+}
+
+/// Runs the schedule of `seed`.
+pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    runtime.block_on(run_world(seed, mutant, trace))
+}
+
+async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
+    let (config, client_options) = draw_config(seed, mutant);
+    let summary = format!(
+        "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}",
+        config.data_members,
+        config.arbiters,
+        config.server_default_write,
+        config.wire_fault_rate,
+        config.failover_every_s,
+        config.truncate_every_s,
+        client_options.len()
+    );
+    let world = World::new(config, trace);
+    world.note("SIM", || format!("seed {seed}: {summary}"));
+    let environment = tokio::spawn(world.clone().environment());
+
+    let setup = Client::new(&world, "setup", ClientOptions::default());
+    clients::create_indexes(&setup).await;
+
+    let mut tasks = Vec::new();
+    for (index, options) in client_options.into_iter().enumerate() {
+        let world = world.clone();
+        tasks.push(tokio::spawn(async move {
+            let name = format!("app{index}");
+            world.note(&name, || format!("client options {options:?}"));
+            let mut process = JsProcess::new(&world, &name, options);
+            let operations = world.between(10, 40);
+            for _ in 0..operations {
+                if world.finished() {
+                    break;
+                }
+                process.operation().await;
+                world.pause(0, 400).await;
+            }
+        }));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    world.calm_down();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    world.with(|w| w.settle());
+
+    let counters = clients::counter_values(&world);
+    let violations = world.with(|w| check_counters(&w.ledger, &counters));
+    for v in violations {
+        world.violation(v);
+    }
+    world.with(|w| w.finished = true);
+    let _ = environment.await;
+    world.with(|w| Outcome {
+        seed,
+        mutant,
+        faults: w.faults.values().sum(),
+        violations: w.violations.clone(),
+        fingerprint: w.trace.fingerprint,
+        trace: w.trace.lines().to_vec(),
+        summary: format!("{summary}; {} numbers handed out", w.ledger.count()),
+    })
+}
