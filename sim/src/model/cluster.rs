@@ -45,6 +45,9 @@ pub struct Node {
     pub oplog: Vec<Entry>,
     /// Every entry up to this time has been truncated from the oplog.
     pub truncated_through: Ts,
+    /// The truncated entries (not part of the model's behaviour: kept so the checks can read
+    /// the whole history of the surviving branch).
+    pub archive: Vec<Entry>,
     /// The majority commit point as this member knows it.
     pub commit_ts: Ts,
     /// The data as of `commit_ts` (what `readConcern: "majority"` reads).
@@ -61,6 +64,7 @@ impl Node {
             role,
             oplog: Vec::new(),
             truncated_through: 0,
+            archive: Vec::new(),
             commit_ts: 0,
             committed: State::default(),
             data: State::default(),
@@ -193,10 +197,12 @@ impl Cluster {
     }
 
     /// Appends the operations a write applied on primary `index` (already applied to its
-    /// `data` by the caller) as oplog entries; returns the newest entry's time.
-    pub fn append(&mut self, index: usize, ops: Vec<(Op, Option<SessionRecord>)>) -> Option<Ts> {
-        let term = self.nodes[index].term()?;
-        let mut last = None;
+    /// `data` by the caller) as oplog entries; returns their times.
+    pub fn append(&mut self, index: usize, ops: Vec<(Op, Option<SessionRecord>)>) -> Vec<Ts> {
+        let Some(term) = self.nodes[index].term() else {
+            return Vec::new();
+        };
+        let mut times = Vec::new();
         for (op, session) in ops {
             self.clock += 1;
             let ts = self.clock;
@@ -206,13 +212,19 @@ impl Cluster {
                 op,
                 session,
             });
-            last = Some(ts);
+            times.push(ts);
         }
-        if last.is_some() {
+        if !times.is_empty() {
             // A one-member majority (or everyone else already caught up) commits at once.
             let _ = self.update_commit_point();
         }
-        last
+        times
+    }
+
+    /// Every entry of member `index`'s branch, oldest first (truncated ones included).
+    pub fn history(&self, index: usize) -> impl Iterator<Item = &Entry> {
+        let node = &self.nodes[index];
+        node.archive.iter().chain(node.oplog.iter())
     }
 
     /// Makes `index` primary of a new term, writing its no-op entry.
@@ -317,38 +329,39 @@ impl Cluster {
                 return Ok(false);
             }
         }
-        let source = self.nodes[primary].clone();
         let mut changed = false;
         // The newest entry both hold: everything after it on the secondary diverged.
-        let common = self.nodes[index]
-            .oplog
-            .iter()
-            .rposition(|e| source.holds(e.ts));
-        let too_stale = {
-            let s = &self.nodes[index];
+        let (common, too_stale) = {
+            let (p, s) = (&self.nodes[primary], &self.nodes[index]);
+            let common = s.oplog.iter().rposition(|e| p.holds(e.ts));
             let behind = common.map_or(s.truncated_through, |i| s.oplog[i].ts);
-            behind < source.truncated_through && !source.holds(behind)
+            (common, behind < p.truncated_through && !p.holds(behind))
         };
         if too_stale {
-            // Initial sync: copy the primary's committed data and its retained oplog.
+            // Initial sync: copy the primary's committed data and its committed history.
+            let (oplog, archive, through, commit, committed) = {
+                let p = &self.nodes[primary];
+                (
+                    p.oplog
+                        .iter()
+                        .filter(|e| e.ts <= p.commit_ts)
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                    p.archive.clone(),
+                    p.truncated_through,
+                    p.commit_ts,
+                    p.committed.clone(),
+                )
+            };
             let s = &mut self.nodes[index];
-            for entry in s
-                .oplog
-                .iter()
-                .filter(|e| !source.holds(e.ts) && e.ts > source.truncated_through)
-            {
-                self.rolled_back.push(entry.clone());
-            }
-            s.oplog = source
-                .oplog
-                .iter()
-                .filter(|e| e.ts <= source.commit_ts)
-                .cloned()
-                .collect();
-            s.truncated_through = source.truncated_through;
-            s.commit_ts = source.commit_ts;
-            s.committed = source.committed.clone();
-            s.data = source.committed.clone();
+            let lost: Vec<Entry> = s.oplog.iter().filter(|e| e.ts > commit).cloned().collect();
+            self.rolled_back.extend(lost);
+            s.oplog = oplog;
+            s.archive = archive;
+            s.truncated_through = through;
+            s.commit_ts = commit;
+            s.data = committed.clone();
+            s.committed = committed;
             changed = true;
         } else {
             let s = &mut self.nodes[index];
@@ -369,12 +382,16 @@ impl Cluster {
                 changed = true;
             }
         }
+        let entries: Vec<Entry> = {
+            let from = self.nodes[index].last_ts();
+            let p = &self.nodes[primary];
+            let start = p.oplog.partition_point(|e| e.ts <= from);
+            p.oplog.iter().skip(start).take(max).cloned().collect()
+        };
         let s = &mut self.nodes[index];
-        let from = s.last_ts();
-        let start = source.oplog.partition_point(|e| e.ts <= from);
-        for entry in source.oplog.iter().skip(start).take(max) {
+        for entry in entries {
             s.data.apply(&entry.op, entry.session.as_ref())?;
-            s.oplog.push(entry.clone());
+            s.oplog.push(entry);
             changed = true;
         }
         self.update_commit_point()?;
@@ -440,7 +457,9 @@ impl Cluster {
         if upto <= node.truncated_through {
             return;
         }
-        node.oplog.retain(|e| e.ts > upto);
+        let keep = node.oplog.partition_point(|e| e.ts <= upto);
+        let removed: Vec<Entry> = node.oplog.drain(..keep).collect();
+        node.archive.extend(removed);
         node.truncated_through = upto;
     }
 

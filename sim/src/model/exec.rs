@@ -177,6 +177,8 @@ pub struct Executed {
     pub last_ts: Option<Ts>,
     /// The member's term when it executed.
     pub term: u64,
+    /// The documents it changed: `(entry time, namespace, _id)` (`_id` absent for DDL).
+    pub changed: Vec<(Ts, String, Option<Bson>)>,
 }
 
 /// ObjectIds the model generates (deterministic).
@@ -215,6 +217,7 @@ pub fn execute(
             response,
             last_ts: None,
             term,
+            changed: Vec::new(),
         });
     }
     let seed = cluster.clock();
@@ -227,12 +230,31 @@ pub fn execute(
     };
     let response = writer.write(&request.operation, &request.db)?;
     let ops = writer.ops;
-    let last_ts = cluster.append(index, ops);
+    let targets: Vec<(String, Option<Bson>)> = ops.iter().map(|(op, _)| target_of(op)).collect();
+    let times = cluster.append(index, ops);
+    let changed = times
+        .iter()
+        .zip(targets)
+        .map(|(ts, (ns, id))| (*ts, ns, id))
+        .collect();
     Ok(Executed {
         response,
-        last_ts,
+        last_ts: times.last().copied(),
         term,
+        changed,
     })
+}
+
+/// The namespace and `_id` an oplog operation changes.
+fn target_of(op: &Op) -> (String, Option<Bson>) {
+    match op {
+        Op::Put { ns, document, .. } => (ns.clone(), document.get("_id").cloned()),
+        Op::Delete { ns, id } => (ns.clone(), Some(id.clone())),
+        Op::CreateIndex { ns, .. } | Op::Drop { ns } => (ns.clone(), None),
+        Op::Rename { from, .. } => (from.clone(), None),
+        Op::DropDatabase { db } => (db.clone(), None),
+        Op::Noop => (String::new(), None),
+    }
 }
 
 fn read(
