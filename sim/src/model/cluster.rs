@@ -296,6 +296,9 @@ impl Cluster {
     /// Restarts a member: its oplog and data survive (journaled), it comes back as secondary.
     pub fn restart(&mut self, index: usize) {
         let node = &mut self.nodes[index];
+        if node.up {
+            return;
+        }
         node.up = true;
         if node.role != Role::Arbiter {
             node.role = Role::Secondary;
