@@ -269,9 +269,14 @@ pub fn json_to_js(value: &Value) -> JsValue {
     }
 }
 
+/// Whether `int` is exact as a JS number (within ±(2^53 - 1)).
+pub fn is_safe_integer(int: i64) -> bool {
+    (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&int)
+}
+
 /// An i64 as a JS number when exact, else a BigInt.
 pub fn i64_to_js(int: i64) -> JsValue {
-    if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&int) {
+    if is_safe_integer(int) {
         #[allow(clippy::cast_precision_loss)] // exact within ±(2^53 - 1)
         JsValue::from_f64(int as f64)
     } else {
