@@ -11,9 +11,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { BSON } from "mongodb";
 
-const { EJSON } = BSON;
+const { EJSON, Double, Int32, Long } = BSON;
 const DUPLICATE_KEY = 11000;
 const CANONICAL = { relaxed: false };
+/** Extended JSON wrappers other than `$numberLong` (and DBRef's `$ref`): such text goes through EJSON. */
+const OTHER_WRAPPERS =
+  /"\$(?:oid|binary|uuid|symbol|numberInt|numberDecimal|numberDouble|minKey|maxKey|regex|regularExpression|timestamp|date|code|dbPointer|ref|undefined)"/;
 const NONE = '{"kind":"none"}';
 const INSERTED = '{"kind":"inserted"}';
 const DUPLICATE = '{"kind":"duplicateKey"}';
@@ -57,8 +60,7 @@ function planDuplicate(error, field) {
  * @returns {Promise<string>} the reply, JSON text
  */
 export async function executeCommand(text, target) {
-  // Envelope numbers (minMs, first, count) come out as Int32 objects: read them with Number().
-  const command = EJSON.parse(text, CANONICAL);
+  const command = parseCommand(text);
   const collection = command.collection === "counters" ? target.counters : target.documents;
   const read = { promoteValues: false };
   switch (command.op) {
@@ -93,6 +95,32 @@ export async function executeCommand(text, target) {
     default:
       throw new Error(`mongo-seq: unknown command ${JSON.stringify(command.op)} from the core (package build mismatch?)`);
   }
+}
+
+/**
+ * A command's canonical Extended JSON text as driver values: what `EJSON.parse(text, { relaxed:
+ * false })` gives. Most commands hold no wrapper but `$numberLong`: for them, plain JSON.parse
+ * and a walk (a reviver makes JSON.parse several times slower); any other wrapper, EJSON itself.
+ * Envelope numbers (minMs, first, count) come out as Int32 objects: read them with Number().
+ */
+function parseCommand(text) {
+  return OTHER_WRAPPERS.test(text) ? EJSON.parse(text, CANONICAL) : revive(JSON.parse(text));
+}
+
+/** EJSON's canonical reading of plain numbers and `{ $numberLong }`, in place. */
+function revive(value) {
+  if (typeof value === "number") {
+    if (!Number.isInteger(value) || Object.is(value, -0)) return new Double(value);
+    return value >= -2147483648 && value <= 2147483647 ? new Int32(value) : Long.fromNumber(value);
+  }
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
+    return value;
+  }
+  if (typeof value.$numberLong === "string") return Long.fromString(value.$numberLong);
+  for (const key in value) value[key] = revive(value[key]);
+  return value;
 }
 
 async function found(run) {
