@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos image test-deploy
+.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos image test-deploy bench
 
 demo: setup build-js
 	cargo build -q -p mongo-seq
@@ -26,6 +26,7 @@ build-js: build-wasm
 	node js/scripts/build-js.mjs
 
 test-js: build-js
+	cargo build -p mongo-seq-tcp-proxy
 	node --test tests/node/*.test.mjs js/test/*.test.mjs tests/runtimes/*.test.mjs tests/packaging/*.test.mjs
 	npm run typecheck --workspace js
 
@@ -38,11 +39,11 @@ test-e2e:
 # cut through a TCP proxy; fails on any unnumbered document, duplicate, or gap of the gapless
 # trigger. CI size (~30 s) in `make test`; full size (100,000 documents) with `make chaos`.
 chaos-ci:
-	cargo build -p mongo-seq
+	cargo build -p mongo-seq -p mongo-seq-tcp-proxy
 	node tests/chaos/run.mjs --docs 10000 --rate 500 --proxy --timeout-s 300
 
 chaos: setup
-	cargo build -p mongo-seq
+	cargo build -p mongo-seq -p mongo-seq-tcp-proxy
 	node tests/chaos/run.mjs --docs 100000 --rate 1000 --proxy $(CHAOS_ARGS)
 
 # The container image (sidecar/Containerfile): the static musl release binary in a FROM scratch
@@ -57,3 +58,12 @@ image: setup
 test-deploy: image
 	cargo build -p mongo-seq
 	node --test tests/deploy/
+
+# Benchmarks (bench/run.mjs, results in docs/benchmarks.md): mongo-seq against the tutorial,
+# mongoose-sequence and the Atlas-trigger recipe, side by side, ratios. Quick mode (< 5 min) by
+# default; `make bench BENCH_ARGS=--full` for larger sizes. Release builds of the sidecar and
+# the latency proxy; their output goes to stderr, so stdout is the report alone.
+bench:
+	@$(MAKE) --no-print-directory setup build-js >&2
+	@cargo build --release -p mongo-seq -p mongo-seq-tcp-proxy
+	@node bench/run.mjs $(BENCH_ARGS)

@@ -23,9 +23,9 @@ import { mkdtempSync, writeFileSync, createWriteStream, rmSync, readFileSync } f
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import net from "node:net";
 import { MongoClient } from "mongodb";
 import { startMongo, uniqueDbName } from "../harness/mongo.mjs";
+import { startProxy } from "../harness/tcp-proxy.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BIN = process.env.MONGO_SEQ_BIN ?? join(root, "target", "debug", "mongo-seq");
@@ -60,37 +60,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.log(`[chaos ${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
 const started = Date.now();
 
-// ---------------------------------------------------------------- TCP proxy
-function startProxy(targetHost, targetPort) {
-  const sockets = new Set();
-  let cuts = 0;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, targetHost);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () =>
-      resolve({
-        port: server.address().port,
-        cut() {
-          cuts += sockets.size > 0 ? 1 : 0;
-          for (const s of sockets) s.destroy();
-        },
-        get cuts() { return cuts; },
-        close: () => { for (const s of sockets) s.destroy(); server.close(); },
-      }),
-    ),
-  );
-}
-
 // ---------------------------------------------------------------- main
 const mongo = await startMongo();
 const db = uniqueDbName("chaos");
@@ -98,11 +67,8 @@ const dir = mkdtempSync(join(tmpdir(), "mongo-seq-chaos-"));
 let proxy = null;
 let sidecarUri = mongo.uri;
 if (opts.proxy) {
-  const url = new URL(mongo.uri);
-  proxy = await startProxy(url.hostname, Number(url.port || 27017));
-  url.host = `127.0.0.1:${proxy.port}`;
-  url.searchParams.set("directConnection", "true");
-  sidecarUri = url.toString();
+  proxy = await startProxy(mongo.uri);
+  sidecarUri = proxy.uri;
 }
 // Short driver timeouts, so a cut connection or a killed peer is noticed quickly.
 const params = "heartbeatFrequencyMS=500&serverSelectionTimeoutMS=3000";
@@ -175,7 +141,7 @@ const cutter = (async () => {
   if (!proxy) return;
   while (chaos) {
     await sleep(between(opts["cut-min-ms"], opts["cut-max-ms"]));
-    if (chaos) proxy.cut();
+    if (chaos) await proxy.cut();
   }
 })();
 
@@ -281,7 +247,7 @@ for (let slot = 0; slot < opts.sidecars; slot++) {
   takeovers += (text.match(/lease acquired/g) ?? []).length;
   fenced += (text.match(/lease lost: this instance stopped numbering/g) ?? []).length;
 }
-proxy?.close();
+await proxy?.close();
 await client.db(db).dropDatabase().catch(() => {});
 await client.close();
 {

@@ -21,11 +21,12 @@ export function writeConfig(uri, db, trigger = "", sidecar = "") {
 }
 
 /**
- * Starts `mongo-seq sidecar`; resolves once it watches its stream, with the HTTP address.
+ * Starts `mongo-seq sidecar` (`bin`: another build, e.g. the benchmark's release binary);
+ * resolves once it watches its stream, with the HTTP address.
  * @returns {Promise<{ child: import("node:child_process").ChildProcess, http: string, logs: string[], exited: Promise<number|null> }>}
  */
-export async function startSidecar(config, extra = []) {
-  const child = spawn(BIN, ["sidecar", "--config", config, ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+export async function startSidecar(config, extra = [], { bin = BIN } = {}) {
+  const child = spawn(bin, ["sidecar", "--config", config, ...extra], { stdio: ["ignore", "ignore", "pipe"] });
   const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
   const logs = [];
   let http = null;

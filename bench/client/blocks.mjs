@@ -1,0 +1,82 @@
+// mongo-seq's `sequence(name, { block })` against the tutorial's getNextSequence, with 1 and 10
+// concurrent callers, rows interleaved round by round (each round's ratio is taken against the
+// tutorial of the same round, and the median over rounds is reported).
+import { MongoClient } from "mongodb";
+import { Sequences } from "mongo-seq";
+import { countCommands } from "../../tests/harness/mongo.mjs";
+import { tutorialSequence } from "./tutorial.mjs";
+import { concurrently, median } from "../lib/stats.mjs";
+
+export const BLOCKS = [1, 25, 100, 1000];
+export const CALLERS = [1, 10];
+
+/** Takes `count` numbers with `callers` concurrent loops; returns numbers/s and findAndModify per number. */
+async function measure(commands, callers, count, take) {
+  commands.reset();
+  const started = performance.now();
+  await concurrently(callers, count, take);
+  const seconds = (performance.now() - started) / 1000;
+  return { perSecond: count / seconds, roundTrips: commands.count("findAndModify") / count };
+}
+
+/**
+ * @param {{ uri: string, dbName: string, suffix: string, numbers: Record<number, number>, rounds: number, report: import("../lib/report.mjs").Report, link: string }} args
+ *   suffix: appended to figure names ("" on loopback, ".rtt1ms" through the latency proxy)
+ */
+export async function runBlocks({ uri, dbName, suffix, numbers, rounds, report, link }) {
+  const client = new MongoClient(uri, { monitorCommands: true });
+  await client.connect();
+  const commands = countCommands(client);
+  const db = client.db(dbName);
+  const counters = db.collection("counters");
+  let serial = 0;
+  const rows = {}; // key → [{ perSecond, roundTrips }] per round
+  const record = (key, result) => (rows[key] ??= []).push(result);
+  try {
+    // Warm-up: JIT, connection pool (10 connections), the Wasm module's first calls.
+    const warm = await tutorialSequence(counters, "warm");
+    await concurrently(10, 200, warm);
+    const warmSeq = new Sequences(db).sequence("warm-block", { block: 10 });
+    await concurrently(10, 2000, () => warmSeq.next());
+
+    for (let round = 0; round < rounds; round++) {
+      for (const callers of CALLERS) {
+        const order = ["tutorial", ...BLOCKS];
+        if (round % 2 === 1) order.reverse(); // no row always runs first
+        for (const what of order) {
+          serial += 1;
+          if (what === "tutorial") {
+            const next = await tutorialSequence(counters, `tutorial-${serial}`);
+            record(`tutorial.c${callers}`, await measure(commands, callers, numbers[1], next));
+          } else {
+            const sequence = new Sequences(db).sequence(`block${what}-${serial}`, { block: what });
+            record(`block${what}.c${callers}`, await measure(commands, callers, numbers[what], () => sequence.next()));
+          }
+        }
+      }
+    }
+  } finally {
+    await db.dropDatabase().catch(() => {});
+    await client.close();
+  }
+
+  for (const callers of CALLERS) {
+    const tutorial = rows[`tutorial.c${callers}`];
+    report.add(`client.tutorial.c${callers}.numbers_per_s${suffix}`, median(tutorial.map((r) => r.perSecond)), "numbers/s",
+      `tutorial getNextSequence, ${callers} caller(s), ${link}`);
+    for (const block of BLOCKS) {
+      const key = `block${block}.c${callers}`;
+      const ratios = rows[key].map((r, round) => r.perSecond / tutorial[round].perSecond);
+      const ratio = median(ratios);
+      report.add(`client.${key}.numbers_per_s${suffix}`, median(rows[key].map((r) => r.perSecond)), "numbers/s",
+        `sequence({block: ${block}}).next(), ${callers} caller(s), ${link}`);
+      report.add(`client.${key}.vs_tutorial${suffix}`, ratio, "x", `block ${block}, ${callers} caller(s) ÷ tutorial, same callers, ${link} (median of ${rounds} rounds)`);
+      report.add(`client.${key}.share_of_limit${suffix}`, (ratio / block) * 100, "%",
+        `that ratio as a share of its round-trip limit (${block}×)`);
+      if (suffix === "") {
+        report.add(`client.${key}.round_trips_per_number`, median(rows[key].map((r) => r.roundTrips)), "findAndModify/number",
+          `counter commands per number (driver command monitoring)`, { server: false });
+      }
+    }
+  }
+}

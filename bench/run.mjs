@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+// `make bench`: mongo-seq against what people use instead, side by side in one invocation.
+// Sections (bench/README in the repository README, results in docs/benchmarks.md):
+//   startup   Wasm size; cold start (import) in Node, Deno, Bun next to the mongodb driver
+//   client    sequence({block}) vs the tutorial's getNextSequence, 1 and 10 callers, loopback
+//             and through the latency proxy; nextMany(1000); warm next() vs plain-JS hi/lo;
+//             the package's CPU per reservation
+//   mongoose  mongoose-sequence's save() vs mongo-seq's insertOne and insertMany
+//   processes 8 processes on one sequence: block 1 vs block 100 (and the tutorial)
+//   sidecar   the sidecar vs the Atlas-trigger recipe vs the raw bulk-update limit: live and
+//             drain, batch 1/100/1000, default and gapless, over three links; commands, CPU, RSS
+//   latency   insert → number visible at fixed insert rates
+//   oplog     the embedded server's own cost: an empty getMore as its oplog grows
+import { existsSync } from "node:fs";
+import os from "node:os";
+import { spawnSync } from "node:child_process";
+import { Report } from "./lib/report.mjs";
+import { parseOptions, UsageError, USAGE } from "./lib/options.mjs";
+import { withServer, withProxy, LINKS } from "./lib/servers.mjs";
+import { SIDECAR_BIN } from "./sidecar/consumers.mjs";
+import { proxyBinary } from "../tests/harness/tcp-proxy.mjs";
+import { WASM_FILE, runWasmSize } from "./client/wasm-size.mjs";
+
+let options;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  if (!error.message) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  console.error(`bench: ${error.message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+// Built by `make bench`: say what is missing rather than fail half-way.
+const missing = [
+  [WASM_FILE, "make build-js"],
+  [SIDECAR_BIN, "cargo build --release -p mongo-seq"],
+].filter(([file]) => !existsSync(file));
+try {
+  proxyBinary();
+} catch (error) {
+  missing.push(["tcp-proxy", "cargo build --release -p mongo-seq-tcp-proxy"]);
+}
+if (missing.length) {
+  console.error(`bench: not built: ${missing.map(([file, how]) => `${file} (${how})`).join(", ")}; \`make bench\` builds everything.`);
+  process.exit(2);
+}
+
+const report = new Report();
+const started = Date.now();
+const has = (section) => options.sections.has(section);
+const step = (text) => console.error(`\n==> ${text} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+const machine = {
+  date: new Date().toISOString(),
+  cpu: `${os.cpus()[0]?.model ?? "?"} × ${os.cpus().length}`,
+  memory: `${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+  kernel: `${os.type()} ${os.release()}`,
+  node: process.version,
+  // `java -version` (the embedded server's JVM) writes to stderr.
+  java: spawnSync("java", ["-version"], { encoding: "utf8" }).stderr?.split("\n")[0]?.trim() || "java: ?",
+  server: process.env.MONGODB_URI ? "MONGODB_URI" : "embedded test server (mongo-java-server, in memory)",
+  load: os.loadavg().map((l) => l.toFixed(2)).join(" "),
+};
+
+if (has("startup")) {
+  step("startup: Wasm size, cold start in Node, Deno, Bun");
+  runWasmSize({ report });
+  const { runColdStart } = await import("./client/cold-start.mjs");
+  await runColdStart({ samples: options.coldStartSamples, report });
+}
+
+if (has("client")) {
+  step("client: blocks vs the tutorial, nextMany, warm next(), CPU per reservation");
+  const { runBlocks } = await import("./client/blocks.mjs");
+  const { runNextMany } = await import("./client/next-many.mjs");
+  const { runWarmNext } = await import("./client/warm-next.mjs");
+  const { runReservationCpu } = await import("./client/package-cpu.mjs");
+  await withServer("client", async ({ uri, db }) => {
+    await runBlocks({ uri, dbName: `${db}_a`, suffix: "", numbers: options.clientNumbers, rounds: options.rounds, report, link: "loopback" });
+    await withProxy(uri, LINKS.rtt1ms.delayMs, (proxy) =>
+      runBlocks({ uri: proxy.uri, dbName: `${db}_b`, suffix: ".rtt1ms", numbers: options.clientNumbersRtt, rounds: options.rounds, report, link: LINKS.rtt1ms.label }),
+    );
+    await runNextMany({ uri, dbName: `${db}_c`, report });
+    await runWarmNext({ uri, dbName: `${db}_d`, calls: options.warmCalls, rounds: options.rounds, report });
+  });
+  await runReservationCpu({ calls: options.profileReservations, report });
+}
+
+if (has("mongoose")) {
+  step(`mongoose: mongoose-sequence vs mongo-seq, ${options.mongooseDocs} documents`);
+  const { runMongoose } = await import("./client/mongoose.mjs");
+  await withServer("mongoose", ({ uri, db }) => runMongoose({ uri, dbName: db, docs: options.mongooseDocs, rounds: options.rounds, report }));
+}
+
+if (has("processes")) {
+  step("processes: 8 processes on one sequence");
+  const { runProcesses } = await import("./client/processes.mjs");
+  await withServer("processes", ({ uri, db }) => runProcesses({ uri, dbName: db, numbers: options.processNumbers, report }));
+}
+
+if (has("sidecar")) {
+  step("sidecar: recipe, sidecar, limit; live and drain");
+  const { runSidecarSection } = await import("./sidecar/section.mjs");
+  await runSidecarSection({ options, report });
+}
+
+if (has("latency")) {
+  step("latency: insert → number visible at fixed rates");
+  const { runLatencySection } = await import("./sidecar/latency.mjs");
+  await runLatencySection({ options, report });
+}
+
+if (has("oplog")) {
+  step("oplog: the embedded server's getMore cost as its oplog grows");
+  const { runOplog } = await import("./sidecar/oplog.mjs");
+  await runOplog({ sizes: options.oplogSizes, report });
+}
+
+const GOALS = [
+  { goal: "block 100 ≥ 90× the tutorial, 1 caller", name: "client.block100.c1.vs_tutorial", atLeast: 90 },
+  { goal: "block 100 ≥ 90× the tutorial, 10 callers", name: "client.block100.c10.vs_tutorial", atLeast: 90 },
+  { goal: "block 1000 ≥ 500× the tutorial, 1 caller", name: "client.block1000.c1.vs_tutorial", atLeast: 500 },
+  { goal: "block 1000 ≥ 500× the tutorial, 10 callers", name: "client.block1000.c10.vs_tutorial", atLeast: 500 },
+  { goal: "block 1, 10 callers ≥ 1× the tutorial, 10 callers", name: "client.block1.c10.vs_tutorial", atLeast: 1 },
+  { goal: "warm next() ≤ 1 µs", name: "client.next_warm_ns", atMost: 1000 },
+  { goal: "warm next() ≤ 3× plain-JS hi/lo", name: "client.next_warm.vs_hilo_js", atMost: 3 },
+  { goal: "nextMany(1000): one round trip", name: "client.nextmany1000.round_trips", atLeast: 1, atMost: 1 },
+  { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents)`, name: "client.insertmany.vs_mongoose_sequence", atLeast: 50 },
+  { goal: "Wasm ≤ 120 KB raw", name: "wasm.bytes", atMost: 120_000 },
+  { goal: "sidecar batch 1000 ≤ 0.01 commands/document under load", name: "sidecar.b1000.cmds_per_doc", atMost: 0.01 },
+  { goal: "drain at 1 ms RTT ≥ 20× the recipe", name: "sidecar.b1000.drain.vs_recipe.rtt1ms", atLeast: 20 },
+  { goal: "drain at 1 ms RTT ≥ 0.8× the bulk-update limit", name: "sidecar.b1000.drain.vs_limit.rtt1ms", atLeast: 0.8 },
+  { goal: "sidecar RSS ≤ 30 MB (28.6 MiB)", name: "sidecar.rss_mib", atMost: 28.6 },
+];
+
+const seconds = (Date.now() - started) / 1000;
+console.log(`## mongo-seq benchmark — ${options.full ? "full" : "quick"} mode, ${seconds.toFixed(0)} s
+
+- date: ${machine.date}
+- machine: ${machine.cpu}, ${machine.memory}, ${machine.kernel}; load average at start ${machine.load}, at end ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}
+- node ${machine.node}; ${machine.java}
+- server: ${machine.server}
+- command: node bench/run.mjs ${process.argv.slice(2).join(" ")}
+
+${report.table()}
+
+#### Goals (issue 11)
+
+${report.goals(GOALS.filter((g) => report.get(g.name) !== undefined))}
+
+#### Machine-readable
+
+\`\`\`
+${report.lines()}
+\`\`\``);

@@ -1,0 +1,124 @@
+// The change-stream consumers the sidecar section compares, as processes: the mongo-seq sidecar
+// (release build) and the Atlas-trigger recipe (./recipe.mjs). Both expose how many documents
+// they numbered (the sidecar's /metrics, the recipe's stdout: no query on the server), their
+// CPU seconds and peak RSS (/proc), and a graceful stop.
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import { startSidecar } from "../../tests/e2e/sidecar.mjs";
+import { cpuSeconds, peakRssMiB } from "../lib/proc.mjs";
+import { waitFor } from "../lib/stats.mjs";
+
+export const SIDECAR_BIN = fileURLToPath(new URL("../../target/release/mongo-seq", import.meta.url));
+const RECIPE = fileURLToPath(new URL("./recipe.mjs", import.meta.url));
+
+/** The sidecar's configuration for one trigger on `db.orders`; everything else at its defaults. */
+function sidecarConfig({ uri, db, batchSize, gapless }) {
+  return `[mongodb]
+uri = "${uri}"
+counters = "${db}.counters"
+
+[sidecar]
+batch_size = ${batchSize}
+
+[http]
+port = 0
+
+[[trigger]]
+database = "${db}"
+collection = "orders"
+field = "seq"
+gapless = ${gapless}
+`;
+}
+
+/** Sums a Prometheus counter over its label sets. */
+function metric(text, name) {
+  let sum = 0;
+  for (const line of text.split("\n")) if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  return sum;
+}
+
+/** Starts the sidecar (release build) and resolves once it watches its stream. */
+export async function startSidecarConsumer({ uri, db, batchSize, gapless = false }) {
+  const dir = mkdtempSync(join(tmpdir(), "mongo-seq-bench-"));
+  const config = join(dir, "mongo-seq.toml");
+  writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless }));
+  const sidecar = await startSidecar(config, [], { bin: SIDECAR_BIN });
+  const metrics = async () => (await fetch(`${sidecar.http}/metrics`)).text();
+  const pid = sidecar.child.pid;
+  return {
+    kind: "sidecar",
+    pid,
+    async numbered() {
+      return metric(await metrics(), "mongo_seq_documents_numbered_total");
+    },
+    async batches() {
+      return metric(await metrics(), "mongo_seq_batches_total");
+    },
+    cpu: () => cpuSeconds(pid),
+    rss: () => peakRssMiB(pid),
+    async stop() {
+      sidecar.child.kill("SIGTERM");
+      const code = await sidecar.exited;
+      rmSync(dir, { recursive: true, force: true });
+      if (code !== 0) throw new Error(`sidecar exited with ${code}:\n${sidecar.logs.slice(-20).join("\n")}`);
+    },
+  };
+}
+
+/** Starts the recipe consumer (optionally after `startAfter`) and resolves once it watches. */
+export async function startRecipeConsumer({ uri, db, startAfter }) {
+  const args = [RECIPE, uri, db, "orders", "seq", ...(startAfter ? [JSON.stringify(startAfter)] : [])];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
+  let numbered = 0;
+  const lines = createInterface({ input: child.stdout });
+  await new Promise((resolve, reject) => {
+    lines.on("line", (line) => {
+      if (line === "watching") resolve();
+      const match = /^numbered (\d+)$/.exec(line);
+      if (match) numbered = Number(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`recipe consumer exited with ${code} before watching`)));
+  });
+  return {
+    kind: "recipe",
+    pid: child.pid,
+    async numbered() {
+      return numbered;
+    },
+    cpu: () => cpuSeconds(child.pid),
+    rss: () => peakRssMiB(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      const code = await exited;
+      if (code !== 0 && code !== "SIGTERM") throw new Error(`recipe consumer exited with ${code}`);
+    },
+  };
+}
+
+/**
+ * Waits until `running` has numbered `docs` documents (or `capSeconds` after `started`), stops
+ * it, checks the collection holds as many numbers as it reported, and returns what the run
+ * measured: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`.
+ */
+export async function finishRun({ running, proxy, collection, docs, started, cpuBefore, capSeconds }) {
+  const deadline = started + capSeconds * 1000;
+  const numbered = await waitFor(async () => {
+    const n = await running.numbered();
+    return n >= docs || performance.now() > deadline ? n : 0;
+  }, { everyMs: 25, timeoutMs: capSeconds * 1000 + 30_000, what: `${running.kind} to number ${docs} documents` });
+  const seconds = (performance.now() - started) / 1000;
+  const cpuSeconds = running.cpu() - cpuBefore;
+  const rssMiB = running.rss();
+  const batches = running.batches ? await running.batches() : undefined;
+  const commands = await proxy.counts();
+  await running.stop();
+  const inCollection = await collection.countDocuments({ seq: { $exists: true } });
+  if (inCollection < numbered) throw new Error(`${running.kind}: reported ${numbered} numbered, the collection holds ${inCollection}`);
+  return { numbered, seconds, rate: numbered / seconds, commands, cpuSeconds, rssMiB, batches, capped: numbered < docs };
+}

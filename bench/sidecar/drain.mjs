@@ -1,0 +1,74 @@
+// Drain: a backlog already inserted, the consumer started afterwards from the resume point it
+// had before the inserts; time until every document is numbered (the numbering throughput
+// itself). Consumers: the Atlas-trigger recipe, the sidecar (batch 1/100/1000, default and
+// gapless), and the limit: bulk updates setting the number on the same documents in batches of
+// the same size (no counter, no stream). Every run gets a fresh server and connects through
+// the proxy of its link (which also counts every command on the wire).
+import { MongoClient } from "mongodb";
+import { withServer, withProxy } from "../lib/servers.mjs";
+import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumers.mjs";
+import { orders, insertBacklog } from "./documents.mjs";
+
+/** One consumer run: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`. */
+export async function drainOnce({ consumer, batch = 1000, gapless = false, delayMs, docs, capSeconds }) {
+  return withServer("drain", ({ uri, db }) =>
+    withProxy(uri, delayMs, async (proxy) => {
+      const client = await MongoClient.connect(uri);
+      try {
+        const collection = client.db(db).collection("orders");
+        // The resume point from before the inserts.
+        let startAfter;
+        if (consumer === "sidecar") {
+          const first = await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless });
+          await first.stop();
+        } else {
+          // The index the sidecar creates, for the others too: every consumer maintains it.
+          await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
+        }
+        if (consumer === "recipe") {
+          const stream = collection.watch([{ $match: { operationType: "insert" } }]);
+          await stream.tryNext();
+          startAfter = stream.resumeToken;
+          await stream.close();
+        }
+        const backlog = orders(docs);
+        await insertBacklog(collection, backlog);
+        await proxy.reset();
+        if (consumer === "limit") return await bulkUpdateLimit({ uri: proxy.uri, db, ids: backlog.map((d) => d._id), batch, proxy, capSeconds });
+
+        const running =
+          consumer === "sidecar"
+            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless })
+            : await startRecipeConsumer({ uri: proxy.uri, db, startAfter });
+        const started = performance.now();
+        return await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });
+      } finally {
+        await client.close();
+      }
+    }),
+  );
+}
+
+/** The unavoidable work: one `update` command per `batch` documents, nothing else. */
+async function bulkUpdateLimit({ uri, db, ids, batch, proxy, capSeconds }) {
+  const client = await MongoClient.connect(uri);
+  try {
+    const database = client.db(db);
+    await database.command({ ping: 1 });
+    await proxy.reset();
+    const started = performance.now();
+    const deadline = started + capSeconds * 1000;
+    let numbered = 0;
+    for (let i = 0; i < ids.length && performance.now() < deadline; i += batch) {
+      const updates = ids.slice(i, i + batch).map((_id, k) => ({ q: { _id, seq: { $exists: false } }, u: { $set: { seq: i + k + 1 } } }));
+      const reply = await database.command({ update: "orders", updates, ordered: false });
+      if (reply.nModified !== updates.length) throw new Error(`limit: ${reply.nModified} of ${updates.length} updated`);
+      numbered += updates.length;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return { numbered, seconds, rate: numbered / seconds, commands: await proxy.counts(), capped: numbered < ids.length };
+  } finally {
+    await client.close();
+  }
+}
+

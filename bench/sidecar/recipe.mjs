@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// The published Atlas-trigger recipe for auto-increment ("insert trigger: findOneAndUpdate the
+// counter with $inc and upsert, then updateOne the document"), as a small change-stream
+// consumer: one event at a time, like an ordered trigger. Written for the benchmark only.
+//
+//   node bench/sidecar/recipe.mjs URI DB COLLECTION FIELD [START_AFTER_TOKEN_JSON]
+//
+// Prints `watching` once its stream is open, then `numbered N` every 10 documents and whenever
+// the stream is idle. Like the sidecar on a server whose getMore answers at once, it waits
+// 100 ms after an empty getMore (a real server waits in getMore itself). It stores no resume
+// token (Atlas does that for a trigger, outside the function): that favours the recipe.
+import { MongoClient } from "mongodb";
+
+const [uri, dbName, collectionName, field, startAfter] = process.argv.slice(2);
+const POLL_MS = 100;
+const client = await MongoClient.connect(uri);
+const db = client.db(dbName);
+const documents = db.collection(collectionName);
+const counters = db.collection("counters");
+const counterId = `${dbName}.${collectionName}`;
+const stream = documents.watch([{ $match: { operationType: "insert" } }], startAfter ? { startAfter: JSON.parse(startAfter) } : {});
+let stopping = false;
+process.once("SIGTERM", () => (stopping = true));
+
+// The trigger function, as the recipe writes it.
+async function onInsert(changeEvent) {
+  const docId = changeEvent.fullDocument._id;
+  const counter = await counters.findOneAndUpdate({ _id: counterId }, { $inc: { seq: 1 } }, { returnDocument: "after", upsert: true });
+  await documents.updateOne({ _id: docId }, { $set: { [field]: counter.seq } });
+}
+
+let numbered = 0;
+let first = true;
+while (!stopping) {
+  const event = await stream.tryNext();
+  if (first) {
+    console.log("watching");
+    first = false;
+  }
+  if (event === null) {
+    console.log(`numbered ${numbered}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    continue;
+  }
+  await onInsert(event);
+  numbered += 1;
+  if (numbered % 10 === 0) console.log(`numbered ${numbered}`);
+}
+await stream.close();
+await client.close();
