@@ -175,35 +175,50 @@ impl<T: Serialize> From<&Step<T>> for StepView {
     }
 }
 
+/// The positional arguments of one call of a `calls` case.
+struct Args(Vec<Value>);
+
+impl Args {
+    fn get(&self, i: usize) -> &Value {
+        self.0.get(i).unwrap_or(&Value::Null)
+    }
+
+    fn u(&self, i: usize) -> u64 {
+        self.get(i)
+            .as_u64()
+            .unwrap_or_else(|| panic!("argument {i} is not a count"))
+    }
+}
+
+/// Runs a case's calls in order through `call(method, args)`, comparing each outcome.
+fn run_calls(calls: &[Value], trace: &mut Trace, mut call: impl FnMut(&str, &Args) -> Outcome) {
+    for (index, entry) in calls.iter().enumerate() {
+        let args = Args(entry["args"].as_array().cloned().unwrap_or_default());
+        let method = entry["method"].as_str().unwrap_or("");
+        let got = call(method, &args);
+        compare(&format!("call {index} {method}"), entry, &got, trace);
+    }
+}
+
 fn run_block(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
     let block = u64::try_from(int(input, "block")).unwrap_or(0);
     let mut allocator = BlockAllocator::new(block)?;
-    for (index, call) in calls.iter().enumerate() {
-        let args = call["args"].as_array().cloned().unwrap_or_default();
-        let method = call["method"].as_str().unwrap_or("");
-        let u = |i: usize| {
-            args.get(i)
-                .and_then(Value::as_u64)
-                .unwrap_or_else(|| panic!("call {index}: arg {i}"))
-        };
-        let got: Outcome = match method {
-            "isEmpty" => Ok(json!(allocator.is_empty())),
-            "remaining" => Ok(json!(allocator.remaining())),
-            "next" => Ok(to_json(allocator.next())),
-            "take" => Ok(to_json(allocator.take(u(0)))),
-            "discard" => Ok(json!(allocator.discard())),
-            "refillRequest" => Ok(to_json(
-                allocator.refill_request(args[0].as_str().unwrap_or(""), u(1)),
-            )),
-            "refill" => {
-                let range: ReservedRange =
-                    serde_json::from_value(args[0].clone()).expect("range arg");
-                allocator.refill(range).map(|()| Value::Null)
-            }
-            other => panic!("unknown blockAllocator method {other}"),
-        };
-        compare(&format!("call {index} {method}"), call, &got, trace);
-    }
+    run_calls(calls, trace, |method, args| match method {
+        "isEmpty" => Ok(json!(allocator.is_empty())),
+        "remaining" => Ok(json!(allocator.remaining())),
+        "next" => Ok(to_json(allocator.next())),
+        "take" => Ok(to_json(allocator.take(args.u(0)))),
+        "discard" => Ok(json!(allocator.discard())),
+        "refillRequest" => Ok(to_json(
+            allocator.refill_request(args.get(0).as_str().unwrap_or(""), args.u(1)),
+        )),
+        "refill" => {
+            let range: ReservedRange =
+                serde_json::from_value(args.get(0).clone()).expect("range arg");
+            allocator.refill(range).map(|()| Value::Null)
+        }
+        other => panic!("unknown blockAllocator method {other}"),
+    });
     Ok(Value::Null)
 }
 
@@ -221,55 +236,45 @@ fn refill_step(
 fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
     let mut counter = BlockCounter::new(&spec(input)?, text(input, "counterId"))?;
     let mut open: Option<(u64, Reservation)> = None;
-    for (index, call) in calls.iter().enumerate() {
-        let args = call["args"].as_array().cloned().unwrap_or_default();
-        let method = call["method"].as_str().unwrap_or("");
-        let u = |i: usize| {
-            args.get(i)
-                .and_then(Value::as_u64)
-                .unwrap_or_else(|| panic!("call {index}: arg {i}"))
-        };
-        let got: Outcome = match method {
-            "take" => counter.take(u(0)).map(to_json),
-            "takeOne" => Ok(to_json(counter.take_one())),
-            "ready" => Ok(to_json(counter.ready(u(0)))),
-            "refill" => counter.refill(u(0)).and_then(|refill| match refill {
-                None => Ok(Value::Null),
-                Some(refill) => {
-                    let step = refill_step(refill.plan.start()).map(|(view, _)| view);
-                    open = Some((refill.id, refill.plan));
-                    step
+    run_calls(calls, trace, |method, args| match method {
+        "take" => counter.take(args.u(0)).map(to_json),
+        "takeOne" => Ok(to_json(counter.take_one())),
+        "ready" => Ok(to_json(counter.ready(args.u(0)))),
+        "refill" => counter.refill(args.u(0)).and_then(|refill| match refill {
+            None => Ok(Value::Null),
+            Some(refill) => {
+                let step = refill_step(refill.plan.start()).map(|(view, _)| view);
+                open = Some((refill.id, refill.plan));
+                step
+            }
+        }),
+        "feed" => {
+            let (id, mut plan) = open.take().expect("feed: no open refill");
+            let step =
+                Reply::from_json(args.get(0)).and_then(|reply| refill_step(plan.feed(reply)));
+            match step {
+                Ok((view, Some(range))) => {
+                    counter.refilled(id, range);
+                    Ok(view)
                 }
-            }),
-            "feed" => {
-                let (id, mut plan) = open.take().expect("feed: no open refill");
-                let step =
-                    Reply::from_json(&args[0]).and_then(|reply| refill_step(plan.feed(reply)));
-                match step {
-                    Ok((view, Some(range))) => {
-                        counter.refilled(id, range);
-                        Ok(view)
-                    }
-                    Ok((view, None)) => {
-                        open = Some((id, plan));
-                        Ok(view)
-                    }
-                    Err(error) => {
-                        counter.refill_failed(id);
-                        Err(error)
-                    }
+                Ok((view, None)) => {
+                    open = Some((id, plan));
+                    Ok(view)
+                }
+                Err(error) => {
+                    counter.refill_failed(id);
+                    Err(error)
                 }
             }
-            "abandon" => {
-                let (id, _) = open.take().expect("abandon: no open refill");
-                counter.refill_failed(id);
-                Ok(Value::Null)
-            }
-            "discard" => Ok(json!(counter.discard())),
-            other => panic!("unknown blockCounter method {other}"),
-        };
-        compare(&format!("call {index} {method}"), call, &got, trace);
-    }
+        }
+        "abandon" => {
+            let (id, _) = open.take().expect("abandon: no open refill");
+            counter.refill_failed(id);
+            Ok(Value::Null)
+        }
+        "discard" => Ok(json!(counter.discard())),
+        other => panic!("unknown blockCounter method {other}"),
+    });
     Ok(Value::Null)
 }
 
