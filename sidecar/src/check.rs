@@ -1,5 +1,8 @@
 //! `mongo-seq check`: audits a collection's numbers with the core's `audit` (per counter when
-//! scoped) and compares them with the counters.
+//! scoped) and compares them with the counters. Only documents the trigger numbers are looked
+//! at (its `match`); a summary is clean when every one of them holds its own integer on the
+//! sequence's grid and every counter has passed the numbers under it (and, for gapless
+//! sequences, nothing is missing).
 
 use std::collections::BTreeMap;
 
@@ -10,40 +13,80 @@ use mongodb::Client;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::config::Namespace;
 use crate::ejson;
 use crate::error::SidecarError;
 use crate::exec::Executor;
-use crate::metrics::Metrics;
 
 /// What `check` looks at.
 #[derive(Debug, Clone)]
 pub struct CheckTarget {
+    /// The trigger id when taken from a config.
+    pub trigger: Option<String>,
     pub db: String,
     pub collection: String,
     pub field: String,
-    /// Counters collection (in `db` unless qualified `db.coll`).
-    pub counters: String,
+    pub counters: Namespace,
     pub spec: SequenceSpec,
+    /// Only documents matching this (the trigger's `match`).
+    pub filter: Option<Document>,
+    /// Gaps make the summary unclean.
+    pub gapless: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckSummary {
+    /// Documents looked at (those matching the filter).
     pub documents: u64,
+    /// Documents whose field holds an integer.
     pub numbered: u64,
+    /// Documents without the field.
     pub unnumbered: u64,
+    /// Documents whose field holds something else than an integer (`"abc"`, 2.5, null).
+    pub invalid: u64,
     /// Distinct numbers found more than once (per counter).
     pub duplicates: u64,
     /// Numbers missing between start and the largest (per counter).
     pub gaps: u64,
-    pub invalid: u64,
+    /// Integers off the grid `start + k·step` (counted per occurrence).
     pub off_grid: u64,
+    /// As a JSON number, or a decimal string beyond 2^53 − 1 (like the counters).
+    #[serde(serialize_with = "exact_option")]
     pub largest: Option<i64>,
-    /// Counter values by counter id.
+    /// Counter values by counter id (JSON numbers, or strings beyond 2^53 − 1).
+    #[serde(serialize_with = "exact_map")]
     pub counters: BTreeMap<String, Option<i64>>,
     /// Every counter has issued the largest number found under it.
     pub counters_ok: bool,
     /// Full core reports by counter id (examples of duplicates and gaps).
     pub reports: BTreeMap<String, Value>,
+}
+
+fn exact_option<S: serde::Serializer>(n: &Option<i64>, out: S) -> Result<S::Ok, S::Error> {
+    n.map(crate::admin::exact_json).serialize(out)
+}
+
+fn exact_map<S: serde::Serializer>(
+    map: &BTreeMap<String, Option<i64>>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    map.iter()
+        .map(|(id, n)| (id, n.map(crate::admin::exact_json)))
+        .collect::<BTreeMap<_, _>>()
+        .serialize(out)
+}
+
+/// Why `check` looked somewhere that is not there.
+#[derive(Debug, thiserror::Error)]
+pub enum Missing {
+    #[error("database `{0}` has no collections (does it exist?)")]
+    Database(String),
+    #[error("collection `{db}.{collection}` does not exist (collections in `{db}`: {existing})")]
+    Collection {
+        db: String,
+        collection: String,
+        existing: String,
+    },
 }
 
 impl CheckSummary {
@@ -59,8 +102,15 @@ impl CheckSummary {
             }
             n => format!("{n} counters"),
         };
+        let mut odd = String::new();
+        if self.invalid > 0 {
+            odd.push_str(&format!(", {} not integers", self.invalid));
+        }
+        if self.off_grid > 0 {
+            odd.push_str(&format!(", {} off the step grid", self.off_grid));
+        }
         format!(
-            "{}.{} field {}: {} documents, {} numbered, {} unnumbered, {} duplicates, {} gaps, largest {}, {counters}{}",
+            "{}.{} field {}: {} documents, {} numbered, {} unnumbered{odd}, {} duplicates, {} gaps, largest {}, {counters}{}",
             target.db,
             target.collection,
             target.field,
@@ -73,19 +123,87 @@ impl CheckSummary {
             if self.counters_ok { "" } else { " (BEHIND the largest number: the next numbers would collide)" },
         )
     }
+
+    /// What makes this summary unclean (empty when clean).
+    pub fn problems(&self, gapless: bool) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut count = |n: u64, what: &str| {
+            if n > 0 {
+                problems.push(format!("{n} {what}"));
+            }
+        };
+        count(self.duplicates, "numbers held by several documents");
+        count(self.invalid, "values not integers");
+        count(self.off_grid, "numbers off the step grid");
+        count(self.unnumbered, "unnumbered documents");
+        if gapless {
+            count(self.gaps, "gaps");
+        }
+        if !self.counters_ok {
+            problems.push(
+                "a counter is behind the largest number (the next numbers would collide)"
+                    .to_owned(),
+            );
+        }
+        problems
+    }
 }
 
-pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, SidecarError> {
-    let db = client.database(&target.db);
-    let docs = db.collection::<Document>(&target.collection);
-    let (counters_db, counters_coll) = match target.counters.split_once('.') {
-        Some((d, c)) => (d.to_owned(), c.to_owned()),
-        None => (target.db.clone(), target.counters.clone()),
-    };
+/// Refuses a database or collection that does not exist (one `listCollections`).
+pub async fn ensure_exists(client: &Client, target: &CheckTarget) -> Result<(), CheckError> {
+    let mut names = client.database(&target.db).list_collection_names().await?;
+    if names.iter().any(|n| n == &target.collection) {
+        return Ok(());
+    }
+    if names.is_empty() {
+        return Err(Missing::Database(target.db.clone()).into());
+    }
+    names.sort();
+    let shown = names.iter().take(20).map(|n| format!("`{n}`"));
+    let mut existing = shown.collect::<Vec<_>>().join(", ");
+    if names.len() > 20 {
+        existing.push_str(", …");
+    }
+    Err(Missing::Collection {
+        db: target.db.clone(),
+        collection: target.collection.clone(),
+        existing,
+    }
+    .into())
+}
+
+/// A failed check run: the place is missing (a usage error), or the audit failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Missing(#[from] Missing),
+    #[error(transparent)]
+    Failed(#[from] SidecarError),
+}
+
+impl From<mongodb::error::Error> for CheckError {
+    fn from(e: mongodb::error::Error) -> Self {
+        Self::Failed(e.into())
+    }
+}
+
+pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, CheckError> {
+    ensure_exists(client, target).await?;
+    Ok(audit_collection(client, target).await?)
+}
+
+async fn audit_collection(
+    client: &Client,
+    target: &CheckTarget,
+) -> Result<CheckSummary, SidecarError> {
+    let docs = client
+        .database(&target.db)
+        .collection::<Document>(&target.collection);
     let exec = Executor {
-        counters: client.database(&counters_db).collection(&counters_coll),
+        counters: client
+            .database(&target.counters.db)
+            .collection(&target.counters.coll),
         leases: None,
-        metrics: Metrics::new(),
         label: "check".to_owned(),
     };
     let mut projection = doc! { "_id": 0, target.field.clone(): 1 };
@@ -93,7 +211,7 @@ pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, 
         projection.insert(scope.clone(), 1);
     }
     let mut cursor = docs
-        .find(doc! {})
+        .find(target.filter.clone().unwrap_or_default())
         .projection(projection)
         .batch_size(10_000)
         .await?;
@@ -110,7 +228,7 @@ pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, 
             .split('.')
             .try_fold(&json, |v, part| v.get(part));
         match value {
-            Some(value) => {
+            Some(value) if mongo_seq_core::ejson::read_i64(value).is_ok() => {
                 summary.numbered += 1;
                 let counter_id = target
                     .spec
@@ -118,6 +236,7 @@ pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, 
                     .unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
                 groups.entry(counter_id).or_default().push(value.clone());
             }
+            Some(_) => summary.invalid += 1,
             None => summary.unnumbered += 1,
         }
     }
@@ -132,7 +251,6 @@ pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, 
         let report = audit(&numbers, target.spec.start(), target.spec.step(), counter)?;
         summary.duplicates += report.duplicate_values;
         summary.gaps += report.gap_count;
-        summary.invalid += report.invalid;
         summary.off_grid += report.off_grid;
         summary.largest = match (summary.largest, report.largest) {
             (Some(a), Some(b)) => Some(if target.spec.step() > 0 {

@@ -10,7 +10,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use mongo_seq_core::SequenceSpec;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info};
+use tracing::info;
 
 use crate::config::{self, Config, FALLBACK_URI_ENV, URI_ENV};
 use crate::redact::{redact, RedactingWriter};
@@ -94,28 +94,50 @@ pub struct UriArg {
 }
 
 impl UriArg {
+    /// The connection string, checked like the config's `mongodb.uri` (a usage error naming
+    /// where it came from).
     fn resolve(&self) -> anyhow::Result<String> {
-        self.uri
-            .clone()
-            .or_else(|| std::env::var(URI_ENV).ok())
-            .or_else(|| std::env::var(FALLBACK_URI_ENV).ok())
-            .filter(|u| !u.trim().is_empty())
-            .ok_or_else(|| anyhow::anyhow!("no connection string: pass --uri or set {URI_ENV}"))
+        let env = |name: &str| std::env::var(name).ok().filter(|u| !u.trim().is_empty());
+        let (uri, from) = match (&self.uri, env(URI_ENV), env(FALLBACK_URI_ENV)) {
+            (Some(uri), _, _) => (uri.clone(), "--uri"),
+            (None, Some(uri), _) => (uri, URI_ENV),
+            (None, None, Some(uri)) => (uri, FALLBACK_URI_ENV),
+            (None, None, None) => {
+                anyhow::bail!("no connection string: pass --uri or set {URI_ENV}")
+            }
+        };
+        config::check_uri(&uri).map_err(|reason| anyhow::anyhow!("{from}: {reason}"))?;
+        Ok(uri)
     }
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 when the summary is clean, 1 when it is not (numbers held \
+by several documents, values that are not integers, numbers off the step grid, unnumbered \
+documents, a counter behind the largest number; gaps too with --gapless or a gapless trigger; \
+the reasons go to standard error), 2 on a usage error or when the database or collection does \
+not exist. Run it when the sidecar has caught up: documents inserted a moment ago are not \
+numbered yet."
+)]
 pub struct CheckArgs {
+    /// Check the triggers of this sidecar config: connection, collection, field, sequence
+    /// options, counters and `match` all come from it.
+    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", "start", "step", "scope", "filter"])]
+    pub config: Option<PathBuf>,
+    /// With --config: only the trigger with this name (default: every trigger).
+    #[arg(long, requires = "config")]
+    pub trigger: Option<String>,
     #[command(flatten)]
     pub uri: UriArg,
     /// Database of the collection.
-    #[arg(long)]
-    pub db: String,
+    #[arg(long, required_unless_present = "config")]
+    pub db: Option<String>,
     /// The numbered collection.
-    #[arg(long)]
-    pub collection: String,
+    #[arg(long, required_unless_present = "config")]
+    pub collection: Option<String>,
     /// The field holding the number.
-    #[arg(long, default_value = "seq")]
+    #[arg(long, default_value = "seq", conflicts_with = "config")]
     pub field: String,
     /// Counter (sequence) name; default `<db>.<collection>` like the sidecar's.
     #[arg(long)]
@@ -132,10 +154,15 @@ pub struct CheckArgs {
     /// Scope fields (per-tenant counters), comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub scope: Vec<String>,
-    /// Also fail (exit 1) when there are gaps.
+    /// Only documents matching this query, as JSON (a trigger's `match`), e.g. '{"type": "order"}'.
+    #[arg(long = "match", id = "filter", value_name = "JSON")]
+    pub filter: Option<String>,
+    /// Also fail (exit 1) when there are gaps (implied for a gapless trigger with --config).
     #[arg(long)]
     pub gapless: bool,
-    /// Print the full report as JSON instead of the one-line summary.
+    /// Print the full report as JSON instead of the one-line summary (with --config: an array,
+    /// one report per trigger). `largest` and the counters are JSON numbers, or decimal strings
+    /// beyond 2^53 − 1.
     #[arg(long)]
     pub json: bool,
 }
@@ -157,7 +184,9 @@ pub struct CountersLocation {
 pub struct CountersArgs {
     #[command(flatten)]
     pub location: CountersLocation,
-    /// Print JSON.
+    /// Print JSON: `[{id, seq}]`, `seq` a number, or a decimal string beyond 2^53 − 1 (where
+    /// JSON parsers such as JavaScript's lose digits), or null with `invalid` (what is stored)
+    /// when it is not an integer.
     #[arg(long)]
     pub json: bool,
 }
@@ -169,9 +198,12 @@ pub struct SetNextArgs {
     /// The next number to issue.
     #[arg(allow_hyphen_values = true)]
     pub next: i64,
-    /// Allow moving the counter backwards (numbers may then be issued twice).
+    /// Allow moving the counter backwards (numbers may then be issued twice) or to a value off
+    /// the sequence's grid `start + k·step`.
     #[arg(long)]
     pub force: bool,
+    /// Required: the sequence's options (step, bounds, scope) come from the trigger of this
+    /// config that uses it. `--uri`/`--counters` only override where the counters are.
     #[command(flatten)]
     pub location: CountersLocation,
 }
@@ -220,14 +252,34 @@ pub fn run() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::CheckFailed) => ExitCode::from(1),
         Err(Failure::Usage(e)) => {
-            eprintln!("mongo-seq: {}", redact(&format!("{e:#}")));
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
             ExitCode::from(2)
         }
         Err(Failure::Runtime(e)) => {
-            eprintln!("mongo-seq: {}", redact(&format!("{e:#}")));
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
             ExitCode::from(1)
         }
     }
+}
+
+/// An error and its causes, `a: b: c`, leaving out a cause its parent already quotes (most of
+/// our errors put their cause in their own message).
+fn describe(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        // A driver error without its debug fields (`labels: {}, source: None, …`).
+        let cause = match cause.downcast_ref::<mongodb::error::Error>() {
+            Some(driver) => crate::error::mongo_message(driver),
+            None => cause.to_string(),
+        };
+        if out.is_empty() {
+            out = cause;
+        } else if !out.contains(&cause) {
+            out.push_str(": ");
+            out.push_str(&cause);
+        }
+    }
+    out
 }
 
 fn init_logging(format: LogFormat, level: &str) {
@@ -320,7 +372,7 @@ fn sidecar(args: SidecarArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let rt = runtime()?;
-    rt.block_on(async {
+    let result = rt.block_on(async {
         let shutdown = CancellationToken::new();
         let signals = shutdown.clone();
         tokio::spawn(async move {
@@ -336,11 +388,11 @@ fn sidecar(args: SidecarArgs) -> Result<(), Failure> {
             shutdown,
         )
         .await
-        .map_err(|e| {
-            error!(error = %e, "sidecar failed");
-            Failure::Runtime(e.into())
-        })
-    })
+        .map_err(|e| Failure::Runtime(e.into()))
+    });
+    // Do not wait for what the driver may still run on blocking threads (a DNS lookup).
+    rt.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }
 
 async fn wait_for_signal() {
@@ -366,11 +418,110 @@ async fn wait_for_signal() {
 }
 
 fn check(args: CheckArgs) -> Result<(), Failure> {
+    let (uri, targets) = check_targets(&args)?;
+    let reports = runtime()?.block_on(async {
+        let client = server::connect(&uri)
+            .await
+            .map_err(|e| Failure::Runtime(e.into()))?;
+        let mut reports = Vec::with_capacity(targets.len());
+        for target in targets {
+            let summary = crate::check::run(&client, &target)
+                .await
+                .map_err(|e| match e {
+                    crate::check::CheckError::Missing(missing) => Failure::Usage(missing.into()),
+                    crate::check::CheckError::Failed(e) => Failure::Runtime(e.into()),
+                })?;
+            reports.push((target, summary));
+        }
+        Ok::<_, Failure>(reports)
+    })?;
+    if args.json {
+        let json = |(target, summary): &(crate::check::CheckTarget, crate::check::CheckSummary)| {
+            let mut value = serde_json::to_value(summary).unwrap_or_default();
+            if let (Some(id), Some(object)) = (&target.trigger, value.as_object_mut()) {
+                object.insert("trigger".to_owned(), json!(id));
+            }
+            value
+        };
+        let value = match args.config {
+            Some(_) => serde_json::Value::Array(reports.iter().map(json).collect()),
+            None => reports.first().map(json).unwrap_or_default(),
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        for (target, summary) in &reports {
+            println!("{}", summary.line(target));
+        }
+    }
+    let mut clean = true;
+    for (target, summary) in &reports {
+        let problems = summary.problems(target.gapless || args.gapless);
+        if !problems.is_empty() {
+            clean = false;
+            eprintln!(
+                "mongo-seq: check failed for {}.{} field {}: {}",
+                target.db,
+                target.collection,
+                target.field,
+                problems.join(", ")
+            );
+        }
+    }
+    if clean {
+        Ok(())
+    } else {
+        Err(Failure::CheckFailed)
+    }
+}
+
+/// The connection string and what to check: the config's triggers, or the flags.
+fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTarget>), Failure> {
+    use crate::check::CheckTarget;
+    if let Some(path) = &args.config {
+        let config = load_config(path)?;
+        let targets: Vec<CheckTarget> = config
+            .triggers
+            .iter()
+            .filter(|t| args.trigger.as_ref().map_or(true, |name| &t.id == name))
+            .map(|t| CheckTarget {
+                trigger: Some(t.id.clone()),
+                db: t.ns.db.clone(),
+                collection: t.ns.coll.clone(),
+                field: t.field.clone(),
+                counters: config.counters.clone(),
+                spec: t.sequence.clone(),
+                filter: t.filter.clone(),
+                gapless: t.gapless,
+            })
+            .collect();
+        if targets.is_empty() {
+            let names: Vec<String> = config
+                .triggers
+                .iter()
+                .map(|t| format!("`{}`", t.id))
+                .collect();
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "--trigger: {} has no trigger named `{}` (its triggers: {})",
+                path.display(),
+                args.trigger.as_deref().unwrap_or_default(),
+                names.join(", ")
+            )));
+        }
+        return Ok((config.uri, targets));
+    }
     let uri = args.uri.resolve().map_err(Failure::Usage)?;
+    let (Some(db), Some(collection)) = (&args.db, &args.collection) else {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "pass --config, or --db and --collection"
+        )));
+    };
     let name = args
         .sequence
         .clone()
-        .unwrap_or_else(|| format!("{}.{}", args.db, args.collection));
+        .unwrap_or_else(|| format!("{db}.{collection}"));
     let spec = SequenceSpec::parse(&json!({
         "name": name,
         "start": { "$numberLong": args.start.to_string() },
@@ -378,31 +529,37 @@ fn check(args: CheckArgs) -> Result<(), Failure> {
         "scope": args.scope,
     }))
     .map_err(|e| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code())))?;
-    let target = crate::check::CheckTarget {
-        db: args.db.clone(),
-        collection: args.collection.clone(),
-        field: args.field.clone(),
-        counters: args.counters.clone(),
-        spec,
+    let counters = match args.counters.split_once('.') {
+        Some((d, c)) => config::Namespace {
+            db: d.to_owned(),
+            coll: c.to_owned(),
+        },
+        None => config::Namespace {
+            db: db.clone(),
+            coll: args.counters.clone(),
+        },
     };
-    let summary = runtime()?.block_on(async {
-        let client = server::connect(&uri).await?;
-        crate::check::run(&client, &target)
-            .await
-            .map_err(anyhow::Error::from)
-    })?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).unwrap_or_default()
-        );
-    } else {
-        println!("{}", summary.line(&target));
-    }
-    if summary.duplicates > 0 || (args.gapless && summary.gaps > 0) {
-        return Err(Failure::CheckFailed);
-    }
-    Ok(())
+    let filter = args
+        .filter
+        .as_deref()
+        .map(|text| {
+            let value: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| anyhow::anyhow!("--match: not JSON ({e}): {text}"))?;
+            crate::ejson::to_doc(value).map_err(|e| anyhow::anyhow!("--match: {e}"))
+        })
+        .transpose()
+        .map_err(Failure::Usage)?;
+    let target = CheckTarget {
+        trigger: None,
+        db: db.clone(),
+        collection: collection.clone(),
+        field: args.field.clone(),
+        counters,
+        spec,
+        filter,
+        gapless: args.gapless,
+    };
+    Ok((uri, vec![target]))
 }
 
 /// The counters collection and, when from a config, the config (for sequence options).
@@ -446,10 +603,7 @@ fn counters(args: CountersArgs) -> Result<(), Failure> {
             .await
             .map_err(|e| Failure::Runtime(e.into()))?;
         if args.json {
-            let rows: Vec<_> = list
-                .iter()
-                .map(|(id, seq)| json!({ "id": id, "seq": seq }))
-                .collect();
+            let rows: Vec<_> = list.iter().map(crate::admin::CounterRow::to_json).collect();
             println!(
                 "{}",
                 serde_json::to_string_pretty(&rows).unwrap_or_default()
@@ -457,9 +611,12 @@ fn counters(args: CountersArgs) -> Result<(), Failure> {
         } else if list.is_empty() {
             println!("no counters in {}", collection.namespace());
         } else {
-            let width = list.iter().map(|(id, _)| id.len()).max().unwrap_or(0);
-            for (id, seq) in list {
-                println!("{id:width$}  {seq}");
+            let width = list.iter().map(|row| row.id.len()).max().unwrap_or(0);
+            for row in list {
+                match row.seq {
+                    Ok(seq) => println!("{:width$}  {seq}", row.id),
+                    Err(raw) => println!("{:width$}  {raw} (not an integer)", row.id),
+                }
             }
         }
         Ok(())
@@ -467,28 +624,12 @@ fn counters(args: CountersArgs) -> Result<(), Failure> {
 }
 
 fn set_next(args: SetNextArgs) -> Result<(), Failure> {
+    let spec = set_next_spec(&args)?;
+    // Refused arguments (off the grid, out of bounds, not this sequence's id) before connecting.
+    mongo_seq_core::SetNext::new(&spec, &args.name, args.next, args.force)
+        .map_err(|e| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code())))?;
     runtime()?.block_on(async {
-        let (collection, config) = counters_collection(&args.location).await?;
-        let name = args.name.split('/').next().unwrap_or_default();
-        // The sequence's options (step, bounds, scope) come from the config when it names it.
-        let spec = config
-            .as_ref()
-            .and_then(|c| c.triggers.iter().find(|t| t.sequence.name() == name))
-            .map(|t| t.sequence.clone());
-        let spec = match spec {
-            Some(spec) => spec,
-            None => {
-                // Scope field names are read from the id (`name/field=value/...`).
-                let scope: Vec<&str> = args
-                    .name
-                    .split('/')
-                    .skip(1)
-                    .filter_map(|p| p.split_once('=').map(|(f, _)| f))
-                    .collect();
-                SequenceSpec::parse(&json!({ "name": name, "scope": scope }))
-                    .map_err(|e| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code())))?
-            }
-        };
+        let (collection, _) = counters_collection(&args.location).await?;
         let outcome = crate::admin::set_next(&collection, &spec, &args.name, args.next, args.force)
             .await
             .map_err(|e| match e {
@@ -509,4 +650,33 @@ fn set_next(args: SetNextArgs) -> Result<(), Failure> {
         );
         Ok(())
     })
+}
+
+/// The sequence's options (start, step, bounds, scope), from the trigger of `--config` that
+/// uses the sequence: `set-next` never guesses them (a wrong step stores a wrong counter). The
+/// counter id must be one of that sequence's (its scope fields, in order).
+fn set_next_spec(args: &SetNextArgs) -> Result<SequenceSpec, Failure> {
+    let usage = |e: mongo_seq_core::SeqError| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code()));
+    let key = mongo_seq_core::CounterKey::parse(&args.name).map_err(usage)?;
+    let name = key.name.as_str();
+    let Some(path) = &args.location.config else {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "set-next needs the sequence's options (start, step, min, max, scope) to store the right counter value: pass --config with the sidecar config whose trigger uses sequence `{name}`"
+        )));
+    };
+    let config = load_config(path)?;
+    if let Some(trigger) = config.triggers.iter().find(|t| t.sequence.name() == name) {
+        key.belongs_to(&trigger.sequence).map_err(usage)?;
+        return Ok(trigger.sequence.clone());
+    }
+    let known: Vec<String> = config
+        .triggers
+        .iter()
+        .map(|t| format!("`{}`", t.sequence.name()))
+        .collect();
+    Err(Failure::Usage(anyhow::anyhow!(
+        "no trigger of {} uses sequence `{name}` (its sequences: {}); set-next only moves counters whose options it knows",
+        path.display(),
+        known.join(", ")
+    )))
 }

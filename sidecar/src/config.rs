@@ -16,6 +16,8 @@ use serde_json::{json, Value};
 pub const URI_ENV: &str = "MONGO_SEQ_URI";
 /// Used when neither `MONGO_SEQ_URI` nor `[mongodb].uri` is set.
 pub const FALLBACK_URI_ENV: &str = "MONGODB_URI";
+/// Overrides `[http].port`: several sidecars on one host with one config file.
+pub const HTTP_PORT_ENV: &str = "MONGO_SEQ_HTTP_PORT";
 
 /// A configuration problem, naming the key at fault. Exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +31,13 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("config key `{key}`: {reason}")]
     Invalid { key: String, reason: String },
+    /// A key whose value came from an environment variable.
+    #[error("config key `{key}` (set by the environment variable {var}): {reason}")]
+    InvalidEnv {
+        key: String,
+        var: &'static str,
+        reason: String,
+    },
 }
 
 fn invalid(key: impl Into<String>, reason: impl Into<String>) -> ConfigError {
@@ -153,15 +162,19 @@ pub struct LeaseSettings {
     pub margin: Duration,
 }
 
-/// `<hostname>:<pid>`.
-pub fn default_instance_id() -> String {
-    let host = std::env::var("HOSTNAME")
+/// This machine's name (`HOSTNAME`, else `/etc/hostname`).
+pub fn hostname() -> String {
+    std::env::var("HOSTNAME")
         .ok()
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".to_owned());
-    format!("{host}:{}", std::process::id())
+        .unwrap_or_else(|| "host".to_owned())
+}
+
+/// `<hostname>:<pid>`.
+pub fn default_instance_id() -> String {
+    format!("{}:{}", hostname(), std::process::id())
 }
 
 impl Default for LeaseSettings {
@@ -245,16 +258,25 @@ pub fn validate(
     raw: RawConfig,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
-    let uri = env(URI_ENV)
-        .or(raw.mongodb.uri.clone())
-        .or_else(|| env(FALLBACK_URI_ENV))
-        .ok_or_else(|| invalid("mongodb.uri", format!("missing (or set {URI_ENV})")))?;
-    if !(uri.starts_with("mongodb://") || uri.starts_with("mongodb+srv://")) {
-        return Err(invalid(
-            "mongodb.uri",
-            "must start with mongodb:// or mongodb+srv://",
-        ));
-    }
+    let (uri, from) = match (env(URI_ENV), raw.mongodb.uri.clone(), env(FALLBACK_URI_ENV)) {
+        (Some(uri), _, _) => (uri, Some(URI_ENV)),
+        (None, Some(uri), _) => (uri, None),
+        (None, None, Some(uri)) => (uri, Some(FALLBACK_URI_ENV)),
+        (None, None, None) => {
+            return Err(invalid(
+                "mongodb.uri",
+                format!("missing (or set {URI_ENV})"),
+            ))
+        }
+    };
+    check_uri(&uri).map_err(|reason| match from {
+        Some(var) => ConfigError::InvalidEnv {
+            key: "mongodb.uri".to_owned(),
+            var,
+            reason,
+        },
+        None => invalid("mongodb.uri", reason),
+    })?;
     if raw.triggers.is_empty() {
         return Err(invalid("trigger", "at least one [[trigger]] is required"));
     }
@@ -327,58 +349,74 @@ pub fn validate(
 
     let s = raw.sidecar;
     let d = Settings::default();
-    let ms =
-        |key: &str, v: Option<u64>, default: Duration, min: u64| -> Result<Duration, ConfigError> {
-            match v {
-                None => Ok(default),
-                Some(v) if v >= min => Ok(Duration::from_millis(v)),
-                Some(v) => Err(invalid(
-                    format!("sidecar.{key}"),
-                    format!("must be at least {min}, got {v}"),
-                )),
-            }
-        };
     let batch_size = match s.batch_size {
         None => d.batch_size,
         Some(n @ 1..=100_000) => n as usize,
         Some(n) => {
             return Err(invalid(
                 "sidecar.batch_size",
-                format!("must be 1..=100000, got {n}"),
+                format!("must be 1..=100000 documents, got {n}"),
             ))
         }
     };
+    let backoff_initial = duration(
+        "sidecar.backoff_initial_ms",
+        s.backoff_initial_ms,
+        d.backoff_initial,
+        1..=MAX_BACKOFF_MS,
+        Unit::Ms,
+    )?;
+    let backoff_max = duration(
+        "sidecar.backoff_max_ms",
+        s.backoff_max_ms,
+        d.backoff_max,
+        1..=MAX_BACKOFF_MS,
+        Unit::Ms,
+    )?;
+    if backoff_max < backoff_initial {
+        return Err(invalid(
+            "sidecar.backoff_max_ms",
+            format!(
+                "must be at least sidecar.backoff_initial_ms ({} ms), got {} ms",
+                backoff_initial.as_millis(),
+                backoff_max.as_millis()
+            ),
+        ));
+    }
     let settings = Settings {
         batch_size,
-        poll_interval: ms("poll_interval_ms", s.poll_interval_ms, d.poll_interval, 1)?,
-        max_await: ms("max_await_ms", s.max_await_ms, d.max_await, 1)?,
-        heartbeat: ms(
-            "heartbeat_secs",
-            s.heartbeat_secs.map(|v| v.saturating_mul(1000)),
+        poll_interval: duration(
+            "sidecar.poll_interval_ms",
+            s.poll_interval_ms,
+            d.poll_interval,
+            1..=60_000,
+            Unit::Ms,
+        )?,
+        max_await: duration(
+            "sidecar.max_await_ms",
+            s.max_await_ms,
+            d.max_await,
+            1..=60_000,
+            Unit::Ms,
+        )?,
+        heartbeat: duration(
+            "sidecar.heartbeat_secs",
+            s.heartbeat_secs,
             d.heartbeat,
-            1000,
+            1..=86_400,
+            Unit::Secs,
         )?,
-        backoff_initial: ms(
-            "backoff_initial_ms",
-            s.backoff_initial_ms,
-            d.backoff_initial,
-            1,
-        )?,
-        backoff_max: ms("backoff_max_ms", s.backoff_max_ms, d.backoff_max, 1)?,
-        progress: ms(
-            "progress_secs",
-            s.progress_secs.map(|v| v.saturating_mul(1000)),
+        backoff_initial,
+        backoff_max,
+        progress: duration(
+            "sidecar.progress_secs",
+            s.progress_secs,
             d.progress,
-            1000,
+            1..=86_400,
+            Unit::Secs,
         )?,
         lease: lease_settings(raw.lease, &env)?,
     };
-    if settings.backoff_max < settings.backoff_initial {
-        return Err(invalid(
-            "sidecar.backoff_max_ms",
-            "must be at least sidecar.backoff_initial_ms",
-        ));
-    }
 
     let http = http_addr(&raw.http, &env)?;
 
@@ -390,6 +428,108 @@ pub fn validate(
         http,
         triggers,
     })
+}
+
+/// Longest retry delay accepted (1 hour).
+const MAX_BACKOFF_MS: u64 = 3_600_000;
+
+/// The unit a duration key is written in (and its messages speak).
+#[derive(Clone, Copy)]
+enum Unit {
+    Ms,
+    Secs,
+}
+
+/// A duration key in `unit`, within `range`; the message in the same unit.
+fn duration(
+    key: &str,
+    value: Option<u64>,
+    default: Duration,
+    range: std::ops::RangeInclusive<u64>,
+    unit: Unit,
+) -> Result<Duration, ConfigError> {
+    let (make, unit_name): (fn(u64) -> Duration, &str) = match unit {
+        Unit::Ms => (Duration::from_millis, "ms"),
+        Unit::Secs => (Duration::from_secs, "seconds"),
+    };
+    match value {
+        None => Ok(default),
+        Some(v) if range.contains(&v) => Ok(make(v)),
+        Some(v) => Err(invalid(
+            key,
+            format!(
+                "must be {}..={} {unit_name}, got {v} {unit_name}",
+                range.start(),
+                range.end()
+            ),
+        )),
+    }
+}
+
+/// Checks a connection string the way the driver reads it at startup (scheme, hosts, ports,
+/// options and their combinations), without any network access: `mongodb+srv://` hosts are
+/// looked up only when the sidecar connects. The reason never contains the password.
+pub fn check_uri(uri: &str) -> Result<(), String> {
+    use futures_util::FutureExt;
+    use mongodb::options::{ClientOptions, ConnectionString};
+    use std::future::IntoFuture;
+
+    if !(uri.starts_with("mongodb://") || uri.starts_with("mongodb+srv://")) {
+        return Err("must start with mongodb:// or mongodb+srv://".to_owned());
+    }
+    let parsed = ConnectionString::parse(uri).map_err(|e| uri_reason(uri, &e))?;
+    if uri.starts_with("mongodb://") {
+        // Without SRV the driver's full parse does no I/O: it is ready at the first poll.
+        if let Some(Err(e)) = ClientOptions::parse(parsed).into_future().now_or_never() {
+            return Err(uri_reason(uri, &e));
+        }
+    }
+    Ok(())
+}
+
+/// What the driver says is wrong, without its debug fields or the password.
+fn uri_reason(uri: &str, e: &mongodb::error::Error) -> String {
+    let message = match e.kind.as_ref() {
+        mongodb::error::ErrorKind::InvalidArgument { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    let mut message = crate::redact::redact(&message);
+    if let Some(password) = password_of(uri) {
+        message = mask_word(&message, password);
+    }
+    format!("invalid connection string: {message}")
+}
+
+/// `text` with every occurrence of `word` that stands alone (not inside a longer word) masked:
+/// a password quoted by the driver goes, the letters of a one-letter password stay.
+fn mask_word(text: &str, word: &str) -> String {
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let (before, after) = (
+            rest[..at].chars().last(),
+            rest[at + word.len()..].chars().next(),
+        );
+        out.push_str(&rest[..at]);
+        out.push_str(if is_word(before) || is_word(after) {
+            word
+        } else {
+            "****"
+        });
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The password part of `scheme://user:password@…`, if any.
+fn password_of(uri: &str) -> Option<&str> {
+    let rest = &uri[uri.find("://")? + 3..];
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let userinfo = &authority[..authority.rfind('@')?];
+    let password = &userinfo[userinfo.find(':')? + 1..];
+    (!password.is_empty()).then_some(password)
 }
 
 /// Environment variable that overrides `[http].bind` (a container image sets `0.0.0.0`).
@@ -414,7 +554,18 @@ fn http_addr(
         .trim()
         .parse()
         .map_err(|_| invalid(key, format!("{bind:?} is not an IP address")))?;
-    Ok(Some(SocketAddr::new(ip, raw.port.unwrap_or(9464))))
+    let port = match env(HTTP_PORT_ENV) {
+        Some(text) => text
+            .trim()
+            .parse::<u16>()
+            .map_err(|_| ConfigError::InvalidEnv {
+                key: "http.port".to_owned(),
+                var: HTTP_PORT_ENV,
+                reason: format!("must be a port number 0..=65535, got {text:?}"),
+            })?,
+        None => raw.port.unwrap_or(9464),
+    };
+    Ok(Some(SocketAddr::new(ip, port)))
 }
 
 /// The address a config file serves `/healthz` on (for `mongo-seq health`): the file must parse,
@@ -440,7 +591,7 @@ fn lease_settings(
     if !(300..=3_600_000).contains(&ttl) {
         return Err(invalid(
             "lease.ttl_ms",
-            format!("must be 300..=3600000, got {ttl}"),
+            format!("must be 300..=3600000 ms, got {ttl} ms"),
         ));
     }
     let renew = raw.renew_ms.unwrap_or(ttl / 3);
@@ -448,24 +599,30 @@ fn lease_settings(
     if margin >= ttl {
         return Err(invalid(
             "lease.margin_ms",
-            format!("must be below lease.ttl_ms ({ttl}), got {margin}"),
+            format!("must be below lease.ttl_ms ({ttl} ms), got {margin} ms"),
         ));
     }
     if renew == 0 || renew >= ttl - margin {
         return Err(invalid(
             "lease.renew_ms",
             format!(
-                "must be 1..{} (below lease.ttl_ms - lease.margin_ms), got {renew}",
+                "must be 1..{} ms (below lease.ttl_ms - lease.margin_ms), got {renew} ms",
                 ttl - margin
             ),
         ));
     }
-    let instance_id = match env(INSTANCE_ENV).or(raw.instance_id) {
+    let from_env = env(INSTANCE_ENV);
+    let instance_id = match from_env.clone().or(raw.instance_id) {
         Some(id) if id.trim().is_empty() || id.chars().any(char::is_control) || id.len() > 200 => {
-            return Err(invalid(
-                "lease.instance_id",
-                "must be 1..=200 bytes without control characters",
-            ))
+            let reason = "must be 1..=200 bytes without control characters".to_owned();
+            return Err(match from_env {
+                Some(_) => ConfigError::InvalidEnv {
+                    key: "lease.instance_id".to_owned(),
+                    var: INSTANCE_ENV,
+                    reason,
+                },
+                None => invalid("lease.instance_id", reason),
+            });
         }
         Some(id) => id,
         None => default_instance_id(),
@@ -677,6 +834,20 @@ mod tests {
     }
 
     const BASE: &str = "[mongodb]\nuri = \"mongodb://u:p@h/\"\n";
+
+    #[test]
+    fn a_password_quoted_in_a_message_is_masked_only_where_it_stands_alone() {
+        assert_eq!(
+            mask_word("bad p in key-password", "p"),
+            "bad **** in key-password"
+        );
+        assert_eq!(
+            mask_word("s3cret: 's3cret' rejected", "s3cret"),
+            "****: '****' rejected"
+        );
+        assert_eq!(password_of("mongodb://u:p%40ss@h/?x=1"), Some("p%40ss"));
+        assert_eq!(password_of("mongodb://u@h/"), None);
+    }
 
     #[test]
     fn minimal_config_gets_defaults() {

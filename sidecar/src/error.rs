@@ -22,9 +22,42 @@ fn is_network(e: &mongodb::error::Error) -> bool {
     )
 }
 
+/// A driver error for humans: its kind's message, without the driver's debug fields
+/// (`labels: {}, source: None, server response: None`).
+pub fn mongo_message(e: &mongodb::error::Error) -> String {
+    without_driver_fields(&e.kind.to_string())
+}
+
+/// Removes the driver's debug fields from a message, also where the driver nests another
+/// error's `Display` (server selection quotes each server's error).
+fn without_driver_fields(text: &str) -> String {
+    let mut out = text.replace("Kind: ", "");
+    for field in [", source: None", ", server response: None"] {
+        out = out.replace(field, "");
+    }
+    while let Some(start) = out.find(", labels: {") {
+        let end = out[start..]
+            .find('}')
+            .map_or(out.len(), |close| start + close + 1);
+        out.replace_range(start..end, "");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_fields_are_removed() {
+        assert_eq!(
+            super::without_driver_fields("Server selection timeout: Topology: { Servers: [ { Error: Kind: I/O error: refused, labels: {\"A\", \"B\"}, source: None, server response: None } ] }"),
+            "Server selection timeout: Topology: { Servers: [ { Error: I/O error: refused } ] }"
+        );
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarError {
-    #[error("MongoDB: {0}")]
+    #[error("MongoDB: {}", mongo_message(.0))]
     Mongo(#[from] mongodb::error::Error),
     /// The core refused (options, scope value, malformed counter, exhausted sequence, ...).
     #[error("{0} ({code})", code = .0.code())]
@@ -41,12 +74,30 @@ pub enum SidecarError {
     /// A write was refused because a later lease holder (higher epoch) touched the document.
     #[error("fenced: {0}")]
     Fenced(String),
+    /// The unique index on the numbered field cannot be built: documents already share a
+    /// number.
+    #[error(transparent)]
+    DuplicateNumbers(Box<DuplicateNumbers>),
     /// The server refused to update a counter document (e.g. `seq` is not a number).
-    #[error("counter `{counter}` is malformed: {source}")]
+    #[error("counter `{counter}` is malformed: {}", mongo_message(.source))]
     MalformedCounter {
         counter: String,
         source: mongodb::error::Error,
     },
+}
+
+/// Documents that share a number, found when the unique index cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create the unique index `{index}` on {namespace}: {count} documents already hold `{field}` = {value}{scope}; give them distinct numbers (`mongo-seq check` lists the duplicates), the sidecar retries by itself")]
+pub struct DuplicateNumbers {
+    pub index: String,
+    pub namespace: String,
+    pub field: String,
+    /// The shared number, as relaxed Extended JSON.
+    pub value: String,
+    /// ` in scope {…}` for scoped triggers, else empty.
+    pub scope: String,
+    pub count: u64,
 }
 
 /// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
@@ -83,6 +134,7 @@ impl SidecarError {
             Self::MalformedCounter { .. } => "MALFORMED_COUNTER".to_owned(),
             Self::LeaseLost(_) => "LEASE_LOST".to_owned(),
             Self::Fenced(_) => "FENCED".to_owned(),
+            Self::DuplicateNumbers(_) => "DUPLICATE_NUMBERS".to_owned(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Executes the commands the core's plans emit, with the driver, and feeds the replies back.
-//! This is the only place where a core `Command` meets MongoDB.
+//! This is the only place where a core `Command` meets MongoDB. (Commands are counted by the
+//! driver's command monitoring, see `metrics`.)
 
 use mongo_seq_core::{Collection as Target, Command, Plan, Reply, ReturnDocument, Step};
 use mongodb::bson::Document;
@@ -9,17 +10,14 @@ use mongodb::Collection;
 
 use crate::ejson;
 use crate::error::SidecarError;
-use crate::metrics::Metrics;
 
-/// What plans run against: the counters collection, the leases (state) collection, plus
-/// command accounting.
+/// What plans run against: the counters collection and the leases (state) collection.
 #[derive(Clone)]
 pub struct Executor {
     pub counters: Collection<Document>,
     /// Where lease documents live (the state collection); `None` for the tools.
     pub leases: Option<Collection<Document>>,
-    pub metrics: Metrics,
-    /// Metric label (the trigger id, or the subcommand).
+    /// Log and metric label (the trigger id, or the subcommand).
     pub label: String,
 }
 
@@ -43,16 +41,6 @@ impl Executor {
                     step = plan.feed(reply)?;
                 }
             }
-        }
-    }
-
-    /// Counts a command; lease traffic as `lease:<command>`, apart from the numbering pipeline's.
-    fn count(&self, target: Target, command: &str) {
-        match target {
-            Target::Leases => self
-                .metrics
-                .command(&self.label, &format!("lease:{command}")),
-            _ => self.metrics.command(&self.label, command),
         }
     }
 
@@ -80,7 +68,6 @@ impl Executor {
                 options,
             } => {
                 let target = self.target(collection)?;
-                self.count(collection, "findAndModify");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
                 let update = ejson::to_doc(update).map_err(bad)?;
                 let result = target
@@ -106,7 +93,6 @@ impl Executor {
                 options,
             } => {
                 let target = self.target(collection)?;
-                self.count(collection, "find");
                 let filter = ejson::to_doc(filter).map_err(bad)?;
                 let mut find = target.find_one(filter);
                 if let Some(options) = options {
@@ -126,7 +112,6 @@ impl Executor {
                 document,
             } => {
                 let target = self.target(collection)?;
-                self.count(collection, "insert");
                 match target
                     .insert_one(ejson::to_doc(document).map_err(bad)?)
                     .await

@@ -119,7 +119,6 @@ impl Trigger {
     pub(crate) async fn complete_pending(&self, fence: &Fence) -> Result<(), SidecarError> {
         let filter = ejson::to_doc(serde_json::json!({ "$or": counters_of(self.spec.sequence.name()), "intent": { "$exists": true } }))
             .map_err(SidecarError::Reply)?;
-        self.metrics.command(&self.spec.id, "find");
         let pending: Vec<Document> = self.exec.counters.find(filter).await?.try_collect().await?;
         for counter in pending {
             let Ok(counter_id) = counter.get_str("_id").map(str::to_owned) else {
@@ -232,7 +231,6 @@ impl Trigger {
             .map(|id| ejson::to_bson(id.clone()))
             .collect::<Result<_, _>>()
             .map_err(SidecarError::Reply)?;
-        self.metrics.command(&self.spec.id, "find");
         let docs: Vec<Document> = self
             .docs
             .find(doc! { "_id": { "$in": ids } })
@@ -255,7 +253,6 @@ impl Trigger {
     /// `ids` that still exist without a number, in the same order.
     async fn still_unnumbered(&self, ids: Vec<Bson>) -> Result<Vec<Bson>, SidecarError> {
         let field = self.spec.field.as_str();
-        self.metrics.command(&self.spec.id, "find");
         let open: Vec<Document> = self
             .docs
             .find(doc! { "_id": { "$in": ids.clone() }, field: { "$exists": false } })
@@ -296,7 +293,6 @@ impl Trigger {
             statements.push(doc! { "q": { "_id": id, field: current }, "u": { "$set": set } });
         }
         fence.check()?;
-        self.metrics.command(&self.spec.id, "update");
         let reply = self
             .db
             .run_command(

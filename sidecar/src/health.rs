@@ -69,21 +69,26 @@ impl Health {
         f(entry);
     }
 
+    /// What the trigger is doing. It does not change `healthy`: a trigger that failed stays
+    /// unhealthy while it retries, until [`Health::succeeded`] or [`Health::batch_applied`].
     pub fn set_state(&self, trigger: &str, state: State) {
+        self.update(trigger, |h| h.state = state);
+    }
+
+    /// The trigger did its work without error (caught up with its stream, finished a
+    /// backfill, or stands by for a healthy holder).
+    pub fn succeeded(&self, trigger: &str) {
         self.update(trigger, |h| {
-            h.state = state;
-            if matches!(state, State::Running | State::Backfilling | State::Standby) {
-                h.healthy = true;
-            }
+            h.consecutive_errors = 0;
+            h.healthy = true;
         });
     }
 
+    /// Records a batch (the caller then reports [`Health::succeeded`]).
     pub fn batch_applied(&self, trigger: &str, numbered: u64) {
         self.update(trigger, |h| {
             h.numbered += numbered;
             h.last_batch_unix_ms = Some(now_ms());
-            h.consecutive_errors = 0;
-            h.healthy = true;
         });
     }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::TryStreamExt;
 use mongo_seq_core::lease::{counters_of, stamp_epoch};
-use mongo_seq_core::{Lease, LeaseOutcome, LeaseRequest};
+use mongo_seq_core::{Lease, LeaseHolder, LeaseOutcome, LeaseRequest};
 use mongodb::bson::{doc, Document};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
@@ -21,7 +21,11 @@ use crate::config::LeaseSettings;
 use crate::ejson;
 use crate::error::SidecarError;
 use crate::exec::Executor;
-use crate::metrics::Metrics;
+use crate::liveness::{self, Beacon};
+use crate::metrics::{lease_traffic, Metrics};
+
+/// How long a graceful shutdown tries to release a lease (it expires by itself otherwise).
+pub const RELEASE_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// What the holder of a lease carries: its epoch, and until when (monotonic) it may act.
 #[derive(Debug)]
@@ -97,6 +101,8 @@ pub struct LeaseKeeper {
     pub sequence: String,
     pub settings: LeaseSettings,
     pub metrics: Metrics,
+    /// This process's liveness beacon: its facts go with every lease it takes.
+    pub beacon: Arc<Beacon>,
 }
 
 /// What an acquisition attempt found.
@@ -119,6 +125,8 @@ impl LeaseKeeper {
             held,
             min_epoch,
             release,
+            process: self.beacon.facts(),
+            holder_gone: None,
         }
     }
 
@@ -131,21 +139,68 @@ impl LeaseKeeper {
         held: Option<i64>,
         min_epoch: i64,
     ) -> Result<(LeaseOutcome, Instant), SidecarError> {
+        self.run_request(self.request(held, min_epoch, false)).await
+    }
+
+    async fn run_request(
+        &self,
+        request: LeaseRequest,
+    ) -> Result<(LeaseOutcome, Instant), SidecarError> {
         let sent = Instant::now();
-        let mut plan = Lease::new(&self.request(held, min_epoch, false))?;
+        let mut plan = Lease::new(&request)?;
         Ok((self.exec.drive(&mut plan).await?, sent))
+    }
+
+    /// A busy lease whose holder provably no longer exists (a crashed predecessor on this
+    /// machine, see `liveness`) is taken over now; else it stays busy.
+    async fn take_over_if_gone(
+        &self,
+        busy: LeaseOutcome,
+        min_epoch: i64,
+        sent: Instant,
+    ) -> Result<(LeaseOutcome, Instant), SidecarError> {
+        let LeaseOutcome::Busy {
+            owner,
+            epoch,
+            process: Some(facts),
+            ..
+        } = &busy
+        else {
+            return Ok((busy, sent));
+        };
+        if !liveness::gone(facts) {
+            return Ok((busy, sent));
+        }
+        info!(
+            lease = self.lease_id,
+            holder = owner,
+            epoch,
+            "the lease holder's process no longer exists: taking over without waiting for the lease to expire"
+        );
+        let mut request = self.request(None, min_epoch, false);
+        request.holder_gone = Some(LeaseHolder {
+            owner: owner.clone(),
+            epoch: *epoch,
+        });
+        self.run_request(request).await
     }
 
     /// One acquisition attempt (a standby's poll). On success the epoch is above every counter's
     /// and stamped on all of them.
     pub async fn acquire(&self) -> Result<Acquired, SidecarError> {
+        lease_traffic(self.try_acquire()).await
+    }
+
+    async fn try_acquire(&self) -> Result<Acquired, SidecarError> {
         let (outcome, sent) = self.run(None, 0).await?;
+        let (outcome, sent) = self.take_over_if_gone(outcome, 0, sent).await?;
         let (mut epoch, mut sent) = match outcome {
             LeaseOutcome::Held { epoch, .. } => (epoch, sent),
             LeaseOutcome::Busy {
                 owner,
                 epoch,
                 expires_at_ms,
+                ..
             } => {
                 return Ok(Acquired::Busy {
                     owner,
@@ -178,6 +233,7 @@ impl LeaseKeeper {
                         owner,
                         epoch,
                         expires_at_ms,
+                        ..
                     },
                     _,
                 ) => {
@@ -214,7 +270,6 @@ impl LeaseKeeper {
     async fn highest_counter_epoch(&self) -> Result<i64, SidecarError> {
         let filter = ejson::to_doc(serde_json::json!({ "$or": counters_of(&self.sequence) }))
             .map_err(SidecarError::Reply)?;
-        self.metrics.command(&self.exec.label, "lease:find");
         let found: Vec<Document> = self
             .exec
             .counters
@@ -238,7 +293,6 @@ impl LeaseKeeper {
         let (filter, update) = stamp_epoch(&self.sequence, fence.epoch);
         let filter = ejson::to_doc(filter).map_err(SidecarError::Reply)?;
         let update = ejson::to_doc(update).map_err(SidecarError::Reply)?;
-        self.metrics.command(&self.exec.label, "lease:update");
         self.exec.counters.update_many(filter, update).await?;
         Ok(())
     }
@@ -260,9 +314,11 @@ impl LeaseKeeper {
                 );
                 break;
             }
-            let renewal =
-                tokio::time::timeout_at(fence.valid_until().into(), self.run(Some(fence.epoch), 0))
-                    .await;
+            let renewal = tokio::time::timeout_at(
+                fence.valid_until().into(),
+                lease_traffic(self.run(Some(fence.epoch), 0)),
+            )
+            .await;
             match renewal {
                 Ok(Ok((LeaseOutcome::Held { epoch, .. }, sent))) if epoch == fence.epoch => {
                     fence.extend(self.horizon(sent))
@@ -298,11 +354,9 @@ impl LeaseKeeper {
     pub async fn release(&self, fence: &Fence) {
         let plan = Lease::new(&self.request(Some(fence.epoch), 0, true));
         let result = match plan {
-            Ok(mut plan) => {
-                tokio::time::timeout(Duration::from_secs(2), self.exec.drive(&mut plan))
-                    .await
-                    .ok()
-            }
+            Ok(mut plan) => tokio::time::timeout(RELEASE_TIMEOUT, self.exec.drive(&mut plan))
+                .await
+                .ok(),
             Err(e) => Some(Err(e.into())),
         };
         match result {

@@ -13,6 +13,7 @@ pub mod gapless;
 pub mod health;
 pub mod http;
 pub mod lease;
+pub mod liveness;
 pub mod metrics;
 pub mod probe;
 pub mod redact;

@@ -1,6 +1,46 @@
 //! Prometheus metrics of the sidecar (one registry per server, served at `/metrics`).
+//!
+//! `mongo_seq_commands_total` is fed by the driver's command monitoring, so every command on
+//! the wire is counted, including the `getMore`s of change streams and cursors and the
+//! `killCursors` the driver sends by itself. Each is labelled with the trigger whose task sent
+//! it (a task-local set by [`for_trigger`]; [`lease_traffic`] marks lease commands as
+//! `lease:<command>`), or, for what the driver sends from its own tasks, the trigger watching
+//! the command's collection.
 
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use mongodb::event::command::CommandEvent;
+use mongodb::event::EventHandler;
 use prometheus::{Encoder, GaugeVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
+
+/// Who sends the commands of the current task.
+#[derive(Debug, Clone, Default)]
+struct Sender {
+    trigger: String,
+    lease: bool,
+}
+
+tokio::task_local! {
+    static SENDER: Sender;
+}
+
+/// Runs `future` with its commands counted under `trigger`.
+pub async fn for_trigger<F: Future>(trigger: &str, future: F) -> F::Output {
+    let sender = Sender {
+        trigger: trigger.to_owned(),
+        lease: false,
+    };
+    SENDER.scope(sender, future).await
+}
+
+/// Runs `future` with its commands counted as lease traffic (`lease:<command>`).
+pub async fn lease_traffic<F: Future>(future: F) -> F::Output {
+    let mut sender = SENDER.try_with(Sender::clone).unwrap_or_default();
+    sender.lease = true;
+    SENDER.scope(sender, future).await
+}
 
 #[derive(Clone)]
 pub struct Metrics {
@@ -66,7 +106,7 @@ impl Metrics {
         );
         let commands = counter(
             "mongo_seq_commands_total",
-            "Database commands issued by the numbering pipeline.",
+            "Commands sent to MongoDB (every one, from the driver's command monitoring): lease traffic as lease:<command>.",
             &["trigger", "command"],
         );
         let errors = counter(
@@ -178,9 +218,56 @@ impl Metrics {
         self.healthy.with_label_values(&[trigger]).set(1);
     }
 
-    /// Counts one command issued for `trigger`.
-    pub fn command(&self, trigger: &str, command: &str) {
-        self.commands.with_label_values(&[trigger, command]).inc();
+    /// The registry behind `/metrics` (tests read it).
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// A command monitor counting every command started, under the sending task's trigger,
+    /// else the trigger watching the command's `(database, collection)` in `watched`; it
+    /// passes each event on to `next` (a monitor the caller had set).
+    pub fn command_monitor(
+        &self,
+        watched: BTreeMap<(String, String), String>,
+        next: Option<EventHandler<CommandEvent>>,
+    ) -> EventHandler<CommandEvent> {
+        let commands = self.commands.clone();
+        let watched = Arc::new(watched);
+        EventHandler::callback(move |event: CommandEvent| {
+            if let CommandEvent::Started(started) = &event {
+                let sender = SENDER.try_with(Sender::clone).unwrap_or_else(|_| {
+                    let collection = started
+                        .command
+                        .iter()
+                        .next()
+                        .and_then(|(_, v)| v.as_str())
+                        .unwrap_or_default();
+                    Sender {
+                        trigger: watched
+                            .get(&(started.db.clone(), collection.to_owned()))
+                            .cloned()
+                            .unwrap_or_default(),
+                        lease: false,
+                    }
+                });
+                let name = if sender.lease {
+                    format!("lease:{}", started.command_name)
+                } else {
+                    started.command_name.clone()
+                };
+                commands.with_label_values(&[&sender.trigger, &name]).inc();
+            }
+            match &next {
+                Some(EventHandler::Callback(callback)) => callback(event),
+                Some(EventHandler::AsyncCallback(callback)) => {
+                    tokio::spawn(callback(event));
+                }
+                Some(EventHandler::TokioMpsc(sender)) => {
+                    let _ = sender.try_send(event);
+                }
+                _ => {}
+            }
+        })
     }
 
     /// The Prometheus text exposition.

@@ -2,12 +2,13 @@
 //! task tracker. Returns when every task has finished after `shutdown` was cancelled.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use mongodb::options::ClientOptions;
 use mongodb::Client;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::exec::Executor;
@@ -20,9 +21,9 @@ use crate::trigger::Trigger;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("MongoDB client: {0}")]
+    #[error("MongoDB client: {}", crate::error::mongo_message(.0))]
     Mongo(#[from] mongodb::error::Error),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr} (config key `http.port`; several sidecars on one host need a port each, e.g. MONGO_SEQ_HTTP_PORT): {source}")]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,
@@ -38,20 +39,31 @@ pub struct RunOptions {
 
 /// A client for `uri` (connections are made lazily).
 pub async fn connect(uri: &str) -> Result<Client, mongodb::error::Error> {
-    let mut options = ClientOptions::parse(uri).await?;
+    client_with(ClientOptions::parse(uri).await?)
+}
+
+fn client_with(mut options: ClientOptions) -> Result<Client, mongodb::error::Error> {
     options.app_name = Some("mongo-seq".to_owned());
     Client::with_options(options)
 }
+
+/// The longest a shutdown takes once requested: the batch in flight, the token, the lease
+/// release; past it the daemon returns anyway (CONFIG.md promises it; safe, see there).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 pub async fn run(
     config: Config,
     options: RunOptions,
     shutdown: CancellationToken,
 ) -> Result<(), ServerError> {
-    let client = connect(&config.uri).await?;
-    run_with_client(
+    // `mongodb+srv://` is looked up here (DNS): a shutdown does not wait for it.
+    let client_options = tokio::select! {
+        parsed = ClientOptions::parse(&config.uri) => parsed?,
+        () = shutdown.cancelled() => return Ok(()),
+    };
+    run_with_options(
         config,
-        client,
+        client_options,
         options,
         Metrics::new(),
         Health::default(),
@@ -60,16 +72,25 @@ pub async fn run(
     .await
 }
 
-/// Like [`run`] with a given client (tests pass one with command monitoring) and shared
-/// metrics and health.
-pub async fn run_with_client(
+/// Like [`run`] with given client options (tests pass ones with their own command monitor,
+/// which keeps receiving every command) and shared metrics and health.
+pub async fn run_with_options(
     config: Config,
-    client: Client,
+    client_options: ClientOptions,
     options: RunOptions,
     metrics: Metrics,
     health: Health,
     shutdown: CancellationToken,
 ) -> Result<(), ServerError> {
+    let mut client_options = client_options;
+    let watched = config
+        .triggers
+        .iter()
+        .map(|t| ((t.ns.db.clone(), t.ns.coll.clone()), t.id.clone()))
+        .collect();
+    client_options.command_event_handler =
+        Some(metrics.command_monitor(watched, client_options.command_event_handler.take()));
+    let client = client_with(client_options)?;
     let listener = match config.http {
         Some(addr) => Some(
             crate::http::bind(addr)
@@ -99,6 +120,8 @@ pub async fn run_with_client(
     let state = client
         .database(&config.state.db)
         .collection(&config.state.coll);
+    // Lives as long as this daemon: while it is bound, nobody takes over our leases early.
+    let beacon = std::sync::Arc::new(crate::liveness::Beacon::bind());
     for spec in config.triggers {
         metrics.register_trigger(&spec.id);
         let db = client.database(&spec.ns.db);
@@ -108,20 +131,19 @@ pub async fn run_with_client(
             exec: Executor {
                 counters: counters.clone(),
                 leases: Some(state.clone()),
-                metrics: metrics.clone(),
                 label: spec.id.clone(),
             },
             lease: LeaseKeeper {
                 exec: Executor {
                     counters: counters.clone(),
                     leases: Some(state.clone()),
-                    metrics: metrics.clone(),
                     label: spec.id.clone(),
                 },
                 lease_id: spec.id.clone(),
                 sequence: spec.sequence.name().to_owned(),
                 settings: config.settings.lease.clone(),
                 metrics: metrics.clone(),
+                beacon: beacon.clone(),
             },
             state: StateStore {
                 collection: state.clone(),
@@ -131,12 +153,23 @@ pub async fn run_with_client(
             settings: config.settings.clone(),
             metrics: metrics.clone(),
             health: health.clone(),
+            unnumberable: Default::default(),
             spec,
         };
-        tracker.spawn(trigger.run(shutdown.clone(), options.backfill));
+        let (id, shutdown) = (trigger.spec.id.clone(), shutdown.clone());
+        tracker.spawn(async move {
+            crate::metrics::for_trigger(&id, trigger.run(shutdown, options.backfill)).await
+        });
     }
     tracker.close();
-    tracker.wait().await;
+    let deadline = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        () = tracker.wait() => {}
+        () = deadline => warn!(grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: tasks still running; stopping anyway"),
+    }
     info!("mongo-seq sidecar stopped");
     Ok(())
 }

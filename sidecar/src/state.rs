@@ -26,7 +26,6 @@ pub struct StateStore {
 
 impl StateStore {
     pub async fn load(&self) -> Result<Stored, SidecarError> {
-        self.metrics.command(&self.trigger, "find");
         let Some(document) = self
             .collection
             .find_one(doc! { "_id": &self.trigger })
@@ -83,7 +82,6 @@ impl StateStore {
         if let Some(done) = backfill_done {
             set.insert("backfillDone", done);
         }
-        self.metrics.command(&self.trigger, "update");
         let result = self
             .collection
             .update_one(self.fenced(fence)?, doc! { "$set": set })
@@ -96,7 +94,6 @@ impl StateStore {
 
     /// Forgets the token (history lost): the next start backfills and starts from now.
     pub async fn forget_token(&self, fence: &Fence) -> Result<(), SidecarError> {
-        self.metrics.command(&self.trigger, "update");
         let result = self
             .collection
             .update_one(self.fenced(fence)?, doc! { "$set": { "token": Bson::Null, "backfillDone": false, "updatedAt": DateTime::now() } })

@@ -3,6 +3,7 @@
 //! and the recovery loop (capped exponential backoff, history lost → backfill and go on).
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::TryStreamExt;
@@ -28,8 +29,9 @@ use crate::state::StateStore;
 /// concurrently with that number (the unique index refuses it; the document is renumbered).
 const COLLISION_ATTEMPTS: usize = 5;
 
-/// How long a shutdown waits for the batch in flight.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// How long a shutdown waits for the batch in flight (then the lease release has
+/// [`crate::lease::RELEASE_TIMEOUT`], all within [`crate::server::SHUTDOWN_GRACE`]).
+pub const BATCH_GRACE: Duration = Duration::from_secs(8);
 
 /// What numbering one batch did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +44,22 @@ pub struct Outcome {
     pub already: u64,
     /// Documents that cannot be numbered (missing or unusable scope field).
     pub skipped: u64,
+    /// Of those, the ones this process had not met before (counted in the metric).
+    pub newly_skipped: u64,
+}
+
+/// Documents this process found it cannot number, by `_id`: each is logged and counted once,
+/// however often the stream (replays) or a backfill meets it again. Holds only such documents.
+#[derive(Clone, Default)]
+pub struct Unnumberable(Arc<Mutex<HashSet<String>>>);
+
+impl Unnumberable {
+    /// Whether `id` is met for the first time (and remembers it).
+    fn first_time(&self, id: &Bson) -> bool {
+        self.0
+            .lock()
+            .map_or(true, |mut seen| seen.insert(id_key(id)))
+    }
 }
 
 pub struct Trigger {
@@ -54,6 +72,7 @@ pub struct Trigger {
     pub metrics: Metrics,
     pub health: Health,
     pub lease: LeaseKeeper,
+    pub unnumberable: Unnumberable,
 }
 
 /// Looks up a dotted path; `None` when absent.
@@ -140,7 +159,13 @@ impl Trigger {
         self.health.set_state(self.id(), State::Starting);
         let mut standby_logged = false;
         while !shutdown.is_cancelled() {
-            let fence = match self.lease.acquire().await {
+            // Nothing is held yet: a shutdown stops the attempt at once (without a reachable
+            // server it would wait for the driver's server selection, 30 s by default).
+            let attempt = tokio::select! {
+                attempt = self.lease.acquire() => attempt,
+                () = shutdown.cancelled() => break,
+            };
+            let fence = match attempt {
                 Ok(Acquired::Held(fence)) => fence,
                 Ok(Acquired::Busy {
                     owner,
@@ -154,7 +179,7 @@ impl Trigger {
                         .lease_held
                         .with_label_values(&[self.id()])
                         .set(0);
-                    self.metrics.healthy.with_label_values(&[self.id()]).set(1);
+                    self.succeeded();
                     if !standby_logged {
                         info!(
                             trigger = self.id(),
@@ -217,14 +242,25 @@ impl Trigger {
         info!(trigger = self.id(), "trigger stopped");
     }
 
-    fn report(&self, e: &SidecarError, delay: Duration) {
-        let code = e.code();
+    /// Healthy in `/healthz` and in the `mongo_seq_trigger_healthy` gauge alike.
+    fn succeeded(&self) {
+        self.health.succeeded(self.id());
+        self.metrics.healthy.with_label_values(&[self.id()]).set(1);
+    }
+
+    /// Unhealthy in `/healthz` and in the gauge alike, until the next success.
+    fn failed(&self, e: &SidecarError) {
         self.metrics
             .errors
             .with_label_values(&[self.id(), e.kind()])
             .inc();
         self.metrics.healthy.with_label_values(&[self.id()]).set(0);
-        self.health.error(self.id(), &code, &e.to_string());
+        self.health.error(self.id(), &e.code(), &e.to_string());
+    }
+
+    fn report(&self, e: &SidecarError, delay: Duration) {
+        let code = e.code();
+        self.failed(e);
         error!(trigger = self.id(), code, kind = e.kind(), error = %e, retry_in_ms = delay.as_millis() as u64,
             "trigger failed; retrying from the stored resume token");
     }
@@ -238,17 +274,17 @@ impl Trigger {
         delay: &mut Duration,
     ) {
         while !shutdown.is_cancelled() && fence.check().is_ok() {
-            // After a shutdown request the session gets SHUTDOWN_GRACE to finish its batch and
+            // After a shutdown request the session gets BATCH_GRACE to finish its batch and
             // store the token; past that (e.g. the server is unreachable) it is abandoned, which
             // is safe: assignments are idempotent and the stored token is only ever behind.
             let abandon = async {
                 shutdown.cancelled().await;
-                tokio::time::sleep(SHUTDOWN_GRACE).await;
+                tokio::time::sleep(BATCH_GRACE).await;
             };
             let result = tokio::select! {
                 result = self.session(shutdown, fence, force_backfill, delay) => result,
                 () = abandon => {
-                    warn!(trigger = self.id(), grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: the session did not finish in time; abandoned");
+                    warn!(trigger = self.id(), grace_secs = BATCH_GRACE.as_secs(), "shutdown: the session did not finish in time; abandoned");
                     Ok(())
                 }
             };
@@ -265,11 +301,7 @@ impl Trigger {
                 Err(e) => {
                     if let SidecarError::HistoryLost(_) = e {
                         let code = e.code();
-                        self.metrics
-                            .errors
-                            .with_label_values(&[self.id(), e.kind()])
-                            .inc();
-                        self.health.error(self.id(), &code, &e.to_string());
+                        self.failed(&e);
                         warn!(trigger = self.id(), code, error = %e,
                             "resume point lost: numbering unnumbered documents (backfill) and continuing from now");
                         *force_backfill = true;
@@ -318,13 +350,11 @@ impl Trigger {
             *force_backfill = false;
         }
         self.health.set_state(self.id(), State::Running);
-        self.metrics.healthy.with_label_values(&[self.id()]).set(1);
         info!(
             trigger = self.id(),
             resumed = stored.token.is_some(),
             "watching for inserts"
         );
-        *delay = self.settings.backoff_initial;
 
         // Events right after a (re)start may be for documents numbered before the crash or by the
         // backfill: check them against the collection until a batch shows none of those.
@@ -349,6 +379,10 @@ impl Trigger {
                     .set((now_secs() - f64::from(secs)).max(0.0));
             }
             if events.is_empty() {
+                // Caught up: everything the stream had was numbered (after an error, this is
+                // the first sign the trigger works again).
+                self.succeeded();
+                *delay = self.settings.backoff_initial;
                 if last_store.elapsed() >= self.settings.heartbeat {
                     // Quiet stream: store the post-batch resume token when the server gives one.
                     let token = stream.resume_token();
@@ -374,6 +408,12 @@ impl Trigger {
             verify = verify && outcome.already > 0;
             let token = stream.resume_token().or(last_event_token);
             self.state.save(token.as_ref(), None, fence).await?;
+            // Counted once the token is stored: a batch replayed after a failure is not
+            // counted twice.
+            self.metrics
+                .prenumbered
+                .with_label_values(&[self.id()])
+                .inc_by(outcome.prenumbered);
             stored_token = token;
             last_store = Instant::now();
             self.metrics.batches.with_label_values(&[self.id()]).inc();
@@ -385,6 +425,7 @@ impl Trigger {
                     .set((now_secs() - f64::from(ts.time)).max(0.0));
             }
             self.health.batch_applied(self.id(), outcome.numbered);
+            self.succeeded();
             debug!(
                 trigger = self.id(),
                 events = count,
@@ -412,16 +453,74 @@ impl Trigger {
             keys.insert(field.clone(), 1);
         }
         keys.insert(self.spec.field.clone(), 1);
+        let index = format!("mongo_seq_{}", self.spec.field);
         let options = IndexOptions::builder()
             .unique(true)
-            .name(format!("mongo_seq_{}", self.spec.field))
+            .name(index.clone())
             .partial_filter_expression(doc! { self.spec.field.clone(): { "$exists": true } })
             .build();
-        self.metrics.command(self.id(), "createIndexes");
-        self.docs
+        match self
+            .docs
             .create_index(IndexModel::builder().keys(keys).options(options).build())
-            .await?;
-        Ok(())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if crate::error::server_code(&e) == Some(11000) => {
+                Err(self.duplicate_numbers(index).await.unwrap_or(e.into()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Why the unique index cannot be built, in the trigger's words: one number held by
+    /// several documents (one `aggregate`), instead of the server's message.
+    async fn duplicate_numbers(&self, index: String) -> Result<SidecarError, SidecarError> {
+        let field = self.spec.field.as_str();
+        let mut group = doc! { "n": format!("${field}") };
+        for (i, scope) in self.spec.sequence.scope().iter().enumerate() {
+            group.insert(format!("s{i}"), format!("${scope}"));
+        }
+        let pipeline = [
+            doc! { "$match": { field: { "$exists": true } } },
+            doc! { "$group": { "_id": group, "count": { "$sum": 1 } } },
+            doc! { "$match": { "count": { "$gt": 1 } } },
+            doc! { "$limit": 1 },
+        ];
+        let found: Vec<Document> = self.docs.aggregate(pipeline).await?.try_collect().await?;
+        let Some(duplicate) = found.first() else {
+            return Err(SidecarError::Reply("no duplicate found".to_owned()));
+        };
+        let key = duplicate.get_document("_id").cloned().unwrap_or_default();
+        let value = key.get("n").map_or("null".to_owned(), |v| {
+            v.clone().into_relaxed_extjson().to_string()
+        });
+        let scope: Vec<String> = self
+            .spec
+            .sequence
+            .scope()
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let v = key.get(format!("s{i}")).map_or("null".to_owned(), |v| {
+                    v.clone().into_relaxed_extjson().to_string()
+                });
+                format!("{name}: {v}")
+            })
+            .collect();
+        Ok(SidecarError::DuplicateNumbers(Box::new(
+            crate::error::DuplicateNumbers {
+                index,
+                namespace: self.docs.namespace().to_string(),
+                field: field.to_owned(),
+                value,
+                scope: if scope.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in scope {{{}}}", scope.join(", "))
+                },
+                count: as_u64(duplicate, "count"),
+            },
+        )))
     }
 
     async fn open(
@@ -439,7 +538,6 @@ impl Trigger {
             .pipeline([doc! { "$match": filter }])
             .batch_size(batch)
             .max_await_time(self.settings.max_await);
-        self.metrics.command(self.id(), "aggregate");
         let opened = match token {
             Some(token) => watch.start_after(token).await,
             None => watch.await,
@@ -504,7 +602,6 @@ impl Trigger {
             projection.insert(scope.clone(), 1);
         }
         self.seed_from_existing(fence).await?;
-        self.metrics.command(self.id(), "count");
         let total = self.docs.count_documents(filter.clone()).await?;
         info!(
             trigger = self.id(),
@@ -528,7 +625,6 @@ impl Trigger {
                 Some(id) => doc! { "$and": [filter.clone(), { "_id": { "$gt": id.clone() } }] },
                 None => filter.clone(),
             };
-            self.metrics.command(self.id(), "find");
             let docs: Vec<Document> = self
                 .docs
                 .find(page)
@@ -546,6 +642,7 @@ impl Trigger {
             done += outcome.numbered;
             self.metrics.batches.with_label_values(&[self.id()]).inc();
             self.health.batch_applied(self.id(), outcome.numbered);
+            self.succeeded();
             let remaining = total.saturating_sub(done);
             self.metrics
                 .backfill_remaining
@@ -568,6 +665,7 @@ impl Trigger {
             .with_label_values(&[self.id()])
             .set(0);
         let secs = started.elapsed().as_secs_f64();
+        self.succeeded();
         info!(
             trigger = self.id(),
             numbered = done,
@@ -602,7 +700,6 @@ impl Trigger {
         }
         if verify && !docs.is_empty() {
             let ids: Vec<Bson> = docs.iter().filter_map(|d| d.get("_id").cloned()).collect();
-            self.metrics.command(self.id(), "find");
             let unnumbered: HashSet<String> = self
                 .docs
                 .find(doc! { "_id": { "$in": ids }, field: { "$exists": false } })
@@ -634,8 +731,11 @@ impl Trigger {
             let counter_id = match sequence.counter_id(Some(&ejson::from_doc(document))) {
                 Ok(counter_id) => counter_id,
                 Err(e) => {
-                    warn!(trigger = self.id(), _id = %id, code = e.code(), error = %e, "document cannot be numbered; skipped");
                     outcome.skipped += 1;
+                    if self.unnumberable.first_time(&id) {
+                        outcome.newly_skipped += 1;
+                        warn!(trigger = self.id(), _id = %id, code = e.code(), error = %e, "document cannot be numbered; skipped");
+                    }
                     continue;
                 }
             };
@@ -679,7 +779,6 @@ impl Trigger {
                 targets,
             } = std::mem::take(&mut statements);
             fence.check()?;
-            self.metrics.command(self.id(), "update");
             let reply = self
                 .db
                 .run_command(
@@ -731,13 +830,9 @@ impl Trigger {
             .with_label_values(&[self.id()])
             .inc_by(outcome.numbered);
         self.metrics
-            .prenumbered
-            .with_label_values(&[self.id()])
-            .inc_by(outcome.prenumbered);
-        self.metrics
             .skipped
             .with_label_values(&[self.id()])
-            .inc_by(outcome.skipped);
+            .inc_by(outcome.newly_skipped);
         Ok(outcome)
     }
 }
@@ -844,7 +939,6 @@ impl Trigger {
             doc! { "$match": { field: { "$exists": true } } },
             doc! { "$group": { "_id": group_id, "n": { pick: format!("${field}") } } },
         ];
-        self.metrics.command(self.id(), "aggregate");
         let groups: Vec<Document> = self.docs.aggregate(pipeline).await?.try_collect().await?;
         for group in groups {
             // Rebuild a document holding the scope values, for the core's counter id.

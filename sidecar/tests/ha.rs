@@ -55,7 +55,6 @@ fn trigger(cfg: &Config, client: &Client) -> Trigger {
     let exec = Executor {
         counters,
         leases: Some(state.clone()),
-        metrics: metrics.clone(),
         label: spec.id.clone(),
     };
     let db = client.database(&spec.ns.db);
@@ -68,6 +67,7 @@ fn trigger(cfg: &Config, client: &Client) -> Trigger {
             sequence: spec.sequence.name().to_owned(),
             settings: cfg.settings.lease.clone(),
             metrics: metrics.clone(),
+            beacon: Default::default(),
         },
         exec,
         state: StateStore {
@@ -78,6 +78,7 @@ fn trigger(cfg: &Config, client: &Client) -> Trigger {
         settings: cfg.settings.clone(),
         metrics,
         health: Health::default(),
+        unnumberable: Default::default(),
         spec,
     }
 }
@@ -95,7 +96,7 @@ async fn gapless_numbers_are_contiguous_and_counter_ends_at_the_last() {
     let (db, plain, coll) = test_db("gapless").await;
     let run = start(
         gapless_config(&db, "format = \"G-{seq:04}\"\nformat_field = \"code\""),
-        client().await,
+        options().await,
         false,
     );
     wait_running(&run).await;
@@ -152,7 +153,7 @@ async fn an_interrupted_intent_is_completed_skipping_deleted_documents() {
         .insert_one(doc! { "_id": &name, "seq": 5_i64, "epoch": 1_i64, "intent": { "first": 1_i64, "count": 5_i64, "ids": ids, "epoch": 1_i64 } })
         .await
         .unwrap();
-    let run = start(gapless_config(&db, ""), client().await, false);
+    let run = start(gapless_config(&db, ""), options().await, false);
     wait_running(&run).await;
     assert_eq!(
         run.metrics
@@ -293,9 +294,9 @@ async fn two_instances_one_holder_and_a_takeover_after_shutdown() {
     a_cfg.settings.lease.instance_id = "A".into();
     let mut b_cfg = a_cfg.clone();
     b_cfg.settings.lease.instance_id = "B".into();
-    let a = start(a_cfg, client().await, false);
+    let a = start(a_cfg, options().await, false);
     wait_running(&a).await;
-    let b = start(b_cfg, client().await, false);
+    let b = start(b_cfg, options().await, false);
     let trigger = format!("{db}.orders.seq");
     let deadline = Instant::now() + WAIT;
     loop {
@@ -406,7 +407,7 @@ async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and
             state.insert_one(l).await.unwrap();
         }
         coll.insert_one(doc! { "i": 1 }).await.unwrap();
-        let run = start(cfg, client().await, false);
+        let run = start(cfg, options().await, false);
         let h = wait_error(&run.health, &trigger).await;
         assert_eq!(
             h.last_error_code.as_deref(),

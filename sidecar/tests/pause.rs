@@ -78,20 +78,7 @@ async fn a_paused_holder_resumed_after_a_takeover_assigns_nothing() {
     wait_log(&b_log, "standby");
 
     // A writer inserts continuously while A is paused, B takes over and A resumes.
-    let stop = tokio_util::sync::CancellationToken::new();
-    let (writer_coll, writer_stop) = (coll.clone(), stop.clone());
-    let writer = tokio::spawn(async move {
-        let mut n = 0u64;
-        while !writer_stop.is_cancelled() {
-            writer_coll
-                .insert_many((0..10).map(|i| doc! { "i": i }))
-                .await
-                .expect("insert");
-            n += 10;
-            tokio::time::sleep(Duration::from_millis(30)).await;
-        }
-        n
-    });
+    let (stop, writer) = steady_writer(&coll, 10, Duration::from_millis(30));
     let deadline = Instant::now() + WAIT;
     while count_numbered(&coll, "seq").await < 100 {
         assert!(Instant::now() < deadline, "A numbered nothing");

@@ -41,7 +41,7 @@ async fn a_batch_of_1000_events_costs_a_constant_number_of_commands() {
     );
 
     // First run: backfill, then one event through the stream so a resume token is stored.
-    let run = start(cfg.clone(), client().await, false);
+    let run = start(cfg.clone(), options().await, false);
     wait_running(&run).await;
     coll.insert_one(doc! { "warm": 2 }).await.unwrap();
     wait_numbered(&coll, "seq", 2, WAIT).await;
@@ -51,7 +51,7 @@ async fn a_batch_of_1000_events_costs_a_constant_number_of_commands() {
     coll.insert_many((0..1000).map(|i| doc! { "i": i }))
         .await
         .unwrap();
-    let (monitored, log) = monitored_client().await;
+    let (monitored, log) = monitored_options().await;
     let run = start(cfg, monitored, false);
     wait_numbered(&coll, "seq", 1002, WAIT).await;
     let metrics = run.metrics.clone();
@@ -117,7 +117,7 @@ async fn a_batch_of_1000_events_costs_a_constant_number_of_commands() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prenumbered_documents_are_left_alone_and_never_collide() {
     let (db, plain, coll) = test_db("prenumbered").await;
-    let run = start(config(&db, "", ""), client().await, false);
+    let run = start(config(&db, "", ""), options().await, false);
     wait_running(&run).await;
     coll.insert_one(doc! { "n": "a" }).await.unwrap();
     wait_numbered(&coll, "seq", 1, WAIT).await;
@@ -173,7 +173,7 @@ async fn prenumbered_documents_are_left_alone_and_never_collide() {
 async fn scoped_counters_run_independently_and_format_follows_the_template() {
     let (db, plain, coll) = test_db("scope").await;
     let trigger = "sequence = \"orders\"\nscope = [\"tenantId\"]\nformat = \"ORD-{seq:06}\"\nformat_field = \"code\"\nmatch = { type = \"order\" }";
-    let run = start(config(&db, trigger, ""), client().await, false);
+    let run = start(config(&db, trigger, ""), options().await, false);
     let tenants = ["acme", "globex", "initech"];
     for round in 0..10 {
         let batch: Vec<Document> = tenants
@@ -237,7 +237,7 @@ async fn a_malformed_counter_stops_writes_reports_and_recovers_when_fixed() {
         .await
         .unwrap();
     coll.insert_one(doc! { "n": 1 }).await.unwrap();
-    let run = start(config(&db, "", ""), client().await, false);
+    let run = start(config(&db, "", ""), options().await, false);
     let trigger = format!("{db}.orders.seq");
 
     let deadline = std::time::Instant::now() + WAIT;
@@ -290,8 +290,14 @@ async fn a_malformed_counter_stops_writes_reports_and_recovers_when_fixed() {
         .unwrap();
     wait_numbered(&coll, "seq", 1, WAIT).await;
     assert_eq!(numbers(&coll, "seq").await, vec![42]);
-    let (healthy, _) = run.health.snapshot();
-    assert!(healthy);
+    let deadline = std::time::Instant::now() + WAIT;
+    while !run.health.snapshot().0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "healthy again after the batch"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     run.stop().await;
     plain.database(&db).drop().await.ok();
 }
@@ -324,7 +330,7 @@ async fn redelivered_events_never_renumber_and_a_restart_resumes_after_the_store
     coll.insert_many((20..25).map(|i| doc! { "i": i }))
         .await
         .unwrap();
-    let run = start(cfg, client().await, false);
+    let run = start(cfg, options().await, false);
     wait_numbered(&coll, "seq", 25, WAIT).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     run.stop().await;
@@ -357,7 +363,7 @@ async fn one_failing_trigger_does_not_stop_the_others() {
         config_toml(&db, "sequence = \"broken\"", "")
     );
     let cfg = mongo_seq::config::parse(&text, "test").unwrap();
-    let run = start(cfg, client().await, false);
+    let run = start(cfg, options().await, false);
     orders.insert_one(doc! { "n": 1 }).await.unwrap();
     invoices
         .insert_many((0..3).map(|i| doc! { "i": i }))

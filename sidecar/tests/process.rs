@@ -246,11 +246,16 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     ];
 
     let (code, out, err) = run(&args);
-    assert_eq!(code, 0, "gaps alone pass: {out}{err}");
+    assert_eq!(code, 1, "an unnumbered document fails: {out}{err}");
     assert!(
         out.contains("4 documents, 3 numbered, 1 unnumbered, 0 duplicates, 1 gaps, largest 4"),
         "{out}"
     );
+    coll.delete_many(doc! { "seq": { "$exists": false } })
+        .await
+        .unwrap();
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "gaps alone pass: {out}{err}");
     let (code, _, _) = run(&[&args[..], &["--gapless"]].concat());
     assert_eq!(code, 1, "--gapless fails on gaps");
     coll.insert_one(doc! { "seq": 2 }).await.unwrap();
@@ -262,39 +267,16 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     let (code, out, err) = run(&["counters", "--uri", &uri, "--counters", &counters_ns]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&name) && out.contains('4'), "{out}");
-    let (code, _, err) = run(&[
-        "set-next",
-        &name,
-        "3",
-        "--uri",
-        &uri,
-        "--counters",
-        &counters_ns,
-    ]);
+    let cfg = write_config(&format!("{db}-cli"), &config_toml(&db, "", ""));
+    let cfg = cfg.to_str().unwrap();
+    let (code, _, err) = run(&["set-next", &name, "3", "--config", cfg]);
     assert_eq!(code, 1, "backwards refused");
     assert!(err.contains("--force"), "{err}");
-    let (code, out, err) = run(&[
-        "set-next",
-        &name,
-        "10",
-        "--uri",
-        &uri,
-        "--counters",
-        &counters_ns,
-    ]);
+    let (code, out, err) = run(&["set-next", &name, "10", "--config", cfg]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("next number is 10"), "{out}");
     assert_eq!(counter(&plain, &db, &name).await, Some(9));
-    let (code, _, err) = run(&[
-        "set-next",
-        &name,
-        "3",
-        "--force",
-        "--uri",
-        &uri,
-        "--counters",
-        &counters_ns,
-    ]);
+    let (code, _, err) = run(&["set-next", &name, "3", "--force", "--config", cfg]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(counter(&plain, &db, &name).await, Some(2));
     for sub in ["check", "counters", "set-next"] {
@@ -303,6 +285,15 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
         assert!(out.contains("Usage"), "{out}");
     }
     plain.database(&db).drop().await.ok();
+}
+
+/// A port nothing listens on (now).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Starts a private embedded server on `port` (the launcher prints its URI when ready).
@@ -334,11 +325,7 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
         println!("skipped: needs a server it may stop (the embedded one)");
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let (mut server, uri) = private_server(port);
     // Notice the server's return quickly (driver defaults: 10 s heartbeat, 30 s selection).
     let uri = format!("{uri}?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=2000");
@@ -347,7 +334,11 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     let cfg = mongo_seq::config::parse(&text, "test").unwrap();
     let client = mongo_seq::server::connect(&uri).await.unwrap();
     let coll: Collection<Document> = client.database(&db).collection("orders");
-    let run = start(cfg, mongo_seq::server::connect(&uri).await.unwrap(), false);
+    let run = start(
+        cfg,
+        mongodb::options::ClientOptions::parse(&uri).await.unwrap(),
+        false,
+    );
     wait_running(&run).await;
     coll.insert_many((0..3).map(|i| doc! { "i": i }))
         .await
@@ -385,4 +376,98 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     assert!(run.health.snapshot().0);
     run.stop().await;
     drop(server);
+}
+
+/// SIGTERM → exit 0 within the 10 s CONFIG.md promises (Kubernetes' grace period is 30 s), even
+/// when no server was ever reachable (the driver would wait 30 s to select one), also right
+/// after the start.
+#[test]
+fn shutdown_is_bounded_when_the_server_was_never_reachable() {
+    let closed = free_port();
+    for (name, uri, after) in [
+        ("refused", format!("mongodb://127.0.0.1:{closed}/"), 1500),
+        (
+            "unresolvable",
+            "mongodb://mongo-seq-test.invalid:27017/".to_owned(),
+            1500,
+        ),
+        ("at-once", format!("mongodb://127.0.0.1:{closed}/"), 100),
+    ] {
+        let path = write_config(
+            &format!("unreachable-{name}"),
+            &format!("[mongodb]\nuri = \"{uri}\"\n[http]\nport = 0\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"seq\"\n"),
+        );
+        let mut child = spawn_sidecar(&path, &[]);
+        std::thread::sleep(Duration::from_millis(after));
+        let asked = std::time::Instant::now();
+        sigterm(&child);
+        let deadline = asked + Duration::from_secs(40);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                child.kill().ok();
+                break child.wait().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = asked.elapsed();
+        let log = std::fs::read_to_string(path.with_extension("log")).unwrap_or_default();
+        println!(
+            "{name}: SIGTERM → exit {:?} in {:.1} s",
+            status.code(),
+            took.as_secs_f64()
+        );
+        assert_eq!(status.code(), Some(0), "{name}: exit 0:\n{log}");
+        assert!(
+            took <= Duration::from_millis(10_500),
+            "{name}: exited {:.1} s after SIGTERM (promised: 10 s):\n{log}",
+            took.as_secs_f64()
+        );
+    }
+}
+
+/// The same bound when the server goes away while a trigger holds its lease and is busy.
+#[test]
+fn shutdown_is_bounded_when_the_server_is_lost_while_holding_the_lease() {
+    if std::env::var("MONGODB_URI").is_ok_and(|u| !u.trim().is_empty()) {
+        println!("skipped: needs a server it may stop (the embedded one)");
+        return;
+    }
+    let port = free_port();
+    let (mut server, uri) = private_server(port);
+    let path = write_config(
+        "lost-server",
+        &format!("[mongodb]\nuri = \"{uri}\"\n[http]\nport = 0\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"),
+    );
+    let log = path.with_extension("log");
+    let mut child = spawn_sidecar(&path, &[]);
+    let deadline = std::time::Instant::now() + WAIT;
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("watching for inserts")
+    {
+        assert!(std::time::Instant::now() < deadline, "not watching");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let asked = std::time::Instant::now();
+    sigterm(&child);
+    let status = child.wait().unwrap();
+    let took = asked.elapsed();
+    println!(
+        "server lost while holding the lease: SIGTERM → exit {:?} in {:.1} s",
+        status.code(),
+        took.as_secs_f64()
+    );
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(
+        took <= Duration::from_millis(10_500),
+        "{:.1} s:\n{text}",
+        took.as_secs_f64()
+    );
 }

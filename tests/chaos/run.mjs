@@ -109,8 +109,8 @@ field = "seq"
 `,
 );
 
-// Sidecars: restarted right after a kill (a new process: another instance id, so its lease is
-// taken over by whoever comes first once it expires).
+// Sidecars: restarted right after a kill (a new process: another instance id; the killed
+// holder is provably gone, so its lease is taken over by whoever comes first, at once).
 const sidecars = [];
 let kills = 0;
 let restarts = 0;

@@ -44,12 +44,15 @@ pub enum Acquisition {
         expires_at_ms: i64,
         counter_epoch: i64,
     },
-    /// Someone else holds it.
+    /// Someone else holds it. `process`: the holder's process facts, when it stored some (see
+    /// [`crate::lease`]: a caller that proves that process gone acquires with `holderGone`).
     #[serde(rename_all = "camelCase")]
     Busy {
         owner: String,
         epoch: i64,
         expires_at_ms: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        process: Option<serde_json::Value>,
     },
 }
 
@@ -139,10 +142,12 @@ impl AcquireLeaseMachine {
                 owner,
                 epoch,
                 expires_at_ms,
+                process,
             } => Ok(Step::Done(Acquisition::Busy {
                 owner,
                 epoch,
                 expires_at_ms,
+                process,
             })),
             LeaseOutcome::Released => Err(SeqError::unexpected_reply(
                 "the lease plan answered `released` to an acquisition",
@@ -288,6 +293,7 @@ impl RenewLeaseMachine {
                 owner,
                 epoch,
                 expires_at_ms,
+                ..
             } => Renewal::Lost {
                 owner,
                 epoch,
@@ -326,6 +332,8 @@ mod tests {
             held,
             min_epoch: 0,
             release: false,
+            process: None,
+            holder_gone: None,
         }
     }
 

@@ -13,14 +13,21 @@
 //!  ├─ none / no `lease` ─────────► findOneAndUpdate {_id, lease: absent} {$set lease: me, epoch e+1} upsert
 //!  ├─ owner = me, epoch = held ──► findOneAndUpdate {_id, lease.owner: me, lease.epoch: E} {$set lease.expiresAt}   (renew)
 //!  ├─ owner = me, held = none ───► takeover (a previous incarnation of this instance id)
-//!  ├─ owner ≠ me, expired ───────► findOneAndUpdate {_id, lease.owner, lease.epoch, lease.expiresAt (as read)}
-//!  │                                 {$set lease: me, epoch E+1}                                          (takeover)
+//!  ├─ owner ≠ me, expired, or ──► findOneAndUpdate {_id, lease.owner, lease.epoch, lease.expiresAt (as read)}
+//!  │  proved gone (holderGone)       {$set lease: me, epoch E+1}                                          (takeover)
 //!  └─ otherwise ─────────────────► done: busy {owner, epoch, expiresAt}
 //! a `none` reply (someone else moved first) or duplicateKey (racing first acquisitions) → read again
 //! ```
 //!
 //! `release` sets `expiresAt: 0` where the caller still holds the lease, so a standby takes
 //! over at once after a graceful shutdown.
+//!
+//! A crashed holder cannot release: its successor would wait for the lease to expire. The
+//! caller may store facts about its process with the lease (`process`, opaque here); whoever
+//! finds the lease busy gets them back, may establish from them (with I/O the core does not do)
+//! that this process no longer exists, and asks again with `holderGone {owner, epoch}`: then
+//! the lease is taken over at once, conditioned on the lease as read, exactly as if it had
+//! expired. A proof about another owner or epoch takes nothing over.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -53,6 +60,22 @@ pub struct LeaseRequest {
     /// Give the lease up (only where the caller holds `held`).
     #[serde(default)]
     pub release: bool,
+    /// Facts about the caller's process, stored with a lease it acquires (`lease.process`), for
+    /// a successor to find out whether that process still exists. Opaque to the core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<Value>,
+    /// The holder the caller has established no longer exists: take its lease over now, even
+    /// before it expires (only while the lease is still that owner's, at that epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_gone: Option<LeaseHolder>,
+}
+
+/// A lease holder: who, at which epoch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LeaseHolder {
+    pub owner: String,
+    pub epoch: i64,
 }
 
 /// A lease as stored.
@@ -62,6 +85,9 @@ pub struct LeaseInfo {
     pub owner: String,
     pub epoch: i64,
     pub expires_at_ms: i64,
+    /// The holder's process facts, when it stored some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<Value>,
 }
 
 /// The outcome of a lease plan.
@@ -76,12 +102,15 @@ pub enum LeaseOutcome {
         expires_at_ms: i64,
         acquired: bool,
     },
-    /// Someone else holds it (or, when the caller thought it held it, it was lost).
+    /// Someone else holds it (or, when the caller thought it held it, it was lost). `process`:
+    /// the holder's process facts, when it stored some.
     #[serde(rename_all = "camelCase")]
     Busy {
         owner: String,
         epoch: i64,
         expires_at_ms: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        process: Option<Value>,
     },
     /// `release`: done (or there was nothing of the caller's to release).
     Released,
@@ -144,10 +173,21 @@ pub fn read_lease(document: &Value, lease_id: &str) -> Result<Option<LeaseInfo>,
             "`lease.epoch` must be at least 1, got {epoch}"
         )));
     }
+    let process = match lease.get("process") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(facts)) => Some(Value::Object(facts.clone())),
+        Some(other) => {
+            return Err(bad(format!(
+                "`lease.process` must be a document, got {}",
+                ejson::describe(other)
+            )))
+        }
+    };
     Ok(Some(LeaseInfo {
         owner,
         epoch,
         expires_at_ms: int("expiresAt")?,
+        process,
     }))
 }
 
@@ -188,11 +228,15 @@ impl Lease {
 
 impl LeaseMachine {
     fn lease_value(&self, epoch: i64) -> Value {
-        json!({
+        let mut lease = json!({
             "owner": self.request.owner,
             "epoch": ejson::long(epoch),
             "expiresAt": ejson::long(self.expires_at),
-        })
+        });
+        if let (Some(process), Some(object)) = (&self.request.process, lease.as_object_mut()) {
+            object.insert("process".to_owned(), process.clone());
+        }
+        lease
     }
 
     fn new_epoch(&self, previous: i64) -> Result<i64, SeqError> {
@@ -249,7 +293,11 @@ impl LeaseMachine {
         let takeover = if mine {
             request.held.is_none() || request.held == Some(lease.epoch)
         } else {
-            request.held.is_none() && lease.expires_at_ms <= request.now_ms
+            let gone = request
+                .holder_gone
+                .as_ref()
+                .is_some_and(|gone| gone.owner == lease.owner && gone.epoch == lease.epoch);
+            request.held.is_none() && (lease.expires_at_ms <= request.now_ms || gone)
         };
         if takeover {
             filter.insert(
@@ -264,6 +312,7 @@ impl LeaseMachine {
             owner: lease.owner,
             epoch: lease.epoch,
             expires_at_ms: lease.expires_at_ms,
+            process: lease.process,
         }))
     }
 
@@ -379,6 +428,8 @@ mod tests {
             held,
             min_epoch: 0,
             release: false,
+            process: None,
+            holder_gone: None,
         }
     }
 
@@ -460,7 +511,8 @@ mod tests {
             LeaseOutcome::Busy {
                 owner: "other".into(),
                 epoch: 3,
-                expires_at_ms: 5001
+                expires_at_ms: 5001,
+                process: None,
             }
         );
         // Held 3, but the lease moved on to 4: lost.

@@ -129,7 +129,7 @@ pub use intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
-pub use lease::{Lease, LeaseInfo, LeaseOutcome, LeaseRequest};
+pub use lease::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
 pub use limits::{check_count, MAX_BLOCK, MAX_COUNT};
 pub use note::Note;
 pub use numbering::NumberingSpec;

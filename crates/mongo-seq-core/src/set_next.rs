@@ -11,6 +11,10 @@
 //! retry.
 //! With `force` one upsert `$set` does it; an unreadable old value is reported as `null`
 //! so force can repair a broken counter. Callers holding a block should discard it after.
+//!
+//! `n` must lie on the sequence's grid `start, start + step, …` (what `audit` expects), else
+//! every number issued afterwards would be off it: refused (`INVALID_ARGUMENT`, naming the
+//! nearest grid numbers) unless `force`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -72,6 +76,9 @@ impl SetNext {
         let target = next
             .checked_sub(spec.step())
             .ok_or_else(|| SeqError::overflow(format!("next {next} - step {}", spec.step())))?;
+        if !force {
+            check_on_grid(spec, next)?;
+        }
         let machine = SetNextMachine {
             counter_id: counter_id.to_owned(),
             step: spec.step(),
@@ -198,6 +205,34 @@ impl SetNextMachine {
             (Phase::Insert, other) => Err(unexpected(&other, "insertOne")),
         }
     }
+}
+
+/// `next` must be `start + k·step` for some `k ≥ 0`. (i128: no i64 difference overflows.)
+fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
+    let (start, step) = (i128::from(spec.start()), i128::from(spec.step()));
+    let offset = i128::from(next).saturating_sub(start);
+    if offset != 0 && (offset < 0) != (step < 0) {
+        return Err(SeqError::invalid_argument(
+            "next",
+            format!(
+                "{next} is before the sequence's start {start} (step {step}); pass force to set it anyway"
+            ),
+        ));
+    }
+    let stride = step.saturating_abs();
+    if offset.checked_rem_euclid(stride) == Some(0) {
+        return Ok(());
+    }
+    let below = offset
+        .checked_div_euclid(stride)
+        .map_or(start, |k| start.saturating_add(k.saturating_mul(stride)));
+    Err(SeqError::invalid_argument(
+        "next",
+        format!(
+            "{next} is not on the sequence's grid start + k·step (start {start}, step {step}): the nearest are {below} and {}; pass force to set it anyway",
+            below.saturating_add(stride)
+        ),
+    ))
 }
 
 impl Machine for SetNextMachine {

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use mongo_seq_core::intent::Intent;
 use mongo_seq_core::{
-    plan_completion, FinishIntent, GaplessReserve, Lease, LeaseRequest, Plan, Reply, SequenceSpec,
-    Step,
+    plan_completion, FinishIntent, GaplessReserve, Lease, LeaseHolder, LeaseRequest, Plan, Reply,
+    SequenceSpec, Step,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -110,8 +110,11 @@ fn drive<P: Plan>(mut plan: P, replies: Vec<Reply>) {
 proptest! {
     #[test]
     fn lease_plans_never_panic(now in edge_int(), ttl in edge_int(), held in prop::option::of(edge_int()),
-                               min in edge_int(), release in any::<bool>(), replies in prop::collection::vec(reply(), 0..6)) {
-        let request = LeaseRequest { lease_id: "t".into(), owner: "me".into(), now_ms: now, ttl_ms: ttl, held, min_epoch: min, release };
+                               min in edge_int(), release in any::<bool>(), gone in prop::option::of(edge_int()),
+                               replies in prop::collection::vec(reply(), 0..6)) {
+        let holder_gone = gone.map(|epoch| LeaseHolder { owner: "x".into(), epoch });
+        let process = gone.map(|pid| json!({ "pid": pid }));
+        let request = LeaseRequest { lease_id: "t".into(), owner: "me".into(), now_ms: now, ttl_ms: ttl, held, min_epoch: min, release, process, holder_gone };
         if let Ok(plan) = Lease::new(&request) {
             drive(plan, replies);
         }

@@ -158,6 +158,8 @@ fn request(held: Option<i64>, now: i64, ttl: i64, min: i64) -> LeaseRequest {
         held,
         min_epoch: min,
         release: false,
+        process: None,
+        holder_gone: None,
     }
 }
 

@@ -11,12 +11,16 @@ use mongo_seq::health::Health;
 use mongo_seq::metrics::Metrics;
 use mongo_seq::server::{self, RunOptions};
 use mongodb::bson::{doc, Document};
+use mongodb::options::ClientOptions;
 use mongodb::{Client, Collection};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 #[allow(unused_imports)]
-pub use mongo_seq_test_harness::{client, mongodb_uri, monitored_client, unique_db_name};
+pub use mongo_seq_test_harness::{
+    client, client_options as options, mongodb_uri, monitored_client, monitored_options,
+    unique_db_name,
+};
 
 /// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines);
 /// `sidecar` lines go into `[sidecar]` (and may be followed by a `[lease]` table).
@@ -63,13 +67,14 @@ impl Running {
     }
 }
 
-/// Runs the sidecar in this process with `client`.
-pub fn start(config: Config, client: Client, backfill: bool) -> Running {
+/// Runs the sidecar in this process with a client made from `options` (a command monitor
+/// already in them keeps receiving the sidecar's commands).
+pub fn start(config: Config, options: ClientOptions, backfill: bool) -> Running {
     let shutdown = CancellationToken::new();
     let (metrics, health) = (Metrics::new(), Health::default());
-    let handle = tokio::spawn(server::run_with_client(
+    let handle = tokio::spawn(server::run_with_options(
         config,
-        client,
+        options,
         RunOptions { backfill },
         metrics.clone(),
         health.clone(),
@@ -199,11 +204,57 @@ pub async fn number_via_stream(
     range: std::ops::Range<i32>,
     numbered: u64,
 ) {
-    let run = start(cfg.clone(), client().await, false);
+    let run = start(cfg.clone(), options().await, false);
     wait_running(&run).await;
     coll.insert_many(range.map(|i| doc! { "i": i }))
         .await
         .expect("insert");
     wait_numbered(coll, "seq", numbered, Duration::from_secs(60)).await;
     run.stop().await;
+}
+
+/// Runs the binary with `args` and extra environment variables (no `MONGO_SEQ_*` or
+/// `MONGODB_URI` inherited); returns the exit code, stdout and stderr.
+pub fn run_bin(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut command = Command::new(bin());
+    command.args(args);
+    for var in [
+        "MONGO_SEQ_URI",
+        "MONGODB_URI",
+        "MONGO_SEQ_INSTANCE_ID",
+        "MONGO_SEQ_HTTP_PORT",
+        "RUST_LOG",
+    ] {
+        command.env_remove(var);
+    }
+    command.envs(env.iter().copied());
+    let out = command.output().expect("run mongo-seq");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A writer inserting `per_burst` documents `{i}` every `pause` until the token is cancelled;
+/// the task returns how many it inserted.
+pub fn steady_writer(
+    coll: &Collection<Document>,
+    per_burst: i32,
+    pause: Duration,
+) -> (CancellationToken, JoinHandle<u64>) {
+    let (coll, stop) = (coll.clone(), CancellationToken::new());
+    let token = stop.clone();
+    let task = tokio::spawn(async move {
+        let mut n = 0u64;
+        while !token.is_cancelled() {
+            coll.insert_many((0..per_burst).map(|i| doc! { "i": i }))
+                .await
+                .expect("insert");
+            n += per_burst as u64;
+            tokio::time::sleep(pause).await;
+        }
+        n
+    });
+    (stop, task)
 }

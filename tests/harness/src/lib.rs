@@ -62,18 +62,30 @@ pub async fn client() -> Client {
 
 /// A client whose commands are recorded in the returned [`CommandLog`].
 pub async fn monitored_client() -> (Client, CommandLog) {
-    let log = CommandLog::default();
-    let mut options = ClientOptions::parse(mongodb_uri())
+    let (options, log) = monitored_options().await;
+    let client = Client::with_options(options).expect("client with command monitoring");
+    (client, log)
+}
+
+/// Client options for the test server, for code that builds its own client.
+pub async fn client_options() -> ClientOptions {
+    ClientOptions::parse(mongodb_uri())
         .await
-        .expect("parse MONGODB_URI");
+        .expect("parse MONGODB_URI")
+}
+
+/// Client options whose commands are recorded in the returned [`CommandLog`] (for code that
+/// builds its own client from them, keeping this handler).
+pub async fn monitored_options() -> (ClientOptions, CommandLog) {
+    let log = CommandLog::default();
+    let mut options = client_options().await;
     let sink = log.clone();
     options.command_event_handler = Some(EventHandler::callback(move |event| {
         if let CommandEvent::Started(started) = event {
             sink.record(&started.command_name);
         }
     }));
-    let client = Client::with_options(options).expect("client with command monitoring");
-    (client, log)
+    (options, log)
 }
 
 /// Command names sent by a monitored client, counted exactly.
