@@ -1,19 +1,22 @@
 //! Application processes using the JS package, driven from Rust against the model: the same
-//! core plans the package runs through Wasm (`js/src/sequence.js`, `js/src/sequences.js`), the
-//! same loop (plan → command → reply, [`run_plan`]), the same block bookkeeping (the core's
-//! `BlockAllocator`, one refill at a time). Several processes reserve from the same counters
+//! core objects and plans the package runs through Wasm (`js/src/sequence.js`,
+//! `js/src/sequences.js`): a `BlockCounter` per counter (take → ticket → refill plan →
+//! refilled → ready), `InsertNumbered` for numbered inserts (its `take` commands served by the
+//! process's own counters), `SetNext`, `SeedFromMax`, `OptimisticInsert`, each run with the same
+//! loop (plan → command → reply). Several processes reserve from the same counters
 //! concurrently; every number handed to the application goes into the ledger.
 
 use std::collections::HashMap;
 
 use bson::{doc, Bson, Document};
 use mongo_seq_core::{
-    BlockAllocator, OptimisticInsert, Reservation, SeedFromMax, SequenceSpec, SetNext,
+    BlockCounter, Command, InsertNumbered, OptimisticInsert, Plan, Reply, SeedFromMax,
+    SequenceSpec, SetNext, Step, Take,
 };
 use serde_json::{json, Value};
 
-use crate::driver::{Client, ClientOptions, DriverError};
-use crate::executor::{run_plan, PlanError, Target};
+use crate::driver::{Client, ClientOptions};
+use crate::executor::{execute, run_plan, to_json, PlanError, Target};
 use crate::model::{IndexSpec, Operation};
 use crate::world::World;
 
@@ -57,8 +60,8 @@ pub struct JsProcess {
     pub client: Client,
     specs: Vec<SequenceSpec>,
     scopes: Vec<Vec<Option<&'static str>>>,
-    /// The core's block allocator per counter id, as `Sequence` keeps it.
-    allocators: HashMap<String, BlockAllocator>,
+    /// The core's counter object per counter id, as `Sequence` keeps them.
+    counters: HashMap<String, BlockCounter>,
 }
 
 fn scope_document(scope: Option<&str>) -> Option<Value> {
@@ -80,7 +83,7 @@ impl JsProcess {
             client: Client::new(world, name, options),
             specs,
             scopes,
-            allocators: HashMap::new(),
+            counters: HashMap::new(),
         }
     }
 
@@ -95,45 +98,84 @@ impl JsProcess {
         self.client.name.clone()
     }
 
-    /// `nextMany(count)`: from the block, refilled by the core's reservation when dry.
+    /// `nextMany(count)` of one counter: numbers from the core's `BlockCounter`, which asks for
+    /// a refill (a `Reservation` plan) when its block cannot serve them.
     async fn take(
         &mut self,
         spec: usize,
         counter_id: &str,
         count: u64,
     ) -> Result<Vec<i64>, PlanError> {
-        let block = self.specs[spec].block();
-        let mut values = Vec::new();
-        while (values.len() as u64) < count {
-            let allocator = self
-                .allocators
-                .entry(counter_id.to_owned())
-                .or_insert_with(|| BlockAllocator::new(block).expect("block ≥ 1"));
-            if let Some(range) = allocator.take(count - values.len() as u64) {
-                values.extend(range.iter());
-                continue;
+        let up = self.specs[spec].step() > 0;
+        if !self.counters.contains_key(counter_id) {
+            let counter =
+                BlockCounter::new(&self.specs[spec], counter_id).map_err(PlanError::Core)?;
+            self.counters.insert(counter_id.to_owned(), counter);
+        }
+        let mut target = self.target();
+        let Self {
+            client, counters, ..
+        } = self;
+        let Some(counter) = counters.get_mut(counter_id) else {
+            return Ok(Vec::new());
+        };
+        let ticket = match counter.take(count).map_err(PlanError::Core)? {
+            Take::Numbers(numbers) => return Ok(numbers.values().collect()),
+            Take::Ticket(ticket) => ticket,
+        };
+        loop {
+            if let Some(numbers) = counter.ready(ticket) {
+                return Ok(numbers.values().collect());
             }
-            let wanted = count - values.len() as u64;
-            let mut request = allocator.refill_request(counter_id, wanted);
-            request.min_count = Some(wanted);
-            let plan = Reservation::new(&self.specs[spec], &request).map_err(PlanError::Core)?;
-            let started = self.client.world.now_ms();
-            let range = run_plan(&self.client, plan, &mut self.target()).await?;
-            let up = self.specs[spec].step() > 0;
-            self.client.world.with(|w| {
-                if let Some(v) = w
-                    .ledger
-                    .check_reservation(counter_id, started, range.first, up)
-                {
-                    w.note("CHECK", || format!("VIOLATION {v}"));
-                    w.violations.push(v);
+            let Some(refill) = counter.refill(ticket).map_err(PlanError::Core)? else {
+                return Err(PlanError::Core(mongo_seq_core::SeqError::UnexpectedReply {
+                    reason: "no refill to run and no numbers ready (one caller per process)".into(),
+                }));
+            };
+            let started = client.world.now_ms();
+            match run_plan(client, refill.plan, &mut target).await {
+                Ok(range) => {
+                    client.world.with(|w| {
+                        if let Some(v) =
+                            w.ledger
+                                .check_reservation(counter_id, started, range.first, up)
+                        {
+                            w.note("CHECK", || format!("VIOLATION {v}"));
+                            w.violations.push(v);
+                        }
+                    });
+                    counter.refilled(refill.id, range);
                 }
-            });
-            if let Some(allocator) = self.allocators.get_mut(counter_id) {
-                allocator.refill(range).map_err(PlanError::Core)?;
+                Err(error) => {
+                    counter.refill_failed(refill.id);
+                    return Err(error);
+                }
             }
         }
-        Ok(values)
+    }
+
+    /// Runs an insert plan: its `take` commands are served by this process's counters (as
+    /// `execute.js` serves them from the `Sequence`), every other command by the server.
+    async fn run_insert<P: Plan>(
+        &mut self,
+        spec: usize,
+        mut plan: P,
+        target: &mut Target,
+    ) -> Result<P::Output, PlanError> {
+        let up = self.specs[spec].step() > 0;
+        let mut step = plan.start().map_err(PlanError::Core)?;
+        loop {
+            let reply = match step {
+                Step::Done(output) => return Ok(output),
+                Step::Command(Command::Take { counter_id, count }) => {
+                    let values = self.take(spec, &counter_id, count).await?;
+                    self.hand_out(&counter_id, &values, up);
+                    Reply::Numbers { values }
+                }
+                Step::Command(command) => execute(&self.client, &command, target).await?,
+            };
+            step = plan.feed(reply).map_err(PlanError::Core)?;
+        }
     }
 
     fn hand_out(&self, counter: &str, numbers: &[i64], up: bool) {
@@ -198,8 +240,8 @@ impl JsProcess {
                     Ok(plan) => {
                         let result = run_plan(&self.client, plan, &mut self.target()).await;
                         // The package discards the block after a setNext (a gap, never a repeat).
-                        if let Some(allocator) = self.allocators.get_mut(&counter_id) {
-                            allocator.discard();
+                        if let Some(counter) = self.counters.get_mut(&counter_id) {
+                            counter.discard();
                         }
                         result.map(|o| {
                             let floor = next - spec.step();
@@ -250,55 +292,50 @@ impl JsProcess {
         }
     }
 
-    /// `seqs.insertOne(collection, doc, {sequence, field: "n"})`: the next number, then the
-    /// insert; a duplicate key on the number takes a fresh one (`js/src/sequences.js`).
+    /// `seqs.insertOne(collection, doc, {sequence, field: "n"})` or `insertMany`: the core's
+    /// `InsertNumbered` (numbers from the process's counters, a duplicate key on the number
+    /// takes fresh ones).
     async fn insert_numbered(
         &mut self,
         spec: usize,
-        counter_id: &str,
+        _counter_id: &str,
         scope: Option<&str>,
     ) -> Result<String, PlanError> {
-        let up = self.specs[spec].step() > 0;
-        for _ in 0..10 {
-            let numbers = self.take(spec, counter_id, 1).await?;
-            self.hand_out(counter_id, &numbers, up);
-            let n = numbers[0];
-            let id = self.client.world.next_id();
-            let mut document = doc! { "_id": format!("{}-{id}", self.client.name), "seqName": self.specs[spec].name(), "n": n };
-            if let Some(tenant) = scope {
-                document.insert("tenant", tenant);
-            }
-            let insert = Operation::Insert {
-                collection: NUMBERED.into(),
-                documents: vec![document],
-                ordered: true,
-            };
-            match self.client.run("app", insert, None, None).await {
-                Ok(crate::model::Response::Write { write_errors, .. })
-                    if write_errors.is_empty() =>
-                {
-                    return Ok(format!("insertOne numbered {n}"))
+        let many = self.client.world.chance(0.3);
+        let count = if many {
+            self.client.world.between(2, 5)
+        } else {
+            1
+        };
+        let documents: Vec<Document> = (0..count)
+            .map(|_| {
+                let id = self.client.world.next_id();
+                let mut document = doc! { "_id": format!("{}-{id}", self.client.name), "seqName": self.specs[spec].name() };
+                if let Some(tenant) = scope {
+                    document.insert("tenant", tenant);
                 }
-                Ok(crate::model::Response::Write { write_errors, .. })
-                    if write_errors
-                        .iter()
-                        .any(|e| e.code == crate::model::error::code::DUPLICATE_KEY) =>
-                {
-                    continue
-                }
-                Ok(other) => {
-                    return Err(PlanError::Driver(DriverError::Server(
-                        crate::model::ServerError {
-                            code: 0,
-                            name: "Unexpected",
-                            message: format!("{other:?}"),
-                        },
-                    )))
-                }
-                Err(e) => return Err(PlanError::Driver(e)),
-            }
-        }
-        Ok("insertOne gave up".into())
+                document
+            })
+            .collect();
+        let mut target = Target {
+            counters: COUNTERS.into(),
+            documents: format!("app.{NUMBERED}"),
+            document: documents.first().cloned(),
+            batch: documents.clone(),
+            ..Target::default()
+        };
+        let json: Vec<Value> = documents.iter().map(to_json).collect();
+        let sequence = self.specs[spec].clone();
+        let outcome = if many {
+            let plan = InsertNumbered::many(&sequence, "n", None, count, Some(&json))
+                .map_err(PlanError::Core)?;
+            self.run_insert(spec, plan, &mut target).await?
+        } else {
+            let plan =
+                InsertNumbered::one(&sequence, "n", None, json.first()).map_err(PlanError::Core)?;
+            self.run_insert(spec, plan, &mut target).await?
+        };
+        Ok(format!("insert numbered {:?}", outcome.values))
     }
 
     /// `seqs.insertOptimistic(collection, doc)`: the core's optimistic loop on `_id`.

@@ -1,7 +1,7 @@
 //! Runs the core's commands against the model — what `js/src/execute.js` does with the Node
-//! driver and `sidecar/src/exec.rs` with the Rust driver: map the command to the server's
-//! command, send it through the simulated driver, and turn the answer into the reply the
-//! plan expects (a duplicate key is a reply; any other error ends the plan). The loop
+//! driver and the sidecar's `connection.rs` with the Rust driver: map the command to the
+//! server's command, send it through the simulated driver, and turn the answer into the reply
+//! the plan expects (a duplicate key is a reply; any other error ends the plan). The loop
 //! plan → command → reply is [`run_plan`], the same loop as `js/src/run-plan.js`.
 
 use bson::{Bson, Document};
@@ -11,18 +11,22 @@ use mongo_seq_core::{
 use serde_json::Value;
 
 use crate::driver::{Client, DriverError};
-use crate::model::{Operation, ReadLevel, Response, Statement};
+use crate::model::error::code;
+use crate::model::{Operation, ReadLevel, Response, ServerError, Statement};
 use crate::world::WriteConcern;
 
-/// The namespaces (`db.collection`) a plan's commands name, and the caller's document of an
-/// `insertDocument`.
+/// The namespaces (`db.collection`) a plan's commands name, and the caller's documents of an
+/// `insertDocument` / `insertDocuments`.
 #[derive(Debug, Clone, Default)]
 pub struct Target {
     pub counters: String,
     pub documents: String,
     pub leases: String,
-    /// The caller's own document (`insertDocument` sets the core's fields on it).
+    /// The caller's own document (`insertDocument` sets the core's fields on it); after the
+    /// insert it holds the `_id` inserted.
     pub document: Option<Document>,
+    /// The caller's documents of an `insertDocuments`.
+    pub batch: Vec<Document>,
 }
 
 /// Why a plan did not finish.
@@ -72,14 +76,46 @@ fn namespace(target: &Target, collection: Collection) -> &str {
     }
 }
 
-fn collection_name(target: &Target, collection: Collection) -> &str {
-    split(namespace(target, collection)).1
+fn collection_name(target: &Target, collection: Collection) -> String {
+    split(namespace(target, collection)).1.to_owned()
 }
 
 /// The read and write concern a command is sent with: none of its own today, so the client's
 /// defaults apply (see the README's deployment requirements and issue 10).
 fn concerns(_command: &Command) -> (Option<ReadLevel>, Option<WriteConcern>) {
     (None, None)
+}
+
+/// Sets `fields` on a copy of `document`.
+fn with_fields(document: Option<&Document>, fields: &Value) -> Result<Document, SeqError> {
+    let mut document = document.cloned().unwrap_or_default();
+    for (key, value) in to_document(fields)? {
+        document.insert(key, value);
+    }
+    Ok(document)
+}
+
+/// The fields of the unique index a duplicate-key error names (`index: <name>` in its message).
+fn duplicate_index_fields(client: &Client, ns: &str, message: &str) -> Vec<String> {
+    let name = message
+        .split("index: ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_default();
+    if name == "_id_" {
+        return vec!["_id".to_owned()];
+    }
+    client.world.with(|w| {
+        w.cluster
+            .primary()
+            .and_then(|p| w.cluster.node(p).data.collection(ns))
+            .and_then(|c| {
+                c.indexes()
+                    .find(|i| i.name == name)
+                    .map(|i| i.keys.iter().map(|(k, _)| k.clone()).collect())
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// Runs one core command with `client`.
@@ -97,7 +133,7 @@ pub async fn execute(
             update,
             options,
         } => Operation::FindAndModify {
-            collection: collection_name(target, *collection).to_owned(),
+            collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
             update: to_document(update).map_err(core)?,
             upsert: options.upsert,
@@ -109,7 +145,7 @@ pub async fn execute(
             filter,
             options,
         } => Operation::Find {
-            collection: collection_name(target, *collection).to_owned(),
+            collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
             projection: options
                 .as_ref()
@@ -127,18 +163,33 @@ pub async fn execute(
             collection,
             document,
         } => Operation::Insert {
-            collection: collection_name(target, *collection).to_owned(),
+            collection: collection_name(target, *collection),
             documents: vec![to_document(document).map_err(core)?],
             ordered: true,
         },
-        Command::InsertDocument { collection, fields } => {
-            let mut document = target.document.clone().unwrap_or_default();
-            for (key, value) in to_document(fields).map_err(core)? {
-                document.insert(key, value);
-            }
+        Command::InsertDocument {
+            collection, fields, ..
+        } => Operation::Insert {
+            collection: collection_name(target, *collection),
+            documents: vec![with_fields(target.document.as_ref(), fields).map_err(core)?],
+            ordered: true,
+        },
+        Command::InsertDocuments {
+            collection,
+            first,
+            fields,
+            ..
+        } => {
+            let first = usize::try_from(*first).unwrap_or(usize::MAX);
+            let documents = fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| with_fields(target.batch.get(first.saturating_add(i)), f))
+                .collect::<Result<_, _>>()
+                .map_err(core)?;
             Operation::Insert {
-                collection: collection_name(target, *collection).to_owned(),
-                documents: vec![document],
+                collection: collection_name(target, *collection),
+                documents,
                 ordered: true,
             }
         }
@@ -147,7 +198,7 @@ pub async fn execute(
             filter,
             options,
         } => Operation::Find {
-            collection: collection_name(target, *collection).to_owned(),
+            collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
             projection: options
                 .projection
@@ -168,7 +219,7 @@ pub async fn execute(
             updates,
             ordered,
         } => Operation::Update {
-            collection: collection_name(target, *collection).to_owned(),
+            collection: collection_name(target, *collection),
             statements: updates
                 .iter()
                 .map(|s| {
@@ -188,7 +239,7 @@ pub async fn execute(
             filter,
             update,
         } => Operation::Update {
-            collection: collection_name(target, *collection).to_owned(),
+            collection: collection_name(target, *collection),
             statements: vec![Statement {
                 filter: to_document(filter).map_err(core)?,
                 update: to_document(update).map_err(core)?,
@@ -201,7 +252,7 @@ pub async fn execute(
             collection,
             pipeline,
         } => Operation::Aggregate {
-            collection: collection_name(target, *collection).to_owned(),
+            collection: collection_name(target, *collection),
             pipeline: pipeline
                 .iter()
                 .map(to_document)
@@ -212,21 +263,41 @@ pub async fn execute(
             client.world.pause(*min_ms, *max_ms).await;
             return Ok(Reply::Waited);
         }
-    };
-    let inserted_id = match (&operation, command) {
-        (Operation::Insert { documents, .. }, Command::InsertDocument { .. }) => {
-            documents.first().and_then(|d| d.get("_id").cloned())
+        Command::Take { .. } => {
+            return Err(core(unexpected(
+                "a `take` runs on the caller's own counter, not on the server".into(),
+            )))
         }
-        _ => None,
     };
-    let db = command
+    let ns = command
         .collection()
-        .map(|c| split(namespace(target, c)).0.to_owned())
+        .map(|c| namespace(target, c).to_owned())
         .unwrap_or_default();
+    let db = split(&ns).0.to_owned();
+    let documents = match &operation {
+        Operation::Insert { documents, .. } => documents.clone(),
+        _ => Vec::new(),
+    };
     let result = client.run(&db, operation, read, write).await;
+    // A duplicate key on an index without the field the plan renumbers is the caller's error.
+    let duplicate_is_reply = |message: &str| match command {
+        Command::InsertDocument {
+            duplicate_key_on: Some(field),
+            ..
+        }
+        | Command::InsertDocuments {
+            duplicate_key_on: field,
+            ..
+        } => duplicate_index_fields(client, &ns, message)
+            .iter()
+            .any(|f| f == field),
+        _ => true,
+    };
     let reply = match (command, result) {
-        (_, Err(DriverError::Server(e))) if e.code == crate::model::error::code::DUPLICATE_KEY => {
-            return Ok(Reply::DuplicateKey)
+        (_, Err(DriverError::Server(e)))
+            if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) =>
+        {
+            Reply::DuplicateKey
         }
         (
             Command::Update { .. } | Command::UpdateMany { .. },
@@ -262,27 +333,49 @@ pub async fn execute(
             Ok(Response::Write { write_errors, .. }),
         ) => match write_errors.first() {
             None => {
-                if inserted_id.is_some() {
-                    target.document = target.document.take().map(|mut d| {
-                        if let Some(id) = &inserted_id {
-                            d.insert("_id", id.clone());
-                        }
-                        d
-                    });
+                if let (Some(document), Some(id)) = (
+                    target.document.as_mut(),
+                    documents.first().and_then(|d| d.get("_id")),
+                ) {
+                    document.insert("_id", id.clone());
                 }
                 Reply::Inserted
             }
-            Some(e) if e.code == crate::model::error::code::DUPLICATE_KEY => Reply::DuplicateKey,
-            Some(e) => {
-                return Err(PlanError::Driver(DriverError::Server(
-                    crate::model::ServerError {
-                        code: e.code,
-                        name: "WriteError",
-                        message: e.message.clone(),
-                    },
-                )))
+            Some(e) if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) => {
+                Reply::DuplicateKey
             }
+            Some(e) => return Err(write_error(e)),
         },
+        (
+            Command::InsertDocuments { first, .. },
+            Ok(Response::Write {
+                n, write_errors, ..
+            }),
+        ) => {
+            let first = usize::try_from(*first).unwrap_or(usize::MAX);
+            for (i, document) in documents
+                .iter()
+                .take(usize::try_from(n).unwrap_or(0))
+                .enumerate()
+            {
+                if let (Some(mine), Some(id)) = (
+                    target.batch.get_mut(first.saturating_add(i)),
+                    document.get("_id"),
+                ) {
+                    mine.insert("_id", id.clone());
+                }
+            }
+            match write_errors.first() {
+                Some(e) if !(e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message)) => {
+                    return Err(write_error(e))
+                }
+                _ => Reply::WriteResult(write_result(Response::Write {
+                    n,
+                    n_modified: 0,
+                    write_errors,
+                })),
+            }
+        }
         (Command::Update { .. } | Command::UpdateMany { .. }, Ok(response)) => {
             Reply::WriteResult(write_result(response))
         }
@@ -294,6 +387,14 @@ pub async fn execute(
         }
     };
     Ok(reply)
+}
+
+fn write_error(e: &crate::model::WriteError) -> PlanError {
+    PlanError::Driver(DriverError::Server(ServerError {
+        code: e.code,
+        name: "WriteError",
+        message: e.message.clone(),
+    }))
 }
 
 fn write_result(response: Response) -> WriteResult {
