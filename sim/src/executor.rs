@@ -80,10 +80,24 @@ fn collection_name(target: &Target, collection: Collection) -> String {
     split(namespace(target, collection)).1.to_owned()
 }
 
-/// The read and write concern a command is sent with: none of its own today, so the client's
-/// defaults apply (see the README's deployment requirements and issue 10).
-fn concerns(_command: &Command) -> (Option<ReadLevel>, Option<WriteConcern>) {
-    (None, None)
+/// The read and write concern a command is sent with: the ones the core chose for it (its
+/// `readConcern`/`writeConcern` fields); the client's defaults only where it chose none.
+fn concerns(command: &Command) -> (Option<ReadLevel>, Option<WriteConcern>) {
+    let read = command.read_concern().map(|c| {
+        if c.level == "majority" {
+            ReadLevel::Majority
+        } else {
+            ReadLevel::Local
+        }
+    });
+    let write = command.write_concern().map(|c| {
+        if c.is_majority() {
+            WriteConcern::Majority { wtimeout_ms: None }
+        } else {
+            WriteConcern::W1
+        }
+    });
+    (read, write)
 }
 
 /// Sets `fields` on a copy of `document`.

@@ -77,7 +77,11 @@ pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         .start_paused(true)
         .build()
         .expect("a current-thread runtime");
-    runtime.block_on(run_world(seed, mutant, trace))
+    // The mutant is switched on for this thread only (one schedule at a time per thread).
+    crate::mutants::switch(mutant);
+    let outcome = runtime.block_on(run_world(seed, mutant, trace));
+    crate::mutants::switch(None);
+    outcome
 }
 
 async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {

@@ -77,6 +77,7 @@ pub mod batch;
 pub mod block;
 pub mod block_counter;
 pub mod command;
+pub mod concern;
 pub mod counter;
 pub mod counter_id;
 pub mod driver;
@@ -90,6 +91,7 @@ pub mod intent;
 pub mod largest;
 pub mod lease;
 pub mod limits;
+pub mod mutants;
 pub mod name;
 pub mod note;
 pub mod numbering;
@@ -114,6 +116,7 @@ pub use command::{
     UpdateOptions, UpdateStatement, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY,
     MAX_RETRIES,
 };
+pub use concern::{ReadConcern, WriteConcern};
 pub use counter::{read_counter, CounterState, CurrentValue};
 pub use counter_id::{CounterKey, ScopeValue};
 pub use driver::{Driver, Machine};

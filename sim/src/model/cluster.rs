@@ -453,17 +453,25 @@ impl Cluster {
         Ok(())
     }
 
-    /// Truncates member `index`'s oplog up to `ts`, never past its commit point.
+    /// Truncates member `index`'s oplog up to `ts`, never past its commit point and never its
+    /// newest entry (a capped collection drops its oldest documents; the newest entry is how
+    /// recent the member is, for elections and sync).
     pub fn truncate_oplog(&mut self, index: usize, ts: Ts) {
         let node = &mut self.nodes[index];
         let upto = ts.min(node.commit_ts);
         if upto <= node.truncated_through {
             return;
         }
-        let keep = node.oplog.partition_point(|e| e.ts <= upto);
+        let keep = node
+            .oplog
+            .partition_point(|e| e.ts <= upto)
+            .min(node.oplog.len().saturating_sub(1));
+        if keep == 0 {
+            return;
+        }
         let removed: Vec<Entry> = node.oplog.drain(..keep).collect();
+        node.truncated_through = removed.last().map_or(node.truncated_through, |e| e.ts);
         node.archive.extend(removed);
-        node.truncated_through = upto;
     }
 
     /// Where a write of primary `index` at `ts` in term `term` stands for `w: "majority"`.
