@@ -150,3 +150,23 @@ pub fn check_counters(ledger: &Ledger, counters: &HashMap<String, Option<i64>>) 
     }
     violations
 }
+
+/// No two existing documents of one counter hold the same number: `documents` with the
+/// counter each belongs to (its id) and the number it holds.
+pub fn check_unique_numbers(
+    collection: &str,
+    documents: impl IntoIterator<Item = (String, i64, String)>,
+) -> Vec<String> {
+    let mut seen: HashMap<(String, i64), String> = HashMap::new();
+    let mut violations = Vec::new();
+    for (counter, number, id) in documents {
+        if let Some(first) = seen.get(&(counter.clone(), number)) {
+            violations.push(format!(
+                "documents {first} and {id} of {collection} both hold number {number} of counter `{counter}`"
+            ));
+        } else {
+            seen.insert((counter, number), id);
+        }
+    }
+    violations
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::clients::{self, JsProcess};
 use crate::driver::{Client, ClientOptions};
-use crate::invariants::check_counters;
+use crate::invariants::{check_counters, check_unique_numbers, integer};
 use crate::model::ReadLevel;
 use crate::mutants::Mutant;
 use crate::rng::SimRng;
@@ -128,7 +128,22 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     world.with(|w| w.settle());
 
     let counters = clients::counter_values(&world);
-    let violations = world.with(|w| check_counters(&w.ledger, &counters));
+    let mut violations = world.with(|w| check_counters(&w.ledger, &counters));
+    violations.extend(check_unique_numbers(
+        clients::NUMBERED,
+        clients::numbered_documents(&world).iter().filter_map(|d| {
+            let counter = match d.get_str("tenant") {
+                Ok(tenant) => format!("{}/tenant={tenant}", d.get_str("seqName").ok()?),
+                Err(_) => d.get_str("seqName").ok()?.to_owned(),
+            };
+            let n = d.get("n").and_then(integer)?;
+            Some((
+                counter,
+                n,
+                d.get("_id").map(ToString::to_string).unwrap_or_default(),
+            ))
+        }),
+    ));
     for v in violations {
         world.violation(v);
     }
