@@ -164,8 +164,17 @@ impl NumberingSpec {
 
     /// `{field: {$exists: false}}`: the documents without a number (what a backfill numbers).
     pub fn unnumbered(&self) -> Value {
+        self.field_exists(false)
+    }
+
+    /// `{field: {$exists: true}}`: the documents holding a number (or any value) in the field.
+    pub fn numbered(&self) -> Value {
+        self.field_exists(true)
+    }
+
+    fn field_exists(&self, exists: bool) -> Value {
         let mut filter = Map::new();
-        filter.insert(self.field.clone(), json!({ "$exists": false }));
+        filter.insert(self.field.clone(), json!({ "$exists": exists }));
         Value::Object(filter)
     }
 
@@ -192,14 +201,12 @@ impl NumberingSpec {
             keys.insert(scope.clone(), json!(1));
         }
         keys.insert(self.field.clone(), json!(1));
-        let mut numbered = Map::new();
-        numbered.insert(self.field.clone(), json!({ "$exists": true }));
         Command::CreateIndex {
             collection: Collection::Documents,
             name: self.index_name(),
             keys: Value::Object(keys),
             unique: true,
-            partial_filter_expression: Some(Value::Object(numbered)),
+            partial_filter_expression: Some(self.numbered()),
         }
     }
 }
