@@ -188,7 +188,9 @@ pub struct CountersArgs {
     pub location: CountersLocation,
     /// Print JSON: `[{id, seq}]`, `seq` a number, or a decimal string beyond 2^53 − 1 (where
     /// JSON parsers such as JavaScript's lose digits), or null with `invalid` (what is stored)
-    /// when it is not an integer.
+    /// when it is not an integer. With --config, a counter of a trigger's sequence (its id
+    /// read by the core, its scope fields those of the sequence) has `trigger`, that trigger's
+    /// name.
     #[arg(long)]
     pub json: bool,
 }

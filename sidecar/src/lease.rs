@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mongo_seq_core::{
-    AcquireLease, Acquisition, Lease, LeaseHolder, LeaseRequest, RenewLease, Renewal,
+    AcquireLease, Acquisition, Lease, LeaseHolder, LeaseRequest, Plan, RenewLease, Renewal,
 };
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -271,9 +271,18 @@ impl<M: Mongo> LeaseKeeper<M> {
 
     async fn renew(&self, fence: &Fence) -> Result<Renewal, SidecarError> {
         let mut plan = RenewLease::new(&self.request(Some(fence.epoch), false))?;
+        self.drive_held(&mut plan, fence).await
+    }
+
+    /// Runs a lease plan of the holder of `fence` (its writes stop once the fence is gone).
+    async fn drive_held<P>(&self, plan: &mut P, fence: &Fence) -> Result<P::Output, SidecarError>
+    where
+        P: Plan + Send,
+        P::Output: Send,
+    {
         drive(
             &self.mongo,
-            &mut plan,
+            plan,
             || fence.check(),
             |note| self.probe.note(note),
         )
@@ -284,13 +293,7 @@ impl<M: Mongo> LeaseKeeper<M> {
     pub async fn release(&self, fence: &Fence) {
         let release = async {
             let mut plan = Lease::new(&self.request(Some(fence.epoch), true))?;
-            drive(
-                &self.mongo,
-                &mut plan,
-                || fence.check(),
-                |note| self.probe.note(note),
-            )
-            .await
+            self.drive_held(&mut plan, fence).await
         };
         match tokio::time::timeout(RELEASE_TIMEOUT, release).await {
             Ok(Ok(_)) => info!(

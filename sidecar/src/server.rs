@@ -57,6 +57,7 @@ pub async fn run(
 ) -> Result<(), ServerError> {
     // `mongodb+srv://` is looked up here (DNS): a shutdown does not wait for it.
     let client_options = tokio::select! {
+        biased;
         parsed = ClientOptions::parse(&config.uri) => parsed?,
         () = shutdown.cancelled() => return Ok(()),
     };
@@ -134,6 +135,7 @@ pub async fn run_with_options(
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
+        biased;
         () = tracker.wait() => {}
         () = deadline => warn!(grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: tasks still running; stopping anyway"),
     }

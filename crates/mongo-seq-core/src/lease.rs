@@ -419,7 +419,7 @@ impl Machine for LeaseMachine {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::command::Plan;
 
@@ -431,7 +431,7 @@ mod tests {
         );
     }
 
-    fn request(held: Option<i64>, now: i64) -> LeaseRequest {
+    pub(crate) fn request(held: Option<i64>, now: i64) -> LeaseRequest {
         LeaseRequest {
             lease_id: "t".into(),
             owner: "me".into(),
@@ -445,7 +445,7 @@ mod tests {
         }
     }
 
-    fn doc(owner: &str, epoch: i64, expires: i64) -> Reply {
+    pub(crate) fn doc(owner: &str, epoch: i64, expires: i64) -> Reply {
         Reply::Document {
             document: json!({"_id": "t", "lease": {"owner": owner, "epoch": epoch, "expiresAt": expires}}),
         }
