@@ -205,12 +205,20 @@ impl Connection {
 
 impl Place {
     /// The server's `update` command, its reply as data (write errors are not raised: the plan
-    /// reads them).
+    /// reads them). It carries the write concern the client's options give the collection, as
+    /// the driver's own update methods would.
     async fn update(&self, statements: Vec<Document>, ordered: bool) -> Result<Reply, Failed> {
-        let reply = self
-            .db
-            .run_command(doc! { "update": self.collection.name(), "updates": statements, "ordered": ordered })
-            .await?;
+        let mut command =
+            doc! { "update": self.collection.name(), "updates": statements, "ordered": ordered };
+        if let Some(concern) = self.collection.write_concern() {
+            match mongodb::bson::to_document(concern) {
+                Ok(concern) if !concern.is_empty() => {
+                    command.insert("writeConcern", concern);
+                }
+                _ => {}
+            }
+        }
+        let reply = self.db.run_command(command).await?;
         let mut result = Map::new();
         result.insert("kind".to_owned(), Value::String("writeResult".to_owned()));
         for key in ["n", "nModified", "writeErrors", "writeConcernError"] {
