@@ -120,7 +120,6 @@ impl<M: Mongo> Trigger<M> {
 }
 
 /// Documents per second since `started`.
-#[allow(clippy::cast_precision_loss)] // a rate for the log
 fn rate(done: u64, started: Instant) -> f64 {
     done as f64 / started.elapsed().as_secs_f64().max(1e-3)
 }

@@ -209,7 +209,6 @@ impl Probe {
 
     /// Seconds between now and the cluster time of the last processed event.
     pub fn lag(&self, now_ms: i64, cluster_secs: u32) {
-        #[allow(clippy::cast_precision_loss)] // milliseconds since 1970 fit in 53 bits
         let now = now_ms as f64 / 1000.0;
         self.inner.lag.set((now - f64::from(cluster_secs)).max(0.0));
     }
