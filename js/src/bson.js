@@ -1,5 +1,6 @@
-// Conversions between the driver's BSON values and the core's Extended JSON v2. Canonical mode
-// both ways, so int64 crosses exactly (Long ↔ {$numberLong}); nothing passes through a double.
+// The caller's values for the core: documents as canonical Extended JSON v2 (int64 crosses
+// exactly as {$numberLong}; nothing passes through a double), Longs as BigInt, and the checks
+// that a document can be stored. (Commands and replies: execute.js.)
 import { BSON } from "mongodb";
 import { checkDocument, invalidArgument } from "./errors.js";
 
@@ -9,11 +10,6 @@ const { EJSON, Long } = BSON;
 const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 /** Room for what an insert adds: the number and the formatted id (field names ≤ 200 bytes). */
 const ADDED_FIELDS_BYTES = 1024;
-
-/** A core command's EJSON (filter, update, document) as driver values (int64 → Long). */
-export function toDriver(ejson) {
-  return EJSON.deserialize(ejson, { relaxed: false });
-}
 
 /** A driver document as canonical EJSON for the core. */
 export function fromDriver(document) {
@@ -45,11 +41,6 @@ export function checkStorable(argument, document) {
   if (bytes + ADDED_FIELDS_BYTES > MAX_DOCUMENT_BYTES) {
     throw invalidArgument(argument, `is ${bytes} bytes of BSON: with its number it would exceed MongoDB's 16 MiB document limit`);
   }
-}
-
-/** A number the core handed out (number or bigint) as the int64 the driver stores. */
-export function toInt64(value) {
-  return Long.fromBigInt(BigInt(value));
 }
 
 /** An integer argument for the core: Long → bigint; numbers, bigints and EJSON pass as they are. */

@@ -1,12 +1,26 @@
-// Runs one core command with the official driver and returns the reply the core expects.
+// Runs one core command with the official driver and returns the reply the core expects, both
+// as JSON text: the command is canonical Extended JSON, which the driver's EJSON parser turns
+// into BSON values (int64 → Long) in one pass; a document read back goes out through EJSON
+// canonical text (Int32, Long and Double stay what they are, so the core sees `5.0` as a
+// double — a legacy counter it must convert — and not as the integer 5).
 // The only decisions here are about I/O: which collection object, which driver error is a
-// duplicate key (code 11000) that the plan handles itself, and the random draw and sleep of a
-// `wait` (the core says how long at most; it reads no clock and draws no random numbers);
-// every other error propagates.
+// duplicate key (code 11000; on the field the command names, when it names one) that the plan
+// handles itself, the random draw and sleep of a `wait` (the core says how long at most; it
+// reads no clock and draws no random numbers), and asking the caller's sequence for the numbers
+// of a `take`; every other error propagates.
 import { setTimeout as sleep } from "node:timers/promises";
-import { toDriver, fromDriver } from "./bson.js";
+import { BSON } from "mongodb";
 
+const { EJSON, Double, Int32, Long } = BSON;
 const DUPLICATE_KEY = 11000;
+const CANONICAL = { relaxed: false };
+/** Extended JSON wrappers other than `$numberLong` (and DBRef's `$ref`): such text goes through EJSON. */
+const OTHER_WRAPPERS =
+  /"\$(?:oid|binary|uuid|symbol|numberInt|numberDecimal|numberDouble|minKey|maxKey|regex|regularExpression|timestamp|date|code|dbPointer|ref|undefined)"/;
+const NONE = '{"kind":"none"}';
+const INSERTED = '{"kind":"inserted"}';
+const DUPLICATE = '{"kind":"duplicateKey"}';
+const WAITED = '{"kind":"waited"}';
 
 /** True when `error` is a duplicate-key error (single write or the first of a bulk write). */
 export function isDuplicateKey(error) {
@@ -28,61 +42,122 @@ export function duplicateKeyFields(error) {
   return match ? [match[1].trim()] : undefined;
 }
 
+/** A duplicate key the command's plan handles: any, or one on the field the command names. */
+function planDuplicate(error, field) {
+  if (!isDuplicateKey(error)) return false;
+  const fields = field === undefined ? undefined : duplicateKeyFields(error);
+  return fields === undefined || fields.includes(field);
+}
+
 /**
- * @param {import("../wasm/mongo_seq_wasm.js").Command} command
+ * @param {string} text  the command, canonical Extended JSON text from the plan
  * @param {{ counters: import("mongodb").Collection, documents?: import("mongodb").Collection,
- *           document?: object, insertedId?: unknown }} target  the collections, and the caller's
- *           own document for `insertDocument` (inserted as a copy with the core's fields set;
- *           its `_id` is recorded in `insertedId`)
+ *           document?: object, batch?: object[], insertedId?: unknown, insertedIds?: object,
+ *           sequence?: import("./sequence.js").Sequence }} target  the collections; the
+ *           caller's document (`insertDocument`: inserted as a copy with the core's fields set,
+ *           its `_id` recorded in `insertedId`) or documents (`insertDocuments`: `_id`s in
+ *           `insertedIds` by index); the sequence whose counters answer a `take`
+ * @returns {Promise<string>} the reply, JSON text
  */
-export async function executeCommand(command, target) {
+export async function executeCommand(text, target) {
+  const command = parseCommand(text);
   const collection = command.collection === "counters" ? target.counters : target.documents;
-  // Replies keep their BSON types (Int32, Long, Double objects), so the core sees `5.0` as a
-  // double — a legacy counter it must convert — and not as the integer 5.
   const read = { promoteValues: false };
   switch (command.op) {
     case "findOneAndUpdate": {
       const options = { ...read, upsert: command.options.upsert, returnDocument: command.options.returnDocument };
-      return found(() => collection.findOneAndUpdate(toDriver(command.filter), toDriver(command.update), options));
+      return found(() => collection.findOneAndUpdate(command.filter, command.update, options));
     }
     case "findOne": {
-      const options = command.options
-        ? { ...read, sort: toDriver(command.options.sort), projection: toDriver(command.options.projection) }
-        : read;
-      return found(() => collection.findOne(toDriver(command.filter), options));
+      const options = command.options ? { ...read, sort: command.options.sort, projection: command.options.projection } : read;
+      return found(() => collection.findOne(command.filter, options));
     }
     case "insertOne":
-      return inserted(() => collection.insertOne(toDriver(command.document)));
+      return inserted(() => collection.insertOne(command.document));
     case "insertDocument": {
-      const document = { ...target.document, ...toDriver(command.fields) };
-      const reply = await inserted(() => collection.insertOne(document));
-      if (reply.kind === "inserted") target.insertedId = document._id;
+      const document = { ...target.document, ...command.fields };
+      const reply = await inserted(() => collection.insertOne(document), command.duplicateKeyOn);
+      if (reply === INSERTED) target.insertedId = document._id;
       return reply;
     }
-    case "wait":
-      await sleep(command.minMs + Math.random() * (command.maxMs - command.minMs));
-      return { kind: "waited" };
+    case "insertDocuments":
+      return insertedMany(collection, command, target);
+    case "take": {
+      const values = await target.sequence.takeNumbers(command.counterId, Number(command.count));
+      // join(): exact digits for numbers and BigInts alike.
+      return `{"kind":"numbers","values":[${values.join(",")}]}`;
+    }
+    case "wait": {
+      const [minMs, maxMs] = [Number(command.minMs), Number(command.maxMs)];
+      await sleep(minMs + Math.random() * (maxMs - minMs));
+      return WAITED;
+    }
     default:
       throw new Error(`mongo-seq: unknown command ${JSON.stringify(command.op)} from the core (package build mismatch?)`);
   }
 }
 
+/**
+ * A command's canonical Extended JSON text as driver values: what `EJSON.parse(text, { relaxed:
+ * false })` gives. Most commands hold no wrapper but `$numberLong`: for them, plain JSON.parse
+ * and a walk (a reviver makes JSON.parse several times slower); any other wrapper, EJSON itself.
+ * Envelope numbers (minMs, first, count) come out as Int32 objects: read them with Number().
+ */
+function parseCommand(text) {
+  return OTHER_WRAPPERS.test(text) ? EJSON.parse(text, CANONICAL) : revive(JSON.parse(text));
+}
+
+/** EJSON's canonical reading of plain numbers and `{ $numberLong }`, in place. */
+function revive(value) {
+  if (typeof value === "number") {
+    if (!Number.isInteger(value) || Object.is(value, -0)) return new Double(value);
+    return value >= -2147483648 && value <= 2147483647 ? new Int32(value) : Long.fromNumber(value);
+  }
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
+    return value;
+  }
+  if (typeof value.$numberLong === "string") return Long.fromString(value.$numberLong);
+  for (const key in value) value[key] = revive(value[key]);
+  return value;
+}
+
 async function found(run) {
   try {
     const document = await run();
-    return document ? { kind: "document", document: fromDriver(document) } : { kind: "none" };
+    return document ? `{"kind":"document","document":${EJSON.stringify(document, CANONICAL)}}` : NONE;
   } catch (error) {
-    if (isDuplicateKey(error)) return { kind: "duplicateKey" };
+    if (isDuplicateKey(error)) return DUPLICATE;
     throw error;
   }
 }
 
-async function inserted(run) {
+async function inserted(run, field) {
   try {
     await run();
-    return { kind: "inserted" };
+    return INSERTED;
   } catch (error) {
-    if (isDuplicateKey(error)) return { kind: "duplicateKey" };
+    if (planDuplicate(error, field)) return DUPLICATE;
     throw error;
+  }
+}
+
+/** `insertDocuments`: the caller's documents from `first`, with the core's fields, in order. */
+async function insertedMany(collection, command, target) {
+  const first = Number(command.first);
+  const documents = command.fields.map((fields, i) => ({ ...target.batch[first + i], ...fields }));
+  try {
+    const result = await collection.insertMany(documents, { ordered: true });
+    documents.forEach((_, i) => (target.insertedIds[first + i] = result.insertedIds[i]));
+    return `{"kind":"writeResult","n":${documents.length},"nModified":0}`;
+  } catch (error) {
+    if (!planDuplicate(error, command.duplicateKeyOn)) throw error;
+    // Ordered: the documents before the refused one are in (the driver set their `_id`).
+    const refused = error.writeErrors?.[0] ?? {};
+    const index = Number(refused.index ?? 0);
+    for (let i = 0; i < index; i++) target.insertedIds[first + i] = documents[i]._id;
+    const writeError = { index, code: DUPLICATE_KEY, errmsg: String(refused.errmsg ?? error.message ?? "") };
+    return JSON.stringify({ kind: "writeResult", n: index, nModified: 0, writeErrors: [writeError] });
   }
 }

@@ -1,18 +1,16 @@
 // The sans-I/O loop: ask the core's plan for a command, run it, feed the reply, until done.
+// Commands and replies cross the Wasm boundary as JSON text (see execute.js).
 import { executeCommand } from "./execute.js";
 
 /**
  * Runs a core plan to completion and frees it. Resolves with the plan's result; rejects with
- * the core's MongoSeqError, or with a driver error other than a duplicate key.
+ * the core's MongoSeqError, or with a driver error the plan does not handle.
  */
 export async function runPlan(plan, target) {
   try {
-    let step = plan.start();
-    while ("command" in step) {
-      const reply = await executeCommand(step.command, target);
-      step = plan.feed(reply);
-    }
-    return step.done;
+    let command = plan.commandJson();
+    while (command !== undefined) command = plan.feedJson(await executeCommand(command, target));
+    return plan.start().done;
   } finally {
     plan.free();
   }

@@ -1,32 +1,35 @@
-// One sequence: numbers handed out from blocks the core's allocator holds, refilled by the
-// core's reservation plan. JS adds only the async plumbing: one refill in flight per counter,
-// shared by every caller waiting for it, so concurrent calls neither reserve twice needlessly
-// nor hand out a number twice (allocator calls are synchronous; the event loop is the lock).
-import { core } from "./wasm.js";
+// One sequence: numbers handed out by the core's counter objects (one per counter id: the
+// block, the callers waiting, the refill to run, the setNext rule). JS adds the async
+// plumbing only: the promise of the refill in flight, which every waiting caller shares, and
+// the driver I/O. Counter calls are synchronous; the event loop is the lock.
+import { setImmediate as afterThisTurn } from "node:timers/promises";
 import { runPlan } from "./run-plan.js";
 import { documentArgument, toCoreInteger } from "./bson.js";
 import { checkBoolean, checkKnownKeys } from "./errors.js";
+import { core } from "./wasm.js";
 
-/** Per counter id: the allocator, the refill in flight, and a generation that setNext bumps. */
-class CounterState {
-  constructor(block) {
-    this.allocator = new core.BlockAllocator(block);
+/** A counter's core object and the promise of its refill in flight. */
+class Counter {
+  constructor(blockCounter) {
+    this.core = blockCounter;
     this.refilling = null;
-    this.generation = 0;
   }
 }
 
 export class Sequence {
   #spec;
-  #counters;
-  #states = new Map();
+  #target;
+  #counters = new Map();
+  /** The one counter of an unscoped sequence (its id derived once). */
+  #unscoped;
 
   /** @internal Use `Sequences#sequence()`. */
   constructor(spec, counters) {
     this.#spec = spec;
-    this.#counters = counters;
+    this.#target = { counters, sequence: this };
     this.options = Object.freeze(spec.options());
     this.name = this.options.name;
+    if (this.options.scope.length === 0) this.#unscoped = this.#counter(spec.counterId(undefined));
   }
 
   /** The counter `_id` for a scope document (optional for an unscoped sequence). */
@@ -41,8 +44,12 @@ export class Sequence {
 
   /** The next number. One round trip per `block` numbers. */
   async next(scope) {
-    const [value] = await this.#take(1, this.counterId(scope));
-    return value;
+    const counter = this.#counterFor(scope);
+    // The warm path: one call into the core. NaN: the block is dry, callers are waiting, or
+    // the number needs a BigInt.
+    const value = counter.core.takeOne();
+    if (value === value) return value;
+    return (await this.#take(counter, 1))[0];
   }
 
   /**
@@ -50,18 +57,19 @@ export class Sequence {
    * bound). The count is checked before anything is taken, from the block or the server.
    */
   async nextMany(count, scope) {
-    return this.#take(core.checkCount("count", count), this.counterId(scope));
+    const checked = core.checkCount("count", count);
+    return this.#take(this.#counterFor(scope), checked);
   }
 
   /** The last number reserved on the server (by any process), or null; reserves nothing. */
   async current(scope) {
-    const state = await runPlan(this.#spec.current(this.counterId(scope)), { counters: this.#counters });
+    const state = await runPlan(this.#spec.current(this.counterId(scope)), this.#target);
     return state.last;
   }
 
   /** The counter's state: `{ last, next }` (next is null when the sequence is exhausted). */
   async state(scope) {
-    return runPlan(this.#spec.current(this.counterId(scope)), { counters: this.#counters });
+    return runPlan(this.#spec.current(this.counterId(scope)), this.#target);
   }
 
   /**
@@ -72,8 +80,8 @@ export class Sequence {
     const { force, scope } = checkKnownKeys("setNext options", options, ["force", "scope"]);
     const counterId = this.counterId(scope);
     const plan = this.#spec.setNext(counterId, toCoreInteger(next), checkBoolean("force", force));
-    const outcome = await runPlan(plan, { counters: this.#counters });
-    this.#discard(counterId);
+    const outcome = await runPlan(plan, this.#target);
+    this.#counters.get(counterId)?.core.discard();
     return outcome;
   }
 
@@ -88,70 +96,64 @@ export class Sequence {
       const [field = "_id", options] = rest;
       const { scope } = checkKnownKeys("seedFromMax options", options, ["scope"]);
       const plan = this.#spec.seedFromCollection(field, scopeDocument(scope));
-      return runPlan(plan, { counters: this.#counters, documents: source });
+      return runPlan(plan, { ...this.#target, documents: source });
     }
     const { scope } = checkKnownKeys("seedFromMax options", rest[0], ["scope"]);
     const plan = this.#spec.seedFromMax(this.counterId(scope), toCoreInteger(source));
-    return runPlan(plan, { counters: this.#counters });
+    return runPlan(plan, this.#target);
   }
 
-  /** Takes `count` numbers for one counter, refilling from the server when the block is dry. */
-  async #take(count, counterId) {
-    const state = this.#state(counterId);
-    let values = [];
-    while (values.length < count) {
-      const range = state.allocator.take(count - values.length);
-      if (range !== undefined) {
-        // No push(...taken): spreading a large array overflows the call stack.
-        const taken = core.rangeValues(range);
-        if (values.length === 0) values = taken;
-        else for (const value of taken) values.push(value);
-        continue;
-      }
-      if (state.refilling === null) {
-        const own = this.#refill(state, counterId, count - values.length).finally(() => {
-          state.refilling = null;
-        });
-        state.refilling = own;
-        await own;
-      } else {
-        // Another caller's refill; if it fails (e.g. it wanted more than is left before the
-        // bound), this caller tries its own refill for what it needs.
-        await state.refilling.catch(() => {});
-      }
-    }
-    return values;
-  }
-
-  async #refill(state, counterId, wanted) {
-    const generation = state.generation;
-    // The caller needs `wanted` numbers: a shorter range near the bound would only be dropped
-    // when the call fails, so ask for all of them (the core's default accepts any tail).
-    const request = { ...state.allocator.refillRequest(counterId, wanted), minCount: wanted };
-    const range = await runPlan(this.#spec.reserve(request), { counters: this.#counters });
-    // A setNext during the round trip invalidated this block: drop it (a gap, never a repeat).
-    if (generation === state.generation) state.allocator.refill(range);
-  }
-
-  #state(counterId) {
-    let state = this.#states.get(counterId);
-    if (state === undefined) {
-      state = new CounterState(Number(this.options.block));
-      this.#states.set(counterId, state);
-    }
-    return state;
-  }
-
-  #discard(counterId) {
-    const state = this.#states.get(counterId);
-    if (state === undefined) return;
-    state.allocator.discard();
-    state.generation += 1;
+  /** @internal `count` numbers of the counter `counterId` (the `take` command of insert plans). */
+  takeNumbers(counterId, count) {
+    return this.#take(this.#counter(counterId), count);
   }
 
   /** @internal The core's spec, for `Sequences` (inserts). */
   get spec() {
     return this.#spec;
+  }
+
+  /** Numbers now, or a ticket and the wait for it. */
+  async #take(counter, count) {
+    const taken = counter.core.take(count);
+    return typeof taken === "number" ? this.#wait(counter, taken) : taken;
+  }
+
+  /**
+   * Waits with `ticket` until the core hands over its numbers: runs the refill when the core
+   * gives it one (its failure is this caller's), else waits for the refill in flight (if that
+   * one fails, the core gives this caller a refill of its own).
+   */
+  async #wait(counter, ticket) {
+    // Callers that run in this turn of the event loop queue first: one refill serves them all.
+    await afterThisTurn();
+    for (;;) {
+      const values = counter.core.ready(ticket);
+      if (values !== undefined) return values;
+      const plan = counter.core.refill(ticket);
+      if (plan !== undefined) {
+        const refill = runPlan(plan, this.#target).finally(() => {
+          if (counter.refilling === refill) counter.refilling = null;
+        });
+        counter.refilling = refill;
+        await refill;
+      } else {
+        await counter.refilling?.catch(() => {});
+      }
+    }
+  }
+
+  #counter(counterId) {
+    let counter = this.#counters.get(counterId);
+    if (counter === undefined) {
+      counter = new Counter(this.#spec.blockCounter(counterId));
+      this.#counters.set(counterId, counter);
+    }
+    return counter;
+  }
+
+  #counterFor(scope) {
+    return (scope === undefined && this.#unscoped) || this.#counter(this.counterId(scope));
   }
 }
 

@@ -3,8 +3,7 @@
 import { core } from "./wasm.js";
 import { Sequence } from "./sequence.js";
 import { runPlan } from "./run-plan.js";
-import { checkStorable, documentArgument, toCoreInteger, toInt64 } from "./bson.js";
-import { isDuplicateKey, duplicateKeyFields } from "./execute.js";
+import { checkStorable, documentArgument, toCoreInteger } from "./bson.js";
 import { checkCollection, checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
 import { waitForNumber } from "./wait-for-number.js";
 
@@ -58,60 +57,39 @@ export class Sequences {
 
   /**
    * Inserts a copy of `doc` with the next number in `field` (and the formatted id in
-   * `formatField`). A duplicate key on `field` takes a fresh number and retries.
+   * `formatField`). A duplicate key on `field` takes a fresh number and inserts again (the
+   * core's insert plan).
    */
   async insertOne(collection, doc, options) {
     checkCollection(collection, ["insertOne"]);
     checkStorable("doc", doc);
     const { sequence, field, formatField } = this.#insertOptions(options);
-    const scope = sequence.options.scope.length > 0 ? doc : undefined;
-    for (let attempt = 1; ; attempt++) {
-      const value = await sequence.next(scope);
-      const numbered = numberedDocument(sequence, doc, value, field, formatField);
-      try {
-        const result = await collection.insertOne(numbered);
-        const formatted = formatField === undefined ? undefined : numbered[formatField];
-        return { insertedId: field === "_id" ? value : result.insertedId, value, formatted };
-      } catch (error) {
-        if (!retryable(error, field, attempt)) throw error;
-      }
-    }
+    const scope = sequence.options.scope.length > 0 ? documentArgument("doc", doc) : undefined;
+    const target = { counters: this.#counters, documents: collection, document: doc, sequence };
+    const { values, formatted } = await runPlan(sequence.spec.insertOne(field, formatField, scope), target);
+    return { insertedId: field === "_id" ? values[0] : target.insertedId, value: values[0], formatted: formatted?.[0] };
   }
 
   /**
    * Inserts copies of `docs`, numbered in order, with one reservation per counter (one round
    * trip for an unscoped sequence). Documents that hit a duplicate key on `field` are numbered
-   * again and retried; the ones before them are kept.
+   * again and inserted again; the ones before them are kept (the core's insert plan).
    */
   async insertMany(collection, docs, options) {
     checkCollection(collection, ["insertMany"]);
     if (!Array.isArray(docs)) throw invalidArgument("docs", `must be an array of documents, got ${describe(docs)}`);
     // Every check before anything is reserved or written: the size of the batch, each
-    // document, the options, and each document's counter id (a missing scope field).
+    // document, the options; the plan checks each document's counter id (a missing scope field).
     core.checkCount("docs.length", docs.length);
     docs.forEach((doc, index) => checkStorable(`docs[${index}]`, doc));
     const { sequence, field, formatField } = this.#insertOptions(options);
-    const scoped = sequence.options.scope.length > 0;
-    const counterIds = docs.map((doc) => sequence.counterId(scoped ? doc : undefined));
-    const values = new Array(docs.length);
+    const scopes = sequence.options.scope.length > 0 ? docs.map((doc, index) => documentArgument(`docs[${index}]`, doc)) : undefined;
+    const plan = sequence.spec.insertMany(field, formatField, docs.length, scopes);
+    const target = { counters: this.#counters, documents: collection, batch: docs, insertedIds: {}, sequence };
+    const { values, formatted } = await runPlan(plan, target);
     const insertedIds = {};
-    let pending = docs.map((_, index) => index);
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      await this.#assign(sequence, docs, counterIds, pending, values);
-      const numbered = pending.map((index) => numberedDocument(sequence, docs[index], values[index], field, formatField));
-      try {
-        const result = await collection.insertMany(numbered, { ordered: true });
-        pending.forEach((index, i) => (insertedIds[index] = field === "_id" ? values[index] : result.insertedIds[i]));
-        pending = [];
-      } catch (error) {
-        if (!retryable(error, field, attempt)) throw error;
-        const failedAt = error.writeErrors?.[0]?.index ?? 0;
-        pending.slice(0, failedAt).forEach((index, i) => (insertedIds[index] = field === "_id" ? values[index] : numbered[i]._id));
-        pending = pending.slice(failedAt);
-      }
-    }
-    const formatted = formatField === undefined ? undefined : values.map((value) => sequence.format(value));
-    return { insertedCount: docs.length, insertedIds, values, formatted };
+    values.forEach((value, index) => (insertedIds[index] = field === "_id" ? value : target.insertedIds[index]));
+    return { insertedCount: docs.length, insertedIds, values, formatted: formatted ?? undefined };
   }
 
   /**
@@ -163,21 +141,6 @@ export class Sequences {
     }
     return this.sequence(sequence);
   }
-
-  /** Reserves numbers for the documents at `pending`, one nextMany per counter id. */
-  async #assign(sequence, docs, counterIds, pending, values) {
-    const groups = new Map();
-    for (const index of pending) {
-      const group = groups.get(counterIds[index]) ?? [];
-      group.push(index);
-      groups.set(counterIds[index], group);
-    }
-    const scoped = sequence.options.scope.length > 0;
-    for (const group of groups.values()) {
-      const numbers = await sequence.nextMany(group.length, scoped ? docs[group[0]] : undefined);
-      group.forEach((index, i) => (values[index] = numbers[i]));
-    }
-  }
 }
 
 /** The options of `sequence(name, options)` as the core reads them: the name in, Longs as BigInt. */
@@ -196,25 +159,4 @@ function sameOptions(a, b) {
 
 function bigintAsText(_, value) {
   return typeof value === "bigint" ? `${value}n` : value;
-}
-
-/** A copy of `doc` with the number (as int64) and, if asked, its formatted id. */
-function numberedDocument(sequence, doc, value, field, formatField) {
-  const numbered = { ...doc, [field]: toInt64(value) };
-  if (formatField !== undefined) numbered[formatField] = sequence.format(value);
-  return numbered;
-}
-
-/** A duplicate key on the sequence field is a lost race (retry); on another key it is the caller's. */
-function retryable(error, field, attempt) {
-  if (!isDuplicateKey(error)) return false;
-  const fields = duplicateKeyFields(error);
-  if (fields !== undefined && !fields.includes(field)) return false;
-  if (attempt >= core.maxRetries()) {
-    throw mongoSeqError("TOO_MANY_RETRIES", `insert gave up after ${attempt} attempts: field \`${field}\` kept colliding`, {
-      operation: "insert",
-      attempts: attempt,
-    });
-  }
-  return true;
 }

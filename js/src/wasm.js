@@ -15,6 +15,7 @@ export const core = Object.freeze({
   SequenceSpec: bindings.SequenceSpec,
   Plan: bindings.Plan,
   BlockAllocator: bindings.BlockAllocator,
+  BlockCounter: bindings.BlockCounter,
   rangeValues: bindings.rangeValues,
   checkCount: bindings.checkCount,
   checkFieldPath: bindings.checkFieldPath,

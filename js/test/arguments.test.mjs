@@ -122,6 +122,7 @@ test("the core export never traps and never leaks internals, whatever it is give
   const hostile = [undefined, null, NaN, Infinity, -1, 1.5, INEXACT, 2n ** 64n, "", "x", true, [], [1], {}, { toString: () => "x" }, () => 1, Symbol("s"), new Date(0), new Map()];
   const spec = new core.SequenceSpec({ name: "s", format: "S{seq}" });
   const allocator = new core.BlockAllocator(10);
+  const counter = spec.blockCounter("s");
   const calls = {
     SequenceSpec: (v) => new core.SequenceSpec(v),
     counterId: (v) => spec.counterId(v),
@@ -154,6 +155,17 @@ test("the core export never traps and never leaks internals, whatever it is give
     auditStart: (v) => core.audit([], v, 1, null),
     checkCount: (v) => core.checkCount("count", v),
     feed: (v) => spec.current("s").feed(v),
+    feedJson: (v) => spec.current("s").feedJson(v),
+    blockCounter: (v) => spec.blockCounter(v),
+    counterTake: (v) => counter.take(v),
+    counterReady: (v) => counter.ready(v),
+    counterRefill: (v) => counter.refill(v),
+    insertOne: (v) => spec.insertOne(v),
+    insertOneFormat: (v) => spec.insertOne("_id", v),
+    insertOneDoc: (v) => spec.insertOne("_id", undefined, v),
+    insertMany: (v) => spec.insertMany(v, undefined, 1),
+    insertManyCount: (v) => spec.insertMany("_id", undefined, v),
+    insertManyDocs: (v) => spec.insertMany("_id", undefined, 1, v),
   };
   const problems = [];
   for (const [name, call] of Object.entries(calls)) {

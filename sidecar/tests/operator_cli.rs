@@ -39,15 +39,26 @@ fn free_port() -> u16 {
 
 /// Runs `health` until its exit code is `want` (the sidecar's state changes asynchronously).
 async fn health_until(args: &[&str], env: &[(&str, &str)], want: i32) -> (String, String) {
+    health_showing(args, env, want, "").await
+}
+
+/// Like `health_until`, also waiting for the report to start with `prefix`: the sidecar's state
+/// moves (a trigger registering, running → retrying), and a loaded machine can show a step between.
+async fn health_showing(
+    args: &[&str],
+    env: &[(&str, &str)],
+    want: i32,
+    prefix: &str,
+) -> (String, String) {
     let deadline = Instant::now() + WAIT;
     loop {
         let (code, out, err) = run(args, env);
-        if code == want {
+        if code == want && out.starts_with(prefix) {
             return (out, err);
         }
         assert!(
             Instant::now() < deadline,
-            "`mongo-seq {}` never exited {want}; last: {code} {out} {err}",
+            "`mongo-seq {}` never exited {want} with {prefix:?}; last: {code} {out} {err}",
             args.join(" ")
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -80,13 +91,9 @@ async fn health_follows_the_sidecar_healthy_unhealthy_healthy() {
     let trigger = format!("{db}.orders.seq");
 
     let env = [("MONGO_SEQ_HTTP_BIND", "0.0.0.0")];
-    let (out, _) = health_until(&["health", "--config", config], &env, 0).await;
-    assert!(
-        out.starts_with(&format!(
-            "healthy: http://127.0.0.1:{port}/healthz (1 trigger: {trigger} "
-        )),
-        "{out}"
-    );
+    let healthy = format!("healthy: http://127.0.0.1:{port}/healthz (1 trigger: {trigger} ");
+    let (out, _) = health_showing(&["health", "--config", config], &env, 0, &healthy).await;
+    assert!(out.starts_with(&healthy), "{out}");
     let addr = format!("127.0.0.1:{port}");
     let (code, json, _) = run(&["health", "--addr", &addr, "--json"], &[]);
     assert_eq!(code, 0);
@@ -100,13 +107,11 @@ async fn health_follows_the_sidecar_healthy_unhealthy_healthy() {
         .await
         .expect("malformed counter");
     orders.insert_one(doc! { "i": 1 }).await.expect("insert");
-    let (out, _) = health_until(&["health", "--addr", &addr], &[], 1).await;
-    assert!(
-        out.starts_with(&format!(
-            "unhealthy: http://{addr}/healthz (1 trigger: {trigger} retrying (MALFORMED_COUNTER: "
-        )),
-        "{out}"
+    let unhealthy = format!(
+        "unhealthy: http://{addr}/healthz (1 trigger: {trigger} retrying (MALFORMED_COUNTER: "
     );
+    let (out, _) = health_showing(&["health", "--addr", &addr], &[], 1, &unhealthy).await;
+    assert!(out.starts_with(&unhealthy), "{out}");
 
     // Repaired by hand: the retry numbers the document and health comes back.
     counters

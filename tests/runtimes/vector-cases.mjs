@@ -1,7 +1,9 @@
 // Replays tests/vectors/core.json through the Wasm core as JS sees it (the package's `core`
 // export): inputs go in as JS values (exact integers as BigInt), outputs come back as JS
 // values and are compared, as canonical JSON text, with the expected ones. Mirrors the native
-// runner crates/mongo-seq-core/tests/vectors.rs, including its plan-protocol checks.
+// runner crates/mongo-seq-core/tests/vectors.rs, including its plan-protocol checks. Every plan
+// is driven twice: through start()/feed() with JS values, and through the text forms the
+// package runs (commandJson()/feedJson()), which must give the same commands and outcome.
 import { readFileSync } from "node:fs";
 import { parseExact, canonical, lineDiff } from "./exact-json.mjs";
 
@@ -19,7 +21,8 @@ export function runVectors(core, vectors = parseExact(readFileSync(VECTOR_FILE, 
       if (!isCoreError(error)) problems.push(`threw a non-core error: ${error?.stack ?? error}`);
       outcome = { error };
     }
-    if (testCase.op !== "blockAllocator" || testCase.error !== undefined) compare("result", testCase, outcome, problems);
+    const withCalls = testCase.op === "blockAllocator" || testCase.op === "blockCounter";
+    if (!withCalls || testCase.error !== undefined) compare("result", testCase, outcome, problems);
     if (problems.length > 0) failures.push(`── ${testCase.name} (${testCase.op})\n${problems.join("\n")}`);
   }
   return { total: vectors.cases.length, failures };
@@ -52,16 +55,22 @@ function runCase(core, testCase, problems) {
     case "audit":
       return core.audit(input.numbers, input.start, input.step, input.counter);
     case "reserve":
-      return withSpec(core, input, (spec) => drive(spec.reserve(input.request), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.reserve(input.request), steps, problems));
     case "current":
-      return withSpec(core, input, (spec) => drive(spec.current(input.counterId), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.current(input.counterId), steps, problems));
     case "setNext":
-      return withSpec(core, input, (spec) => drive(spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
     case "seedFromMax":
-      return withSpec(core, input, (spec) => drive(spec.seedFromMax(input.counterId, input.value), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.seedFromMax(input.counterId, input.value), steps, problems));
     case "insertOptimistic":
       return withSpec(core, input, (spec) =>
-        drive(spec.insertOptimistic(input.field, optional(input.document), optional(input.formatField), optional(input.maxAttempts)), steps, problems),
+        drive(() => spec.insertOptimistic(input.field, optional(input.document), optional(input.formatField), optional(input.maxAttempts)), steps, problems),
+      );
+    case "insertOne":
+      return withSpec(core, input, (spec) => drive(() => spec.insertOne(input.field, optional(input.formatField), optional(input.document)), steps, problems));
+    case "insertMany":
+      return withSpec(core, input, (spec) =>
+        drive(() => spec.insertMany(input.field, optional(input.formatField), input.count, optional(input.documents)), steps, problems),
       );
     case "checkCount":
       return core.checkCount(input.argument, input.value);
@@ -71,13 +80,52 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) => spec.checkInsertFields(input.field, optional(input.formatField)) ?? null);
     case "blockAllocator":
       return runAllocator(core, input, testCase.calls ?? [], problems);
+    case "blockCounter":
+      return withSpec(core, input, (spec) => runCounter(spec, input, testCase.calls ?? [], problems));
     default:
       throw new Error(`unknown op ${testCase.op}: update the JS vector runner`);
   }
 }
 
-/** Drives a plan through the case's steps, checking each command, like the native runner. */
-function drive(plan, steps, problems) {
+/**
+ * Drives a plan (made by `make`) through the case's steps, checking each command, like the
+ * native runner; then a second one through the text forms, which must agree.
+ */
+function drive(make, steps, problems) {
+  const plan = make();
+  let outcome;
+  try {
+    outcome = { output: driveObjects(plan, steps, problems) };
+  } catch (error) {
+    outcome = { error };
+  }
+  driveText(make(), steps, outcome, problems);
+  if (outcome.error !== undefined) throw outcome.error;
+  return outcome.output;
+}
+
+/** The same steps through commandJson()/feedJson(): same commands, same outcome. */
+function driveText(plan, steps, expected, problems) {
+  const mismatch = (what) => problems.push(`text forms: ${what}`);
+  try {
+    let command = plan.commandJson();
+    for (const [index, step] of steps.entries()) {
+      if (command === undefined) return mismatch(`finished early at step ${index}`);
+      if (canonical(parseExact(command)) !== canonical(step.command)) mismatch(`step ${index}: command differs: ${command}`);
+      command = plan.feedJson(canonical(step.reply));
+    }
+    if (command !== undefined) return mismatch(`still wants ${command}`);
+    if (expected.error !== undefined) return mismatch(`finished, where start()/feed() failed with ${expected.error.code}`);
+    if (canonical(plan.start().done) !== canonical(expected.output)) mismatch("another outcome");
+  } catch (error) {
+    if (expected.error === undefined) mismatch(`failed with ${error?.code ?? error}`);
+    else if (error?.code !== expected.error.code) mismatch(`failed with ${error?.code}, not ${expected.error.code}`);
+  } finally {
+    plan.free();
+  }
+}
+
+function driveObjects(plan, steps, problems) {
   try {
     let step = plan.start();
     for (const [index, expected] of steps.entries()) {
@@ -122,6 +170,64 @@ function runAllocator(core, input, calls, problems) {
     }
   } finally {
     allocator.free();
+  }
+  return null;
+}
+
+/** Runs a blockCounter case's calls; a refill in progress is the open Plan. */
+function runCounter(spec, input, calls, problems) {
+  const counter = spec.blockCounter(input.counterId);
+  let open;
+  const close = () => {
+    open?.free();
+    open = undefined;
+  };
+  const call = {
+    take: (count) => {
+      const taken = counter.take(count);
+      return Array.isArray(taken) ? { numbers: taken } : { ticket: taken };
+    },
+    takeOne: () => {
+      const value = counter.takeOne();
+      return Number.isNaN(value) ? null : value;
+    },
+    ready: (ticket) => counter.ready(ticket) ?? null,
+    refill: (ticket) => {
+      const plan = counter.refill(ticket);
+      if (plan === undefined) return null;
+      open = plan;
+      return plan.start();
+    },
+    feed: (reply) => {
+      try {
+        const step = open.feed(reply);
+        if ("done" in step) close();
+        return step;
+      } catch (error) {
+        close(); // what the package's loop does: a failed refill plan is freed
+        throw error;
+      }
+    },
+    abandon: () => {
+      close();
+      return null;
+    },
+    discard: () => counter.discard(),
+  };
+  try {
+    for (const [index, { method, args, ...expected }] of calls.entries()) {
+      let outcome;
+      try {
+        outcome = { output: call[method](...args) };
+      } catch (error) {
+        if (!isCoreError(error)) problems.push(`call ${index} ${method}: non-core error ${error?.stack ?? error}`);
+        outcome = { error };
+      }
+      compare(`call ${index} ${method}`, expected, outcome, problems);
+    }
+  } finally {
+    close();
+    counter.free();
   }
   return null;
 }

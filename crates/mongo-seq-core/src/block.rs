@@ -75,6 +75,11 @@ impl BlockAllocator {
         Ok(())
     }
 
+    /// The number `next()` would return, without taking it.
+    pub fn peek(&self) -> Option<i64> {
+        (self.remaining > 0).then_some(self.next)
+    }
+
     /// The next number, or `None` when a refill is needed. (Named like the JS API; not an
     /// `Iterator` because `None` means "refill", not "finished".)
     #[allow(clippy::should_implement_trait)]

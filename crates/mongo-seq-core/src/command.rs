@@ -73,7 +73,17 @@ pub struct FindOptions {
 /// * `findOne` → `collection.findOne(filter, options)`; reply `document` or `none`.
 /// * `insertOne` → `collection.insertOne(document)`; reply `inserted`, or `duplicateKey` on 11000.
 /// * `insertDocument` → set `fields` (top-level keys) on the caller's own document, then
-///   `insertOne` it into the document collection; reply `inserted` or `duplicateKey`.
+///   `insertOne` it into the document collection; reply `inserted` or `duplicateKey`. With
+///   `duplicateKeyOn`, only a duplicate key on a unique index holding that field is the reply
+///   `duplicateKey`; one on another index is the caller's error.
+/// * `insertDocuments` → set `fields[i]` on the caller's document `first + i` (of the
+///   documents it gave) and insert them in order (`insertMany`, ordered); reply `writeResult`
+///   with `n` inserted and, when a duplicate key on a unique index holding `duplicateKeyOn`
+///   stopped it, that one write error (`index` within this command's documents). Any other
+///   error is the caller's.
+/// * `take` → take `count` numbers of the counter `counterId` from the caller's own
+///   [`BlockCounter`](crate::BlockCounter) (which may reserve them on the server first); reply
+///   `numbers`.
 /// * `find` → `collection.find(filter, options)` (`projection`, `sort`, `limit` when given),
 ///   every batch of the cursor; reply `documents`.
 /// * `update` → the `update` command with one statement `{q: filter, u: update}` per entry of
@@ -108,10 +118,22 @@ pub enum Command {
         collection: Collection,
         document: Value,
     },
+    #[serde(rename_all = "camelCase")]
     InsertDocument {
         collection: Collection,
         fields: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duplicate_key_on: Option<String>,
     },
+    #[serde(rename_all = "camelCase")]
+    InsertDocuments {
+        collection: Collection,
+        first: u64,
+        fields: Vec<Value>,
+        duplicate_key_on: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Take { counter_id: String, count: u64 },
     Find {
         collection: Collection,
         filter: Value,
@@ -146,33 +168,37 @@ pub enum Command {
 }
 
 impl Command {
-    /// The collection the command runs on (`None` for a `wait`, which sends nothing).
+    /// The collection the command runs on (`None` for a `wait` or a `take`).
     pub fn collection(&self) -> Option<Collection> {
         match self {
             Self::FindOneAndUpdate { collection, .. }
             | Self::FindOne { collection, .. }
             | Self::InsertOne { collection, .. }
             | Self::InsertDocument { collection, .. }
+            | Self::InsertDocuments { collection, .. }
             | Self::Find { collection, .. }
             | Self::Update { collection, .. }
             | Self::UpdateMany { collection, .. }
             | Self::Aggregate { collection, .. }
             | Self::CreateIndex { collection, .. } => Some(*collection),
-            Self::Wait { .. } => None,
+            Self::Wait { .. } | Self::Take { .. } => None,
         }
     }
 
     /// The server command it becomes (`findAndModify`, `find`, `insert`, `update`,
-    /// `aggregate`, `createIndexes`): what command monitoring sees, for accounting (`None` for a `wait`).
+    /// `aggregate`, `createIndexes`): what command monitoring sees, for accounting (`None` for a
+    /// `wait` or a `take`, which send nothing themselves).
     pub fn server_command(&self) -> Option<&'static str> {
         Some(match self {
             Self::FindOneAndUpdate { .. } => "findAndModify",
             Self::FindOne { .. } | Self::Find { .. } => "find",
-            Self::InsertOne { .. } | Self::InsertDocument { .. } => "insert",
+            Self::InsertOne { .. } | Self::InsertDocument { .. } | Self::InsertDocuments { .. } => {
+                "insert"
+            }
             Self::Update { .. } | Self::UpdateMany { .. } => "update",
             Self::Aggregate { .. } => "aggregate",
             Self::CreateIndex { .. } => "createIndexes",
-            Self::Wait { .. } => return None,
+            Self::Wait { .. } | Self::Take { .. } => return None,
         })
     }
 }
@@ -216,7 +242,8 @@ pub struct UpdateStatement {
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
 /// `{"kind":"duplicateKey"}`, `{"kind":"documents","documents":[…]}`,
 /// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
-/// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`.
+/// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`,
+/// `{"kind":"numbers","values":[…]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", try_from = "Value")]
 pub enum Reply {
@@ -234,6 +261,8 @@ pub enum Reply {
     WriteResult(WriteResult),
     /// A `wait` is over.
     Waited,
+    /// The numbers a `take` got, in order.
+    Numbers { values: Vec<i64> },
 }
 
 /// The reply to a write command, as the server gives it: `n` statements matched, `nModified`
@@ -340,8 +369,25 @@ impl Reply {
                 expect_keys(&["n", "nModified", "writeErrors", "writeConcernError"])?;
                 WriteResult::from_json(map).map(Self::WriteResult)
             }
+            "numbers" => {
+                expect_keys(&["values"])?;
+                match map.get("values") {
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|item| {
+                            ejson::read_i64(item).map_err(|reason| {
+                                SeqError::unexpected_reply(format!("`values` {reason}"))
+                            })
+                        })
+                        .collect::<Result<_, _>>()
+                        .map(|values| Self::Numbers { values }),
+                    _ => Err(SeqError::unexpected_reply(
+                        "a `numbers` reply needs an array `values`",
+                    )),
+                }
+            }
             other => Err(SeqError::unexpected_reply(format!(
-                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey, documents, writeResult, waited)",
+                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers)",
                 ejson::truncate(other)
             ))),
         }
@@ -356,6 +402,7 @@ impl Reply {
             Self::Documents { .. } => "documents",
             Self::WriteResult(_) => "writeResult",
             Self::Waited => "waited",
+            Self::Numbers { .. } => "numbers",
         }
     }
 }

@@ -75,6 +75,7 @@ pub mod backfill;
 pub mod backoff;
 pub mod batch;
 pub mod block;
+pub mod block_counter;
 pub mod command;
 pub mod counter;
 pub mod counter_id;
@@ -84,6 +85,7 @@ pub mod error;
 pub mod field;
 pub mod format;
 pub mod gapless;
+pub mod insert;
 pub mod intent;
 pub mod largest;
 pub mod lease;
@@ -106,6 +108,7 @@ pub use backfill::{SeedFromExisting, SeedReport};
 pub use backoff::{Backoff, WaitWindow};
 pub use batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use block::{BlockAllocator, SharedBlockAllocator};
+pub use block_counter::{BlockCounter, Numbers, Refill, Take};
 pub use command::{
     Collection, Command, FindOptions, Plan, QueryOptions, Reply, ReturnDocument, Step,
     UpdateOptions, UpdateStatement, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY,
@@ -121,6 +124,7 @@ pub use gapless::{
     CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
     PENDING_ROUNDS,
 };
+pub use insert::{InsertNumbered, InsertOutcome};
 pub use intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,

@@ -186,6 +186,7 @@ impl OptimisticInsertMachine {
         Ok(Step::Command(Command::InsertDocument {
             collection: Collection::Documents,
             fields: Value::Object(fields),
+            duplicate_key_on: None,
         }))
     }
 }

@@ -1,9 +1,12 @@
 //! Property tests: arbitrary options, documents, replies and arguments never panic, and a
 //! few invariants hold (options round-trip, scoped ids are injective, ranges stay in bounds).
 
+use std::collections::BTreeSet;
+
 use mongo_seq_core::{
-    audit, format_seq, BlockAllocator, CurrentValue, OptimisticInsert, Plan, Reply, Reservation,
-    ReserveRequest, ReservedRange, SeedFromMax, SequenceSpec, SetNext, Step,
+    audit, format_seq, BlockAllocator, BlockCounter, CurrentValue, InsertNumbered,
+    OptimisticInsert, Plan, Reply, Reservation, ReserveRequest, ReservedRange, SeedFromMax,
+    SequenceSpec, SetNext, Step, Take,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -51,7 +54,75 @@ fn reply(counter_id: &'static str) -> impl Strategy<Value = Value> {
             move |seq| json!({"kind": "document", "document": {"_id": counter_id, "seq": seq}})
         ),
         json_value().prop_map(|document| json!({"kind": "document", "document": document})),
+        prop::collection::vec(number(), 0..3)
+            .prop_map(|values| json!({"kind": "numbers", "values": values})),
+        (0u64..3, prop_oneof![Just(11000i64), Just(121)]).prop_map(|(index, code)| json!({
+            "kind": "writeResult", "n": index, "nModified": 0,
+            "writeErrors": [{"index": index, "code": code, "errmsg": "e"}]
+        })),
         json_value(),
+    ]
+}
+
+/// One step of a client on a [`BlockCounter`].
+#[derive(Debug, Clone)]
+enum CounterCall {
+    Take(u64),
+    TakeOne,
+    Refill(u64),
+    /// Feed the open refill the answer of a model server (`None`), or another reply.
+    Feed(Option<Value>),
+    Abandon,
+    Discard,
+    Ready(u64),
+}
+
+/// What a server holding the counter at `last` answers to a reservation's command (it moves
+/// `last` as the command says), so that refills never overlap.
+fn model_answer(command: &Value, last: &mut i64) -> Value {
+    let seq = |update: &Value, op: &str| {
+        update[op]["seq"]["$numberLong"]
+            .as_str()
+            .and_then(|n| n.parse::<i64>().ok())
+    };
+    let document = |last: i64| json!({"kind": "document", "document": {"_id": "orders", "seq": {"$numberLong": last.to_string()}}});
+    match command["op"].as_str() {
+        Some("findOneAndUpdate") => {
+            if let Some(inc) = seq(&command["update"], "$inc") {
+                *last = last.saturating_add(inc);
+            } else if let Some(set) = seq(&command["update"], "$set") {
+                *last = set;
+            }
+            document(*last)
+        }
+        Some("insertOne") => {
+            if let Some(set) = command["document"]["seq"]["$numberLong"]
+                .as_str()
+                .and_then(|n| n.parse().ok())
+            {
+                *last = set;
+            }
+            json!({"kind": "inserted"})
+        }
+        _ => document(*last),
+    }
+}
+
+fn counter_call() -> impl Strategy<Value = CounterCall> {
+    prop_oneof![
+        (0u64..4).prop_map(CounterCall::Take),
+        Just(CounterCall::TakeOne),
+        (0u64..6).prop_map(CounterCall::Refill),
+        prop::option::of(prop_oneof![
+            Just(json!({"kind": "none"})),
+            Just(json!({"kind": "duplicateKey"})),
+            Just(json!({"kind": "inserted"})),
+            json_value(),
+        ])
+        .prop_map(CounterCall::Feed),
+        Just(CounterCall::Abandon),
+        Just(CounterCall::Discard),
+        (0u64..6).prop_map(CounterCall::Ready),
     ]
 }
 
@@ -168,6 +239,80 @@ proptest! {
         if let Ok(report) = audit(&numbers, start, step, counter) {
             prop_assert!(report.gaps.len() <= 10 && report.duplicates.len() <= 10);
             prop_assert!(report.distinct <= report.total);
+        }
+    }
+
+    #[test]
+    fn block_counters_never_panic_nor_repeat_a_number(
+        spec_index in 0usize..5,
+        calls in prop::collection::vec(counter_call(), 0..40),
+    ) {
+        let spec = fixed_specs().swap_remove(spec_index);
+        let mut counter = BlockCounter::new(&spec, "orders").expect("a counter of the spec");
+        let mut open: Option<(u64, Reservation)> = None;
+        let mut handed = BTreeSet::new();
+        let mut last = spec.start().saturating_sub(spec.step());
+        let mut hand = |values: &mut dyn Iterator<Item = i64>| {
+            for value in values {
+                assert!(handed.insert(value), "{value} handed out twice");
+            }
+        };
+        for call in calls {
+            match call {
+                CounterCall::Take(count) => {
+                    if let Ok(Take::Numbers(numbers)) = counter.take(count) {
+                        hand(&mut numbers.values());
+                    }
+                }
+                CounterCall::TakeOne => hand(&mut counter.take_one().into_iter()),
+                CounterCall::Refill(ticket) => {
+                    if let Ok(Some(refill)) = counter.refill(ticket) {
+                        open = Some((refill.id, refill.plan));
+                    }
+                }
+                CounterCall::Feed(raw) => {
+                    let Some((id, mut plan)) = open.take() else { continue };
+                    let raw = raw.unwrap_or_else(|| match plan.start() {
+                        Ok(Step::Command(command)) => model_answer(&serde_json::to_value(command).expect("json"), &mut last),
+                        _ => json!({"kind": "none"}),
+                    });
+                    match Reply::from_json(&raw).and_then(|reply| plan.feed(reply)) {
+                        Ok(Step::Done(range)) => counter.refilled(id, range),
+                        Ok(Step::Command(_)) => open = Some((id, plan)),
+                        Err(_) => counter.refill_failed(id),
+                    }
+                }
+                CounterCall::Abandon => {
+                    if let Some((id, _)) = open.take() {
+                        counter.refill_failed(id);
+                    }
+                }
+                CounterCall::Discard => {
+                    counter.discard();
+                }
+                CounterCall::Ready(ticket) => {
+                    if let Some(numbers) = counter.ready(ticket) {
+                        hand(&mut numbers.values());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn insert_plans_never_panic(
+        spec_index in 0usize..5,
+        count in 0u64..4,
+        replies in prop::collection::vec(reply("orders"), 0..14),
+        documents in prop::option::of(prop::collection::vec(json_value(), 0..4)),
+    ) {
+        let spec = fixed_specs().swap_remove(spec_index);
+        let format_field = spec.format().map(|_| "code");
+        if let Ok(plan) = InsertNumbered::one(&spec, "_id", format_field, documents.as_ref().and_then(|d| d.first())) {
+            drive(plan, &replies, |done| assert_eq!(done.values.len(), 1));
+        }
+        if let Ok(plan) = InsertNumbered::many(&spec, "n", format_field, count, documents.as_deref()) {
+            drive(plan, &replies, |done| assert_eq!(done.values.len() as u64, count));
         }
     }
 

@@ -10,10 +10,11 @@ use std::path::PathBuf;
 use mongo_seq_core::intent::Intent;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
-    AcquireLease, BlockAllocator, CompleteIntent, CompletePending, CounterKey, CurrentValue,
-    FinishIntent, GaplessReserve, Lease, LeaseRequest, Note, NumberBatch, NumberGapless,
-    NumberingSpec, OptimisticInsert, Plan, RenewLease, Reply, Reservation, ReserveRequest,
-    ReservedRange, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
+    CurrentValue, FinishIntent, GaplessReserve, InsertNumbered, Lease, LeaseRequest, Note,
+    NumberBatch, NumberGapless, NumberingSpec, OptimisticInsert, Plan, RenewLease, Reply,
+    Reservation, ReserveRequest, ReservedRange, SeedFromExisting, SeedFromMax, SeqError,
+    SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -174,35 +175,106 @@ impl<T: Serialize> From<&Step<T>> for StepView {
     }
 }
 
+/// The positional arguments of one call of a `calls` case.
+struct Args(Vec<Value>);
+
+impl Args {
+    fn get(&self, i: usize) -> &Value {
+        self.0.get(i).unwrap_or(&Value::Null)
+    }
+
+    fn u(&self, i: usize) -> u64 {
+        self.get(i)
+            .as_u64()
+            .unwrap_or_else(|| panic!("argument {i} is not a count"))
+    }
+}
+
+/// Runs a case's calls in order through `call(method, args)`, comparing each outcome.
+fn run_calls(calls: &[Value], trace: &mut Trace, mut call: impl FnMut(&str, &Args) -> Outcome) {
+    for (index, entry) in calls.iter().enumerate() {
+        let args = Args(entry["args"].as_array().cloned().unwrap_or_default());
+        let method = entry["method"].as_str().unwrap_or("");
+        let got = call(method, &args);
+        compare(&format!("call {index} {method}"), entry, &got, trace);
+    }
+}
+
 fn run_block(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
     let block = u64::try_from(int(input, "block")).unwrap_or(0);
     let mut allocator = BlockAllocator::new(block)?;
-    for (index, call) in calls.iter().enumerate() {
-        let args = call["args"].as_array().cloned().unwrap_or_default();
-        let method = call["method"].as_str().unwrap_or("");
-        let u = |i: usize| {
-            args.get(i)
-                .and_then(Value::as_u64)
-                .unwrap_or_else(|| panic!("call {index}: arg {i}"))
-        };
-        let got: Outcome = match method {
-            "isEmpty" => Ok(json!(allocator.is_empty())),
-            "remaining" => Ok(json!(allocator.remaining())),
-            "next" => Ok(to_json(allocator.next())),
-            "take" => Ok(to_json(allocator.take(u(0)))),
-            "discard" => Ok(json!(allocator.discard())),
-            "refillRequest" => Ok(to_json(
-                allocator.refill_request(args[0].as_str().unwrap_or(""), u(1)),
-            )),
-            "refill" => {
-                let range: ReservedRange =
-                    serde_json::from_value(args[0].clone()).expect("range arg");
-                allocator.refill(range).map(|()| Value::Null)
-            }
-            other => panic!("unknown blockAllocator method {other}"),
-        };
-        compare(&format!("call {index} {method}"), call, &got, trace);
+    run_calls(calls, trace, |method, args| match method {
+        "isEmpty" => Ok(json!(allocator.is_empty())),
+        "remaining" => Ok(json!(allocator.remaining())),
+        "next" => Ok(to_json(allocator.next())),
+        "take" => Ok(to_json(allocator.take(args.u(0)))),
+        "discard" => Ok(json!(allocator.discard())),
+        "refillRequest" => Ok(to_json(
+            allocator.refill_request(args.get(0).as_str().unwrap_or(""), args.u(1)),
+        )),
+        "refill" => {
+            let range: ReservedRange =
+                serde_json::from_value(args.get(0).clone()).expect("range arg");
+            allocator.refill(range).map(|()| Value::Null)
+        }
+        other => panic!("unknown blockAllocator method {other}"),
+    });
+    Ok(Value::Null)
+}
+
+/// The steps of a refill: `{command}` while it waits for a reply, `{done: null}` once its range
+/// went to the counter.
+fn refill_step(
+    step: Result<Step<ReservedRange>, SeqError>,
+) -> Result<(Value, Option<ReservedRange>), SeqError> {
+    match step? {
+        Step::Command(command) => Ok((json!({ "command": command }), None)),
+        Step::Done(range) => Ok((json!({ "done": null }), Some(range))),
     }
+}
+
+fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
+    let mut counter = BlockCounter::new(&spec(input)?, text(input, "counterId"))?;
+    let mut open: Option<(u64, Reservation)> = None;
+    run_calls(calls, trace, |method, args| match method {
+        "take" => counter.take(args.u(0)).map(to_json),
+        "takeOne" => Ok(to_json(counter.take_one())),
+        "ready" => Ok(to_json(counter.ready(args.u(0)))),
+        "refill" => counter.refill(args.u(0)).and_then(|refill| match refill {
+            None => Ok(Value::Null),
+            Some(refill) => {
+                let step = refill_step(refill.plan.start()).map(|(view, _)| view);
+                open = Some((refill.id, refill.plan));
+                step
+            }
+        }),
+        "feed" => {
+            let (id, mut plan) = open.take().expect("feed: no open refill");
+            let step =
+                Reply::from_json(args.get(0)).and_then(|reply| refill_step(plan.feed(reply)));
+            match step {
+                Ok((view, Some(range))) => {
+                    counter.refilled(id, range);
+                    Ok(view)
+                }
+                Ok((view, None)) => {
+                    open = Some((id, plan));
+                    Ok(view)
+                }
+                Err(error) => {
+                    counter.refill_failed(id);
+                    Err(error)
+                }
+            }
+        }
+        "abandon" => {
+            let (id, _) = open.take().expect("abandon: no open refill");
+            counter.refill_failed(id);
+            Ok(Value::Null)
+        }
+        "discard" => Ok(json!(counter.discard())),
+        other => panic!("unknown blockCounter method {other}"),
+    });
     Ok(Value::Null)
 }
 
@@ -258,6 +330,33 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             });
             drive(plan, &steps, trace)
         }
+        "insertOne" => drive(
+            spec(input).and_then(|spec| {
+                InsertNumbered::one(
+                    &spec,
+                    text(input, "field"),
+                    arg(input, "formatField").as_str(),
+                    opt_doc(input, "document").as_ref(),
+                )
+            }),
+            &steps,
+            trace,
+        ),
+        "insertMany" => {
+            let documents =
+                opt_doc(input, "documents").map(|d| d.as_array().cloned().unwrap_or_default());
+            let count = u64::try_from(int(input, "count")).unwrap_or(u64::MAX);
+            let plan = spec(input).and_then(|spec| {
+                InsertNumbered::many(
+                    &spec,
+                    text(input, "field"),
+                    arg(input, "formatField").as_str(),
+                    count,
+                    documents.as_deref(),
+                )
+            });
+            drive(plan, &steps, trace)
+        }
         "checkCount" => {
             check_count(text(input, "argument"), arg(input, "value")).map(|count| json!(count))
         }
@@ -273,6 +372,11 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             .map(|()| Value::Null)
         }),
         "blockAllocator" => run_block(
+            input,
+            case["calls"].as_array().map_or(&[][..], Vec::as_slice),
+            trace,
+        ),
+        "blockCounter" => run_counter(
             input,
             case["calls"].as_array().map_or(&[][..], Vec::as_slice),
             trace,
@@ -447,7 +551,8 @@ fn replay(file: &str) {
         }
         let mut trace = Trace::default();
         let got = run(case, &mut trace);
-        if op != "blockAllocator" || case.get("error").is_some() {
+        let with_calls = op == "blockAllocator" || op == "blockCounter";
+        if !with_calls || case.get("error").is_some() {
             compare("result", case, &got, &mut trace);
         }
         let notes = to_json(&trace.notes);

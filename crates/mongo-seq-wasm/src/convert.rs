@@ -65,10 +65,9 @@ fn shown_path(path: &str) -> &str {
 
 /// Reads a JS value as JSON (see the module docs). `undefined` reads as `null`.
 pub fn read(value: &JsValue, unreadable: Unreadable) -> Result<Value, Refused> {
-    let object_prototype = Object::get_prototype_of(&Object::new().into());
     let mut reader = Reader {
         unreadable,
-        object_prototype,
+        object_prototype: None,
         path: String::new(),
     };
     reader.value(value, 0)
@@ -76,7 +75,8 @@ pub fn read(value: &JsValue, unreadable: Unreadable) -> Result<Value, Refused> {
 
 struct Reader {
     unreadable: Unreadable,
-    object_prototype: Object,
+    /// `Object.prototype`, looked up at the first object (numbers and strings need none).
+    object_prototype: Option<Object>,
     path: String,
 }
 
@@ -124,8 +124,10 @@ impl Reader {
             return Ok(Value::Array(items));
         }
         let prototype = Object::get_prototype_of(value);
-        if !(prototype.is_null()
-            || JsValue::from(&prototype) == JsValue::from(&self.object_prototype))
+        let object_prototype = self
+            .object_prototype
+            .get_or_insert_with(|| Object::get_prototype_of(&Object::new().into()));
+        if !(prototype.is_null() || JsValue::from(&prototype) == JsValue::from(&*object_prototype))
         {
             return self.unreadable(value);
         }
@@ -235,18 +237,34 @@ fn describe_number(number: f64) -> String {
         }
         .to_owned()
     } else if number_to_json(number).is_none() {
+        let number = js_number_text(number);
         format!(
             "{number}, a JS number beyond 2^53 - 1 that may not be the integer written (use a BigInt, e.g. {number}n)"
         )
     } else {
-        format!("number {number}")
+        format!("number {}", js_number_text(number))
     }
+}
+
+/// A finite number as JS writes it (`String(number)`); Rust's float formatting would add
+/// ~20 KB to the module for error messages only.
+fn js_number_text(number: f64) -> String {
+    js_sys::Number::from(number)
+        .to_string(10)
+        .map(String::from)
+        .unwrap_or_default()
 }
 
 /// Serializes a core output to a JS value (see module docs for numbers).
 pub fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    // Core outputs are plain data (maps with string keys, numbers, strings): this cannot fail.
-    let json = serde_json::to_value(value).unwrap_or(Value::Null);
+    // Core outputs are plain data (maps with string keys, integers, strings): this cannot
+    // fail. Through JSON text rather than `serde_json::to_value`: the text serializer and
+    // parser are in the module anyway (commands and replies cross as text), the value
+    // serializer would be one more copy of every output's serialization.
+    let json = serde_json::to_string(value)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
     Ok(json_to_js(&json))
 }
 
@@ -269,9 +287,14 @@ pub fn json_to_js(value: &Value) -> JsValue {
     }
 }
 
+/// Whether `int` is exact as a JS number (within ±(2^53 - 1)).
+pub fn is_safe_integer(int: i64) -> bool {
+    (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&int)
+}
+
 /// An i64 as a JS number when exact, else a BigInt.
 pub fn i64_to_js(int: i64) -> JsValue {
-    if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&int) {
+    if is_safe_integer(int) {
         #[allow(clippy::cast_precision_loss)] // exact within ±(2^53 - 1)
         JsValue::from_f64(int as f64)
     } else {

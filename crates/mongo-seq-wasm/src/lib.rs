@@ -5,6 +5,7 @@
 mod args;
 mod block;
 mod convert;
+mod counter;
 mod error;
 mod plan;
 mod spec;

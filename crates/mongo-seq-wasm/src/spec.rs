@@ -1,14 +1,15 @@
 //! `SequenceSpec`: validated options and the plans of one sequence.
 
 use mongo_seq_core::{
-    check_insert_fields, CurrentValue, OptimisticInsert, Reservation, ReserveRequest,
-    SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
+    check_insert_fields, BlockCounter, CurrentValue, InsertNumbered, OptimisticInsert, Reservation,
+    ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
 };
 use wasm_bindgen::prelude::*;
 
 use crate::args;
 use crate::convert::to_js;
-use crate::error::IntoJsResult;
+use crate::counter::JsBlockCounter;
+use crate::error::{invalid_argument, IntoJsResult};
 use crate::plan::JsPlan;
 
 /// Validated sequence options (`name`, `start`, `step`, `min`, `max`, `block`, `scope`,
@@ -74,6 +75,81 @@ impl JsSequenceSpec {
         let request = args::json("request", "a ReserveRequest object", &request)?;
         let request = ReserveRequest::from_json(&request).js()?;
         Reservation::new(&self.0, &request).js().map(JsPlan::wrap)
+    }
+
+    /// The counter object of `counterId` (from `counterId()`): the numbers this process holds.
+    #[wasm_bindgen(js_name = blockCounter)]
+    pub fn block_counter(
+        &self,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
+    ) -> Result<JsBlockCounter, JsValue> {
+        let counter_id = args::string("counterId", &counter_id)?;
+        BlockCounter::new(&self.0, &counter_id)
+            .js()
+            .map(JsBlockCounter::new)
+    }
+
+    /// Plan: insert the caller's document numbered in `field` (and its formatted id in
+    /// `formatField`), numbers from `take` commands, a taken number replaced; done with an
+    /// `InsertOutcome`. `document` supplies scope values.
+    #[wasm_bindgen(js_name = insertOne)]
+    pub fn insert_one(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        let document = args::document("document", &document)?;
+        InsertNumbered::one(&self.0, &field, format_field.as_deref(), document.as_ref())
+            .js()
+            .map(JsPlan::wrap)
+    }
+
+    /// Plan: `insertOne` for `count` documents, inserted in order (`insertDocuments`);
+    /// `documents` supplies their scope values (required when scoped).
+    #[wasm_bindgen(js_name = insertMany)]
+    pub fn insert_many(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] count: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument[] | undefined")] documents: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        const EXPECTED: &str = "an array of documents";
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        let count = args::integer("count", &count)?;
+        let count = u64::try_from(count)
+            .map_err(|_| invalid_argument("count", format!("must not be negative, got {count}")))?;
+        let documents = if documents.is_undefined() || documents.is_null() {
+            None
+        } else {
+            match args::json("documents", EXPECTED, &documents)? {
+                serde_json::Value::Array(documents) => Some(documents),
+                _ => {
+                    return Err(invalid_argument(
+                        "documents",
+                        format!(
+                            "must be {EXPECTED}, got {}",
+                            crate::convert::describe(&documents)
+                        ),
+                    ))
+                }
+            }
+        };
+        InsertNumbered::many(
+            &self.0,
+            &field,
+            format_field.as_deref(),
+            count,
+            documents.as_deref(),
+        )
+        .js()
+        .map(JsPlan::wrap)
     }
 
     /// Plan: read the counter without writing; done with a `CounterState`.

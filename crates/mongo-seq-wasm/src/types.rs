@@ -75,6 +75,11 @@ export interface OptimisticOutcome {
   value: CoreInteger;
   formatted: string | null;
 }
+/** The number of each document of an insert, in input order, and the formatted ids when a `formatField` was given. */
+export interface InsertOutcome {
+  values: CoreInteger[];
+  formatted: string[] | null;
+}
 
 /** What `audit` found (see the core's audit module). */
 export interface AuditReport {
@@ -98,7 +103,12 @@ export type Command =
   | { op: "findOne"; collection: "counters" | "documents"; filter: EjsonDocument;
       options?: { sort: EjsonDocument; projection: EjsonDocument } }
   | { op: "insertOne"; collection: "counters" | "documents"; document: EjsonDocument }
-  | { op: "insertDocument"; collection: "counters" | "documents"; fields: EjsonDocument }
+  /** Set `fields` on the caller's document and insert it; with `duplicateKeyOn`, only a duplicate key on that field is a `duplicateKey` reply. */
+  | { op: "insertDocument"; collection: "counters" | "documents"; fields: EjsonDocument; duplicateKeyOn?: string }
+  /** Set `fields[i]` on the caller's document `first + i` and insert them in order; reply `writeResult`. */
+  | { op: "insertDocuments"; collection: "counters" | "documents"; first: number; fields: EjsonDocument[]; duplicateKeyOn: string }
+  /** Take `count` numbers of counter `counterId` from the caller's BlockCounter; reply `numbers`. */
+  | { op: "take"; counterId: string; count: number }
   /** Sleep a duration drawn uniformly from minMs..=maxMs, then reply `waited`. */
   | { op: "wait"; minMs: number; maxMs: number };
 /** The outcome of a command, fed back to the plan. */
@@ -107,7 +117,11 @@ export type Reply =
   | { kind: "none" }
   | { kind: "inserted" }
   | { kind: "duplicateKey" }
-  | { kind: "waited" };
+  | { kind: "waited" }
+  | { kind: "numbers"; values: Integer[] }
+  | { kind: "writeResult"; n: number; nModified: number;
+      writeErrors?: Array<{ index: number; code: number; errmsg: string }>;
+      writeConcernError?: { code: number; errmsg: string } };
 /** What a plan wants next. */
 export type PlanStep = { command: Command } | { done: unknown };
 
