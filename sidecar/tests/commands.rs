@@ -12,25 +12,11 @@ use mongodb::bson::doc;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-/// Commands other than the stream's own (`aggregate` opening it, its `getMore`s) and the
-/// driver's housekeeping.
+/// The commands of numbering: the stream's own and the driver's housekeeping left out.
 fn numbering_commands(counts: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     counts
         .into_iter()
-        .filter(|(name, _)| {
-            !matches!(
-                name.as_str(),
-                "getMore"
-                    | "aggregate"
-                    | "isMaster"
-                    | "ismaster"
-                    | "hello"
-                    | "endSessions"
-                    | "killCursors"
-                    | "buildInfo"
-                    | "ping"
-            )
-        })
+        .filter(|(name, _)| !is_stream_or_housekeeping(name))
         .collect()
 }
 
