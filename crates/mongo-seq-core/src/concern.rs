@@ -9,10 +9,19 @@
 //!   (<https://www.mongodb.com/docs/manual/core/replica-set-rollbacks/>). A write whose majority
 //!   cannot be reached (arbiters with a data member down, a lost majority) is not acknowledged:
 //!   the caller stops numbering rather than risk a duplicate.
-//! * **Reads** (`find`, `aggregate`) carry `{level: "majority"}`: a decision (a counter's value
-//!   before `setNext`, the largest number in a collection, a lease, the pending intents, a
-//!   backfill page) is only taken on data that cannot be rolled back
+//! * **Reads** (`find`, `aggregate`) of the protocol's own state, the counters and the leases
+//!   (the sidecar's state documents), carry `{level: "majority"}`: a decision (a counter's value
+//!   before `setNext` or a gapless reservation, the highest epoch, a lease, the pending intents,
+//!   the stored resume token) is only taken on data that cannot be rolled back
 //!   (<https://www.mongodb.com/docs/manual/reference/read-concern-majority/>).
+//! * Reads of the **documents** carry `{level: "local"}`, explicitly: which documents exist,
+//!   which are unnumbered, the largest number in use. A change stream opened without a resume
+//!   point starts at the primary's newest entry, majority-committed or not, so a `majority`
+//!   backfill would miss a document inserted just before and not yet replicated, and nothing
+//!   would ever number it (the simulator found this); and `seedFromMax` must see a number the
+//!   application was just told about. Reading what may still roll back is safe here: every
+//!   write to a document is conditional and `w: "majority"`, so a number written to a document
+//!   that then disappears is at most a gap.
 //!
 //! A `take`, a `wait` and an index build send nothing of their own that needs one.
 
@@ -62,6 +71,13 @@ impl ReadConcern {
             level: "majority".to_owned(),
         }
     }
+
+    /// `{level: "local"}`: what the primary has, majority-committed or not.
+    pub fn local() -> Self {
+        Self {
+            level: "local".to_owned(),
+        }
+    }
 }
 
 impl Command {
@@ -84,7 +100,12 @@ impl Command {
     /// on, or is a write).
     pub fn read_concern(&self) -> Option<ReadConcern> {
         match self.server_command()? {
-            "find" | "aggregate" => Some(ReadConcern::majority()),
+            "find" | "aggregate" => Some(match self.collection()? {
+                crate::command::Collection::Documents => ReadConcern::local(),
+                crate::command::Collection::Counters | crate::command::Collection::Leases => {
+                    ReadConcern::majority()
+                }
+            }),
             _ => None,
         }
     }
