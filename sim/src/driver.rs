@@ -46,7 +46,7 @@ pub enum DriverError {
 }
 
 impl DriverError {
-    fn retryable(&self) -> bool {
+    pub fn retryable(&self) -> bool {
         match self {
             Self::Network => true,
             Self::Server(error) | Self::WriteConcern { error, .. } => is_retryable_code(error.code),

@@ -11,8 +11,9 @@ use mongo_seq_core::{
 use serde_json::Value;
 
 use crate::driver::{Client, DriverError};
+use crate::invariants::integer;
 use crate::model::error::code;
-use crate::model::{Operation, ReadLevel, Response, ServerError, Statement};
+use crate::model::{IndexSpec, Operation, ReadLevel, Response, ServerError, Statement};
 use crate::world::WriteConcern;
 
 /// The namespaces (`db.collection`) a plan's commands name, and the caller's documents of an
@@ -273,6 +274,34 @@ pub async fn execute(
                 .collect::<Result<_, _>>()
                 .map_err(core)?,
         },
+        Command::CreateIndex {
+            collection,
+            name,
+            keys,
+            unique,
+            partial_filter_expression,
+        } => Operation::CreateIndex {
+            collection: collection_name(target, *collection),
+            spec: IndexSpec {
+                name: name.clone(),
+                keys: to_document(keys)
+                    .map_err(core)?
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            integer(v).and_then(|v| i32::try_from(v).ok()).unwrap_or(1),
+                        )
+                    })
+                    .collect(),
+                unique: *unique,
+                partial: partial_filter_expression
+                    .as_ref()
+                    .map(to_document)
+                    .transpose()
+                    .map_err(core)?,
+            },
+        },
         Command::Wait { min_ms, max_ms } => {
             client.world.pause(*min_ms, *max_ms).await;
             return Ok(Reply::Waited);
@@ -390,6 +419,7 @@ pub async fn execute(
                 })),
             }
         }
+        (Command::CreateIndex { .. }, Ok(_)) => Reply::None,
         (Command::Update { .. } | Command::UpdateMany { .. }, Ok(response)) => {
             Reply::WriteResult(write_result(response))
         }
@@ -449,5 +479,13 @@ pub async fn run_plan<P: Plan>(
                 step = plan.feed(reply).map_err(PlanError::Core)?;
             }
         }
+    }
+}
+
+/// An integer of Extended JSON (a number or `{"$numberLong": …}`/`{"$numberInt": …}`).
+pub fn json_integer(value: &Value) -> Option<i64> {
+    match Bson::try_from(value.clone()) {
+        Ok(bson) => integer(&bson),
+        Err(_) => None,
     }
 }

@@ -13,5 +13,7 @@ pub mod mutants;
 pub mod rng;
 pub mod runner;
 pub mod schedule;
+pub mod sidecar;
 pub mod trace;
+pub mod triggers;
 pub mod world;

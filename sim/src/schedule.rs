@@ -1,7 +1,10 @@
 //! One schedule: a world built from a seed, its actors run to the end under faults, then
 //! quiescence (every member healed, no new faults), then the invariants.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
 
 use crate::clients::{self, JsProcess};
 use crate::driver::{Client, ClientOptions};
@@ -9,7 +12,11 @@ use crate::invariants::{check_counters, check_unique_numbers, integer};
 use crate::model::ReadLevel;
 use crate::mutants::Mutant;
 use crate::rng::SimRng;
+use crate::triggers::{self, Sidecars};
 use crate::world::{Config, World, WriteConcern};
+
+/// How long (simulated) the sidecars get after quiescence to number every document.
+const QUIESCENCE_MS: u64 = 120_000;
 
 /// What one schedule did.
 #[derive(Debug, Clone)]
@@ -48,6 +55,10 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
         failover_every_s: [0.0, 20.0, 8.0, 3.0][rng.below(4)],
         truncate_every_s: [0.0, 0.0, 30.0, 5.0][rng.below(4)],
         crash_every_s: [0.0, 15.0][rng.below(2)],
+        sidecars: [0, 1, 2, 3][rng.weighted(&[1, 2, 4, 3])],
+        sidecar_crash_every_s: [0.0, 20.0, 6.0][rng.below(3)],
+        sidecar_pause_every_s: [0.0, 30.0, 8.0][rng.below(3)],
+        drop_every_s: [0.0, 0.0, 40.0][rng.below(3)],
         mutant,
     };
     let processes = rng.between(2, 4);
@@ -87,15 +98,20 @@ pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
 async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     let (config, client_options) = draw_config(seed, mutant);
     let summary = format!(
-        "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}",
+        "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}, sidecars {} (crash every {}s, pause every {}s), drop every {}s",
         config.data_members,
         config.arbiters,
         config.server_default_write,
         config.wire_fault_rate,
         config.failover_every_s,
         config.truncate_every_s,
-        client_options.len()
+        client_options.len(),
+        config.sidecars,
+        config.sidecar_crash_every_s,
+        config.sidecar_pause_every_s,
+        config.drop_every_s,
     );
+    let sidecar_count = config.sidecars;
     let world = World::new(config, trace);
     world.note("SIM", || format!("seed {seed}: {summary}"));
     let environment = tokio::spawn(world.clone().environment());
@@ -103,7 +119,31 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     let setup = Client::new(&world, "setup", ClientOptions::default());
     clients::create_indexes(&setup).await;
 
+    // The sidecars, the applications inserting what they number, a user deleting.
+    let sidecars = Arc::new(Mutex::new(Sidecars { shared: Vec::new() }));
+    let stop_sidecars = CancellationToken::new();
+    let supervisors: Vec<_> = (0..sidecar_count)
+        .map(|i| {
+            tokio::spawn(triggers::supervise(
+                world.clone(),
+                i,
+                stop_sidecars.clone(),
+                sidecars.clone(),
+            ))
+        })
+        .collect();
     let mut tasks = Vec::new();
+    if sidecar_count > 0 {
+        for (index, options) in client_options.iter().enumerate() {
+            tasks.push(tokio::spawn(triggers::writer(
+                world.clone(),
+                format!("writer{index}"),
+                options.clone(),
+            )));
+        }
+        // It stops at quiescence, not awaited.
+        drop(tokio::spawn(triggers::deleter(world.clone())));
+    }
     for (index, options) in client_options.into_iter().enumerate() {
         let world = world.clone();
         tasks.push(tokio::spawn(async move {
@@ -126,6 +166,20 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     world.calm_down();
     tokio::time::sleep(Duration::from_millis(100)).await;
     world.with(|w| w.settle());
+    if sidecar_count > 0 {
+        // Quiescence for the sidecars: they run until every document is numbered (bounded).
+        let deadline = world.now_ms() + QUIESCENCE_MS;
+        while !triggers::all_numbered(&world) && world.now_ms() < deadline {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        // Let the batch in flight finish; then stop them.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        stop_sidecars.cancel();
+        for supervisor in supervisors {
+            let _ = supervisor.await;
+        }
+        world.with(|w| w.settle());
+    }
 
     let counters = clients::counter_values(&world);
     let mut violations = world.with(|w| check_counters(&w.ledger, &counters));
@@ -144,6 +198,11 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
             ))
         }),
     ));
+    if sidecar_count > 0 {
+        let sidecars = sidecars.lock().expect("sidecars");
+        violations.extend(triggers::check(&world, &sidecars));
+        violations.extend(triggers::check_reported(&world, &sidecars));
+    }
     for v in violations {
         world.violation(v);
     }

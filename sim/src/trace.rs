@@ -39,6 +39,9 @@ impl Trace {
                 who,
                 what()
             );
+            if std::env::var_os("SIM_LIVE").is_some() {
+                eprintln!("{line}");
+            }
             self.lines.push(line);
         }
     }

@@ -43,6 +43,14 @@ pub struct Config {
     pub truncate_every_s: f64,
     /// Mean simulated seconds between secondary crashes (0: none).
     pub crash_every_s: f64,
+    /// Sidecar processes (0: none in this schedule).
+    pub sidecars: usize,
+    /// Mean simulated seconds between crashes of one sidecar process (0: none).
+    pub sidecar_crash_every_s: f64,
+    /// Mean simulated seconds between a sidecar's pauses past its lease (0: none).
+    pub sidecar_pause_every_s: f64,
+    /// Mean simulated seconds between drops of a watched collection (0: none).
+    pub drop_every_s: f64,
     pub mutant: Option<Mutant>,
 }
 
@@ -64,6 +72,11 @@ pub struct Inner {
     pub faults: BTreeMap<&'static str, u64>,
     pub ledger: Ledger,
     pub violations: Vec<String>,
+    /// Change-stream invalidations the sidecars' streams delivered.
+    pub invalidations_seen: u64,
+    /// Per watched namespace, the cluster time of the last backfill page read: documents
+    /// inserted until then may have been numbered by a backfill, in `_id` order.
+    pub backfill_scans: std::collections::HashMap<String, u64>,
     /// Quiescence: no new faults; everything heals.
     pub calm: bool,
     /// The schedule is over: background tasks stop.
@@ -89,6 +102,8 @@ impl World {
             faults: BTreeMap::new(),
             ledger: Ledger::default(),
             violations: Vec::new(),
+            invalidations_seen: 0,
+            backfill_scans: std::collections::HashMap::new(),
             calm: false,
             finished: false,
             planned: Vec::new(),
