@@ -26,6 +26,32 @@ use crate::world::World;
 /// The wall clock's origin: 2023-11-14 (any fixed time; only differences matter).
 const EPOCH_MS: i64 = 1_700_000_000_000;
 
+/// A process frozen until a time (SIGSTOP, a long GC pause): every call of its triggers waits.
+#[derive(Default)]
+pub struct Freeze {
+    until_ms: Mutex<u64>,
+}
+
+impl Freeze {
+    pub fn until(&self, ms: u64) {
+        *self
+            .until_ms
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = ms;
+    }
+
+    async fn thawed(&self, world: &World) {
+        let until = *self
+            .until_ms
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let now = world.now_ms();
+        if until > now {
+            tokio::time::sleep(Duration::from_millis(until - now)).await;
+        }
+    }
+}
+
 /// One sidecar process's way to MongoDB: its driver client, the trigger's namespaces, its clock.
 #[derive(Clone)]
 pub struct SimMongo {
@@ -44,6 +70,7 @@ struct Inner {
     /// Mean simulated seconds between pauses past the lease (0: none).
     pause_every_s: f64,
     lease_ttl: Duration,
+    freeze: Arc<Freeze>,
 }
 
 impl SimMongo {
@@ -54,6 +81,7 @@ impl SimMongo {
         skew_ms: i64,
         pause_every_s: f64,
         lease_ttl: Duration,
+        freeze: Arc<Freeze>,
     ) -> Self {
         // The sidecar's client: the driver's defaults (retryable writes and reads on), no
         // concerns of its own: what it sends is what the core chose.
@@ -67,6 +95,7 @@ impl SimMongo {
                 acquired: Mutex::new(None),
                 pause_every_s,
                 lease_ttl,
+                freeze,
             }),
         }
     }
@@ -175,6 +204,7 @@ impl Mongo for SimMongo {
     type Stream = SimStream;
 
     async fn execute(&self, command: Command) -> Result<Reply, SidecarError> {
+        self.inner.freeze.thawed(self.world()).await;
         self.maybe_pause(&command).await;
         let mut target = self.inner.target.clone();
         let reply = execute(&self.inner.client, &command, &mut target)
@@ -201,6 +231,7 @@ impl Mongo for SimMongo {
 
     async fn watch(&self, watch: Watch) -> Result<SimStream, SidecarError> {
         let world = self.world().clone();
+        self.inner.freeze.thawed(&world).await;
         world.pause(1, 5).await;
         let ns = self.inner.target.documents.clone();
         let filter = to_document(&watch.filter).map_err(|e| SidecarError::Reply(e.to_string()))?;
@@ -242,6 +273,7 @@ impl Mongo for SimMongo {
             pipeline: vec![bson::doc! { "$match": filter }],
             position: opened,
             invalidated: false,
+            freeze: self.inner.freeze.clone(),
         })
     }
 
@@ -284,6 +316,7 @@ pub struct SimStream {
     pipeline: Vec<bson::Document>,
     position: Position,
     invalidated: bool,
+    freeze: Arc<Freeze>,
 }
 
 impl SimStream {
@@ -300,6 +333,7 @@ impl SimStream {
 
 impl EventStream for SimStream {
     async fn next_batch(&mut self, max: usize) -> Result<EventBatch, SidecarError> {
+        self.freeze.thawed(&self.world).await;
         self.world.pause(1, 10).await;
         if self.invalidated {
             return Err(self.invalidated_error());

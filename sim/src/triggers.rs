@@ -7,6 +7,7 @@
 //! After quiescence the checks read the surviving history ([`check`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
@@ -21,7 +22,7 @@ use crate::driver::{Client, ClientOptions};
 use crate::executor::Target;
 use crate::invariants::{check_unique_numbers, integer};
 use crate::model::{Op, Operation};
-use crate::sidecar::SimMongo;
+use crate::sidecar::{Freeze, SimMongo};
 use crate::world::World;
 
 /// The numbered field.
@@ -100,6 +101,7 @@ fn settings(instance_id: &str, batch_size: usize) -> Settings {
 struct Incarnation {
     shutdown: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
+    freeze: Arc<Freeze>,
 }
 
 /// The sidecar processes of a schedule (every incarnation's metrics kept for the checks).
@@ -129,6 +131,7 @@ fn start(
     });
     let shared = Shared::default();
     let shutdown = CancellationToken::new();
+    let freeze = Arc::new(Freeze::default());
     let settings = settings(&id, batch_size);
     let tasks = WATCHED
         .iter()
@@ -140,12 +143,20 @@ fn start(
                 skew,
                 pause_every_s,
                 settings.lease.ttl,
+                freeze.clone(),
             );
             let trigger = Trigger::new(watched.spec(), settings.clone(), mongo, &shared);
             tokio::spawn(trigger.run(shutdown.clone(), false))
         })
         .collect();
-    (Incarnation { shutdown, tasks }, shared)
+    (
+        Incarnation {
+            shutdown,
+            tasks,
+            freeze,
+        },
+        shared,
+    )
 }
 
 /// Runs sidecar `instance` until `stop`: crashes and restarts it as the seed says.
@@ -182,11 +193,29 @@ pub async fn supervise(
             }
             return;
         }
-        world.fault(
-            "sidecar-crashed",
-            &format!("sidecar{instance}#{incarnation_no}"),
-            || "killed (SIGKILL): its tasks stop at whatever await point they are".to_owned(),
-        );
+        let who = format!("sidecar{instance}#{incarnation_no}");
+        if world.chance(0.3) {
+            // Frozen (SIGSTOP, a node that stopped responding) and replaced by its orchestrator
+            // with a new incarnation of the same instance id, which takes the lease over at
+            // once; the old one wakes up before its own deadline, and is killed later.
+            let frozen_ms = world.between(50, 1500);
+            let until = world.now_ms() + frozen_ms;
+            incarnation.freeze.until(until);
+            world.fault("sidecar-replaced-while-frozen", &who, || {
+                format!("frozen {frozen_ms} ms; a new incarnation with its instance id starts")
+            });
+            let (killer_world, tasks) = (world.clone(), incarnation.tasks);
+            drop(tokio::spawn(async move {
+                killer_world.pause(frozen_ms + 500, frozen_ms + 4000).await;
+                for task in &tasks {
+                    task.abort();
+                }
+            }));
+            continue;
+        }
+        world.fault("sidecar-crashed", &who, || {
+            "killed (SIGKILL): its tasks stop at whatever await point they are".to_owned()
+        });
         for task in &incarnation.tasks {
             task.abort();
         }
