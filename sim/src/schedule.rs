@@ -120,7 +120,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     clients::create_indexes(&setup).await;
 
     // The sidecars, the applications inserting what they number, a user deleting.
-    let sidecars = Arc::new(Mutex::new(Sidecars { shared: Vec::new() }));
+    let sidecars = Arc::new(Mutex::new(Sidecars::default()));
     let stop_sidecars = CancellationToken::new();
     let supervisors: Vec<_> = (0..sidecar_count)
         .map(|i| {
@@ -169,11 +169,19 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     if sidecar_count > 0 {
         // Quiescence for the sidecars: they run until every document is numbered (bounded).
         let deadline = world.now_ms() + QUIESCENCE_MS;
-        while !triggers::all_numbered(&world) && world.now_ms() < deadline {
+        let settled = |world: &World| {
+            triggers::all_numbered(world)
+                && triggers::check_token_age(world, &sidecars.lock().expect("sidecars")).is_empty()
+        };
+        while !settled(&world) && world.now_ms() < deadline {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         // Let the batch in flight finish; then stop them.
         tokio::time::sleep(Duration::from_secs(1)).await;
+        let ages = triggers::check_token_age(&world, &sidecars.lock().expect("sidecars"));
+        for v in ages {
+            world.violation(v);
+        }
         stop_sidecars.cancel();
         for supervisor in supervisors {
             let _ = supervisor.await;

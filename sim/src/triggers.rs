@@ -104,9 +104,12 @@ struct Incarnation {
     freeze: Arc<Freeze>,
 }
 
-/// The sidecar processes of a schedule (every incarnation's metrics kept for the checks).
+/// The sidecar processes of a schedule: every incarnation's metrics, kept for the checks, and
+/// each instance's running incarnation.
+#[derive(Default)]
 pub struct Sidecars {
     pub shared: Vec<Shared>,
+    pub running: BTreeMap<usize, Shared>,
 }
 
 /// Starts one incarnation of sidecar `instance` (all triggers).
@@ -171,7 +174,11 @@ pub async fn supervise(
     loop {
         incarnation_no += 1;
         let (incarnation, shared) = start(&world, instance, incarnation_no, batch_size);
-        sidecars.lock().expect("sidecars").shared.push(shared);
+        {
+            let mut sidecars = sidecars.lock().expect("sidecars");
+            sidecars.shared.push(shared.clone());
+            sidecars.running.insert(instance, shared);
+        }
         let crash_every = world.with(|w| w.config.sidecar_crash_every_s);
         let lifetime = if crash_every > 0.0 {
             world.between(200, (crash_every * 2000.0) as u64)
@@ -206,7 +213,12 @@ pub async fn supervise(
             });
             let (killer_world, tasks) = (world.clone(), incarnation.tasks);
             drop(tokio::spawn(async move {
-                killer_world.pause(frozen_ms + 500, frozen_ms + 4000).await;
+                // Killed a few seconds after it wakes up, or at quiescence.
+                let kill_at =
+                    killer_world.now_ms() + killer_world.between(frozen_ms + 500, frozen_ms + 4000);
+                while killer_world.now_ms() < kill_at && !killer_world.calm() {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
                 for task in &tasks {
                     task.abort();
                 }
@@ -495,6 +507,36 @@ fn check_epochs(history: &[(u64, Op)]) -> Vec<String> {
             }
             _ => {
                 highest.insert(id, (epoch, *ts));
+            }
+        }
+    }
+    violations
+}
+
+/// The early warning for lost history is fed: once quiet, every trigger's lease holder exports
+/// a resume-token age of a few heartbeats at most (`mongo_seq_resume_token_age_seconds`).
+pub fn check_token_age(world: &World, sidecars: &Sidecars) -> Vec<String> {
+    let now_ms = 1_700_000_000_000 + i64::try_from(world.now_ms()).unwrap_or(i64::MAX);
+    let mut violations = Vec::new();
+    for watched in &WATCHED {
+        let id = watched.spec().id;
+        let holders: Vec<&Shared> = sidecars
+            .running
+            .values()
+            .filter(|shared| shared.metrics.lease_held.with_label_values(&[&id]).get() == 1)
+            .collect();
+        if holders.is_empty() && !sidecars.running.is_empty() {
+            violations.push(format!(
+                "{id}: no running sidecar holds the lease after quiescence"
+            ));
+        }
+        for shared in holders {
+            match shared.metrics.token_age.age_secs(&id, now_ms) {
+                // Clocks may be skewed by up to 2 s; the heartbeat is 2 s.
+                Some(age) if age <= 10.0 => {}
+                age => violations.push(format!(
+                    "{id}: the lease holder exports a resume-token age of {age:?} s after quiescence"
+                )),
             }
         }
     }
