@@ -15,6 +15,12 @@ export type SequenceOptions = Omit<CoreSequenceOptions, "name">;
 export interface SequencesOptions {
   /** Name of the counters collection (default "counters"). */
   collection?: string;
+  /**
+   * The BSON library of the driver that made `db`, when it is another copy of `mongodb` than the
+   * one this package resolves (mongoose ships its own: `mongoose.mongo.BSON`). Default: the
+   * `BSON` export of the `mongodb` package.
+   */
+  bson?: object;
 }
 
 /** A scope document: supplies the values of the sequence's `scope` fields. */

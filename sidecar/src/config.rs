@@ -116,6 +116,8 @@ pub struct RawTrigger {
     pub scope: Option<Vec<String>>,
     pub format: Option<String>,
     pub format_field: Option<String>,
+    /// The counter documents' number field (`seq` by default; the core's `counterField`).
+    pub counter_field: Option<String>,
     #[serde(rename = "match")]
     pub filter: Option<toml::Table>,
     pub gapless: Option<bool>,
@@ -664,8 +666,12 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     if let Some(format) = &t.format {
         object.insert("format".to_owned(), json!(format));
     }
+    if let Some(counter_field) = &t.counter_field {
+        object.insert("counterField".to_owned(), json!(counter_field));
+    }
     let sequence = SequenceSpec::parse(&options).map_err(|e| {
         let which = match e.code() {
+            _ if e.option_name() == Some("counterField") => "counter_field",
             "INVALID_NAME" => "sequence",
             "INVALID_SCOPE" => "scope",
             "INVALID_FORMAT" => "format",
@@ -897,6 +903,7 @@ mod tests {
             (format!("{BASE}{t}sequence = \"a/b\"\n"), "trigger[0].sequence"),
             (format!("{BASE}{t}{t}"), "duplicate trigger"),
             (format!("{BASE}{t}format = \"X{{seq}}\"\n"), "trigger[0].format_field"),
+            (format!("{BASE}{t}counter_field = \"a.b\"\n"), "trigger[0].counter_field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"), "trigger[0].field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"a.b\"\ncollection = \"orders\"\nfield = \"seq\"\n"), "trigger[0].database"),
             (BASE.to_string(), "trigger"),

@@ -33,6 +33,11 @@ export interface SequenceOptions {
   scope?: string[] | null;
   /** Id template such as `INV-{seq:06}`. */
   format?: string | null;
+  /**
+   * The counter documents' number field (default `seq`, the tutorial's): `sequence` for the Go
+   * block-allocation article's counters, `seq_value` for the Atlas trigger recipe's.
+   */
+  counterField?: string | null;
 }
 /** Options after validation, defaults filled in. */
 export interface NormalizedSequenceOptions {
@@ -44,6 +49,7 @@ export interface NormalizedSequenceOptions {
   block: CoreInteger;
   scope: string[];
   format: string | null;
+  counterField: string;
 }
 
 /** What to reserve; `minCount` (default `count`) accepts a shorter range near the bound. */
