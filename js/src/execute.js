@@ -67,6 +67,11 @@ export async function executeCommand(text, target) {
       const options = command.options ? { ...read, sort: command.options.sort, projection: command.options.projection } : read;
       return found(() => collection.findOne(command.filter, options), target.codec);
     }
+    case "find": {
+      const { projection, sort, limit } = command.options ?? {};
+      const documents = await collection.find(command.filter, { ...read, projection, sort, limit: limit === undefined ? undefined : Number(limit) }).toArray();
+      return `{"kind":"documents","documents":[${documents.map((document) => target.codec.documentJson(document)).join(",")}]}`;
+    }
     case "insertOne":
       return inserted(() => collection.insertOne(command.document));
     case "insertDocument": {
