@@ -58,7 +58,7 @@ impl Executor {
         }
     }
 
-    async fn execute(&self, command: Command) -> Result<Reply, SidecarError> {
+    pub(crate) async fn execute(&self, command: Command) -> Result<Reply, SidecarError> {
         let bad = |e: String| SidecarError::Reply(e);
         match command {
             Command::FindOneAndUpdate {

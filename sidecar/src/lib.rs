@@ -1,5 +1,5 @@
 //! The `mongo-seq` binary's library: the sidecar (change streams → batches → counters) and its
-//! tools (`check`, `counters`, `set-next`, `health`). Sequence logic comes from `mongo-seq-core`; this
+//! tools (`check`, `counters`, `set-next`, `health`, `import`). Sequence logic comes from `mongo-seq-core`; this
 //! crate does the I/O around it. See ARCHITECTURE.md ("Sidecar pipeline").
 
 pub mod admin;
@@ -12,6 +12,7 @@ pub mod exec;
 pub mod gapless;
 pub mod health;
 pub mod http;
+pub mod import;
 pub mod lease;
 pub mod liveness;
 pub mod metrics;
