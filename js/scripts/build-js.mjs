@@ -17,26 +17,13 @@ if (!existsSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"))) {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist);
-await build({
-  entryPoints: [join(pkg, "src", "index.js")],
-  bundle: true,
-  platform: "node",
-  target: "node20",
-  format: "esm",
-  external: ["mongodb"],
-  logLevel: "warning",
-  outfile: join(dist, "index.mjs"),
-});
+const bundle = { bundle: true, platform: "node", target: "node20", format: "esm", external: ["mongodb"], logLevel: "warning" };
+await build({ ...bundle, entryPoints: [join(pkg, "src", "index.js")], outfile: join(dist, "index.mjs") });
 // The mongoose plugin (`mongo-seq/mongoose`): its own small bundle that imports the main one,
 // so both entries share the one Wasm instance and the same classes.
 await build({
+  ...bundle,
   entryPoints: [join(pkg, "src", "mongoose.js")],
-  bundle: true,
-  platform: "node",
-  target: "node20",
-  format: "esm",
-  external: ["mongodb"],
-  logLevel: "warning",
   outfile: join(dist, "mongoose.mjs"),
   plugins: [
     {

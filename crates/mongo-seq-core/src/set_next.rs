@@ -127,6 +127,11 @@ impl SetNextMachine {
         }
     }
 
+    /// The last number a counter document holds.
+    fn read(&self, document: &Value) -> Result<i64, SeqError> {
+        read_counter(document, &self.counter_id, &self.counter_field)
+    }
+
     fn done(&self, previous_last: Option<i64>, created: bool) -> Step<SetNextOutcome> {
         Step::Done(SetNextOutcome {
             previous_last,
@@ -143,18 +148,12 @@ impl SetNextMachine {
 
     fn transition(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
         match (self.phase, reply) {
-            (Phase::Update, Reply::Document { document }) if self.force => Ok(self.done(
-                read_counter(&document, &self.counter_id, &self.counter_field).ok(),
-                false,
-            )),
-            (Phase::Update, Reply::Document { document }) => Ok(self.done(
-                Some(read_counter(
-                    &document,
-                    &self.counter_id,
-                    &self.counter_field,
-                )?),
-                false,
-            )),
+            (Phase::Update, Reply::Document { document }) if self.force => {
+                Ok(self.done(self.read(&document).ok(), false))
+            }
+            (Phase::Update, Reply::Document { document }) => {
+                Ok(self.done(Some(self.read(&document)?), false))
+            }
             (Phase::Update, Reply::None) if self.force => Ok(self.done(None, true)),
             (Phase::Update, Reply::None) => {
                 self.phase = Phase::Check;
@@ -168,7 +167,7 @@ impl SetNextMachine {
             (Phase::Update, Reply::DuplicateKey) if self.force => self.restart(),
             (Phase::Update, other) => Err(unexpected(&other, "findOneAndUpdate")),
             (Phase::Check, Reply::Document { document }) => {
-                let last = read_counter(&document, &self.counter_id, &self.counter_field)?;
+                let last = self.read(&document)?;
                 let backwards = if self.step > 0 {
                     last > self.target
                 } else {
@@ -209,14 +208,9 @@ impl SetNextMachine {
                 }))
             }
             (Phase::Check, other) => Err(unexpected(&other, "findOne")),
-            (Phase::CompareAndSet, Reply::Document { document }) => Ok(self.done(
-                Some(read_counter(
-                    &document,
-                    &self.counter_id,
-                    &self.counter_field,
-                )?),
-                false,
-            )),
+            (Phase::CompareAndSet, Reply::Document { document }) => {
+                Ok(self.done(Some(self.read(&document)?), false))
+            }
             (Phase::CompareAndSet, Reply::None) => self.restart(),
             (Phase::CompareAndSet, other) => Err(unexpected(&other, "findOneAndUpdate")),
             (Phase::Insert, Reply::Inserted) => Ok(self.done(None, true)),
