@@ -51,7 +51,6 @@ function checkPluginOptions(options) {
   if (!isDocument(options)) throw invalidOption("options", `must be an object { field, sequence, … }, got ${describe(options)}`);
   const { field, sequence, formatField, counters = "counters", ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...SEQUENCE_KEYS]);
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
-  core.checkFieldPath("field", field);
   if (sequence !== undefined && typeof sequence !== "string") throw invalidOption("sequence", `must be a sequence name, got ${describe(sequence)}`);
   if (typeof counters !== "string" || counters === "") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
   if (rest.format !== undefined && rest.format !== null && formatField === undefined) {
