@@ -1,20 +1,15 @@
 //! `mongo-seq import`: adopts the counters of mongoose-sequence or mongoose-auto-increment /
 //! @typegoose/auto-increment, running the core's `ImportCounters` plan (which decides
-//! everything: what a counter is, its sequence, what to write, never backwards). A dry run
-//! unless `--apply`; prints what it found and did.
+//! everything: what a counter is, its sequence, what to write, never backwards) through the
+//! tools' connection. A dry run unless `--apply`; prints what it found and did.
 
-use futures_util::TryStreamExt;
-use mongo_seq_core::{
-    Collection as Target, Command, ImportAction, ImportCounters, ImportReport, ImportRequest, Plan,
-    Reply, Step,
-};
-use mongodb::bson::Document;
-use mongodb::Collection;
+use mongo_seq_core::{ImportAction, ImportCounters, ImportReport, ImportRequest};
 use serde_json::{json, Map, Value};
 
 use crate::cli::{runtime, Failure, UriArg};
-use crate::ejson;
-use crate::exec::Executor;
+use crate::config::Namespace;
+use crate::connection::Connection;
+use crate::drive::drive_unleased;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Source {
@@ -99,18 +94,18 @@ fn request(args: &ImportArgs) -> Result<ImportRequest, Failure> {
 pub(crate) fn run(args: &ImportArgs) -> Result<(), Failure> {
     let request = request(args)?;
     let uri = args.uri.resolve().map_err(Failure::Usage)?;
-    let report = runtime()?.block_on(async {
+    let report: ImportReport = runtime()?.block_on(async {
         let client = crate::server::connect(&uri)
             .await
             .map_err(|e| Failure::Runtime(e.into()))?;
-        let db = client.database(&args.db);
-        let source = db.collection::<Document>(&request.source);
-        let counters = Executor {
-            counters: db.collection(&request.counters),
-            leases: None,
-            label: "import".to_owned(),
+        let at = |coll: &str| Namespace {
+            db: args.db.clone(),
+            coll: coll.to_owned(),
         };
-        drive(ImportCounters::new(&request), &source, &counters)
+        // The plugin's collection is the plan's `documents` collection.
+        let mongo =
+            Connection::for_tool(&client, Some(&at(&request.source)), &at(&request.counters));
+        drive_unleased(&mongo, &mut ImportCounters::new(&request))
             .await
             .map_err(|e| Failure::Runtime(e.into()))
     })?;
@@ -123,46 +118,6 @@ pub(crate) fn run(args: &ImportArgs) -> Result<(), Failure> {
         print!("{}", summary(&report, &request));
     }
     Ok(())
-}
-
-/// Runs the plan: its `find`s here (the plugin's collection is its `documents`), the rest
-/// (seeding mongo-seq's counters) through the executor.
-async fn drive(
-    mut plan: ImportCounters,
-    source: &Collection<Document>,
-    counters: &Executor,
-) -> Result<ImportReport, crate::error::SidecarError> {
-    let mut step = plan.start()?;
-    loop {
-        let command = match step {
-            Step::Done(report) => return Ok(report),
-            Step::Command(command) => command,
-        };
-        let reply = match command {
-            Command::Find {
-                collection,
-                filter,
-                options,
-            } => {
-                let target = match collection {
-                    Target::Documents => source,
-                    _ => &counters.counters,
-                };
-                let filter = ejson::to_doc(filter).map_err(crate::error::SidecarError::Reply)?;
-                let mut find = target.find(filter);
-                if let Some(sort) = options.sort {
-                    find =
-                        find.sort(ejson::to_doc(sort).map_err(crate::error::SidecarError::Reply)?);
-                }
-                let documents: Vec<Document> = find.await?.try_collect().await?;
-                Reply::Documents {
-                    documents: documents.iter().map(ejson::from_doc).collect(),
-                }
-            }
-            other => counters.execute(other).await?,
-        };
-        step = plan.feed(reply)?;
-    }
 }
 
 /// The report for a terminal: one line per counter, then what was skipped and why.
