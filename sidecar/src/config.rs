@@ -118,6 +118,8 @@ pub struct RawTrigger {
     pub scope: Option<toml::Value>,
     pub format: Option<toml::Value>,
     pub format_field: Option<String>,
+    /// The counter documents' number field (`seq` by default; the core's `counterField`).
+    pub counter_field: Option<toml::Value>,
     #[serde(rename = "match")]
     pub filter: Option<toml::Table>,
     pub gapless: Option<bool>,
@@ -649,6 +651,7 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
         let toml_key = match e.option_name() {
             Some("name") => key("sequence"),
             Some("formatField") => key("format_field"),
+            Some("counterField") => key("counter_field"),
             Some(option) => key(option),
             None => format!("trigger[{index}]"),
         };
@@ -670,6 +673,7 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
         ("max", &t.max),
         ("scope", &t.scope),
         ("format", &t.format),
+        ("counterField", &t.counter_field),
     ] {
         if let Some(value) = value {
             let value =
@@ -863,6 +867,8 @@ mod tests {
             (format!("{BASE}{t}sequence = \"a/b\"\n"), "trigger[0].sequence"),
             (format!("{BASE}{t}{t}"), "duplicate trigger"),
             (format!("{BASE}{t}format = \"X{{seq}}\"\n"), "trigger[0].format_field"),
+            (format!("{BASE}{t}counter_field = \"a.b\"\n"), "trigger[0].counter_field"),
+            (format!("{BASE}{t}counter_field = 5\n"), "trigger[0].counter_field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"), "trigger[0].field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"a.b\"\ncollection = \"orders\"\nfield = \"seq\"\n"), "trigger[0].database"),
             (BASE.to_string(), "trigger"),
