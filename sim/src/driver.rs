@@ -140,7 +140,7 @@ impl Client {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn set_view(&self, member: Option<usize>) {
+    pub fn set_view(&self, member: Option<usize>) {
         *self
             .view
             .lock()
@@ -149,7 +149,7 @@ impl Client {
 
     /// The member to send to: the current view, refreshed now and then by the monitor, or
     /// discovered (the member claiming the newest term) after a failure.
-    async fn select(&self) -> Result<usize, DriverError> {
+    pub async fn select(&self) -> Result<usize, DriverError> {
         let started = self.world.now_ms();
         if self.world.chance(0.2) {
             self.set_view(None);

@@ -244,12 +244,12 @@ impl Mongo for SimMongo {
             ),
             None => None,
         };
+        let member = self.inner.client.select().await.map_err(|_| no_primary())?;
         let opened = world.with(|w| {
-            let primary = w.cluster.primary().filter(|p| !w.cluster.node(*p).isolated);
-            let Some(primary) = primary else {
+            let node = w.cluster.node(member);
+            if !node.up || node.term().is_none() {
                 return Err(no_primary());
-            };
-            let node = w.cluster.node(primary);
+            }
             let position = match start {
                 Some(position) => {
                     // Resuming from a point the oplog no longer holds fails at once.
@@ -274,6 +274,7 @@ impl Mongo for SimMongo {
             position: opened,
             invalidated: false,
             freeze: self.inner.freeze.clone(),
+            mongo: self.clone(),
         })
     }
 
@@ -317,6 +318,7 @@ pub struct SimStream {
     position: Position,
     invalidated: bool,
     freeze: Arc<Freeze>,
+    mongo: SimMongo,
 }
 
 impl SimStream {
@@ -338,6 +340,15 @@ impl EventStream for SimStream {
         if self.invalidated {
             return Err(self.invalidated_error());
         }
+        // The stream's cursor lives on the member this process's driver selected, as its
+        // commands do: one topology view, which only ever moves to a newer primary.
+        let member = self
+            .mongo
+            .inner
+            .client
+            .select()
+            .await
+            .map_err(|_| no_primary())?;
         let read = self.world.with(|w| {
             if w.rng.chance(if w.calm {
                 0.0
@@ -350,19 +361,21 @@ impl EventStream for SimStream {
                     message: "getMore: network error (simulated)".to_owned(),
                 }));
             }
-            let primary = w.cluster.primary().filter(|p| !w.cluster.node(*p).isolated);
-            let Some(primary) = primary else {
-                return Err(no_primary());
-            };
-            stream::read(
-                w.cluster.node(primary),
-                &self.ns,
-                &self.pipeline,
-                self.position,
-                max,
-            )
-            .map_err(|e| stream_error(&e))
-        })?;
+            let node = w.cluster.node(member);
+            if !node.up || node.term().is_none() {
+                return Err(SidecarError::Mongo(MongoFailure {
+                    code: Some(code::NOT_WRITABLE_PRIMARY),
+                    transient: true,
+                    message: "getMore: not primary (simulated)".to_owned(),
+                }));
+            }
+            stream::read(node, &self.ns, &self.pipeline, self.position, max)
+                .map_err(|e| stream_error(&e))
+        });
+        if read.is_err() {
+            self.mongo.inner.client.set_view(None);
+        }
+        let read = read?;
         let mut events = Vec::new();
         for event in &read.events {
             match event.get_str("operationType") {
