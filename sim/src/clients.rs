@@ -224,13 +224,7 @@ impl JsProcess {
             }
             2 => {
                 // setNext a little past the furthest number handed out (forward only, no force).
-                let furthest = world.with(|w| {
-                    w.ledger
-                        .furthest()
-                        .into_iter()
-                        .find(|(c, _, _)| *c == counter_id)
-                        .map(|(_, n, _)| n)
-                });
+                let furthest = world.with(|w| w.ledger.furthest_of(&counter_id));
                 let base = furthest.unwrap_or(spec.start());
                 let next = base.saturating_add(
                     spec.step()
@@ -257,13 +251,7 @@ impl JsProcess {
             }
             3 => {
                 // seedFromMax(value): numbers up to `value` exist elsewhere (an import).
-                let furthest = world.with(|w| {
-                    w.ledger
-                        .furthest()
-                        .into_iter()
-                        .find(|(c, _, _)| *c == counter_id)
-                        .map(|(_, n, _)| n)
-                });
+                let furthest = world.with(|w| w.ledger.furthest_of(&counter_id));
                 let value = furthest.unwrap_or(spec.start()).saturating_add(
                     spec.step()
                         .saturating_mul(i64::try_from(world.between(0, 20)).unwrap_or(0)),

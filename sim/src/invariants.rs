@@ -116,6 +116,14 @@ impl Ledger {
             .collect()
     }
 
+    /// The furthest number of `counter` handed out so far.
+    pub fn furthest_of(&self, counter: &str) -> Option<i64> {
+        self.furthest()
+            .into_iter()
+            .find(|(c, _, _)| c == counter)
+            .map(|(_, n, _)| n)
+    }
+
     pub fn count(&self) -> usize {
         self.numbers.values().map(HashMap::len).sum()
     }
