@@ -171,14 +171,15 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         let deadline = world.now_ms() + QUIESCENCE_MS;
         let settled = |world: &World| {
             triggers::all_numbered(world)
-                && triggers::check_token_age(world, &sidecars.lock().expect("sidecars")).is_empty()
+                && triggers::check_token_age(world, &sidecars.lock().expect("sidecars"), 6.0)
+                    .is_empty()
         };
         while !settled(&world) && world.now_ms() < deadline {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         // Let the batch in flight finish; then stop them.
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let ages = triggers::check_token_age(&world, &sidecars.lock().expect("sidecars"));
+        let ages = triggers::check_token_age(&world, &sidecars.lock().expect("sidecars"), 20.0);
         for v in ages {
             world.violation(v);
         }

@@ -444,9 +444,11 @@ impl Cluster {
             {
                 continue;
             }
-            // A member on the primary's branch learns the commit point up to what it holds.
+            // A member on the primary's branch learns the commit point up to what it holds (one
+            // whose newest entry the primary no longer has cannot be told apart from a divergent
+            // one: it learns it once it has synced).
             let last = n.last_ts();
-            if self.nodes[primary].holds(last) || last <= self.nodes[primary].truncated_through {
+            if self.nodes[primary].holds(last) {
                 self.nodes[index].advance_commit(commit)?;
             }
         }
