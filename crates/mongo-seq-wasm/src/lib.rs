@@ -16,6 +16,12 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::IntoJsResult;
 
+/// Talc instead of the standard library's dlmalloc: a third of its size in the module and
+/// faster; single-threaded, like the module (no `atomics`).
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 /// The version of this crate (and of the core it wraps).
 #[wasm_bindgen]
 pub fn version() -> String {
