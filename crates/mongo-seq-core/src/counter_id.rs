@@ -127,8 +127,10 @@ impl CounterKey {
             return Err(invalid(
                 &id,
                 format!(
-                    "sequence `{}` is scoped by {expected:?}, the id by {fields:?}",
-                    spec.name()
+                    "sequence `{}` is scoped by {}, the id by {}",
+                    spec.name(),
+                    ejson::quoted_list(&expected),
+                    ejson::quoted_list(&fields)
                 ),
             ));
         }

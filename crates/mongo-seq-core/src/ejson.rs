@@ -279,6 +279,12 @@ pub fn quoted(text: &str) -> String {
     out
 }
 
+/// Texts as `{:?}` shows a list of them: `["a", "b"]`.
+pub fn quoted_list(texts: &[&str]) -> String {
+    let quoted: Vec<String> = texts.iter().map(|text| quoted(text)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
 /// Keeps messages bounded however large the input is.
 pub(crate) fn truncate(text: &str) -> String {
     truncate_to(text, 60)
@@ -355,6 +361,9 @@ mod tests {
             "é ü 日本",
         ] {
             assert_eq!(quoted(text), format!("{text:?}"), "{text:?}");
+        }
+        for texts in [&[][..], &["a"], &["a", "b\"c"]] {
+            assert_eq!(quoted_list(texts), format!("{texts:?}"));
         }
     }
 
