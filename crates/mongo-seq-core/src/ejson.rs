@@ -160,10 +160,10 @@ enum DoubleText {
 /// single piece of the Wasm module otherwise; reading the decimal exactly is also stricter:
 /// a text that only rounds to an integer (`1e-400`, `4503599627370496.5`) is not one.
 fn double_text_integer(text: &str) -> Result<i64, DoubleText> {
-    let (negative, body) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
+    // No indexing (`&text[1..]`): its panic path would bring `char` formatting into the module.
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
     if ["inf", "infinity", "nan"]
         .iter()
@@ -171,17 +171,16 @@ fn double_text_integer(text: &str) -> Result<i64, DoubleText> {
     {
         return Err(DoubleText::NotFinite);
     }
-    let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(at) => (&body[..at], Some(&body[at + 1..])),
+    let (mantissa, exponent) = match body.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
         None => (body, None),
     };
     let exponent: i64 = match exponent {
         None => 0,
         Some(exponent) => {
-            let (sign, digits) = match exponent.as_bytes().first() {
-                Some(b'-') => (-1, &exponent[1..]),
-                Some(b'+') => (1, &exponent[1..]),
-                _ => (1, exponent),
+            let (sign, digits) = match exponent.strip_prefix('-') {
+                Some(rest) => (-1, rest),
+                None => (1, exponent.strip_prefix('+').unwrap_or(exponent)),
             };
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(DoubleText::NotANumber);
