@@ -29,11 +29,11 @@ pub fn version() -> String {
 }
 
 /// Every error code the core can throw.
-#[wasm_bindgen(js_name = errorCodes)]
-pub fn error_codes() -> Vec<String> {
+#[wasm_bindgen(js_name = errorCodes, unchecked_return_type = "string[]")]
+pub fn error_codes() -> js_sys::Array {
     SeqError::CODES
         .iter()
-        .map(|code| (*code).to_owned())
+        .map(|code| JsValue::from_str(code))
         .collect()
 }
 
