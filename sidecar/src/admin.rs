@@ -1,14 +1,15 @@
-//! `mongo-seq counters` and `mongo-seq set-next`: operations on the counters collection, through
-//! the core's plans.
+//! `mongo-seq counters` and `mongo-seq set-next`: operations on the counters collection, as
+//! core commands and plans through the [`Mongo`] interface.
 
-use futures_util::TryStreamExt;
-use mongo_seq_core::{SequenceSpec, SetNext, SetNextOutcome};
-use mongodb::bson::{doc, Document};
-use mongodb::Collection;
-use serde_json::json;
+use mongo_seq_core::{
+    Collection, Command, CounterKey, QueryOptions, SequenceSpec, SetNext, SetNextOutcome,
+};
+use serde_json::{json, Value};
 
+use crate::drive::drive_unleased;
+use crate::ejson;
 use crate::error::SidecarError;
-use crate::exec::Executor;
+use crate::mongo::{documents, Mongo};
 
 /// A counter document as listed: its id and `seq` read as an integer, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,46 +42,52 @@ impl CounterRow {
 }
 
 /// Every counter document, sorted by id.
-pub async fn list(counters: &Collection<Document>) -> Result<Vec<CounterRow>, SidecarError> {
-    let documents: Vec<Document> = counters
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await?
-        .try_collect()
-        .await?;
-    Ok(documents
-        .into_iter()
+pub async fn list<M: Mongo>(mongo: &M) -> Result<Vec<CounterRow>, SidecarError> {
+    let find = Command::Find {
+        collection: Collection::Counters,
+        filter: json!({}),
+        options: QueryOptions {
+            sort: Some(json!({ "_id": 1 })),
+            ..QueryOptions::default()
+        },
+    };
+    Ok(documents(mongo.execute(find).await?, "find")?
+        .iter()
         .map(|d| {
-            let id = d.get("_id").map(|v| match v.as_str() {
-                Some(s) => s.to_owned(),
-                None => v.to_string(),
-            });
+            let id = match d.get("_id") {
+                Some(Value::String(id)) => id.clone(),
+                Some(other) => ejson::relaxed(other),
+                None => String::new(),
+            };
             let seq = match d.get("seq") {
                 None => Err("missing".to_owned()),
-                Some(v) => mongo_seq_core::ejson::read_i64(&v.clone().into_canonical_extjson())
-                    .map_err(|_| v.clone().into_relaxed_extjson().to_string()),
+                Some(v) => mongo_seq_core::ejson::read_i64(v).map_err(|_| ejson::relaxed(v)),
             };
-            CounterRow {
-                id: id.unwrap_or_default(),
-                seq,
-            }
+            CounterRow { id, seq }
         })
         .collect())
 }
 
+/// The sequence (of `sequences`) whose counter `counter_id` is, if any: the id is parsed by
+/// the core and checked against that sequence's scope fields.
+pub fn sequence_of<'a>(
+    counter_id: &str,
+    sequences: impl IntoIterator<Item = &'a SequenceSpec>,
+) -> Option<&'a SequenceSpec> {
+    let key = CounterKey::parse(counter_id).ok()?;
+    sequences
+        .into_iter()
+        .find(|spec| key.belongs_to(spec).is_ok())
+}
+
 /// Makes `next` the next number of `counter_id` (never backwards without `force`).
-pub async fn set_next(
-    counters: &Collection<Document>,
+pub async fn set_next<M: Mongo>(
+    mongo: &M,
     spec: &SequenceSpec,
     counter_id: &str,
     next: i64,
     force: bool,
 ) -> Result<SetNextOutcome, SidecarError> {
-    let exec = Executor {
-        counters: counters.clone(),
-        leases: None,
-        label: "set-next".to_owned(),
-    };
     let mut plan = SetNext::new(spec, counter_id, next, force)?;
-    exec.drive(&mut plan).await
+    drive_unleased(mongo, &mut plan).await
 }

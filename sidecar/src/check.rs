@@ -6,17 +6,16 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::TryStreamExt;
-use mongo_seq_core::{audit, CurrentValue, SequenceSpec};
-use mongodb::bson::{doc, Document};
+use mongo_seq_core::numbering::stored_value;
+use mongo_seq_core::{audit, Collection, Command, CurrentValue, QueryOptions, SequenceSpec};
 use mongodb::Client;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::config::Namespace;
-use crate::ejson;
+use crate::drive::drive_unleased;
 use crate::error::SidecarError;
-use crate::exec::Executor;
+use crate::mongo::{documents, Mongo};
 
 /// What `check` looks at.
 #[derive(Debug, Clone)]
@@ -28,8 +27,8 @@ pub struct CheckTarget {
     pub field: String,
     pub counters: Namespace,
     pub spec: SequenceSpec,
-    /// Only documents matching this (the trigger's `match`).
-    pub filter: Option<Document>,
+    /// Only documents matching this (the trigger's `match`), Extended JSON.
+    pub filter: Option<Map<String, Value>>,
     /// Gaps make the summary unclean.
     pub gapless: bool,
 }
@@ -183,56 +182,39 @@ pub enum CheckError {
 
 impl From<mongodb::error::Error> for CheckError {
     fn from(e: mongodb::error::Error) -> Self {
-        Self::Failed(e.into())
+        Self::Failed(crate::connection::failure(e))
     }
 }
 
-pub async fn run(client: &Client, target: &CheckTarget) -> Result<CheckSummary, CheckError> {
-    ensure_exists(client, target).await?;
-    Ok(audit_collection(client, target).await?)
-}
-
-async fn audit_collection(
-    client: &Client,
+/// Audits `target` through `mongo` (its documents collection is the target's collection).
+pub async fn audit_collection<M: Mongo>(
+    mongo: &M,
     target: &CheckTarget,
 ) -> Result<CheckSummary, SidecarError> {
-    let docs = client
-        .database(&target.db)
-        .collection::<Document>(&target.collection);
-    let exec = Executor {
-        counters: client
-            .database(&target.counters.db)
-            .collection(&target.counters.coll),
-        leases: None,
-        label: "check".to_owned(),
-    };
-    let mut projection = doc! { "_id": 0, target.field.clone(): 1 };
+    let mut projection = Map::new();
+    projection.insert("_id".to_owned(), json!(0));
+    projection.insert(target.field.clone(), json!(1));
     for scope in target.spec.scope() {
-        projection.insert(scope.clone(), 1);
+        projection.insert(scope.clone(), json!(1));
     }
-    let mut cursor = docs
-        .find(target.filter.clone().unwrap_or_default())
-        .projection(projection)
-        .batch_size(10_000)
-        .await?;
+    let find = Command::Find {
+        collection: Collection::Documents,
+        filter: Value::Object(target.filter.clone().unwrap_or_default()),
+        options: QueryOptions::projection(Value::Object(projection)),
+    };
     let mut summary = CheckSummary {
         counters_ok: true,
         ..CheckSummary::default()
     };
     let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    while let Some(document) = cursor.try_next().await? {
+    for document in documents(mongo.execute(find).await?, "find")? {
         summary.documents += 1;
-        let json = ejson::from_doc(&document);
-        let value = target
-            .field
-            .split('.')
-            .try_fold(&json, |v, part| v.get(part));
-        match value {
+        match stored_value(&document, &target.field) {
             Some(value) if mongo_seq_core::ejson::read_i64(value).is_ok() => {
                 summary.numbered += 1;
                 let counter_id = target
                     .spec
-                    .counter_id(Some(&json))
+                    .counter_id(Some(&document))
                     .unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
                 groups.entry(counter_id).or_default().push(value.clone());
             }
@@ -245,21 +227,14 @@ async fn audit_collection(
     }
     for (counter_id, numbers) in groups {
         let counter = match CurrentValue::new(&target.spec, &counter_id) {
-            Ok(mut plan) => exec.drive(&mut plan).await?.last,
+            Ok(mut plan) => drive_unleased(mongo, &mut plan).await?.last,
             Err(_) => None,
         };
         let report = audit(&numbers, target.spec.start(), target.spec.step(), counter)?;
         summary.duplicates += report.duplicate_values;
         summary.gaps += report.gap_count;
         summary.off_grid += report.off_grid;
-        summary.largest = match (summary.largest, report.largest) {
-            (Some(a), Some(b)) => Some(if target.spec.step() > 0 {
-                a.max(b)
-            } else {
-                a.min(b)
-            }),
-            (a, b) => a.or(b),
-        };
+        summary.largest = target.spec.further(summary.largest, report.largest);
         summary.counters_ok &= report.counter_ok;
         summary.counters.insert(counter_id.clone(), counter);
         summary.reports.insert(

@@ -7,12 +7,14 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use mongo_seq_core::SequenceSpec;
+use mongo_seq_core::{SeqError, SequenceSpec};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use crate::config::{self, Config, FALLBACK_URI_ENV, URI_ENV};
+use crate::connection::Connection;
+use crate::error::SidecarError;
 use crate::redact::{redact, RedactingWriter};
 use crate::server::{self, RunOptions};
 
@@ -186,7 +188,9 @@ pub struct CountersArgs {
     pub location: CountersLocation,
     /// Print JSON: `[{id, seq}]`, `seq` a number, or a decimal string beyond 2^53 − 1 (where
     /// JSON parsers such as JavaScript's lose digits), or null with `invalid` (what is stored)
-    /// when it is not an integer.
+    /// when it is not an integer. With --config, a counter of a trigger's sequence (its id
+    /// read by the core, its scope fields those of the sequence) has `trigger`, that trigger's
+    /// name.
     #[arg(long)]
     pub json: bool,
 }
@@ -269,7 +273,7 @@ fn describe(e: &anyhow::Error) -> String {
     for cause in e.chain() {
         // A driver error without its debug fields (`labels: {}, source: None, …`).
         let cause = match cause.downcast_ref::<mongodb::error::Error>() {
-            Some(driver) => crate::error::mongo_message(driver),
+            Some(driver) => crate::connection::mongo_message(driver),
             None => cause.to_string(),
         };
         if out.is_empty() {
@@ -343,7 +347,7 @@ fn health(args: HealthArgs) -> Result<(), Failure> {
     }
     let timeout = std::time::Duration::from_millis(args.timeout_ms);
     let reply = runtime()?
-        .block_on(crate::probe::healthz(addr, timeout))
+        .block_on(crate::health_check::healthz(addr, timeout))
         .map_err(|e| Failure::Runtime(e.into()))?;
     if args.json {
         println!("{}", reply.body);
@@ -425,12 +429,20 @@ fn check(args: CheckArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Runtime(e.into()))?;
         let mut reports = Vec::with_capacity(targets.len());
         for target in targets {
-            let summary = crate::check::run(&client, &target)
+            crate::check::ensure_exists(&client, &target)
                 .await
                 .map_err(|e| match e {
                     crate::check::CheckError::Missing(missing) => Failure::Usage(missing.into()),
                     crate::check::CheckError::Failed(e) => Failure::Runtime(e.into()),
                 })?;
+            let place = config::Namespace {
+                db: target.db.clone(),
+                coll: target.collection.clone(),
+            };
+            let mongo = Connection::for_tool(&client, Some(&place), &target.counters);
+            let summary = crate::check::audit_collection(&mongo, &target)
+                .await
+                .map_err(|e| Failure::Runtime(e.into()))?;
             reports.push((target, summary));
         }
         Ok::<_, Failure>(reports)
@@ -490,11 +502,11 @@ fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTar
                 trigger: Some(t.id.clone()),
                 db: t.ns.db.clone(),
                 collection: t.ns.coll.clone(),
-                field: t.field.clone(),
+                field: t.numbering.field().to_owned(),
                 counters: config.counters.clone(),
-                spec: t.sequence.clone(),
+                spec: t.numbering.sequence().clone(),
                 filter: t.filter.clone(),
-                gapless: t.gapless,
+                gapless: t.numbering.gapless(),
             })
             .collect();
         if targets.is_empty() {
@@ -545,7 +557,13 @@ fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTar
         .map(|text| {
             let value: serde_json::Value = serde_json::from_str(text)
                 .map_err(|e| anyhow::anyhow!("--match: not JSON ({e}): {text}"))?;
-            crate::ejson::to_doc(value).map_err(|e| anyhow::anyhow!("--match: {e}"))
+            // Checked as the BSON the server gets, kept as its canonical Extended JSON.
+            let document =
+                crate::ejson::to_doc(value).map_err(|e| anyhow::anyhow!("--match: {e}"))?;
+            match crate::ejson::from_doc(&document) {
+                serde_json::Value::Object(filter) => Ok(filter),
+                _ => Err(anyhow::anyhow!("--match: must be a JSON object")),
+            }
         })
         .transpose()
         .map_err(Failure::Usage)?;
@@ -562,18 +580,15 @@ fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTar
     Ok((uri, vec![target]))
 }
 
-/// The counters collection and, when from a config, the config (for sequence options).
+/// The counters collection (its namespace, and a connection to it) and, when from a config,
+/// the config (for sequence options).
 async fn counters_collection(
     location: &CountersLocation,
-) -> Result<(mongodb::Collection<mongodb::bson::Document>, Option<Config>), Failure> {
+) -> Result<(config::Namespace, Connection, Option<Config>), Failure> {
     let (uri, ns, config) = match &location.config {
         Some(path) => {
             let config = load_config(path)?;
-            (
-                config.uri.clone(),
-                (config.counters.db.clone(), config.counters.coll.clone()),
-                Some(config),
-            )
+            (config.uri.clone(), config.counters.clone(), Some(config))
         }
         None => {
             let uri = location.uri.resolve().map_err(Failure::Usage)?;
@@ -581,7 +596,10 @@ async fn counters_collection(
                 .counters
                 .as_deref()
                 .and_then(|c| c.split_once('.'))
-                .map(|(d, c)| (d.to_owned(), c.to_owned()))
+                .map(|(db, coll)| config::Namespace {
+                    db: db.to_owned(),
+                    coll: coll.to_owned(),
+                })
                 .ok_or_else(|| {
                     Failure::Usage(anyhow::anyhow!(
                         "pass --config, or --counters database.collection"
@@ -593,23 +611,42 @@ async fn counters_collection(
     let client = server::connect(&uri)
         .await
         .map_err(|e| Failure::Runtime(e.into()))?;
-    Ok((client.database(&ns.0).collection(&ns.1), config))
+    let mongo = Connection::for_tool(&client, None, &ns);
+    Ok((ns, mongo, config))
 }
 
 fn counters(args: CountersArgs) -> Result<(), Failure> {
     runtime()?.block_on(async {
-        let (collection, _) = counters_collection(&args.location).await?;
-        let list = crate::admin::list(&collection)
+        let (ns, mongo, config) = counters_collection(&args.location).await?;
+        let list = crate::admin::list(&mongo)
             .await
             .map_err(|e| Failure::Runtime(e.into()))?;
         if args.json {
-            let rows: Vec<_> = list.iter().map(crate::admin::CounterRow::to_json).collect();
+            // With --config, each counter of a trigger's sequence names that trigger.
+            let triggers = config.as_ref().map_or(&[][..], |c| c.triggers.as_slice());
+            let rows: Vec<_> = list
+                .iter()
+                .map(|row| {
+                    let mut json = row.to_json();
+                    let sequence = crate::admin::sequence_of(
+                        &row.id,
+                        triggers.iter().map(|t| t.numbering.sequence()),
+                    );
+                    let trigger = triggers
+                        .iter()
+                        .find(|t| Some(t.numbering.sequence()) == sequence);
+                    if let (Some(trigger), Some(object)) = (trigger, json.as_object_mut()) {
+                        object.insert("trigger".to_owned(), json!(trigger.id));
+                    }
+                    json
+                })
+                .collect();
             println!(
                 "{}",
                 serde_json::to_string_pretty(&rows).unwrap_or_default()
             );
         } else if list.is_empty() {
-            println!("no counters in {}", collection.namespace());
+            println!("no counters in {ns}");
         } else {
             let width = list.iter().map(|row| row.id.len()).max().unwrap_or(0);
             for row in list {
@@ -629,15 +666,13 @@ fn set_next(args: SetNextArgs) -> Result<(), Failure> {
     mongo_seq_core::SetNext::new(&spec, &args.name, args.next, args.force)
         .map_err(|e| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code())))?;
     runtime()?.block_on(async {
-        let (collection, _) = counters_collection(&args.location).await?;
-        let outcome = crate::admin::set_next(&collection, &spec, &args.name, args.next, args.force)
+        let (_, mongo, _) = counters_collection(&args.location).await?;
+        let outcome = crate::admin::set_next(&mongo, &spec, &args.name, args.next, args.force)
             .await
             .map_err(|e| match e {
-                crate::error::SidecarError::Core(core) if core.code() == "BACKWARDS_REFUSED" => {
-                    Failure::Runtime(anyhow::anyhow!(
-                        "{core} (pass --force to move the counter backwards)"
-                    ))
-                }
+                SidecarError::Core(core @ SeqError::BackwardsRefused { .. }) => Failure::Runtime(
+                    anyhow::anyhow!("{core} (pass --force to move the counter backwards)"),
+                ),
                 other => Failure::Runtime(other.into()),
             })?;
         println!(
@@ -665,15 +700,12 @@ fn set_next_spec(args: &SetNextArgs) -> Result<SequenceSpec, Failure> {
         )));
     };
     let config = load_config(path)?;
-    if let Some(trigger) = config.triggers.iter().find(|t| t.sequence.name() == name) {
-        key.belongs_to(&trigger.sequence).map_err(usage)?;
-        return Ok(trigger.sequence.clone());
+    let sequences = config.triggers.iter().map(|t| t.numbering.sequence());
+    if let Some(sequence) = sequences.clone().find(|s| s.name() == name) {
+        key.belongs_to(sequence).map_err(usage)?;
+        return Ok(sequence.clone());
     }
-    let known: Vec<String> = config
-        .triggers
-        .iter()
-        .map(|t| format!("`{}`", t.sequence.name()))
-        .collect();
+    let known: Vec<String> = sequences.map(|s| format!("`{}`", s.name())).collect();
     Err(Failure::Usage(anyhow::anyhow!(
         "no trigger of {} uses sequence `{name}` (its sequences: {}); set-next only moves counters whose options it knows",
         path.display(),

@@ -1,16 +1,17 @@
 //! Configuration: the TOML file as written ([`RawConfig`], unknown keys rejected by serde) →
-//! validated [`Config`]. Sequence options (start, step, bounds, scope, format, the name) are
-//! validated by the core (`SequenceSpec::parse`); this module checks what is the sidecar's own.
-//! Every key is documented in `sidecar/CONFIG.md`.
+//! validated [`Config`]. A trigger's sequence keys (start, step, min, max, scope, format, the
+//! name) go to the core as written (`SequenceSpec::parse_trigger`: the JS package's schema and
+//! messages), its numbering (field, format field, gapless) too (`NumberingSpec::new`); an error
+//! names the TOML key the core's `option_name` points at. This module checks what is the
+//! sidecar's own. Every key is documented in `sidecar/CONFIG.md`.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
-use mongo_seq_core::options::SequenceSpec;
-use mongodb::bson::Document;
+use mongo_seq_core::{NumberingSpec, SeqError, SequenceSpec};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 /// Environment variable that overrides `[mongodb].uri`.
 pub const URI_ENV: &str = "MONGO_SEQ_URI";
@@ -109,12 +110,13 @@ pub struct RawTrigger {
     pub collection: String,
     pub field: String,
     pub sequence: Option<String>,
-    pub start: Option<i64>,
-    pub step: Option<i64>,
-    pub min: Option<i64>,
-    pub max: Option<i64>,
-    pub scope: Option<Vec<String>>,
-    pub format: Option<String>,
+    // The sequence's options, as written: the core checks them (types included).
+    pub start: Option<toml::Value>,
+    pub step: Option<toml::Value>,
+    pub min: Option<toml::Value>,
+    pub max: Option<toml::Value>,
+    pub scope: Option<toml::Value>,
+    pub format: Option<toml::Value>,
     pub format_field: Option<String>,
     #[serde(rename = "match")]
     pub filter: Option<toml::Table>,
@@ -208,13 +210,10 @@ pub struct TriggerSpec {
     /// Stable id: `name`, or `<db>.<collection>.<field>`; the key of the trigger's state document.
     pub id: String,
     pub ns: Namespace,
-    pub field: String,
-    pub sequence: SequenceSpec,
-    pub format_field: Option<String>,
-    /// The `match` expression on the inserted document's fields.
-    pub filter: Option<Document>,
-    /// Crash-safe gapless numbering (intent protocol).
-    pub gapless: bool,
+    /// The sequence, the numbered field, the formatted id's field, the mode (gapless or not).
+    pub numbering: NumberingSpec,
+    /// The `match` expression on the inserted document's fields (Extended JSON).
+    pub filter: Option<Map<String, Value>>,
 }
 
 #[derive(Debug, Clone)]
@@ -286,25 +285,27 @@ pub fn validate(
         let trigger = validate_trigger(index, t)?;
         if let Some(other) = triggers
             .iter()
-            .find(|o| o.ns == trigger.ns && o.field == trigger.field)
+            .find(|o| o.ns == trigger.ns && o.numbering.field() == trigger.numbering.field())
         {
             return Err(invalid(
                 format!("trigger[{index}]"),
                 format!(
                     "duplicate trigger: `{}` field `{}` is already numbered by trigger `{}`",
-                    trigger.ns, trigger.field, other.id
+                    trigger.ns,
+                    trigger.numbering.field(),
+                    other.id
                 ),
             ));
         }
         if let Some(other) = triggers
             .iter()
-            .find(|o| o.sequence.name() == trigger.sequence.name())
+            .find(|o| o.numbering.sequence().name() == trigger.numbering.sequence().name())
         {
             return Err(invalid(
                 format!("trigger[{index}].sequence"),
                 format!(
                     "sequence `{}` is already used by trigger `{}`: each trigger needs its own sequence (its lease fences its counters)",
-                    trigger.sequence.name(),
+                    trigger.numbering.sequence().name(),
                     other.id
                 ),
             ));
@@ -639,71 +640,51 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     let key = |k: &str| format!("trigger[{index}].{k}");
     check_db_name(&key("database"), &t.database)?;
     check_coll_name(&key("collection"), &t.collection)?;
-    check_field(&key("field"), &t.field)?;
     let ns = Namespace {
         db: t.database.clone(),
         coll: t.collection.clone(),
     };
+    // The core's error names the option (its JS name); the operator reads the TOML key.
+    let core = |e: SeqError| {
+        let toml_key = match e.option_name() {
+            Some("name") => key("sequence"),
+            Some("formatField") => key("format_field"),
+            Some(option) => key(option),
+            None => format!("trigger[{index}]"),
+        };
+        let reason = match &e {
+            SeqError::InvalidOption { reason, .. } | SeqError::InvalidArgument { reason, .. } => {
+                reason.clone()
+            }
+            other => other.to_string(),
+        };
+        invalid(toml_key, format!("{reason} ({})", e.code()))
+    };
 
     let name = t.sequence.clone().unwrap_or_else(|| ns.to_string());
-    let mut options = json!({ "name": name });
-    let object = options.as_object_mut().expect("object literal");
-    for (k, v) in [
-        ("start", t.start),
-        ("step", t.step),
-        ("min", t.min),
-        ("max", t.max),
+    let mut options = Map::new();
+    for (option, value) in [
+        ("start", &t.start),
+        ("step", &t.step),
+        ("min", &t.min),
+        ("max", &t.max),
+        ("scope", &t.scope),
+        ("format", &t.format),
     ] {
-        if let Some(v) = v {
-            object.insert(k.to_owned(), json!({ "$numberLong": v.to_string() }));
+        if let Some(value) = value {
+            let value =
+                serde_json::to_value(value).map_err(|e| invalid(key(option), e.to_string()))?;
+            options.insert(option.to_owned(), value);
         }
     }
-    if let Some(scope) = &t.scope {
-        object.insert("scope".to_owned(), json!(scope));
-    }
-    if let Some(format) = &t.format {
-        object.insert("format".to_owned(), json!(format));
-    }
-    let sequence = SequenceSpec::parse(&options).map_err(|e| {
-        let which = match e.code() {
-            "INVALID_NAME" => "sequence",
-            "INVALID_SCOPE" => "scope",
-            "INVALID_FORMAT" => "format",
-            "INVALID_STEP" => "step",
-            _ => "sequence options",
-        };
-        invalid(key(which), format!("{e} ({})", e.code()))
-    })?;
-
-    match (&t.format, &t.format_field) {
-        (Some(_), None) => {
-            return Err(invalid(
-                key("format_field"),
-                "required when `format` is set",
-            ))
-        }
-        (None, Some(_)) => {
-            return Err(invalid(
-                key("format"),
-                "required when `format_field` is set",
-            ))
-        }
-        (Some(_), Some(ff)) => {
-            check_field(&key("format_field"), ff)?;
-            if ff == &t.field {
-                return Err(invalid(key("format_field"), "must differ from `field`"));
-            }
-        }
-        (None, None) => {}
-    }
-    for scope_field in t.scope.iter().flatten() {
-        if scope_field == &t.field {
-            return Err(invalid(
-                key("scope"),
-                "must not contain the numbered `field`",
-            ));
-        }
-    }
+    let sequence = SequenceSpec::parse_trigger(&name, &options).map_err(core)?;
+    let numbering = NumberingSpec::new(
+        sequence,
+        &t.field,
+        t.format_field.as_deref(),
+        t.gapless.unwrap_or(false),
+    )
+    .map_err(core)?;
 
     let filter = match t.filter {
         None => None,
@@ -721,10 +702,14 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
             }
             let json: Value =
                 serde_json::to_value(&table).map_err(|e| invalid(key("match"), e.to_string()))?;
-            match mongodb::bson::Bson::try_from(json) {
-                Ok(mongodb::bson::Bson::Document(doc)) if !doc.is_empty() => Some(doc),
+            // Checked as the BSON the server gets, kept as its canonical Extended JSON.
+            match crate::ejson::to_doc(json) {
+                Ok(doc) if !doc.is_empty() => match crate::ejson::from_doc(&doc) {
+                    Value::Object(filter) => Some(filter),
+                    _ => return Err(invalid(key("match"), "must be a table")),
+                },
                 Ok(_) => return Err(invalid(key("match"), "must be a non-empty table")),
-                Err(e) => return Err(invalid(key("match"), e.to_string())),
+                Err(e) => return Err(invalid(key("match"), e)),
             }
         }
     };
@@ -741,11 +726,8 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
     Ok(TriggerSpec {
         id,
         ns,
-        field: t.field,
-        sequence,
-        format_field: t.format_field,
+        numbering,
         filter,
-        gapless: t.gapless.unwrap_or(false),
     })
 }
 
@@ -808,22 +790,6 @@ fn check_coll_name(key: &str, name: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn check_field(key: &str, field: &str) -> Result<(), ConfigError> {
-    if field == "_id" || field.starts_with("_id.") {
-        return Err(invalid(
-            key,
-            "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)",
-        ));
-    }
-    if field.is_empty()
-        || field.split('.').any(|p| p.is_empty() || p.starts_with('$'))
-        || field.chars().any(char::is_control)
-    {
-        return Err(invalid(key, format!("invalid field path {field:?}")));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -857,7 +823,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.counters.to_string(), "app.counters");
         assert_eq!(c.state.to_string(), "app.mongo_seq_state");
-        assert_eq!(c.triggers[0].sequence.name(), "app.orders");
+        assert_eq!(c.triggers[0].numbering.sequence().name(), "app.orders");
         assert_eq!(c.triggers[0].id, "app.orders.seq");
         assert_eq!(c.settings.batch_size, 1000);
         assert_eq!(c.http.unwrap().to_string(), "127.0.0.1:9464");

@@ -1,22 +1,44 @@
-//! Extended JSON v2 (the core's language) ↔ BSON (the driver's), through the bson crate.
+//! Extended JSON v2 (the core's language, and the sidecar's) ↔ BSON (the driver's), through the
+//! bson crate.
 
 use mongodb::bson::{Bson, Document};
 use serde_json::Value;
 
-/// Canonical Extended JSON of a document, for the core.
+/// Canonical Extended JSON of a BSON value.
+pub fn from_bson(value: &Bson) -> Value {
+    value.clone().into_canonical_extjson()
+}
+
+/// Canonical Extended JSON of a document.
 pub fn from_doc(document: &Document) -> Value {
     Bson::Document(document.clone()).into_canonical_extjson()
 }
 
-/// A BSON value from Extended JSON (canonical or relaxed) handed out by the core.
+/// A BSON value from Extended JSON (canonical or relaxed).
 pub fn to_bson(value: Value) -> Result<Bson, String> {
-    Bson::try_from(value).map_err(|e| format!("invalid Extended JSON from the core: {e}"))
+    Bson::try_from(value).map_err(|e| format!("invalid Extended JSON: {e}"))
 }
 
-/// A BSON document from Extended JSON handed out by the core.
+/// A BSON document from Extended JSON.
 pub fn to_doc(value: Value) -> Result<Document, String> {
     match to_bson(value)? {
         Bson::Document(document) => Ok(document),
         other => Err(format!("expected an Extended JSON document, got {other}")),
     }
+}
+
+/// A value for a message: relaxed Extended JSON (`5`, not `{"$numberLong": "5"}`).
+pub fn relaxed(value: &Value) -> String {
+    match to_bson(value.clone()) {
+        Ok(bson) => bson.into_relaxed_extjson().to_string(),
+        Err(_) => value.to_string(),
+    }
+}
+
+/// A count the server sent (`n`, `count`): 0 when absent or not a non-negative integer.
+pub fn count(value: Option<&Value>) -> u64 {
+    value
+        .and_then(|n| mongo_seq_core::ejson::read_i64(n).ok())
+        .and_then(|n| u64::try_from(n).ok())
+        .unwrap_or(0)
 }

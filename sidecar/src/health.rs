@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -42,13 +41,6 @@ pub struct Health {
     instance: Arc<Mutex<String>>,
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 impl Health {
     fn update(&self, trigger: &str, f: impl FnOnce(&mut TriggerHealth)) {
         let mut map = self.inner.lock().expect("health lock");
@@ -84,11 +76,11 @@ impl Health {
         });
     }
 
-    /// Records a batch (the caller then reports [`Health::succeeded`]).
-    pub fn batch_applied(&self, trigger: &str, numbered: u64) {
+    /// Records a batch done at `now_ms` (the caller then reports [`Health::succeeded`]).
+    pub fn batch_applied(&self, trigger: &str, numbered: u64, now_ms: i64) {
         self.update(trigger, |h| {
             h.numbered += numbered;
-            h.last_batch_unix_ms = Some(now_ms());
+            h.last_batch_unix_ms = u64::try_from(now_ms).ok();
         });
     }
 

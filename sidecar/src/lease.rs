@@ -1,28 +1,30 @@
-//! The trigger's lease, the sidecar's side (the protocol is the core's `lease` plan): a
+//! The trigger's lease, the sidecar's side (the protocols are the core's: `AcquireLease`,
+//! `RenewLease`, the `Lease` plan's release; see `crates/mongo-seq-core/src/acquire.rs`): a
 //! standby tries to acquire it every `renew` interval; the holder renews it every `renew`
 //! interval and considers it lost `margin` before it could expire, by its own monotonic clock
-//! (so a process paused past its lease, e.g. SIGSTOP, stops before it sends anything), or as soon
-//! as a renewal finds someone else holding it. Every numbering step checks the [`Fence`] first.
+//! (so a process paused past its lease, e.g. SIGSTOP, stops before it sends anything), or as
+//! soon as a renewal finds someone else holding it. Every write of a holder checks its
+//! [`Fence`] first.
 //!
-//! On acquisition the holder makes sure its epoch is above every epoch stamped on the trigger's
-//! counters, stamps its epoch on all of them (`updateMany`), and only then starts numbering.
+//! Monotonic time is `tokio::time` (a paused tokio clock drives it); the lease's `nowMs` is the
+//! interface's wall clock.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
-use futures_util::TryStreamExt;
-use mongo_seq_core::lease::{counters_of, stamp_epoch};
-use mongo_seq_core::{Lease, LeaseHolder, LeaseOutcome, LeaseRequest};
-use mongodb::bson::{doc, Document};
-use tokio_util::sync::CancellationToken;
+use mongo_seq_core::{
+    AcquireLease, Acquisition, Lease, LeaseHolder, LeaseRequest, Plan, RenewLease, Renewal,
+};
+use tokio::time::Instant;
 use tracing::{info, warn};
 
 use crate::config::LeaseSettings;
-use crate::ejson;
+use crate::drive::drive;
 use crate::error::SidecarError;
-use crate::exec::Executor;
 use crate::liveness::{self, Beacon};
-use crate::metrics::{lease_traffic, Metrics};
+use crate::metrics::lease_traffic;
+use crate::mongo::Mongo;
+use crate::trigger::Probe;
 
 /// How long a graceful shutdown tries to release a lease (it expires by itself otherwise).
 pub const RELEASE_TIMEOUT: Duration = Duration::from_millis(1500);
@@ -33,7 +35,7 @@ pub struct Fence {
     pub owner: String,
     pub epoch: i64,
     valid_until: Mutex<Instant>,
-    lost: CancellationToken,
+    lost: tokio_util::sync::CancellationToken,
 }
 
 impl Fence {
@@ -42,16 +44,22 @@ impl Fence {
             owner: owner.to_owned(),
             epoch,
             valid_until: Mutex::new(valid_until),
-            lost: CancellationToken::new(),
+            lost: tokio_util::sync::CancellationToken::new(),
         }
     }
 
     fn valid_until(&self) -> Instant {
-        *self.valid_until.lock().expect("fence lock")
+        *self
+            .valid_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn extend(&self, until: Instant) {
-        let mut valid = self.valid_until.lock().expect("fence lock");
+        let mut valid = self
+            .valid_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         *valid = (*valid).max(until);
     }
 
@@ -61,11 +69,11 @@ impl Fence {
     }
 
     /// Cancelled when the lease is lost.
-    pub fn lost(&self) -> &CancellationToken {
+    pub fn lost(&self) -> &tokio_util::sync::CancellationToken {
         &self.lost
     }
 
-    /// `Err(LeaseLost)` once the lease is lost or may have expired: call before every write.
+    /// `Err(LeaseLost)` once the lease is lost or may have expired: called before every write.
     pub fn check(&self) -> Result<(), SidecarError> {
         if self.lost.is_cancelled() {
             return Err(SidecarError::LeaseLost(format!(
@@ -84,27 +92,6 @@ impl Fence {
     }
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// Acquires, renews and releases one trigger's lease.
-#[derive(Clone)]
-pub struct LeaseKeeper {
-    pub exec: Executor,
-    /// `_id` of the lease document (the trigger's state document).
-    pub lease_id: String,
-    /// The trigger's sequence name (its counters are `name` and `name/…`).
-    pub sequence: String,
-    pub settings: LeaseSettings,
-    pub metrics: Metrics,
-    /// This process's liveness beacon: its facts go with every lease it takes.
-    pub beacon: Arc<Beacon>,
-}
-
 /// What an acquisition attempt found.
 pub enum Acquired {
     Held(Arc<Fence>),
@@ -115,217 +102,157 @@ pub enum Acquired {
     },
 }
 
-impl LeaseKeeper {
-    fn request(&self, held: Option<i64>, min_epoch: i64, release: bool) -> LeaseRequest {
+/// Acquires, renews and releases one trigger's lease.
+pub struct LeaseKeeper<M> {
+    mongo: M,
+    /// `_id` of the lease document (the trigger's state document).
+    lease_id: String,
+    /// The trigger's sequence name (its counters are `name` and `name/…`).
+    sequence: String,
+    settings: LeaseSettings,
+    /// This process's liveness beacon: its facts go with every lease it takes.
+    beacon: Arc<Beacon>,
+    probe: Probe,
+}
+
+impl<M: Mongo> LeaseKeeper<M> {
+    pub fn new(
+        mongo: M,
+        lease_id: &str,
+        sequence: &str,
+        settings: LeaseSettings,
+        beacon: Arc<Beacon>,
+        probe: Probe,
+    ) -> Self {
+        Self {
+            mongo,
+            lease_id: lease_id.to_owned(),
+            sequence: sequence.to_owned(),
+            settings,
+            beacon,
+            probe,
+        }
+    }
+
+    fn request(&self, held: Option<i64>, release: bool) -> LeaseRequest {
         LeaseRequest {
             lease_id: self.lease_id.clone(),
             owner: self.settings.instance_id.clone(),
-            now_ms: now_ms(),
+            now_ms: self.mongo.now_ms(),
             ttl_ms: i64::try_from(self.settings.ttl.as_millis()).unwrap_or(i64::MAX),
             held,
-            min_epoch,
+            min_epoch: 0,
             release,
             process: self.beacon.facts(),
             holder_gone: None,
         }
     }
 
+    /// Until when a lease asked for at `sent` may be acted on: `margin` before it expires.
     fn horizon(&self, sent: Instant) -> Instant {
         sent + self.settings.ttl.saturating_sub(self.settings.margin)
     }
 
-    async fn run(
-        &self,
-        held: Option<i64>,
-        min_epoch: i64,
-    ) -> Result<(LeaseOutcome, Instant), SidecarError> {
-        self.run_request(self.request(held, min_epoch, false)).await
-    }
-
-    async fn run_request(
-        &self,
-        request: LeaseRequest,
-    ) -> Result<(LeaseOutcome, Instant), SidecarError> {
-        let sent = Instant::now();
-        let mut plan = Lease::new(&request)?;
-        Ok((self.exec.drive(&mut plan).await?, sent))
-    }
-
-    /// A busy lease whose holder provably no longer exists (a crashed predecessor on this
-    /// machine, see `liveness`) is taken over now; else it stays busy.
-    async fn take_over_if_gone(
-        &self,
-        busy: LeaseOutcome,
-        min_epoch: i64,
-        sent: Instant,
-    ) -> Result<(LeaseOutcome, Instant), SidecarError> {
-        let LeaseOutcome::Busy {
-            owner,
-            epoch,
-            process: Some(facts),
-            ..
-        } = &busy
-        else {
-            return Ok((busy, sent));
-        };
-        if !liveness::gone(facts) {
-            return Ok((busy, sent));
-        }
-        info!(
-            lease = self.lease_id,
-            holder = owner,
-            epoch,
-            "the lease holder's process no longer exists: taking over without waiting for the lease to expire"
-        );
-        let mut request = self.request(None, min_epoch, false);
-        request.holder_gone = Some(LeaseHolder {
-            owner: owner.clone(),
-            epoch: *epoch,
-        });
-        self.run_request(request).await
-    }
-
-    /// One acquisition attempt (a standby's poll). On success the epoch is above every counter's
-    /// and stamped on all of them.
+    /// One acquisition attempt (a standby's poll). On success the epoch is above every
+    /// counter's and stamped on all of them.
     pub async fn acquire(&self) -> Result<Acquired, SidecarError> {
         lease_traffic(self.try_acquire()).await
     }
 
     async fn try_acquire(&self) -> Result<Acquired, SidecarError> {
-        let (outcome, sent) = self.run(None, 0).await?;
-        let (outcome, sent) = self.take_over_if_gone(outcome, 0, sent).await?;
-        let (mut epoch, mut sent) = match outcome {
-            LeaseOutcome::Held { epoch, .. } => (epoch, sent),
-            LeaseOutcome::Busy {
+        let (acquisition, sent) = match self.attempt(None).await? {
+            // A busy lease whose holder provably no longer exists (a crashed predecessor on
+            // this machine, see `liveness`) is taken over now.
+            (
+                Acquisition::Busy {
+                    owner,
+                    epoch,
+                    process: Some(facts),
+                    ..
+                },
+                _,
+            ) if liveness::gone(&facts) => {
+                info!(
+                    lease = self.lease_id,
+                    holder = owner,
+                    epoch,
+                    "the lease holder's process no longer exists: taking over without waiting for the lease to expire"
+                );
+                self.attempt(Some(LeaseHolder { owner, epoch })).await?
+            }
+            other => other,
+        };
+        match acquisition {
+            Acquisition::Held { epoch, .. } => {
+                let fence = Fence::new(&self.settings.instance_id, epoch, self.horizon(sent));
+                self.probe.lease_acquired(&fence);
+                Ok(Acquired::Held(Arc::new(fence)))
+            }
+            Acquisition::Busy {
                 owner,
                 epoch,
                 expires_at_ms,
                 ..
-            } => {
-                return Ok(Acquired::Busy {
-                    owner,
-                    epoch,
-                    expires_at_ms,
-                })
-            }
-            LeaseOutcome::Released => {
-                return Err(SidecarError::Reply(
-                    "lease plan answered `released` to an acquisition".to_owned(),
+            } => Ok(Acquired::Busy {
+                owner,
+                epoch,
+                expires_at_ms,
+            }),
+        }
+    }
+
+    /// Runs the core's acquisition; its writes stop once the lease asked for may have expired.
+    async fn attempt(
+        &self,
+        holder_gone: Option<LeaseHolder>,
+    ) -> Result<(Acquisition, Instant), SidecarError> {
+        let sent = Instant::now();
+        let until = self.horizon(sent);
+        let mut request = self.request(None, false);
+        request.holder_gone = holder_gone;
+        let mut plan = AcquireLease::new(&request, &self.sequence)?;
+        let in_time = || {
+            if Instant::now() < until {
+                Ok(())
+            } else {
+                Err(SidecarError::LeaseLost(
+                    "the lease was not acquired in time (by this process's clock)".to_owned(),
                 ))
             }
         };
-        // The lease document may be younger than the counters (state collection dropped):
-        // never run with an epoch the counters already passed.
-        let highest = self.highest_counter_epoch().await?;
-        if highest >= epoch {
-            warn!(
-                lease = self.lease_id,
-                epoch,
-                highest,
-                "counters carry a higher epoch than the lease document: raising the epoch"
-            );
-            match self.run(None, highest).await? {
-                (LeaseOutcome::Held { epoch: raised, .. }, again) => {
-                    (epoch, sent) = (raised, again)
-                }
-                (
-                    LeaseOutcome::Busy {
-                        owner,
-                        epoch,
-                        expires_at_ms,
-                        ..
-                    },
-                    _,
-                ) => {
-                    return Ok(Acquired::Busy {
-                        owner,
-                        epoch,
-                        expires_at_ms,
-                    })
-                }
-                (LeaseOutcome::Released, _) => {
-                    return Err(SidecarError::Reply("unexpected lease outcome".to_owned()))
-                }
-            }
-        }
-        let fence = Arc::new(Fence::new(
-            &self.settings.instance_id,
-            epoch,
-            self.horizon(sent),
-        ));
-        self.stamp(&fence).await?;
-        self.metrics
-            .lease_acquired
-            .with_label_values(&[&self.exec.label])
-            .inc();
-        info!(
-            trigger = self.exec.label,
-            owner = fence.owner,
-            epoch,
-            "lease acquired: this instance numbers the trigger"
-        );
-        Ok(Acquired::Held(fence))
+        let acquisition = drive(&self.mongo, &mut plan, in_time, |note| {
+            self.probe.note(note)
+        })
+        .await?;
+        Ok((acquisition, sent))
     }
 
-    async fn highest_counter_epoch(&self) -> Result<i64, SidecarError> {
-        let filter = ejson::to_doc(serde_json::json!({ "$or": counters_of(&self.sequence) }))
-            .map_err(SidecarError::Reply)?;
-        let found: Vec<Document> = self
-            .exec
-            .counters
-            .find(filter)
-            .sort(doc! { "epoch": -1 })
-            .limit(1)
-            .projection(doc! { "epoch": 1 })
-            .await?
-            .try_collect()
-            .await?;
-        Ok(found
-            .first()
-            .and_then(|d| d.get("epoch"))
-            .and_then(|e| mongo_seq_core::ejson::read_i64(&e.clone().into_canonical_extjson()).ok())
-            .unwrap_or(0))
-    }
-
-    /// Stamps the epoch on every counter of the trigger, so an earlier holder's reservations fail.
-    async fn stamp(&self, fence: &Fence) -> Result<(), SidecarError> {
-        fence.check()?;
-        let (filter, update) = stamp_epoch(&self.sequence, fence.epoch);
-        let filter = ejson::to_doc(filter).map_err(SidecarError::Reply)?;
-        let update = ejson::to_doc(update).map_err(SidecarError::Reply)?;
-        self.exec.counters.update_many(filter, update).await?;
-        Ok(())
-    }
-
-    /// Renews until the lease is lost (returns then, with `fence` marked lost) or `stop`.
-    pub async fn keep(&self, fence: &Fence, stop: &CancellationToken) {
+    /// Renews until the lease is lost (returns then, with `fence` marked lost).
+    pub async fn keep(&self, fence: &Fence) {
         loop {
             let wake = (Instant::now() + self.settings.renew).min(fence.valid_until());
             tokio::select! {
-                _ = tokio::time::sleep_until(wake.into()) => {}
-                _ = stop.cancelled() => return,
-                _ = fence.lost().cancelled() => return,
+                biased;
+                () = fence.lost().cancelled() => return,
+                () = tokio::time::sleep_until(wake) => {}
             }
             if Instant::now() >= fence.valid_until() {
                 warn!(
-                    trigger = self.exec.label,
+                    trigger = self.probe.trigger(),
                     epoch = fence.epoch,
                     "lease not renewed in time: stopping (another instance may take over)"
                 );
                 break;
             }
-            let renewal = tokio::time::timeout_at(
-                fence.valid_until().into(),
-                lease_traffic(self.run(Some(fence.epoch), 0)),
-            )
-            .await;
+            let sent = Instant::now();
+            let renewal =
+                tokio::time::timeout_at(fence.valid_until(), lease_traffic(self.renew(fence)))
+                    .await;
             match renewal {
-                Ok(Ok((LeaseOutcome::Held { epoch, .. }, sent))) if epoch == fence.epoch => {
-                    fence.extend(self.horizon(sent))
-                }
-                Ok(Ok((LeaseOutcome::Busy { owner, epoch, .. }, _))) => {
+                Ok(Ok(Renewal::Renewed { .. })) => fence.extend(self.horizon(sent)),
+                Ok(Ok(Renewal::Lost { owner, epoch, .. })) => {
                     warn!(
-                        trigger = self.exec.label,
+                        trigger = self.probe.trigger(),
                         epoch = fence.epoch,
                         holder = owner,
                         holder_epoch = epoch,
@@ -333,16 +260,8 @@ impl LeaseKeeper {
                     );
                     break;
                 }
-                Ok(Ok(other)) => {
-                    warn!(
-                        trigger = self.exec.label,
-                        ?other,
-                        "unexpected lease renewal outcome: stopping"
-                    );
-                    break;
-                }
                 Ok(Err(e)) => {
-                    warn!(trigger = self.exec.label, error = %e, "lease renewal failed; retrying while the lease lasts")
+                    warn!(trigger = self.probe.trigger(), error = %e, "lease renewal failed; retrying while the lease lasts")
                 }
                 Err(_) => {}
             }
@@ -350,26 +269,43 @@ impl LeaseKeeper {
         fence.lose();
     }
 
+    async fn renew(&self, fence: &Fence) -> Result<Renewal, SidecarError> {
+        let mut plan = RenewLease::new(&self.request(Some(fence.epoch), false))?;
+        self.drive_held(&mut plan, fence).await
+    }
+
+    /// Runs a lease plan of the holder of `fence` (its writes stop once the fence is gone).
+    async fn drive_held<P>(&self, plan: &mut P, fence: &Fence) -> Result<P::Output, SidecarError>
+    where
+        P: Plan + Send,
+        P::Output: Send,
+    {
+        drive(
+            &self.mongo,
+            plan,
+            || fence.check(),
+            |note| self.probe.note(note),
+        )
+        .await
+    }
+
     /// Gives the lease up (graceful shutdown) so a standby takes over at once.
     pub async fn release(&self, fence: &Fence) {
-        let plan = Lease::new(&self.request(Some(fence.epoch), 0, true));
-        let result = match plan {
-            Ok(mut plan) => tokio::time::timeout(RELEASE_TIMEOUT, self.exec.drive(&mut plan))
-                .await
-                .ok(),
-            Err(e) => Some(Err(e.into())),
+        let release = async {
+            let mut plan = Lease::new(&self.request(Some(fence.epoch), true))?;
+            self.drive_held(&mut plan, fence).await
         };
-        match result {
-            Some(Ok(_)) => info!(
-                trigger = self.exec.label,
+        match tokio::time::timeout(RELEASE_TIMEOUT, release).await {
+            Ok(Ok(_)) => info!(
+                trigger = self.probe.trigger(),
                 epoch = fence.epoch,
                 "lease released"
             ),
-            Some(Err(e)) => {
-                warn!(trigger = self.exec.label, error = %e, "could not release the lease (it expires by itself)")
+            Ok(Err(e)) => {
+                warn!(trigger = self.probe.trigger(), error = %e, "could not release the lease (it expires by itself)")
             }
-            None => warn!(
-                trigger = self.exec.label,
+            Err(_) => warn!(
+                trigger = self.probe.trigger(),
                 "lease release timed out (it expires by itself)"
             ),
         }

@@ -1,21 +1,24 @@
 //! The `mongo-seq` binary's library: the sidecar (change streams → batches → counters) and its
-//! tools (`check`, `counters`, `set-next`, `health`). Sequence logic comes from `mongo-seq-core`; this
-//! crate does the I/O around it. See ARCHITECTURE.md ("Sidecar pipeline").
+//! tools (`check`, `counters`, `set-next`, `health`). Every protocol is the core's
+//! (`mongo-seq-core`); this crate runs its commands through one interface to MongoDB
+//! ([`mongo::Mongo`], implemented by [`connection::Connection`]), keeps time, and reports. See
+//! ARCHITECTURE.md.
 
 pub mod admin;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod connection;
+pub mod drive;
 pub mod ejson;
 pub mod error;
-pub mod exec;
-pub mod gapless;
 pub mod health;
+pub mod health_check;
 pub mod http;
 pub mod lease;
 pub mod liveness;
 pub mod metrics;
-pub mod probe;
+pub mod mongo;
 pub mod redact;
 pub mod server;
 pub mod state;

@@ -31,6 +31,15 @@ fn namespace() -> Option<(String, String)> {
     Some((boot.trim().to_owned(), netns.to_string_lossy().into_owned()))
 }
 
+/// This process's start time (clock ticks after boot: field 22 of `/proc/self/stat`, counted
+/// after the command name, which may hold spaces and parentheses).
+#[cfg(target_os = "linux")]
+fn start_time() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
 impl Beacon {
     /// Binds a beacon for this process (several per process are fine: tests run sidecars side
     /// by side). Without one (not Linux, no `/proc`), the facts are `None` and no successor
@@ -45,12 +54,13 @@ impl Beacon {
             let Some((boot, netns)) = namespace() else {
                 return Self::default();
             };
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
+            // The pid and the process's start time name this process alone within a boot (a
+            // reused pid has another start time).
+            let Some(started) = start_time() else {
+                return Self::default();
+            };
             let name = format!(
-                "mongo-seq/{}/{nanos}/{}",
+                "mongo-seq/{}/{started}/{}",
                 std::process::id(),
                 SEQUENCE.fetch_add(1, Ordering::Relaxed)
             );

@@ -190,34 +190,6 @@ impl Metrics {
         }
     }
 
-    /// Creates `trigger`'s series before anything happens (counters at 0, healthy 1 like a
-    /// starting trigger's `/healthz`), so every metric is exported from the start and alerts'
-    /// `increase()` sees the first error, fence or skipped document instead of a series that
-    /// appears at 1.
-    pub fn register_trigger(&self, trigger: &str) {
-        for counter in [
-            &self.events,
-            &self.numbered,
-            &self.prenumbered,
-            &self.skipped,
-            &self.batches,
-            &self.lease_acquired,
-            &self.lease_lost,
-            &self.fenced,
-            &self.intents_completed,
-            &self.gapless_renumbered,
-        ] {
-            counter.with_label_values(&[trigger]);
-        }
-        for kind in crate::error::ERROR_KINDS {
-            self.errors.with_label_values(&[trigger, kind]);
-        }
-        self.lag.with_label_values(&[trigger]);
-        self.backfill_remaining.with_label_values(&[trigger]);
-        self.lease_held.with_label_values(&[trigger]);
-        self.healthy.with_label_values(&[trigger]).set(1);
-    }
-
     /// The registry behind `/metrics` (tests read it).
     pub fn registry(&self) -> &Registry {
         &self.registry

@@ -1,5 +1,6 @@
-//! The daemon: one task per trigger plus the HTTP endpoint, under one cancellation token and
-//! task tracker. Returns when every task has finished after `shutdown` was cancelled.
+//! The daemon, wiring only: the client, the HTTP endpoint, one task per trigger (each built by
+//! `Trigger::new` on its `Connection`), under one cancellation token and task tracker. Returns
+//! when every task has finished after `shutdown` was cancelled.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -11,17 +12,15 @@ use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
 use crate::config::Config;
-use crate::exec::Executor;
+use crate::connection::{mongo_message, Connection};
 use crate::health::Health;
-use crate::lease::LeaseKeeper;
 use crate::metrics::Metrics;
 use crate::redact::redact;
-use crate::state::StateStore;
-use crate::trigger::Trigger;
+use crate::trigger::{Shared, Trigger};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("MongoDB client: {}", crate::error::mongo_message(.0))]
+    #[error("MongoDB client: {}", mongo_message(.0))]
     Mongo(#[from] mongodb::error::Error),
     #[error("cannot listen on {addr} (config key `http.port`; several sidecars on one host need a port each, e.g. MONGO_SEQ_HTTP_PORT): {source}")]
     Bind {
@@ -58,6 +57,7 @@ pub async fn run(
 ) -> Result<(), ServerError> {
     // `mongodb+srv://` is looked up here (DNS): a shutdown does not wait for it.
     let client_options = tokio::select! {
+        biased;
         parsed = ClientOptions::parse(&config.uri) => parsed?,
         () = shutdown.cancelled() => return Ok(()),
     };
@@ -114,49 +114,17 @@ pub async fn run_with_options(
             }
         });
     }
-    let counters = client
-        .database(&config.counters.db)
-        .collection(&config.counters.coll);
-    let state = client
-        .database(&config.state.db)
-        .collection(&config.state.coll);
-    // Lives as long as this daemon: while it is bound, nobody takes over our leases early.
-    let beacon = std::sync::Arc::new(crate::liveness::Beacon::bind());
+    let shared = Shared {
+        metrics: metrics.clone(),
+        health,
+        // Lives as long as this daemon: while it is bound, nobody takes over our leases early.
+        beacon: std::sync::Arc::new(crate::liveness::Beacon::bind()),
+    };
     for spec in config.triggers {
-        metrics.register_trigger(&spec.id);
-        let db = client.database(&spec.ns.db);
-        let trigger = Trigger {
-            docs: db.collection(&spec.ns.coll),
-            db,
-            exec: Executor {
-                counters: counters.clone(),
-                leases: Some(state.clone()),
-                label: spec.id.clone(),
-            },
-            lease: LeaseKeeper {
-                exec: Executor {
-                    counters: counters.clone(),
-                    leases: Some(state.clone()),
-                    label: spec.id.clone(),
-                },
-                lease_id: spec.id.clone(),
-                sequence: spec.sequence.name().to_owned(),
-                settings: config.settings.lease.clone(),
-                metrics: metrics.clone(),
-                beacon: beacon.clone(),
-            },
-            state: StateStore {
-                collection: state.clone(),
-                trigger: spec.id.clone(),
-                metrics: metrics.clone(),
-            },
-            settings: config.settings.clone(),
-            metrics: metrics.clone(),
-            health: health.clone(),
-            unnumberable: Default::default(),
-            spec,
-        };
-        let (id, shutdown) = (trigger.spec.id.clone(), shutdown.clone());
+        let mongo = Connection::for_trigger(&client, &spec.ns, &config.counters, &config.state);
+        let id = spec.id.clone();
+        let trigger = Trigger::new(spec, config.settings.clone(), mongo, &shared);
+        let shutdown = shutdown.clone();
         tracker.spawn(async move {
             crate::metrics::for_trigger(&id, trigger.run(shutdown, options.backfill)).await
         });
@@ -167,6 +135,7 @@ pub async fn run_with_options(
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
+        biased;
         () = tracker.wait() => {}
         () = deadline => warn!(grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: tasks still running; stopping anyway"),
     }

@@ -1,15 +1,17 @@
 //! Where each trigger's progress lives: one document per trigger in the state collection (next
 //! to the counters), never on local disk. `{ _id: <trigger id>, token, backfillDone, updatedAt,
 //! lease: {owner, epoch, expiresAt} }`. The lease (core `lease` plan) lives in the same document,
-//! so every write here is conditioned on still holding it: a stale instance cannot move the token.
+//! so every write here is conditioned on still holding it (the core's `held_filter`): a stale
+//! instance cannot move the token. Reads and writes are core commands on `Collection::Leases`.
 
-use mongodb::bson::{doc, Bson, DateTime, Document};
-use mongodb::change_stream::event::ResumeToken;
-use mongodb::Collection;
+use mongo_seq_core::lease::held_filter;
+use mongo_seq_core::{Collection, Command, Reply, SeqError, UpdateStatement};
+use serde_json::{json, Map, Value};
 
 use crate::error::SidecarError;
 use crate::lease::Fence;
-use crate::metrics::Metrics;
+use crate::mongo::{Mongo, ResumeToken};
+use crate::trigger::Probe;
 
 #[derive(Debug, Clone, Default)]
 pub struct Stored {
@@ -17,52 +19,45 @@ pub struct Stored {
     pub backfill_done: bool,
 }
 
-#[derive(Clone)]
-pub struct StateStore {
-    pub collection: Collection<Document>,
-    pub trigger: String,
-    pub metrics: Metrics,
+/// One trigger's state document.
+pub struct StateStore<M> {
+    mongo: M,
+    trigger: String,
+    probe: Probe,
 }
 
-impl StateStore {
+impl<M: Mongo> StateStore<M> {
+    pub fn new(mongo: M, trigger: &str, probe: Probe) -> Self {
+        Self {
+            mongo,
+            trigger: trigger.to_owned(),
+            probe,
+        }
+    }
+
     pub async fn load(&self) -> Result<Stored, SidecarError> {
-        let Some(document) = self
-            .collection
-            .find_one(doc! { "_id": &self.trigger })
-            .await?
-        else {
-            return Ok(Stored::default());
+        let read = Command::FindOne {
+            collection: Collection::Leases,
+            filter: json!({ "_id": self.trigger }),
+            options: None,
         };
-        let token = match document.get("token") {
-            None | Some(Bson::Null) => None,
-            Some(token) => Some(
-                mongodb::bson::from_bson::<ResumeToken>(token.clone()).map_err(|e| {
-                    SidecarError::Reply(format!("stored resume token of `{}`: {e}", self.trigger))
-                })?,
-            ),
+        let document = match self.mongo.execute(read).await? {
+            Reply::Document { document } => document,
+            Reply::None => return Ok(Stored::default()),
+            other => {
+                return Err(SidecarError::Reply(format!(
+                    "state of `{}`: expected a document, got {other:?}",
+                    self.trigger
+                )))
+            }
         };
         Ok(Stored {
-            token,
-            backfill_done: document.get_bool("backfillDone").unwrap_or(false),
+            token: document
+                .get("token")
+                .filter(|token| !token.is_null())
+                .map(|token| ResumeToken(token.clone())),
+            backfill_done: document.get("backfillDone") == Some(&Value::Bool(true)),
         })
-    }
-
-    /// The filter of a write by the lease holder `fence`.
-    fn fenced(&self, fence: &Fence) -> Result<Document, SidecarError> {
-        fence.check()?;
-        Ok(doc! { "_id": &self.trigger, "lease.owner": &fence.owner, "lease.epoch": fence.epoch })
-    }
-
-    fn refused(&self, fence: &Fence) -> SidecarError {
-        self.metrics
-            .fenced
-            .with_label_values(&[&self.trigger])
-            .inc();
-        fence.lose();
-        SidecarError::Fenced(format!(
-            "state of `{}`: the lease (epoch {}) is no longer this instance's",
-            self.trigger, fence.epoch
-        ))
     }
 
     /// Stores the token (and, when given, the backfill flag) in one update, where `fence` still
@@ -73,33 +68,65 @@ impl StateStore {
         backfill_done: Option<bool>,
         fence: &Fence,
     ) -> Result<(), SidecarError> {
-        let mut set = doc! { "updatedAt": DateTime::now() };
+        let mut set = Map::new();
         if let Some(token) = token {
-            let token = mongodb::bson::to_bson(token)
-                .map_err(|e| SidecarError::Reply(format!("resume token: {e}")))?;
-            set.insert("token", token);
+            set.insert("token".to_owned(), token.0.clone());
         }
         if let Some(done) = backfill_done {
-            set.insert("backfillDone", done);
+            set.insert("backfillDone".to_owned(), Value::Bool(done));
         }
-        let result = self
-            .collection
-            .update_one(self.fenced(fence)?, doc! { "$set": set })
-            .await?;
-        if result.matched_count == 0 {
-            return Err(self.refused(fence));
-        }
-        Ok(())
+        self.write(set, fence).await
     }
 
     /// Forgets the token (history lost): the next start backfills and starts from now.
     pub async fn forget_token(&self, fence: &Fence) -> Result<(), SidecarError> {
-        let result = self
-            .collection
-            .update_one(self.fenced(fence)?, doc! { "$set": { "token": Bson::Null, "backfillDone": false, "updatedAt": DateTime::now() } })
-            .await?;
-        if result.matched_count == 0 {
-            return Err(self.refused(fence));
+        let mut set = Map::new();
+        set.insert("token".to_owned(), Value::Null);
+        set.insert("backfillDone".to_owned(), Value::Bool(false));
+        self.write(set, fence).await
+    }
+
+    async fn write(&self, mut set: Map<String, Value>, fence: &Fence) -> Result<(), SidecarError> {
+        fence.check()?;
+        let now = self.mongo.now_ms();
+        set.insert(
+            "updatedAt".to_owned(),
+            json!({ "$date": { "$numberLong": now.to_string() } }),
+        );
+        let write = Command::Update {
+            collection: Collection::Leases,
+            updates: vec![UpdateStatement {
+                filter: held_filter(&self.trigger, &fence.owner, fence.epoch),
+                update: json!({ "$set": set }),
+            }],
+            ordered: true,
+        };
+        let result = match self.mongo.execute(write).await? {
+            Reply::WriteResult(result) => result,
+            other => {
+                return Err(SidecarError::Reply(format!(
+                    "state of `{}`: expected a write result, got {other:?}",
+                    self.trigger
+                )))
+            }
+        };
+        if let Some(error) = result.write_concern_error {
+            return Err(SeqError::WriteConcernFailed {
+                code: error.code,
+                message: error.errmsg,
+            }
+            .into());
+        }
+        if let Some(error) = result.write_errors.into_iter().next() {
+            return Err(SeqError::from(error).into());
+        }
+        if result.n == 0 {
+            self.probe.fenced();
+            fence.lose();
+            return Err(SidecarError::Fenced(format!(
+                "state of `{}`: the lease (epoch {}) is no longer this instance's",
+                self.trigger, fence.epoch
+            )));
         }
         Ok(())
     }

@@ -7,12 +7,11 @@ use std::time::{Duration, Instant};
 use common::*;
 use futures_util::TryStreamExt;
 use mongo_seq::config::Config;
-use mongo_seq::exec::Executor;
+use mongo_seq::connection::Connection;
 use mongo_seq::health::{Health, TriggerHealth};
-use mongo_seq::lease::{Fence, LeaseKeeper};
+use mongo_seq::lease::Fence;
 use mongo_seq::metrics::Metrics;
-use mongo_seq::state::StateStore;
-use mongo_seq::trigger::Trigger;
+use mongo_seq::trigger::{Shared, Trigger};
 use mongodb::bson::{doc, Document};
 use mongodb::{Client, Collection};
 
@@ -44,51 +43,27 @@ async fn wait_error(health: &Health, trigger: &str) -> TriggerHealth {
     }
 }
 
-/// A trigger built by hand (no lease loop), to call its numbering with a chosen fence.
-fn trigger(cfg: &Config, client: &Client) -> Trigger {
+/// A trigger built like the daemon builds it (`Trigger::new`), without its lease loop, to call
+/// its numbering with a chosen fence; and the metrics it reports to.
+fn trigger(cfg: &Config, client: &Client) -> (Trigger<Connection>, Metrics) {
     let spec = cfg.triggers[0].clone();
-    let metrics = Metrics::new();
-    let counters = client
-        .database(&cfg.counters.db)
-        .collection(&cfg.counters.coll);
-    let state = client.database(&cfg.state.db).collection(&cfg.state.coll);
-    let exec = Executor {
-        counters,
-        leases: Some(state.clone()),
-        label: spec.id.clone(),
-    };
-    let db = client.database(&spec.ns.db);
-    Trigger {
-        docs: db.collection(&spec.ns.coll),
-        db,
-        lease: LeaseKeeper {
-            exec: exec.clone(),
-            lease_id: spec.id.clone(),
-            sequence: spec.sequence.name().to_owned(),
-            settings: cfg.settings.lease.clone(),
-            metrics: metrics.clone(),
-            beacon: Default::default(),
-        },
-        exec,
-        state: StateStore {
-            collection: state,
-            trigger: spec.id.clone(),
-            metrics: metrics.clone(),
-        },
-        settings: cfg.settings.clone(),
-        metrics,
-        health: Health::default(),
-        unnumberable: Default::default(),
-        spec,
-    }
+    let mongo = Connection::for_trigger(client, &spec.ns, &cfg.counters, &cfg.state);
+    let shared = Shared::default();
+    let trigger = Trigger::new(spec, cfg.settings.clone(), mongo, &shared);
+    (trigger, shared.metrics)
 }
 
 fn fence(epoch: i64) -> Fence {
     Fence::new(
         "test-instance",
         epoch,
-        Instant::now() + Duration::from_secs(600),
+        tokio::time::Instant::now() + Duration::from_secs(600),
     )
+}
+
+/// Documents as the change stream hands them to a batch (canonical Extended JSON).
+fn as_events(docs: &[Document]) -> Vec<serde_json::Value> {
+    docs.iter().map(mongo_seq::ejson::from_doc).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -221,12 +196,14 @@ async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
         })
         .await;
         let cfg = config(&db, if gapless { "gapless = true" } else { "" }, "");
-        let t = trigger(&cfg, &client().await);
+        let (t, metrics) = trigger(&cfg, &client().await);
+        let id = t.spec().id.clone();
+        let state: Collection<Document> = plain.database(&db).collection("mongo_seq_state");
         let name = format!("{db}.orders");
         coll.insert_many((0..3).map(|i| doc! { "_id": i }))
             .await
             .unwrap();
-        t.state.collection.insert_one(doc! { "_id": &t.spec.id, "lease": { "owner": "test-instance", "epoch": 1_i64, "expiresAt": i64::MAX } }).await.unwrap();
+        state.insert_one(doc! { "_id": &id, "lease": { "owner": "test-instance", "epoch": 1_i64, "expiresAt": i64::MAX } }).await.unwrap();
         let docs: Vec<Document> = coll
             .find(doc! {})
             .await
@@ -236,16 +213,15 @@ async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
             .unwrap();
         let old = fence(1);
         let outcome = t
-            .number(docs[..1].to_vec(), false, &old)
+            .number(as_events(&docs[..1]), false, &old)
             .await
             .expect("epoch 1 numbers");
         assert_eq!(outcome.numbered, 1);
 
         // Another instance takes over (epoch 2) and stamps the counters.
-        t.state
-            .collection
+        state
             .update_one(
-                doc! { "_id": &t.spec.id },
+                doc! { "_id": &id },
                 doc! { "$set": { "lease.owner": "other", "lease.epoch": 2_i64 } },
             )
             .await
@@ -258,7 +234,7 @@ async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
 
         // The old holder, unaware (its own clock says its lease is valid): refused.
         let err = t
-            .number(docs[1..].to_vec(), false, &old)
+            .number(as_events(&docs[1..]), false, &old)
             .await
             .expect_err("fenced");
         assert_eq!(err.code(), "FENCED", "{err}");
@@ -269,16 +245,16 @@ async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
         );
         assert_eq!(counter(&plain, &db, &name).await, Some(1));
         let err = t
-            .state
+            .state()
             .save(None, Some(true), &fence(1))
             .await
             .expect_err("token write fenced");
         assert_eq!(err.code(), "FENCED");
-        assert!(t.metrics.fenced.with_label_values(&[&t.spec.id]).get() >= 2);
+        assert!(metrics.fenced.with_label_values(&[&id]).get() >= 2);
 
         // The new holder goes on from the counter.
         let outcome = t
-            .number(docs[1..].to_vec(), false, &fence(2))
+            .number(as_events(&docs[1..]), false, &fence(2))
             .await
             .expect("epoch 2 numbers");
         assert_eq!(outcome.numbered, 2);
@@ -499,7 +475,7 @@ async fn configs_with_shared_sequences_or_bad_lease_settings_are_refused() {
         "t",
     )
     .unwrap();
-    assert!(cfg.triggers[0].gapless);
+    assert!(cfg.triggers[0].numbering.gapless());
     assert_eq!(cfg.settings.lease.instance_id, "node-1");
     assert_eq!(cfg.settings.lease.renew, Duration::from_millis(1000));
     assert_eq!(cfg.settings.lease.margin, Duration::from_millis(600));

@@ -83,20 +83,7 @@ async fn a_batch_of_1000_events_costs_a_constant_number_of_commands() {
     assert!(log.count("find") <= 4 + batches, "{counts:?}");
     let total: u64 = counts
         .iter()
-        .filter(|(name, _)| {
-            !matches!(
-                name.as_str(),
-                "getMore"
-                    | "aggregate"
-                    | "isMaster"
-                    | "ismaster"
-                    | "hello"
-                    | "endSessions"
-                    | "killCursors"
-                    | "buildInfo"
-                    | "ping"
-            )
-        })
+        .filter(|(name, _)| !is_stream_or_housekeeping(name))
         .map(|(_, n)| n)
         .sum();
     assert!(

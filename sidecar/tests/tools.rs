@@ -146,6 +146,47 @@ async fn counters_json_gives_numbers_and_strings_only_beyond_2_pow_53() {
     plain.database(&db).drop().await.ok();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_with_the_config_name_the_trigger_of_each_counter() {
+    let (db, plain, _) = test_db("counterstrigger").await;
+    let counters: Collection<Document> = plain.database(&db).collection("counters");
+    counters
+        .insert_many([
+            doc! { "_id": "orders/tenantId=acme", "seq": 11_i64 },
+            // The sequence's name, but not its scope fields: no trigger numbers with it.
+            doc! { "_id": "orders/region=eu", "seq": 1_i64 },
+            doc! { "_id": "invoices", "seq": 3_i64 },
+        ])
+        .await
+        .unwrap();
+    let path = write_config(&format!("{db}-counters"), &stepped_config(&db));
+    let (code, out, err) = run_bin(
+        &["counters", "--json", "--config", path.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).expect(&out);
+    let trigger = |id: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {out}"))["trigger"]
+            .clone()
+    };
+    assert_eq!(
+        trigger("orders/tenantId=acme"),
+        serde_json::json!(format!("{db}.orders.seq"))
+    );
+    assert_eq!(trigger("orders/region=eu"), serde_json::Value::Null);
+    assert_eq!(trigger("invoices"), serde_json::Value::Null);
+    // The text listing stays as it was.
+    let (code, out, err) = run_bin(&["counters", "--config", path.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("orders/tenantId=acme  11"), "{out}");
+    plain.database(&db).drop().await.ok();
+}
+
 fn check_args<'a>(uri: &'a str, db: &'a str) -> Vec<&'a str> {
     vec![
         "check",

@@ -322,25 +322,10 @@ impl Machine for RenewLeaseMachine {
 mod tests {
     use super::*;
     use crate::command::WriteResult;
+    use crate::lease::tests::doc;
 
     fn request(held: Option<i64>) -> LeaseRequest {
-        LeaseRequest {
-            lease_id: "t".into(),
-            owner: "me".into(),
-            now_ms: 5000,
-            ttl_ms: 1000,
-            held,
-            min_epoch: 0,
-            release: false,
-            process: None,
-            holder_gone: None,
-        }
-    }
-
-    fn lease(owner: &str, epoch: i64, expires: i64) -> Reply {
-        Reply::Document {
-            document: json!({"_id": "t", "lease": {"owner": owner, "epoch": epoch, "expiresAt": expires}}),
-        }
+        crate::lease::tests::request(held, 5000)
     }
 
     fn done<T: std::fmt::Debug>(step: Result<Step<T>, SeqError>) -> T {
@@ -354,7 +339,7 @@ mod tests {
     fn acquisition_stamps_the_epoch() {
         let mut plan = AcquireLease::new(&request(None), "orders").unwrap();
         plan.feed(Reply::None).unwrap();
-        let find = plan.feed(lease("me", 1, 6000)).unwrap();
+        let find = plan.feed(doc("me", 1, 6000)).unwrap();
         assert!(matches!(find, Step::Command(Command::Find { .. })));
         let stamp = plan
             .feed(Reply::Documents {
@@ -377,8 +362,8 @@ mod tests {
     #[test]
     fn renewal_outcomes() {
         let mut plan = RenewLease::new(&request(Some(3))).unwrap();
-        plan.feed(lease("me", 3, 5500)).unwrap();
-        let renewed = done(plan.feed(lease("me", 3, 6000)));
+        plan.feed(doc("me", 3, 5500)).unwrap();
+        let renewed = done(plan.feed(doc("me", 3, 6000)));
         assert_eq!(
             renewed,
             Renewal::Renewed {
@@ -386,7 +371,7 @@ mod tests {
             }
         );
         let mut plan = RenewLease::new(&request(Some(3))).unwrap();
-        let lost = done(plan.feed(lease("other", 4, 9000)));
+        let lost = done(plan.feed(doc("other", 4, 9000)));
         assert!(matches!(lost, Renewal::Lost { epoch: 4, .. }));
         assert!(RenewLease::new(&request(None)).is_err());
         assert!(AcquireLease::new(&request(Some(1)), "orders").is_err());

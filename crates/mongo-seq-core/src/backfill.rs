@@ -70,10 +70,8 @@ impl SeedFromExisting {
             furthest_accumulator(sequence).to_owned(),
             Value::String(format!("${field}")),
         );
-        let mut exists = Map::new();
-        exists.insert(field.to_owned(), json!({ "$exists": true }));
         let pipeline = vec![
-            json!({ "$match": exists }),
+            json!({ "$match": numbering.numbered() }),
             json!({ "$group": { "_id": key, "n": furthest } }),
         ];
         let machine = SeedFromExistingMachine {

@@ -92,6 +92,9 @@ pub struct FindOptions {
 /// * `updateMany` → `collection.updateMany(filter, update)` (an `update` command with
 ///   `multi: true`); reply `writeResult`.
 /// * `aggregate` → `collection.aggregate(pipeline)`, every batch; reply `documents`.
+/// * `createIndex` → `collection.createIndex(keys, {name, unique, partialFilterExpression})`
+///   (the server's `createIndexes`); reply `none` (created, or there already), or
+///   `duplicateKey` when documents already break a unique index (11000).
 /// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
 ///   race; the core reads no clock and draws no random numbers), then reply `waited`.
 ///
@@ -152,6 +155,15 @@ pub enum Command {
         pipeline: Vec<Value>,
     },
     #[serde(rename_all = "camelCase")]
+    CreateIndex {
+        collection: Collection,
+        name: String,
+        keys: Value,
+        unique: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial_filter_expression: Option<Value>,
+    },
+    #[serde(rename_all = "camelCase")]
     Wait { min_ms: u64, max_ms: u64 },
 }
 
@@ -167,14 +179,15 @@ impl Command {
             | Self::Find { collection, .. }
             | Self::Update { collection, .. }
             | Self::UpdateMany { collection, .. }
-            | Self::Aggregate { collection, .. } => Some(*collection),
+            | Self::Aggregate { collection, .. }
+            | Self::CreateIndex { collection, .. } => Some(*collection),
             Self::Wait { .. } | Self::Take { .. } => None,
         }
     }
 
     /// The server command it becomes (`findAndModify`, `find`, `insert`, `update`,
-    /// `aggregate`): what command monitoring sees, for accounting (`None` for a `wait` or a
-    /// `take`, which send nothing themselves).
+    /// `aggregate`, `createIndexes`): what command monitoring sees, for accounting (`None` for a
+    /// `wait` or a `take`, which send nothing themselves).
     pub fn server_command(&self) -> Option<&'static str> {
         Some(match self {
             Self::FindOneAndUpdate { .. } => "findAndModify",
@@ -184,6 +197,7 @@ impl Command {
             }
             Self::Update { .. } | Self::UpdateMany { .. } => "update",
             Self::Aggregate { .. } => "aggregate",
+            Self::CreateIndex { .. } => "createIndexes",
             Self::Wait { .. } | Self::Take { .. } => return None,
         })
     }
@@ -235,7 +249,7 @@ pub struct UpdateStatement {
 pub enum Reply {
     /// A find returned this document (Extended JSON, canonical or relaxed).
     Document { document: Value },
-    /// A find returned null.
+    /// A find returned null (or an index was created: nothing to say).
     None,
     /// An insert succeeded.
     Inserted,

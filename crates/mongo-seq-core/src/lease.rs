@@ -355,21 +355,25 @@ fn read_command(lease_id: &str) -> Command {
 }
 
 fn release_command(request: &LeaseRequest, epoch: i64) -> Command {
-    let mut filter = id_filter(&request.lease_id);
-    filter.insert(
-        "lease.owner".to_owned(),
-        Value::String(request.owner.clone()),
-    );
-    filter.insert("lease.epoch".to_owned(), ejson::long(epoch));
     Command::FindOneAndUpdate {
         collection: Collection::Leases,
-        filter: Value::Object(filter),
+        filter: held_filter(&request.lease_id, &request.owner, epoch),
         update: json!({ "$set": { "lease.expiresAt": ejson::long(0) } }),
         options: UpdateOptions {
             upsert: false,
             return_document: ReturnDocument::After,
         },
     }
+}
+
+/// `{_id, lease.owner, lease.epoch}`: the lease document while `owner` holds it at `epoch`. A
+/// write on the lease document by its holder (the sidecar's resume token lives there too)
+/// takes this filter, so it changes nothing once the lease was taken over.
+pub fn held_filter(lease_id: &str, owner: &str, epoch: i64) -> Value {
+    let mut filter = id_filter(lease_id);
+    filter.insert("lease.owner".to_owned(), Value::String(owner.to_owned()));
+    filter.insert("lease.epoch".to_owned(), ejson::long(epoch));
+    Value::Object(filter)
 }
 
 /// Filter and update (for `updateMany` on the counters collection) that stamp `epoch` on every
@@ -415,11 +419,19 @@ impl Machine for LeaseMachine {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::command::Plan;
 
-    fn request(held: Option<i64>, now: i64) -> LeaseRequest {
+    #[test]
+    fn the_held_filter_names_the_holder_and_its_epoch() {
+        assert_eq!(
+            held_filter("t", "me", 3),
+            json!({"_id": "t", "lease.owner": "me", "lease.epoch": {"$numberLong": "3"}})
+        );
+    }
+
+    pub(crate) fn request(held: Option<i64>, now: i64) -> LeaseRequest {
         LeaseRequest {
             lease_id: "t".into(),
             owner: "me".into(),
@@ -433,7 +445,7 @@ mod tests {
         }
     }
 
-    fn doc(owner: &str, epoch: i64, expires: i64) -> Reply {
+    pub(crate) fn doc(owner: &str, epoch: i64, expires: i64) -> Reply {
         Reply::Document {
             document: json!({"_id": "t", "lease": {"owner": owner, "epoch": epoch, "expiresAt": expires}}),
         }

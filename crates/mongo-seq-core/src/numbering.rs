@@ -12,9 +12,10 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::command::UpdateStatement;
+use crate::command::{Collection, Command, UpdateStatement};
 use crate::ejson;
 use crate::error::SeqError;
+use crate::field::check_field_path;
 use crate::options::SequenceSpec;
 
 /// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] or
@@ -65,16 +66,12 @@ impl NumberingSpec {
         format_field: Option<&str>,
         gapless: bool,
     ) -> Result<Self, SeqError> {
-        // TODO(issue 8): check `field` and `formatField` with the core's field-path validator
-        // once it lands (the sidecar's config still checks their syntax meanwhile).
         let not_id =
             "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)";
-        if field.is_empty() {
-            return Err(invalid("field", "must be a non-empty field path"));
-        }
         if is_id(field) {
             return Err(invalid("field", not_id));
         }
+        check_field_path("field", field)?;
         match (sequence.format(), format_field) {
             (Some(_), None) => {
                 return Err(invalid(
@@ -84,12 +81,10 @@ impl NumberingSpec {
             }
             (None, Some(_)) => return Err(invalid("format", "required when formatField is set")),
             (Some(_), Some(format_field)) => {
-                if format_field.is_empty() {
-                    return Err(invalid("formatField", "must be a non-empty field path"));
-                }
                 if is_id(format_field) {
                     return Err(invalid("formatField", not_id));
                 }
+                check_field_path("formatField", format_field)?;
                 if format_field == field {
                     return Err(invalid("formatField", "must differ from field"));
                 }
@@ -167,6 +162,22 @@ impl NumberingSpec {
         }
     }
 
+    /// `{field: {$exists: false}}`: the documents without a number (what a backfill numbers).
+    pub fn unnumbered(&self) -> Value {
+        self.field_exists(false)
+    }
+
+    /// `{field: {$exists: true}}`: the documents holding a number (or any value) in the field.
+    pub fn numbered(&self) -> Value {
+        self.field_exists(true)
+    }
+
+    fn field_exists(&self, exists: bool) -> Value {
+        let mut filter = Map::new();
+        filter.insert(self.field.clone(), json!({ "$exists": exists }));
+        Value::Object(filter)
+    }
+
     /// `{_id: {$in: ids}, field: {$exists: false}}`: the documents of `ids` still unnumbered.
     pub(crate) fn unnumbered_filter(&self, ids: &[Value]) -> Value {
         let mut filter = Map::new();
@@ -174,11 +185,35 @@ impl NumberingSpec {
         filter.insert(self.field.clone(), json!({ "$exists": false }));
         Value::Object(filter)
     }
+
+    /// The name of the index [`NumberingSpec::unique_index`] creates: `mongo_seq_<field>`.
+    pub fn index_name(&self) -> String {
+        format!("mongo_seq_{}", self.field)
+    }
+
+    /// The unique index that makes the database itself refuse a number held twice in a
+    /// counter: on the scope fields and the number field, only where the number exists (a
+    /// partial index: unnumbered documents do not collide). The batch plans rely on it: a
+    /// number a document inserted with it already holds is refused and renumbered.
+    pub fn unique_index(&self) -> Command {
+        let mut keys = Map::new();
+        for scope in self.sequence.scope() {
+            keys.insert(scope.clone(), json!(1));
+        }
+        keys.insert(self.field.clone(), json!(1));
+        Command::CreateIndex {
+            collection: Collection::Documents,
+            name: self.index_name(),
+            keys: Value::Object(keys),
+            unique: true,
+            partial_filter_expression: Some(self.numbered()),
+        }
+    }
 }
 
 /// The value at a dotted `path` (any value, `null` included), following embedded documents
 /// only: absent when a segment is missing or the path crosses anything else (an array too).
-pub(crate) fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
+pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.')
         .try_fold(document, |current, part| match current {
             Value::Object(map) => map.get(part),
@@ -246,6 +281,40 @@ mod tests {
         assert_eq!(
             numbering(formatted, "t", Some("code")).unwrap_err(),
             "INVALID_ARGUMENT scope"
+        );
+    }
+
+    #[test]
+    fn field_paths_follow_the_core_rules() {
+        let plain = json!({"name": "o"});
+        for bad in ["a..b", "$x", "a.$b", "a\u{1}"] {
+            assert_eq!(
+                numbering(plain.clone(), bad, None).unwrap_err(),
+                "INVALID_ARGUMENT field",
+                "{bad}"
+            );
+        }
+        assert!(numbering(plain, "meta.seq", None).is_ok());
+    }
+
+    #[test]
+    fn the_unique_index_covers_the_scope_and_the_number_where_it_exists() {
+        let spec = SequenceSpec::parse(&json!({"name": "o", "scope": ["t", "y.z"]})).unwrap();
+        let numbering = NumberingSpec::new(spec, "meta.seq", None, false).unwrap();
+        assert_eq!(
+            serde_json::to_value(numbering.unique_index()).unwrap(),
+            json!({
+                "op": "createIndex",
+                "collection": "documents",
+                "name": "mongo_seq_meta.seq",
+                "keys": {"t": 1, "y.z": 1, "meta.seq": 1},
+                "unique": true,
+                "partialFilterExpression": {"meta.seq": {"$exists": true}},
+            })
+        );
+        assert_eq!(
+            numbering.unnumbered(),
+            json!({"meta.seq": {"$exists": false}})
         );
     }
 

@@ -7,7 +7,7 @@
 //! most `bound - n·step` (`bound` is `max`, or `i64::MAX` without one: the top of the int64
 //! range is a bound like any other, so a counter never wraps). Counting down mirrors it.
 //!
-//! Two protocols, chosen from the options (see the README diagram):
+//! Two protocols, chosen from the options (diagram below):
 //!
 //! * **Upsert** (the tutorial's, used when `start == step`, no bound in the counting direction
 //!   and no extra filter): `findOneAndUpdate({_id, seq: {…}}, {$inc: {seq: n·step}}, upsert,
@@ -36,6 +36,35 @@
 //!
 //! `extraFilter`/`extraSet` let later callers (fencing) add conditions and fields to the same
 //! atomic update; the inserted counter also receives the `extraSet` fields.
+//!
+//! ```text
+//! reserve(n), inc = n·step:
+//!
+//! ok = {$type: ["int", "long"], $not: {$type: "array"},   never $inc a string, a fraction, NaN or an array
+//!       $lte: bound-inc,                                   room for n (bound = max, else the i64 limit)
+//!       $gte: min-step}                                    not behind the sequence's range (when min is set)
+//!
+//! start == step, no bound, no extraFilter  (the tutorial's upsert)
+//!   findOneAndUpdate {_id, seq:ok} {$inc:{seq:inc}} upsert:true after
+//!      ├─ document ─────────────────────────────► done: [seq-inc+step … seq]
+//!      └─ duplicateKey (racing upserts, no room, or a malformed counter) ─► findOne {_id} (as below)
+//!
+//! otherwise (guarded)
+//!   findOneAndUpdate {_id, seq:ok, …extraFilter} {$inc, $set: extraSet} upsert:false after
+//!      ├─ document ──────────────────────────────► done
+//!      └─ none ─► findOne {_id}
+//!                  ├─ none ─► insertOne {_id, seq: start-step+inc, …extraSet}
+//!                  │           ├─ inserted ─────► done: [start … start+(n-1)·step]
+//!                  │           └─ duplicateKey ─► retry update
+//!                  └─ document ─┬─ seq not an integer, or outside the sequence's range: MALFORMED_COUNTER (nothing was written)
+//!                               ├─ seq an integral double (legacy shell's 0.0), room for n:
+//!                               │    findOneAndUpdate {_id, seq: {$eq: <that double>}} {$set: {seq: <long: seq+inc>}}
+//!                               │      ─► done (an int64 from now on) / none: findOne again
+//!                               ├─ room for n: retry update (raced) / CONDITION_NOT_MET (extraFilter)
+//!                               ├─ room for k ≥ minCount: retry update with n = k
+//!                               └─ otherwise: SEQUENCE_EXHAUSTED (OVERFLOW without a bound)
+//! ```
+//! (Mirrored when counting down: `$gte: bound-inc`, `$lte: max-step`.)
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

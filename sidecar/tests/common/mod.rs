@@ -22,6 +22,24 @@ pub use mongo_seq_test_harness::{
     unique_db_name,
 };
 
+/// Whether a command counted by the monitor belongs to the change stream (`aggregate` opening
+/// it, its `getMore`s: how many depends on how the server splits its batches) or to the
+/// driver's housekeeping, rather than to numbering.
+pub fn is_stream_or_housekeeping(command: &str) -> bool {
+    matches!(
+        command,
+        "getMore"
+            | "aggregate"
+            | "isMaster"
+            | "ismaster"
+            | "hello"
+            | "endSessions"
+            | "killCursors"
+            | "buildInfo"
+            | "ping"
+    )
+}
+
 /// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines);
 /// `sidecar` lines go into `[sidecar]` (and may be followed by a `[lease]` table).
 pub fn config_toml(db: &str, trigger: &str, sidecar: &str) -> String {

@@ -1,0 +1,469 @@
+//! The binary's [`Mongo`]: the official `mongodb` crate. The only place where a core
+//! [`Command`] meets a driver call, and where the driver's errors are classified
+//! ([`MongoFailure`], history lost). Commands are counted by the driver's command monitoring
+//! (see `metrics`).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures_util::TryStreamExt;
+use mongo_seq_core::{Collection as Target, Command, Reply, ReturnDocument, UpdateStatement};
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::change_stream::event::{ChangeStreamEvent, ResumeToken as DriverToken};
+use mongodb::change_stream::ChangeStream;
+use mongodb::error::{ErrorKind, WriteFailure};
+use mongodb::options::{self, IndexOptions};
+use mongodb::{Client, Collection, Database, IndexModel};
+use serde_json::{Map, Value};
+
+use crate::config::Namespace;
+use crate::ejson;
+use crate::error::{MongoFailure, SidecarError};
+use crate::mongo::{EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch};
+
+/// One collection and its database (the `update` command runs on the database).
+#[derive(Clone)]
+struct Place {
+    db: Database,
+    collection: Collection<Document>,
+}
+
+impl Place {
+    fn new(client: &Client, ns: &Namespace) -> Self {
+        let db = client.database(&ns.db);
+        Self {
+            collection: db.collection(&ns.coll),
+            db,
+        }
+    }
+}
+
+/// A trigger's collections on one client: `Collection::Documents` is the watched collection,
+/// `Counters` the counters, `Leases` the state collection (lease and resume token). The tools
+/// have no state collection, and `counters`/`set-next` no documents collection.
+#[derive(Clone)]
+pub struct Connection {
+    documents: Option<Place>,
+    counters: Place,
+    state: Option<Place>,
+}
+
+impl Connection {
+    /// A trigger's connection.
+    pub fn for_trigger(
+        client: &Client,
+        documents: &Namespace,
+        counters: &Namespace,
+        state: &Namespace,
+    ) -> Self {
+        Self {
+            documents: Some(Place::new(client, documents)),
+            counters: Place::new(client, counters),
+            state: Some(Place::new(client, state)),
+        }
+    }
+
+    /// The tools' connection: the counters and, for `check`, the numbered collection.
+    pub fn for_tool(client: &Client, documents: Option<&Namespace>, counters: &Namespace) -> Self {
+        Self {
+            documents: documents.map(|ns| Place::new(client, ns)),
+            counters: Place::new(client, counters),
+            state: None,
+        }
+    }
+
+    fn place(&self, target: Target) -> Result<&Place, SidecarError> {
+        let missing = |what: &str| SidecarError::Reply(format!("no {what} collection here"));
+        match target {
+            Target::Counters => Ok(&self.counters),
+            Target::Documents => self.documents.as_ref().ok_or_else(|| missing("documents")),
+            Target::Leases => self.state.as_ref().ok_or_else(|| missing("state")),
+        }
+    }
+
+    async fn run(&self, command: Command) -> Result<Reply, Failed> {
+        let place = |target| self.place(target).map_err(Failed::Invalid);
+        match command {
+            Command::FindOneAndUpdate {
+                collection,
+                filter,
+                update,
+                options,
+            } => {
+                let result = place(collection)?
+                    .collection
+                    .find_one_and_update(doc_of(filter)?, doc_of(update)?)
+                    .upsert(options.upsert)
+                    .return_document(match options.return_document {
+                        ReturnDocument::Before => options::ReturnDocument::Before,
+                        ReturnDocument::After => options::ReturnDocument::After,
+                    })
+                    .await;
+                match result {
+                    Ok(document) => Ok(one(document)),
+                    Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Command::FindOne {
+                collection,
+                filter,
+                options,
+            } => {
+                let mut find = place(collection)?.collection.find_one(doc_of(filter)?);
+                if let Some(options) = options {
+                    find = find
+                        .sort(doc_of(options.sort)?)
+                        .projection(doc_of(options.projection)?);
+                }
+                Ok(one(find.await?))
+            }
+            Command::InsertOne {
+                collection,
+                document,
+            } => match place(collection)?
+                .collection
+                .insert_one(doc_of(document)?)
+                .await
+            {
+                Ok(_) => Ok(Reply::Inserted),
+                Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
+                Err(e) => Err(e.into()),
+            },
+            Command::Find {
+                collection,
+                filter,
+                options,
+            } => {
+                let mut find = place(collection)?.collection.find(doc_of(filter)?);
+                if let Some(projection) = options.projection {
+                    find = find.projection(doc_of(projection)?);
+                }
+                if let Some(sort) = options.sort {
+                    find = find.sort(doc_of(sort)?);
+                }
+                if let Some(limit) = options.limit {
+                    find = find.limit(i64::try_from(limit).unwrap_or(i64::MAX));
+                }
+                Ok(many(find.await?.try_collect().await?))
+            }
+            Command::Aggregate {
+                collection,
+                pipeline,
+            } => {
+                let pipeline: Vec<Document> =
+                    pipeline.into_iter().map(doc_of).collect::<Result<_, _>>()?;
+                let cursor = place(collection)?.collection.aggregate(pipeline).await?;
+                Ok(many(cursor.try_collect().await?))
+            }
+            Command::Update {
+                collection,
+                updates,
+                ordered,
+            } => {
+                let statements = updates
+                    .into_iter()
+                    .map(|statement| statement_of(statement, false))
+                    .collect::<Result<Vec<_>, _>>()?;
+                place(collection)?.update(statements, ordered).await
+            }
+            Command::UpdateMany {
+                collection,
+                filter,
+                update,
+            } => {
+                let statement = statement_of(UpdateStatement { filter, update }, true)?;
+                place(collection)?.update(vec![statement], true).await
+            }
+            Command::CreateIndex {
+                collection,
+                name,
+                keys,
+                unique,
+                partial_filter_expression,
+            } => {
+                let options = IndexOptions::builder()
+                    .name(name)
+                    .unique(unique)
+                    .partial_filter_expression(partial_filter_expression.map(doc_of).transpose()?)
+                    .build();
+                let index = IndexModel::builder()
+                    .keys(doc_of(keys)?)
+                    .options(options)
+                    .build();
+                match place(collection)?.collection.create_index(index).await {
+                    Ok(_) => Ok(Reply::None),
+                    Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            other => Err(Failed::Invalid(SidecarError::Reply(format!(
+                "the sidecar does not execute {other:?}"
+            )))),
+        }
+    }
+}
+
+impl Place {
+    /// The server's `update` command, its reply as data (write errors are not raised: the plan
+    /// reads them). It carries the write concern the client's options give the collection, as
+    /// the driver's own update methods would.
+    async fn update(&self, statements: Vec<Document>, ordered: bool) -> Result<Reply, Failed> {
+        let mut command =
+            doc! { "update": self.collection.name(), "updates": statements, "ordered": ordered };
+        if let Some(concern) = self.collection.write_concern() {
+            match mongodb::bson::to_document(concern) {
+                Ok(concern) if !concern.is_empty() => {
+                    command.insert("writeConcern", concern);
+                }
+                _ => {}
+            }
+        }
+        let reply = self.db.run_command(command).await?;
+        let mut result = Map::new();
+        result.insert("kind".to_owned(), Value::String("writeResult".to_owned()));
+        for key in ["n", "nModified", "writeErrors", "writeConcernError"] {
+            if let Some(value) = reply.get(key) {
+                result.insert(key.to_owned(), ejson::from_bson(value));
+            }
+        }
+        Reply::from_json(&Value::Object(result)).map_err(|e| Failed::Invalid(e.into()))
+    }
+}
+
+/// Why a command did not run: the driver failed, or it could not even be sent (a document
+/// that is not Extended JSON, a collection this connection does not have).
+enum Failed {
+    Driver(mongodb::error::Error),
+    Invalid(SidecarError),
+}
+
+impl From<mongodb::error::Error> for Failed {
+    fn from(e: mongodb::error::Error) -> Self {
+        Self::Driver(e)
+    }
+}
+
+fn doc_of(value: Value) -> Result<Document, Failed> {
+    ejson::to_doc(value).map_err(|e| Failed::Invalid(SidecarError::Reply(e)))
+}
+
+fn statement_of(statement: UpdateStatement, multi: bool) -> Result<Document, Failed> {
+    let mut out = doc! { "q": doc_of(statement.filter)?, "u": doc_of(statement.update)? };
+    if multi {
+        out.insert("multi", true);
+    }
+    Ok(out)
+}
+
+fn one(document: Option<Document>) -> Reply {
+    match document {
+        Some(document) => Reply::Document {
+            document: ejson::from_doc(&document),
+        },
+        None => Reply::None,
+    }
+}
+
+fn many(documents: Vec<Document>) -> Reply {
+    Reply::Documents {
+        documents: documents.iter().map(ejson::from_doc).collect(),
+    }
+}
+
+fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
+    server_code(e) == Some(11000)
+}
+
+/// The server error code of a driver error, if it carries one.
+fn server_code(e: &mongodb::error::Error) -> Option<i32> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        _ => None,
+    }
+}
+
+/// Server error codes of elections, stepdowns and shutdowns: retry, resume from the stored token.
+const TRANSIENT_CODES: [i32; 16] = [
+    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43,
+];
+
+/// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
+/// ChangeStreamFatalError).
+const HISTORY_LOST_CODES: [i32; 2] = [286, 280];
+
+/// TypeMismatch: `$inc` on a counter whose `seq` is not a number.
+const TYPE_MISMATCH: i32 = 14;
+
+fn is_transient(e: &mongodb::error::Error) -> bool {
+    matches!(
+        e.kind.as_ref(),
+        ErrorKind::Io(_)
+            | ErrorKind::ConnectionPoolCleared { .. }
+            | ErrorKind::ServerSelection { .. }
+    ) || e.contains_label("ResumableChangeStreamError")
+        || e.contains_label("RetryableWriteError")
+        || server_code(e).is_some_and(|c| TRANSIENT_CODES.contains(&c))
+}
+
+/// A driver error as the interface reports it.
+pub fn failure(e: mongodb::error::Error) -> SidecarError {
+    SidecarError::Mongo(MongoFailure {
+        code: server_code(&e),
+        transient: is_transient(&e),
+        message: mongo_message(&e),
+    })
+}
+
+/// A change stream's error: a lost resume point is [`SidecarError::HistoryLost`].
+fn stream_failure(e: mongodb::error::Error) -> SidecarError {
+    match server_code(&e) {
+        Some(code) if HISTORY_LOST_CODES.contains(&code) => {
+            SidecarError::HistoryLost(e.to_string())
+        }
+        _ => failure(e),
+    }
+}
+
+impl Mongo for Connection {
+    type Stream = DriverStream;
+
+    async fn execute(&self, command: Command) -> Result<Reply, SidecarError> {
+        // The counter a TypeMismatch is about: the `_id` of a counter update.
+        let counter = match &command {
+            Command::FindOneAndUpdate {
+                collection: Target::Counters,
+                filter,
+                ..
+            } => filter.get("_id").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        };
+        self.run(command)
+            .await
+            .map_err(|failed| match (failed, counter) {
+                (Failed::Invalid(error), _) => error,
+                (Failed::Driver(e), Some(counter)) if server_code(&e) == Some(TYPE_MISMATCH) => {
+                    SidecarError::MalformedCounter {
+                        counter,
+                        message: mongo_message(&e),
+                    }
+                }
+                (Failed::Driver(e), _) => failure(e),
+            })
+    }
+
+    async fn watch(&self, watch: Watch) -> Result<DriverStream, SidecarError> {
+        let documents = &self.place(Target::Documents)?.collection;
+        let filter = ejson::to_doc(watch.filter).map_err(SidecarError::Reply)?;
+        let stream = documents
+            .watch()
+            .pipeline([doc! { "$match": filter }])
+            .batch_size(watch.batch_size)
+            .max_await_time(watch.max_await);
+        let opened = match watch.start_after {
+            Some(token) => stream.start_after(driver_token(token)?).await,
+            None => stream.await,
+        };
+        Ok(DriverStream {
+            stream: opened.map_err(stream_failure)?,
+        })
+    }
+
+    fn now_ms(&self) -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+}
+
+/// A change stream of the driver.
+pub struct DriverStream {
+    stream: ChangeStream<ChangeStreamEvent<Document>>,
+}
+
+fn token_of(token: &DriverToken) -> Option<ResumeToken> {
+    mongodb::bson::to_bson(token)
+        .ok()
+        .map(|bson| ResumeToken(ejson::from_bson(&bson)))
+}
+
+fn driver_token(token: ResumeToken) -> Result<DriverToken, SidecarError> {
+    let bson: Bson = ejson::to_bson(token.0).map_err(SidecarError::Reply)?;
+    mongodb::bson::from_bson(bson).map_err(|e| SidecarError::Reply(format!("resume token: {e}")))
+}
+
+impl EventStream for DriverStream {
+    /// Reads events one by one until `max`, or until a `getMore` comes back empty.
+    async fn next_batch(&mut self, max: usize) -> Result<EventBatch, SidecarError> {
+        let mut events = Vec::new();
+        let mut last_token = None;
+        while events.len() < max {
+            match self.stream.next_if_any().await.map_err(stream_failure)? {
+                Some(event) => {
+                    last_token = Some(event.id.clone());
+                    events.push(InsertEvent {
+                        document: event.full_document.as_ref().map(ejson::from_doc),
+                        cluster_time_secs: event.cluster_time.map(|t| t.time),
+                    });
+                }
+                None if events.is_empty() && !self.stream.is_alive() => {
+                    return Err(SidecarError::HistoryLost(
+                        "the change stream was invalidated".to_owned(),
+                    ))
+                }
+                None => break,
+            }
+        }
+        // The driver drops its cached token after an empty getMore when the server sends no
+        // post-batch token: then the last event's own token.
+        let resume_token = self
+            .stream
+            .resume_token()
+            .or(last_token)
+            .as_ref()
+            .and_then(token_of);
+        Ok(EventBatch {
+            events,
+            resume_token,
+        })
+    }
+
+    fn resume_token(&self) -> Option<ResumeToken> {
+        self.stream.resume_token().as_ref().and_then(token_of)
+    }
+}
+
+/// A driver error for humans: its kind's message, without the driver's debug fields
+/// (`labels: {}, source: None, server response: None`).
+pub fn mongo_message(e: &mongodb::error::Error) -> String {
+    without_driver_fields(&e.kind.to_string())
+}
+
+/// Removes the driver's debug fields from a message, also where the driver nests another
+/// error's `Display` (server selection quotes each server's error).
+fn without_driver_fields(text: &str) -> String {
+    let mut out = text.replace("Kind: ", "");
+    for field in [", source: None", ", server response: None"] {
+        out = out.replace(field, "");
+    }
+    while let Some(start) = out.find(", labels: {") {
+        let end = out[start..]
+            .find('}')
+            .map_or(out.len(), |close| start + close + 1);
+        out.replace_range(start..end, "");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_fields_are_removed() {
+        assert_eq!(
+            super::without_driver_fields("Server selection timeout: Topology: { Servers: [ { Error: Kind: I/O error: refused, labels: {\"A\", \"B\"}, source: None, server response: None } ] }"),
+            "Server selection timeout: Topology: { Servers: [ { Error: I/O error: refused } ] }"
+        );
+    }
+}

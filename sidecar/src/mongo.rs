@@ -1,0 +1,122 @@
+//! The sidecar's only way to MongoDB and to the wall clock: the interface a trigger, its lease
+//! and the tools run on. The binary implements it with the official `mongodb` crate
+//! ([`crate::connection::Connection`]); a simulator implements it with its model of MongoDB
+//! (issue 10) and runs the very same trigger code.
+//!
+//! ```text
+//!            Trigger<M: Mongo> (supervisor, session, backfill, batches), LeaseKeeper<M>,
+//!            StateStore<M>, check/counters/set-next
+//!                 │ execute(Command) → Reply     the core's commands, Extended JSON both ways
+//!                 │ watch(Watch) → EventStream   insert events of the documents collection
+//!                 │   └ next_batch(max) → EventBatch {events, resume_token}
+//!                 │ now_ms()                     the wall clock (leases, `updatedAt`, lag)
+//!      ┌──────────┴──────────┐
+//!  Connection (mongodb crate)   a simulator's model of a replica set
+//! ```
+//!
+//! Everything a trigger does to the database is a core [`Command`]: the numbering plans'
+//! commands, the resume token and lease writes (on the state collection, `Collection::Leases`),
+//! the backfill pages (`find` with sort and limit), the unique index (`createIndex`). An
+//! implementation maps [`Collection`](mongo_seq_core::Collection) to the trigger's namespaces
+//! (documents, counters, state), so one value of `M` serves one trigger. Monotonic time (timeouts,
+//! the lease's own deadline, backoff) is `tokio::time`, which a paused tokio clock drives; the
+//! wall clock is only `now_ms`.
+//!
+//! **Why a generic parameter, not a trait object:** the methods are `async` (a `dyn` trait would
+//! box every future), the implementation is fixed per build (the binary, or the simulator's
+//! crate) and never chosen at run time, and the simulator gets its own types back unchanged.
+
+use std::future::Future;
+use std::time::Duration;
+
+use mongo_seq_core::{Command, Reply};
+use serde_json::Value;
+
+use crate::error::SidecarError;
+
+/// A change stream's resume token, opaque: the server's token document as canonical Extended
+/// JSON (it is stored in the trigger's state document as it is).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumeToken(pub Value);
+
+/// The change stream a trigger reads: insert events of its documents collection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Watch {
+    /// The `$match` stage on change events (`operationType` and the trigger's `match` on
+    /// `fullDocument.…`), Extended JSON.
+    pub filter: Value,
+    /// Resume after this token (`startAfter`); from now when `None`.
+    pub start_after: Option<ResumeToken>,
+    /// The cursor's `batchSize`.
+    pub batch_size: u32,
+    /// How long the server may wait for events before answering an empty batch
+    /// (`maxAwaitTimeMS`).
+    pub max_await: Duration,
+}
+
+/// One insert event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InsertEvent {
+    /// The inserted document (`fullDocument`), canonical Extended JSON; `None` when the server
+    /// sent none.
+    pub document: Option<Value>,
+    /// The seconds of the event's cluster time, when it has one (the lag metric).
+    pub cluster_time_secs: Option<u32>,
+}
+
+/// The events read at once, and where to resume after them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EventBatch {
+    pub events: Vec<InsertEvent>,
+    /// The token to resume after these events (the server's post-batch token, else the last
+    /// event's), `None` when the server gave none.
+    pub resume_token: Option<ResumeToken>,
+}
+
+/// MongoDB and the wall clock, as one trigger (or tool) sees them.
+pub trait Mongo: Clone + Send + Sync + 'static {
+    type Stream: EventStream;
+
+    /// Runs one core command, on the collection its `collection` names for this trigger.
+    /// Server errors a plan reads are replies (`duplicateKey`, a write result's `writeErrors`
+    /// and `writeConcernError`); any other failure is an error: [`SidecarError::Mongo`], or
+    /// [`SidecarError::MalformedCounter`] when the server refused to update a counter's `seq`
+    /// (TypeMismatch).
+    fn execute(&self, command: Command)
+        -> impl Future<Output = Result<Reply, SidecarError>> + Send;
+
+    /// Opens a change stream on the documents collection. A resume point the server no longer
+    /// has is [`SidecarError::HistoryLost`].
+    fn watch(
+        &self,
+        watch: Watch,
+    ) -> impl Future<Output = Result<Self::Stream, SidecarError>> + Send;
+
+    /// Milliseconds since the Unix epoch, by this process's wall clock.
+    fn now_ms(&self) -> i64;
+}
+
+/// An open change stream.
+pub trait EventStream: Send {
+    /// The events the server has for us now, at most `max` (empty when none came within the
+    /// watch's `max_await`). [`SidecarError::HistoryLost`] when the resume point is gone or
+    /// the stream was invalidated (the watched collection dropped or renamed).
+    fn next_batch(
+        &mut self,
+        max: usize,
+    ) -> impl Future<Output = Result<EventBatch, SidecarError>> + Send;
+
+    /// The token to resume after everything read so far (right after opening: the server's
+    /// initial post-batch token, when it sent one).
+    fn resume_token(&self) -> Option<ResumeToken>;
+}
+
+/// The documents of a `find` or `aggregate` reply (`what` names the command in the error).
+pub fn documents(reply: Reply, what: &str) -> Result<Vec<Value>, SidecarError> {
+    match reply {
+        Reply::Documents { documents } => Ok(documents),
+        other => Err(SidecarError::Reply(format!(
+            "{what}: expected documents, got {other:?}"
+        ))),
+    }
+}

@@ -1,0 +1,125 @@
+//! The backfill: on first start, with `--backfill`, or once the stream's history is lost, the
+//! documents without a number are numbered in `_id` order, in pages of `batch_size`, with
+//! progress in the log. First every counter moves past the numbers the collection already
+//! holds (the core's `SeedFromExisting`).
+
+use mongo_seq_core::{Collection, Command, QueryOptions, SeedFromExisting};
+use serde_json::{json, Map, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::info;
+
+use super::Trigger;
+use crate::ejson;
+use crate::error::SidecarError;
+use crate::lease::Fence;
+use crate::mongo::{documents, Mongo};
+
+impl<M: Mongo> Trigger<M> {
+    /// Numbers documents that lack a number, in `_id` order, reporting progress. Returns false
+    /// when interrupted by shutdown (it resumes on the next start).
+    pub(super) async fn backfill(
+        &self,
+        shutdown: &CancellationToken,
+        fence: &Fence,
+    ) -> Result<bool, SidecarError> {
+        let numbering = &self.spec.numbering;
+        let filter = match &self.spec.filter {
+            Some(m) => json!({ "$and": [numbering.unnumbered(), m] }),
+            None => numbering.unnumbered(),
+        };
+        let mut projection = Map::new();
+        projection.insert("_id".to_owned(), json!(1));
+        projection.insert(numbering.field().to_owned(), json!(1));
+        for scope in numbering.sequence().scope() {
+            projection.insert(scope.clone(), json!(1));
+        }
+        let mut seed = SeedFromExisting::new(numbering)?;
+        self.run_plan(&mut seed, fence).await?;
+        let total = self.count(&filter).await?;
+        info!(
+            trigger = self.id(),
+            unnumbered = total,
+            "backfill: numbering documents without a number, in _id order"
+        );
+        let started = Instant::now();
+        let mut last_report = Instant::now();
+        let mut done = 0u64;
+        let mut last_id: Option<Value> = None;
+        loop {
+            if shutdown.is_cancelled() {
+                info!(
+                    trigger = self.id(),
+                    numbered = done,
+                    "backfill interrupted by shutdown; it continues on the next start"
+                );
+                return Ok(false);
+            }
+            let page = match &last_id {
+                Some(id) => json!({ "$and": [filter, { "_id": { "$gt": id } }] }),
+                None => filter.clone(),
+            };
+            let find = Command::Find {
+                collection: Collection::Documents,
+                filter: page,
+                options: QueryOptions {
+                    projection: Some(Value::Object(projection.clone())),
+                    sort: Some(json!({ "_id": 1 })),
+                    limit: Some(u64::try_from(self.settings.batch_size).unwrap_or(u64::MAX)),
+                },
+            };
+            let docs = documents(self.mongo.execute(find).await?, "backfill page")?;
+            let Some(last) = docs.last().and_then(|d| d.get("_id").cloned()) else {
+                break;
+            };
+            last_id = Some(last);
+            let report = self.number(docs, false, fence).await?;
+            done += report.numbered;
+            self.probe
+                .batch_applied(report.numbered, self.mongo.now_ms());
+            self.probe.succeeded();
+            let remaining = total.saturating_sub(done);
+            self.probe.backfill_remaining(remaining);
+            if last_report.elapsed() >= self.settings.progress {
+                info!(
+                    trigger = self.id(),
+                    numbered = done,
+                    rate = format!("{:.0}/s", rate(done, started)),
+                    remaining,
+                    "backfill progress"
+                );
+                last_report = Instant::now();
+            }
+        }
+        self.probe.backfill_remaining(0);
+        self.probe.succeeded();
+        info!(
+            trigger = self.id(),
+            numbered = done,
+            seconds = format!("{:.1}", started.elapsed().as_secs_f64()),
+            rate = format!("{:.0}/s", rate(done, started)),
+            "backfill finished"
+        );
+        Ok(true)
+    }
+
+    /// How many documents match `filter` (one `aggregate`, like the drivers' countDocuments).
+    async fn count(&self, filter: &Value) -> Result<u64, SidecarError> {
+        let count = Command::Aggregate {
+            collection: Collection::Documents,
+            pipeline: vec![
+                json!({ "$match": filter }),
+                json!({ "$group": { "_id": 1, "n": { "$sum": 1 } } }),
+            ],
+        };
+        let groups = documents(self.mongo.execute(count).await?, "count")?;
+        Ok(ejson::count(
+            groups.first().and_then(|group| group.get("n")),
+        ))
+    }
+}
+
+/// Documents per second since `started`.
+fn rate(done: u64, started: Instant) -> f64 {
+    done as f64 / started.elapsed().as_secs_f64().max(1e-3)
+}

@@ -1,0 +1,58 @@
+//! Numbering, as the core's plans do it: a batch of inserted documents is the core's
+//! `NumberBatch` (default or gapless, as the trigger's `NumberingSpec` says; the protocol and
+//! its diagram are in `crates/mongo-seq-core/src/batch.rs` and `gapless.rs`), and a new holder
+//! first completes the intents left pending (`CompletePending`). The sidecar runs the commands
+//! with its lease's fence checked before each write and reports the plans' notes.
+
+use mongo_seq_core::{BatchReport, CompletePending, NumberBatch, Plan};
+use serde_json::Value;
+
+use super::Trigger;
+use crate::drive::drive;
+use crate::error::SidecarError;
+use crate::lease::Fence;
+use crate::mongo::Mongo;
+
+impl<M: Mongo> Trigger<M> {
+    /// Numbers a batch of inserted documents (Extended JSON, in the order the stream or the
+    /// backfill delivered them), as the holder of `fence`. With `verify`, documents numbered
+    /// meanwhile are dropped first (one `find`), so redelivered events waste no numbers.
+    pub async fn number(
+        &self,
+        documents: Vec<Value>,
+        verify: bool,
+        fence: &Fence,
+    ) -> Result<BatchReport, SidecarError> {
+        fence.check()?;
+        let mut plan = NumberBatch::new(&self.spec.numbering, documents, fence.epoch, verify)?;
+        let report = self.run_plan(&mut plan, fence).await?;
+        self.probe.numbered(&report);
+        Ok(report)
+    }
+
+    /// Before numbering anything: completes every intent left pending on the trigger's counters.
+    pub(super) async fn complete_pending(&self, fence: &Fence) -> Result<(), SidecarError> {
+        let mut plan = CompletePending::new(&self.spec.numbering, fence.epoch)?;
+        self.run_plan(&mut plan, fence).await?;
+        Ok(())
+    }
+
+    /// Runs a core plan as the holder of `fence`: a write refused by a later holder's epoch is
+    /// counted once, and the lease is then lost.
+    pub(super) async fn run_plan<P>(
+        &self,
+        plan: &mut P,
+        fence: &Fence,
+    ) -> Result<P::Output, SidecarError>
+    where
+        P: Plan + Send,
+        P::Output: Send,
+    {
+        let result = drive(&self.mongo, plan, || fence.check(), |n| self.probe.note(n)).await;
+        if let Err(SidecarError::Fenced(_)) = &result {
+            self.probe.fenced();
+            fence.lose();
+        }
+        result
+    }
+}
