@@ -178,21 +178,28 @@ fn double_text_integer(text: &str) -> Result<i64, DoubleText> {
     let exponent: i64 = match exponent {
         None => 0,
         Some(exponent) => {
-            let (sign, digits) = match exponent.strip_prefix('-') {
-                Some(rest) => (-1, rest),
-                None => (1, exponent.strip_prefix('+').unwrap_or(exponent)),
+            let (negative_exponent, digits) = match exponent.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, exponent.strip_prefix('+').unwrap_or(exponent)),
             };
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(DoubleText::NotANumber);
             }
             // Saturated far beyond any exponent that matters (a double ends near 1e308).
-            sign * digits.bytes().fold(0_i64, |exp, digit| {
-                (exp * 10 + i64::from(digit - b'0')).min(1_000_000)
-            })
+            let magnitude = digits.bytes().fold(0_i64, |exp, digit| {
+                exp.saturating_mul(10)
+                    .saturating_add(i64::from(digit.saturating_sub(b'0')))
+                    .min(1_000_000)
+            });
+            if negative_exponent {
+                magnitude.saturating_neg()
+            } else {
+                magnitude
+            }
         }
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if whole.len() + fraction.len() == 0
+    if (whole.is_empty() && fraction.is_empty())
         || !whole
             .bytes()
             .chain(fraction.bytes())
@@ -207,22 +214,29 @@ fn double_text_integer(text: &str) -> Result<i64, DoubleText> {
     if kept.is_empty() {
         return Ok(0);
     }
-    #[allow(clippy::cast_possible_wrap)] // lengths of a text
-    let scale = exponent - fraction.len() as i64 + (significant.len() - kept.len()) as i64;
+    let length = |text: &str| i64::try_from(text.len()).unwrap_or(i64::MAX);
+    let scale = exponent
+        .saturating_sub(length(fraction))
+        .saturating_add(length(significant).saturating_sub(length(kept)));
     if scale < 0 {
         return Err(DoubleText::Fraction);
     }
     // 2^53 has 16 digits: anything longer is beyond it.
-    #[allow(clippy::cast_possible_wrap)]
-    if kept.len() as i64 + scale > 16 {
+    if length(kept).saturating_add(scale) > 16 {
         return Err(DoubleText::TooLarge);
     }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0 ≤ scale ≤ 16
-    let magnitude = kept.parse::<i64>().unwrap_or(i64::MAX) * 10_i64.pow(scale as u32);
-    if magnitude > MAX_SAFE_DOUBLE_INTEGER {
-        return Err(DoubleText::TooLarge);
-    }
-    Ok(if negative { -magnitude } else { magnitude })
+    let magnitude = u32::try_from(scale)
+        .ok()
+        .and_then(|scale| 10_i64.checked_pow(scale))
+        .zip(kept.parse::<i64>().ok())
+        .and_then(|(power, kept)| kept.checked_mul(power))
+        .filter(|magnitude| *magnitude <= MAX_SAFE_DOUBLE_INTEGER)
+        .ok_or(DoubleText::TooLarge)?;
+    Ok(if negative {
+        magnitude.saturating_neg()
+    } else {
+        magnitude
+    })
 }
 
 /// Short human description of a JSON value for error messages ("string \"5\"", "null").
@@ -251,7 +265,7 @@ fn describe_object(map: &Map<String, Value>) -> String {
 /// backslashes and control characters (`"a\\nb"`), every other character as is. Not through
 /// `Debug`, whose Unicode printability tables would be in the Wasm module for messages only.
 pub fn quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
+    let mut out = String::with_capacity(text.len().saturating_add(2));
     out.push('"');
     for c in text.chars() {
         match c {
@@ -261,16 +275,7 @@ pub fn quoted(text: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\0' => out.push_str("\\0"),
-            c if c.is_control() => {
-                out.push_str("\\u{");
-                let code = u32::from(c);
-                let digits = (code.max(1).ilog2() / 4 + 1) as usize;
-                for shift in (0..digits).rev() {
-                    let nibble = (code >> (shift * 4)) & 0xf;
-                    out.push(char::from_digit(nibble, 16).unwrap_or('0'));
-                }
-                out.push('}');
-            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }
     }
