@@ -68,6 +68,7 @@ test("auto-increment counters: --name renames, --apply advances; usage errors ex
 
   for (const [args, says] of [
     [["--from", "mongoose-sequence", "--db", dbName, "--apply"], /--counters: .*mongoose-sequence's collection/],
+    [["--from", "auto-increment", "--db", dbName, "--counters", "identitycounters", "--apply"], /--counters: .*the auto-increment plugins' collection/],
     [["--from", "auto-increment", "--db", dbName, "--name", "nothing"], /--name "nothing": expected <source key>=<sequence name>/],
     [["--from", "auto-increment", "--db", dbName, "--counter-field", "_id", "--apply"], /--counter-field: .*`_id` is reserved/],
     [["--from", "typegoose", "--db", dbName], /invalid value 'typegoose'/],

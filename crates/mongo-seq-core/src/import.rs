@@ -18,9 +18,10 @@
 //! and left alone; so are mongo-seq counters that are malformed. The output reports every
 //! counter: source value, mongo-seq's value before and after, and the action.
 //!
-//! mongoose-sequence keeps a unique index on `{ id, reference_value }` in its collection, which
-//! admits a single document without those fields: mongo-seq's counters cannot live there, so
-//! importing into the source collection is refused (`counters`).
+//! mongoose-sequence keeps a unique index on `{ id, reference_value }` in its collection, the
+//! auto-increment plugins one on `{ field, model }`: each admits a single document without those
+//! fields, so mongo-seq's counters cannot live there, and importing into the source collection
+//! is refused (`counters`).
 
 use std::collections::BTreeMap;
 
@@ -146,10 +147,16 @@ impl ImportRequest {
         };
         let source = collection("source", from.default_collection())?;
         let counters = collection("counters", "counters")?;
-        if from == CounterSource::MongooseSequence && source == counters {
+        if source == counters {
+            let (plugin, index) = match from {
+                CounterSource::MongooseSequence => {
+                    ("mongoose-sequence's", "{ id, reference_value }")
+                }
+                CounterSource::AutoIncrement => ("the auto-increment plugins'", "{ field, model }"),
+            };
             return Err(invalid(
                 "counters",
-                format!("`{counters}` is mongoose-sequence's collection, whose unique index on {{ id, reference_value }} admits one document without them: give mongo-seq another counters collection, or drop that index and import with a `source` other than `counters`"),
+                format!("`{counters}` is {plugin} collection, whose unique index on {index} admits one document without those fields: give mongo-seq another counters collection, or drop that index and import with a `source` other than `{counters}`"),
             ));
         }
         let mut names = BTreeMap::new();
