@@ -161,12 +161,17 @@ fn summary(report: &ImportReport, request: &ImportRequest) -> String {
         ));
     }
     if report.counters.is_empty() {
-        out.push_str("  no counters found\n");
+        out.push_str(if report.skipped.is_empty() {
+            "  no counters found\n"
+        } else {
+            "  no counters to import (all skipped)\n"
+        });
     }
     for skipped in &report.skipped {
+        // A source key may be as large as a document: one terminal line each (--json has it whole).
         out.push_str(&format!(
             "  skipped {}: {}\n",
-            Value::to_string(&skipped.source),
+            mongo_seq_core::ejson::truncate_to(&Value::to_string(&skipped.source), 200),
             skipped.reason
         ));
     }
