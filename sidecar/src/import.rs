@@ -48,7 +48,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub counters: Option<String>,
     /// Name a sequence: `<source key>=<name>`, the key being mongoose-sequence's `id` or
-    /// `<model>.<field>`. Repeatable.
+    /// `<model>.<field>`; a key that matches no source counter is refused. Repeatable.
     #[arg(long = "name", value_name = "KEY=NAME")]
     pub names: Vec<String>,
     /// The number field of mongo-seq's counters (default `seq`; see the sequence option counterField).

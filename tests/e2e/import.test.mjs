@@ -66,6 +66,12 @@ test("auto-increment counters: --name renames, --apply advances; usage errors ex
   assert.match(applied.stdout, /users\s+source 12\s+mongo-seq 5 -> 12\s+advanced/);
   assert.deepEqual(await all(db, "counters"), [{ _id: "users", seq: 12 }]);
 
+  // A mistyped key: refused before anything is written (the default name would be imported).
+  const typo = importCli("--from", "auto-increment", "--db", dbName, "--name", "User._Id=customers", "--apply");
+  assert.equal(typo.status, 1, typo.stderr);
+  assert.match(typo.stderr, /`names`: `User\._Id` is the key of no counter in `identitycounters` \(keys found: User\._id\)/);
+  assert.deepEqual(await all(db, "counters"), [{ _id: "users", seq: 12 }]);
+
   for (const [args, says] of [
     [["--from", "mongoose-sequence", "--db", dbName, "--apply"], /--counters: .*mongoose-sequence's collection/],
     [["--from", "auto-increment", "--db", dbName, "--counters", "identitycounters", "--apply"], /--counters: .*the auto-increment plugins' collection/],

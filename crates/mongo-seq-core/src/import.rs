@@ -23,7 +23,7 @@
 //! fields, so mongo-seq's counters cannot live there, and importing into the source collection
 //! is refused (`counters`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -359,6 +359,15 @@ fn read_source(from: CounterSource, document: &Value) -> Result<SourceCounter, S
     }
 }
 
+/// The key `names` uses for a source document (`id`, or `model.field`), when it has one.
+fn source_key(from: CounterSource, document: &Value) -> Option<String> {
+    let text = |key: &str| document.get(key).and_then(Value::as_str);
+    match from {
+        CounterSource::MongooseSequence => text("id").map(str::to_owned),
+        CounterSource::AutoIncrement => Some(format!("{}.{}", text("model")?, text("field")?)),
+    }
+}
+
 /// A scope document from `reference_value`'s keys, which may be dotted paths.
 fn scope_document(values: &Map<String, Value>) -> Value {
     let mut document = Map::new();
@@ -442,6 +451,7 @@ impl ImportMachine {
     }
 
     fn on_source(&mut self, documents: &[Value]) -> Result<Step<ImportReport>, SeqError> {
+        self.check_names(documents)?;
         for document in documents {
             let entry = match self.adopt(document) {
                 Ok(entry) => entry,
@@ -484,6 +494,37 @@ impl ImportMachine {
             filter: json!({ "_id": { "$in": ids } }),
             options: QueryOptions::default(),
         }))
+    }
+
+    /// Refuses a name whose key matches no source counter (a typo would import under the
+    /// default name and leave the intended sequence behind the numbers the plugin issued).
+    fn check_names(&self, documents: &[Value]) -> Result<(), SeqError> {
+        let keys: BTreeSet<String> = documents
+            .iter()
+            .filter_map(|document| source_key(self.request.from, document))
+            .collect();
+        let Some(unknown) = self.request.names.keys().find(|key| !keys.contains(*key)) else {
+            return Ok(());
+        };
+        let listed: Vec<String> = keys.iter().take(10).map(|k| ejson::truncate(k)).collect();
+        let more = if keys.len() > listed.len() {
+            ", …"
+        } else {
+            ""
+        };
+        Err(SeqError::InvalidOption {
+            option: "names".to_owned(),
+            reason: format!(
+                "`{}` is the key of no counter in `{}` (keys found: {}{more})",
+                ejson::truncate(unknown),
+                self.request.source,
+                if listed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    listed.join(", ")
+                }
+            ),
+        })
     }
 
     fn on_counters(&mut self, documents: &[Value]) -> Result<Step<ImportReport>, SeqError> {
