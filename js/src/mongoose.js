@@ -53,8 +53,13 @@ function checkPluginOptions(options) {
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
   if (sequence !== undefined && typeof sequence !== "string") throw invalidOption("sequence", `must be a sequence name, got ${describe(sequence)}`);
   if (typeof counters !== "string" || counters === "") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
-  if (rest.format !== undefined && rest.format !== null && formatField === undefined) {
+  const hasFormat = rest.format !== undefined && rest.format !== null;
+  if (hasFormat && formatField === undefined) {
     throw invalidOption("formatField", "is required with `format`: the path that receives the formatted id");
+  }
+  // Checked here, where the sequence may have no name yet (the core would name a stand-in).
+  if (!hasFormat && formatField !== undefined) {
+    throw invalidOption("format", 'is required with `formatField`: the pattern of the formatted id, e.g. "ORD-{seq:06}"');
   }
   const spec = new core.SequenceSpec({ ...rest, name: sequence ?? "mongoose" });
   try {

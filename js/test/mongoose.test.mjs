@@ -200,6 +200,7 @@ for (const [label, mongoose] of [
       refused({ field: "n", step: 0 }, "INVALID_STEP", /step/);
       refused({ field: "n", colour: "red" }, "UNKNOWN_OPTION", /colour/);
       refused({ field: "n", format: "X{seq}" }, "INVALID_OPTION", /formatField/);
+      refused({ field: "n", formatField: "ref" }, "INVALID_OPTION", /^invalid option `format`: is required with `formatField`/);
       refused({ field: "n", sequence: "a/b" }, "INVALID_NAME", /a\/b/);
       refused({ field: "n", counterField: "_id" }, "INVALID_OPTION", /counterField/);
       refused({ field: "$n" }, "INVALID_ARGUMENT", /field/);
