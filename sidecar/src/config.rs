@@ -134,6 +134,23 @@ pub struct Namespace {
     pub coll: String,
 }
 
+impl Namespace {
+    /// A namespace given by a tool's flags (`[db_flag, coll_flag]`), checked as the config's
+    /// are; errors name the flag.
+    pub fn from_flags(flags: [&str; 2], db: &str, coll: &str) -> anyhow::Result<Self> {
+        let named = |e: ConfigError| match e {
+            ConfigError::Invalid { key, reason } => anyhow::anyhow!("{key}: {reason}"),
+            other => other.into(),
+        };
+        check_db_name(flags[0], db).map_err(named)?;
+        check_coll_name(flags[1], coll).map_err(named)?;
+        Ok(Self {
+            db: db.to_owned(),
+            coll: coll.to_owned(),
+        })
+    }
+}
+
 impl std::fmt::Display for Namespace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}", self.db, self.coll)

@@ -18,11 +18,12 @@
 //! and left alone; so are mongo-seq counters that are malformed. The output reports every
 //! counter: source value, mongo-seq's value before and after, and the action.
 //!
-//! mongoose-sequence keeps a unique index on `{ id, reference_value }` in its collection, which
-//! admits a single document without those fields: mongo-seq's counters cannot live there, so
-//! importing into the source collection is refused (`counters`).
+//! mongoose-sequence keeps a unique index on `{ id, reference_value }` in its collection, the
+//! auto-increment plugins one on `{ field, model }`: each admits a single document without those
+//! fields, so mongo-seq's counters cannot live there, and importing into the source collection
+//! is refused (`counters`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -146,10 +147,16 @@ impl ImportRequest {
         };
         let source = collection("source", from.default_collection())?;
         let counters = collection("counters", "counters")?;
-        if from == CounterSource::MongooseSequence && source == counters {
+        if source == counters {
+            let (plugin, index) = match from {
+                CounterSource::MongooseSequence => {
+                    ("mongoose-sequence's", "{ id, reference_value }")
+                }
+                CounterSource::AutoIncrement => ("the auto-increment plugins'", "{ field, model }"),
+            };
             return Err(invalid(
                 "counters",
-                format!("`{counters}` is mongoose-sequence's collection, whose unique index on {{ id, reference_value }} admits one document without them: give mongo-seq another counters collection, or drop that index and import with a `source` other than `counters`"),
+                format!("`{counters}` is {plugin} collection, whose unique index on {index} admits one document without those fields: give mongo-seq another counters collection, or drop that index and import with a `source` other than `{counters}`"),
             ));
         }
         let mut names = BTreeMap::new();
@@ -352,6 +359,15 @@ fn read_source(from: CounterSource, document: &Value) -> Result<SourceCounter, S
     }
 }
 
+/// The key `names` uses for a source document (`id`, or `model.field`), when it has one.
+fn source_key(from: CounterSource, document: &Value) -> Option<String> {
+    let text = |key: &str| document.get(key).and_then(Value::as_str);
+    match from {
+        CounterSource::MongooseSequence => text("id").map(str::to_owned),
+        CounterSource::AutoIncrement => Some(format!("{}.{}", text("model")?, text("field")?)),
+    }
+}
+
 /// A scope document from `reference_value`'s keys, which may be dotted paths.
 fn scope_document(values: &Map<String, Value>) -> Value {
     let mut document = Map::new();
@@ -435,6 +451,7 @@ impl ImportMachine {
     }
 
     fn on_source(&mut self, documents: &[Value]) -> Result<Step<ImportReport>, SeqError> {
+        self.check_names(documents)?;
         for document in documents {
             let entry = match self.adopt(document) {
                 Ok(entry) => entry,
@@ -477,6 +494,37 @@ impl ImportMachine {
             filter: json!({ "_id": { "$in": ids } }),
             options: QueryOptions::default(),
         }))
+    }
+
+    /// Refuses a name whose key matches no source counter (a typo would import under the
+    /// default name and leave the intended sequence behind the numbers the plugin issued).
+    fn check_names(&self, documents: &[Value]) -> Result<(), SeqError> {
+        let keys: BTreeSet<String> = documents
+            .iter()
+            .filter_map(|document| source_key(self.request.from, document))
+            .collect();
+        let Some(unknown) = self.request.names.keys().find(|key| !keys.contains(*key)) else {
+            return Ok(());
+        };
+        let listed: Vec<String> = keys.iter().take(10).map(|k| ejson::truncate(k)).collect();
+        let more = if keys.len() > listed.len() {
+            ", …"
+        } else {
+            ""
+        };
+        Err(SeqError::InvalidOption {
+            option: "names".to_owned(),
+            reason: format!(
+                "`{}` is the key of no counter in `{}` (keys found: {}{more})",
+                ejson::truncate(unknown),
+                self.request.source,
+                if listed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    listed.join(", ")
+                }
+            ),
+        })
     }
 
     fn on_counters(&mut self, documents: &[Value]) -> Result<Step<ImportReport>, SeqError> {
