@@ -27,7 +27,7 @@ build-js: build-wasm
 
 test-js: build-js
 	cargo build -p mongo-seq-tcp-proxy
-	node --test tests/node/*.test.mjs js/test/*.test.mjs tests/runtimes/*.test.mjs tests/packaging/*.test.mjs
+	node --test tests/node/*.test.mjs js/test/*.test.mjs tests/runtimes/*.test.mjs tests/packaging/*.test.mjs tests/examples/*.test.mjs
 	npm run typecheck --workspace js
 
 # End-to-end tests of the sidecar binary, driven from Node (tests/e2e/).

@@ -8,6 +8,7 @@ import mongoose from "mongoose";
 import AutoIncrementFactory from "mongoose-sequence";
 import { MongoClient } from "mongodb";
 import { Sequences } from "mongo-seq";
+import { sequencePlugin } from "mongo-seq/mongoose";
 import { countCommands } from "../../tests/harness/mongo.mjs";
 import { median } from "../lib/stats.mjs";
 
@@ -36,6 +37,17 @@ export async function runMongoose({ uri, dbName, docs, rounds, report }) {
     await Order.init();
     const mongooseCommands = countCommands(connection.getClient());
     await new Order(doc(-1)).save(); // creates the counter; warm-up
+    // mongo-seq's mongoose plugin on the same connection (its counters in a collection of their
+    // own, beside mongoose-sequence's); commands on them counted apart.
+    const pluginSchema = new mongoose.Schema({ name: String, amount: Number });
+    pluginSchema.plugin(sequencePlugin, { field: "seq", sequence: "plugin_orders", counters: "mongo_seq_counters" });
+    const PluginOrder = connection.model("PluginOrder", pluginSchema);
+    await PluginOrder.init();
+    await PluginOrder.create(doc(-1)); // creates its counter; warm-up
+    let pluginCounterCommands = 0;
+    connection.getClient().on("commandStarted", (event) => {
+      if (event.command[event.commandName] === "mongo_seq_counters") pluginCounterCommands += 1;
+    });
 
     const db = client.db(`${dbName}_seq`);
     const commands = countCommands(client);
@@ -47,6 +59,8 @@ export async function runMongoose({ uri, dbName, docs, rounds, report }) {
     const saves = [];
     const insertOnes = [];
     const insertManys = [];
+    const pluginInsertManys = [];
+    const pluginCounterCalls = [];
     let mongooseCount = 0;
     let insertOneCount = 0;
     let insertManyCount = 0;
@@ -64,6 +78,12 @@ export async function runMongoose({ uri, dbName, docs, rounds, report }) {
       insertManys.push(docs / ((performance.now() - started) / 1000));
       insertManyCount += total(commands) - manyBefore;
       if (result.values.length !== docs) throw new Error("insertMany did not number every document");
+      const pluginBefore = pluginCounterCommands;
+      const pluginStarted = performance.now();
+      const plugged = await PluginOrder.insertMany(batch);
+      pluginInsertManys.push(docs / ((performance.now() - pluginStarted) / 1000));
+      pluginCounterCalls.push(pluginCounterCommands - pluginBefore);
+      if (plugged.some((order) => typeof order.seq !== "number")) throw new Error("the plugin's insertMany left a document unnumbered");
     }
     const mongooseCommandsPerDoc = total(mongooseCommands) / mongooseCount;
     const unnumberedBefore = await Order.countDocuments({ seq: { $exists: false } });
@@ -80,6 +100,9 @@ export async function runMongoose({ uri, dbName, docs, rounds, report }) {
     report.add("client.insertmany.docs_per_s", median(insertManys), "docs/s", `mongo-seq insertMany() of ${docs} documents`);
     report.add("client.insertmany.commands_per_doc", insertManyCount / (docs * rounds), "commands/doc", "mongo-seq insertMany(): commands per document", { server: false });
     report.add("client.insertmany.vs_mongoose_sequence", ratio(insertManys), "x", `mongo-seq insertMany(${docs}) ÷ mongoose-sequence numbering documents by save() (same round)`);
+    report.add("client.mongoose_plugin.insertmany.docs_per_s", median(pluginInsertManys), "docs/s", `mongo-seq/mongoose: Model.insertMany() of ${docs} documents, all numbered`);
+    report.add("client.mongoose_plugin.insertmany.counter_commands", Math.max(...pluginCounterCalls), "commands", `mongo-seq/mongoose: commands on the counters per insertMany of ${docs} documents (the most in ${rounds} rounds)`, { server: false });
+    report.add("client.mongoose_plugin.insertmany.vs_mongoose_sequence", ratio(pluginInsertManys), "x", `mongo-seq/mongoose insertMany(${docs}) ÷ mongoose-sequence numbering documents by save() (same round)`);
   } finally {
     await client.db(`${dbName}_seq`).dropDatabase().catch(() => {});
     await connection.dropDatabase().catch(() => {});

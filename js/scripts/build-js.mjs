@@ -17,16 +17,24 @@ if (!existsSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"))) {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist);
+const bundle = { bundle: true, platform: "node", target: "node20", format: "esm", external: ["mongodb"], logLevel: "warning" };
+await build({ ...bundle, entryPoints: [join(pkg, "src", "index.js")], outfile: join(dist, "index.mjs") });
+// The mongoose plugin (`mongo-seq/mongoose`): its own small bundle that imports the main one,
+// so both entries share the one Wasm instance and the same classes.
 await build({
-  entryPoints: [join(pkg, "src", "index.js")],
-  bundle: true,
-  platform: "node",
-  target: "node20",
-  format: "esm",
-  external: ["mongodb"],
-  logLevel: "warning",
-  outfile: join(dist, "index.mjs"),
+  ...bundle,
+  entryPoints: [join(pkg, "src", "mongoose.js")],
+  outfile: join(dist, "mongoose.mjs"),
+  plugins: [
+    {
+      name: "main-entry",
+      setup(esbuild) {
+        esbuild.onResolve({ filter: /^\.\/index\.js$/ }, () => ({ path: "./index.mjs", external: true }));
+      },
+    },
+  ],
 });
+writeFileSync(join(dist, "mongoose.cjs"), '"use strict";\nmodule.exports = require("./mongoose.mjs");\n');
 writeFileSync(
   join(dist, "index.cjs"),
   '"use strict";\n// The CommonJS entry is the ES module itself: one Wasm instance per process, whichever entry loads it.\nmodule.exports = require("./index.mjs");\n',
@@ -46,4 +54,7 @@ writeFileSync(join(dist, "core.d.ts"), coreTypes);
 writeFileSync(join(dist, "core.d.cts"), coreTypes);
 writeFileSync(join(dist, "index.d.ts"), indexTypes);
 writeFileSync(join(dist, "index.d.cts"), indexTypes.replaceAll('"./core.js"', '"./core.cjs"'));
-console.log("js: dist/index.mjs, dist/index.cjs, dist/mongo_seq_wasm_bg.wasm, dist/*.d.ts");
+const mongooseTypes = readFileSync(join(pkg, "src", "mongoose.d.ts"), "utf8");
+writeFileSync(join(dist, "mongoose.d.ts"), mongooseTypes);
+writeFileSync(join(dist, "mongoose.d.cts"), mongooseTypes.replaceAll('"./index.js"', '"./index.cjs"').replaceAll('"./core.js"', '"./core.cjs"'));
+console.log("js: dist/index.mjs, dist/index.cjs, dist/mongoose.mjs, dist/mongoose.cjs, dist/mongo_seq_wasm_bg.wasm, dist/*.d.ts");

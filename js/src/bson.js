@@ -1,49 +1,132 @@
-// The caller's values for the core: documents as canonical Extended JSON v2 (int64 crosses
-// exactly as {$numberLong}; nothing passes through a double), Longs as BigInt, and the checks
-// that a document can be stored. (Commands and replies: execute.js.)
-import { BSON } from "mongodb";
-import { checkDocument, invalidArgument } from "./errors.js";
-
-const { EJSON, Long } = BSON;
+// Conversions between the driver's BSON values and the core's canonical Extended JSON v2
+// (int64 crosses exactly as {$numberLong}; nothing passes through a double): the caller's
+// documents and Longs, the plans' commands, the documents read back; and the checks that a
+// document can be stored.
+//
+// A BSON library only encodes values of its own major version, and an application may hold
+// two drivers (mongoose ships its own `mongodb`), so every conversion goes through the codec of
+// the BSON library of the driver that made the `Db`: the peer `mongodb` package's by default,
+// another one given as the `bson` option of `Sequences`.
+import { BSON as PEER_BSON } from "mongodb";
+import { checkDocument, describe, invalidArgument, invalidOption } from "./errors.js";
 
 /** MongoDB's limit on one document. */
 const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 /** Room for what an insert adds: the number and the formatted id (field names ≤ 200 bytes). */
 const ADDED_FIELDS_BYTES = 1024;
+const CANONICAL = { relaxed: false };
+/** Extended JSON wrappers other than `$numberLong` (and DBRef's `$ref`): such text goes through EJSON. */
+const OTHER_WRAPPERS =
+  /"\$(?:oid|binary|uuid|symbol|numberInt|numberDecimal|numberDouble|minKey|maxKey|regex|regularExpression|timestamp|date|code|dbPointer|ref|undefined)"/;
+/** What a codec uses of a BSON library. */
+const NEEDED = { EJSON: ["parse", "serialize", "stringify"], Long: ["fromString", "fromNumber"], Int32: [], Double: [], calculateObjectSize: null };
 
-/** A driver document as canonical EJSON for the core. */
-export function fromDriver(document) {
-  return EJSON.serialize(document, { relaxed: false });
-}
+/** The conversions of one BSON library. */
+class BsonCodec {
+  #EJSON;
+  #Long;
+  #Int32;
+  #Double;
+  #calculateObjectSize;
 
-/** A caller's document (`argument` names it) as canonical EJSON; INVALID_ARGUMENT if it cannot be one. */
-export function documentArgument(argument, document) {
-  checkDocument(argument, document);
-  try {
-    return fromDriver(document);
-  } catch (error) {
-    throw invalidArgument(argument, `cannot be stored as BSON: ${error.message}`);
+  constructor(BSON) {
+    this.#EJSON = BSON.EJSON;
+    this.#Long = BSON.Long;
+    this.#Int32 = BSON.Int32;
+    this.#Double = BSON.Double;
+    this.#calculateObjectSize = BSON.calculateObjectSize;
+  }
+
+  /** A driver document as canonical EJSON for the core. */
+  fromDriver(document) {
+    return this.#EJSON.serialize(document, CANONICAL);
+  }
+
+  /** A driver document as canonical Extended JSON text (a reply for the core). */
+  documentJson(document) {
+    return this.#EJSON.stringify(document, CANONICAL);
+  }
+
+  /** A caller's document (`argument` names it) as canonical EJSON; INVALID_ARGUMENT if it cannot be one. */
+  documentArgument(argument, document) {
+    checkDocument(argument, document);
+    try {
+      return this.fromDriver(document);
+    } catch (error) {
+      throw invalidArgument(argument, `cannot be stored as BSON: ${error.message}`);
+    }
+  }
+
+  /**
+   * Checks that a caller's document, once numbered, can be stored: a document that BSON can
+   * encode (no cycle) within MongoDB's 16 MiB. Done before any number is reserved for it.
+   */
+  checkStorable(argument, document) {
+    checkDocument(argument, document);
+    let bytes;
+    try {
+      bytes = this.#calculateObjectSize(document);
+    } catch (error) {
+      throw invalidArgument(argument, `cannot be stored as BSON: ${error.message}`);
+    }
+    if (bytes + ADDED_FIELDS_BYTES > MAX_DOCUMENT_BYTES) {
+      throw invalidArgument(argument, `is ${bytes} bytes of BSON: with its number it would exceed MongoDB's 16 MiB document limit`);
+    }
+  }
+
+  /**
+   * A command's canonical Extended JSON text as driver values: what `EJSON.parse(text, { relaxed:
+   * false })` gives. Most commands hold no wrapper but `$numberLong`: for them, plain JSON.parse
+   * and a walk (a reviver makes JSON.parse several times slower); any other wrapper, EJSON itself.
+   * Envelope numbers (minMs, first, count) come out as Int32 objects: read them with Number().
+   */
+  parseCommand(text) {
+    return OTHER_WRAPPERS.test(text) ? this.#EJSON.parse(text, CANONICAL) : this.#revive(JSON.parse(text));
+  }
+
+  /** EJSON's canonical reading of plain numbers and `{ $numberLong }`, in place. */
+  #revive(value) {
+    if (typeof value === "number") {
+      if (!Number.isInteger(value) || Object.is(value, -0)) return new this.#Double(value);
+      return value >= -2147483648 && value <= 2147483647 ? new this.#Int32(value) : this.#Long.fromNumber(value);
+    }
+    if (value === null || typeof value !== "object") return value;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) value[i] = this.#revive(value[i]);
+      return value;
+    }
+    if (typeof value.$numberLong === "string") return this.#Long.fromString(value.$numberLong);
+    for (const key in value) value[key] = this.#revive(value[key]);
+    return value;
   }
 }
+
+const codecs = new WeakMap();
 
 /**
- * Checks that a caller's document, once numbered, can be stored: a document that BSON can
- * encode (no cycle) within MongoDB's 16 MiB. Done before any number is reserved for it.
+ * The codec of a BSON library (`mongodb`'s `BSON` export, or `mongoose.mongo.BSON`); the peer
+ * `mongodb` package's without one. INVALID_OPTION (`bson`) when it is not a BSON library.
  */
-export function checkStorable(argument, document) {
-  checkDocument(argument, document);
-  let bytes;
-  try {
-    bytes = BSON.calculateObjectSize(document);
-  } catch (error) {
-    throw invalidArgument(argument, `cannot be stored as BSON: ${error.message}`);
+export function bsonCodec(BSON = PEER_BSON) {
+  if (typeof BSON !== "object" || BSON === null) {
+    throw invalidOption("bson", `must be the BSON export of a mongodb driver (\`import { BSON } from "mongodb"\`, \`mongoose.mongo.BSON\`), got ${describe(BSON)}`);
   }
-  if (bytes + ADDED_FIELDS_BYTES > MAX_DOCUMENT_BYTES) {
-    throw invalidArgument(argument, `is ${bytes} bytes of BSON: with its number it would exceed MongoDB's 16 MiB document limit`);
+  let codec = codecs.get(BSON);
+  if (codec === undefined) {
+    for (const [name, methods] of Object.entries(NEEDED)) {
+      const part = BSON[name];
+      if (typeof part !== "function" && typeof part !== "object") throw invalidOption("bson", `has no \`${name}\`: not the BSON export of a mongodb driver`);
+      for (const method of methods ?? []) {
+        if (typeof part[method] !== "function") throw invalidOption("bson", `has no \`${name}.${method}\`: not the BSON export of a mongodb driver`);
+      }
+    }
+    codec = new BsonCodec(BSON);
+    codecs.set(BSON, codec);
   }
+  return codec;
 }
 
-/** An integer argument for the core: Long → bigint; numbers, bigints and EJSON pass as they are. */
+/** An integer argument for the core: Long (of any BSON library) → bigint; numbers, bigints and EJSON pass as they are. */
 export function toCoreInteger(value) {
-  return Long.isLong(value) ? value.toBigInt() : value;
+  return PEER_BSON.Long.isLong(value) ? value.toBigInt() : value;
 }

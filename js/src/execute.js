@@ -1,6 +1,6 @@
 // Runs one core command with the official driver and returns the reply the core expects, both
 // as JSON text: the command is canonical Extended JSON, which the driver's EJSON parser turns
-// into BSON values (int64 → Long) in one pass; a document read back goes out through EJSON
+// into BSON values (int64 → Long) in one pass (bson.js); a document read back goes out through EJSON
 // canonical text (Int32, Long and Double stay what they are, so the core sees `5.0` as a
 // double — a legacy counter it must convert — and not as the integer 5).
 // The only decisions here are about I/O: which collection object, which driver error is a
@@ -9,14 +9,8 @@
 // reads no clock and draws no random numbers), and asking the caller's sequence for the numbers
 // of a `take`; every other error propagates.
 import { setTimeout as sleep } from "node:timers/promises";
-import { BSON } from "mongodb";
 
-const { EJSON, Double, Int32, Long } = BSON;
 const DUPLICATE_KEY = 11000;
-const CANONICAL = { relaxed: false };
-/** Extended JSON wrappers other than `$numberLong` (and DBRef's `$ref`): such text goes through EJSON. */
-const OTHER_WRAPPERS =
-  /"\$(?:oid|binary|uuid|symbol|numberInt|numberDecimal|numberDouble|minKey|maxKey|regex|regularExpression|timestamp|date|code|dbPointer|ref|undefined)"/;
 const NONE = '{"kind":"none"}';
 const INSERTED = '{"kind":"inserted"}';
 const DUPLICATE = '{"kind":"duplicateKey"}';
@@ -53,24 +47,30 @@ function planDuplicate(error, field) {
  * @param {string} text  the command, canonical Extended JSON text from the plan
  * @param {{ counters: import("mongodb").Collection, documents?: import("mongodb").Collection,
  *           document?: object, batch?: object[], insertedId?: unknown, insertedIds?: object,
- *           sequence?: import("./sequence.js").Sequence }} target  the collections; the
+ *           sequence?: import("./sequence.js").Sequence, codec: object }} target  the collections; the
  *           caller's document (`insertDocument`: inserted as a copy with the core's fields set,
  *           its `_id` recorded in `insertedId`) or documents (`insertDocuments`: `_id`s in
- *           `insertedIds` by index); the sequence whose counters answer a `take`
+ *           `insertedIds` by index); the sequence whose counters answer a `take`; the BSON
+ *           codec of the collections' driver (bson.js)
  * @returns {Promise<string>} the reply, JSON text
  */
 export async function executeCommand(text, target) {
-  const command = parseCommand(text);
+  const command = target.codec.parseCommand(text);
   const collection = command.collection === "counters" ? target.counters : target.documents;
   const read = { promoteValues: false };
   switch (command.op) {
     case "findOneAndUpdate": {
       const options = { ...read, upsert: command.options.upsert, returnDocument: command.options.returnDocument };
-      return found(() => collection.findOneAndUpdate(command.filter, command.update, options));
+      return found(() => collection.findOneAndUpdate(command.filter, command.update, options), target.codec);
     }
     case "findOne": {
       const options = command.options ? { ...read, sort: command.options.sort, projection: command.options.projection } : read;
-      return found(() => collection.findOne(command.filter, options));
+      return found(() => collection.findOne(command.filter, options), target.codec);
+    }
+    case "find": {
+      const { projection, sort, limit } = command.options ?? {};
+      const documents = await collection.find(command.filter, { ...read, projection, sort, limit: limit === undefined ? undefined : Number(limit) }).toArray();
+      return `{"kind":"documents","documents":[${documents.map((document) => target.codec.documentJson(document)).join(",")}]}`;
     }
     case "insertOne":
       return inserted(() => collection.insertOne(command.document));
@@ -97,36 +97,10 @@ export async function executeCommand(text, target) {
   }
 }
 
-/**
- * A command's canonical Extended JSON text as driver values: what `EJSON.parse(text, { relaxed:
- * false })` gives. Most commands hold no wrapper but `$numberLong`: for them, plain JSON.parse
- * and a walk (a reviver makes JSON.parse several times slower); any other wrapper, EJSON itself.
- * Envelope numbers (minMs, first, count) come out as Int32 objects: read them with Number().
- */
-function parseCommand(text) {
-  return OTHER_WRAPPERS.test(text) ? EJSON.parse(text, CANONICAL) : revive(JSON.parse(text));
-}
-
-/** EJSON's canonical reading of plain numbers and `{ $numberLong }`, in place. */
-function revive(value) {
-  if (typeof value === "number") {
-    if (!Number.isInteger(value) || Object.is(value, -0)) return new Double(value);
-    return value >= -2147483648 && value <= 2147483647 ? new Int32(value) : Long.fromNumber(value);
-  }
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
-    return value;
-  }
-  if (typeof value.$numberLong === "string") return Long.fromString(value.$numberLong);
-  for (const key in value) value[key] = revive(value[key]);
-  return value;
-}
-
-async function found(run) {
+async function found(run, codec) {
   try {
     const document = await run();
-    return document ? `{"kind":"document","document":${EJSON.stringify(document, CANONICAL)}}` : NONE;
+    return document ? `{"kind":"document","document":${codec.documentJson(document)}}` : NONE;
   } catch (error) {
     if (isDuplicateKey(error)) return DUPLICATE;
     throw error;

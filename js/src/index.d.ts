@@ -4,7 +4,8 @@ import type * as CoreModule from "./core.js";
 import type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome } from "./core.js";
 import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
 
-export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome, MongoSeqError } from "./core.js";
+export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter } from "./core.js";
+import type { ImportRequest, ImportReport } from "./core.js";
 
 /** A number handed out: a JS number up to 2^53 - 1, a bigint beyond. */
 export type SequenceNumber = number | bigint;
@@ -15,6 +16,12 @@ export type SequenceOptions = Omit<CoreSequenceOptions, "name">;
 export interface SequencesOptions {
   /** Name of the counters collection (default "counters"). */
   collection?: string;
+  /**
+   * The BSON library of the driver that made `db`, when it is another copy of `mongodb` than the
+   * one this package resolves (mongoose ships its own: `mongoose.mongo.BSON`). Default: the
+   * `BSON` export of the `mongodb` package.
+   */
+  bson?: object;
 }
 
 /** A scope document: supplies the values of the sequence's `scope` fields. */
@@ -117,6 +124,19 @@ export declare class Sequences {
   /** Resolves with the number another process (the sidecar) writes into `field` of document `id`. */
   waitForNumber(collection: Collection<any>, id: unknown, options?: WaitForNumberOptions): Promise<SequenceNumber>;
 }
+
+export interface ImportCountersOptions extends ImportRequest {
+  /** The BSON library of the driver that made `db` (see `SequencesOptions.bson`). */
+  bson?: object;
+}
+
+/**
+ * Adopts the counters of mongoose-sequence (`from: "mongoose-sequence"`) or
+ * mongoose-auto-increment / @typegoose/auto-increment (`from: "auto-increment"`): reads them
+ * and mongo-seq's, and with `apply: true` moves mongo-seq's counters past them (never
+ * backwards). A dry run by default; resolves with the report of every counter.
+ */
+export declare function importCounters(db: Db, options: ImportCountersOptions): Promise<ImportReport>;
 
 /** True for errors raised by mongo-seq (an Error named MongoSeqError with a string `code`). */
 export declare function isMongoSeqError(error: unknown): error is import("./core.js").MongoSeqError;

@@ -1,6 +1,7 @@
 // mongo-seq: sequential numbers for MongoDB documents over the official driver.
 export { Sequences } from "./sequences.js";
 export { Sequence } from "./sequence.js";
+export { importCounters } from "./import-counters.js";
 export { isMongoSeqError, JS_ERROR_CODES } from "./errors.js";
 // The Wasm core itself (options, plans, allocator), for tools and tests.
 export { core } from "./wasm.js";

@@ -1,6 +1,7 @@
 // The sans-I/O loop: ask the core's plan for a command, run it, feed the reply, until done.
 // Commands and replies cross the Wasm boundary as JSON text (see execute.js).
 import { executeCommand } from "./execute.js";
+import { invalidOption } from "./errors.js";
 
 /**
  * Runs a core plan to completion and frees it. Resolves with the plan's result; rejects with
@@ -11,6 +12,13 @@ export async function runPlan(plan, target) {
     let command = plan.commandJson();
     while (command !== undefined) command = plan.feedJson(await executeCommand(command, target));
     return plan.start().done;
+  } catch (error) {
+    // The driver refused values of another BSON major before sending anything: the Db comes
+    // from another copy of the driver (mongoose's own, typically).
+    if (error?.name === "BSONVersionError") {
+      throw invalidOption("bson", `the Db belongs to another copy of the mongodb driver than the one mongo-seq uses (${error.message}): pass that driver's BSON export, e.g. new Sequences(connection.db, { bson: mongoose.mongo.BSON })`);
+    }
+    throw error;
   } finally {
     plan.free();
   }

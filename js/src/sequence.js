@@ -4,7 +4,7 @@
 // the driver I/O. Counter calls are synchronous; the event loop is the lock.
 import { setImmediate as afterThisTurn } from "node:timers/promises";
 import { runPlan } from "./run-plan.js";
-import { documentArgument, toCoreInteger } from "./bson.js";
+import { toCoreInteger } from "./bson.js";
 import { checkBoolean, checkKnownKeys } from "./errors.js";
 import { core } from "./wasm.js";
 
@@ -24,9 +24,9 @@ export class Sequence {
   #unscoped;
 
   /** @internal Use `Sequences#sequence()`. */
-  constructor(spec, counters) {
+  constructor(spec, counters, codec) {
     this.#spec = spec;
-    this.#target = { counters, sequence: this };
+    this.#target = { counters, sequence: this, codec };
     this.options = Object.freeze(spec.options());
     this.name = this.options.name;
     if (this.options.scope.length === 0) this.#unscoped = this.#counter(spec.counterId(undefined));
@@ -34,7 +34,7 @@ export class Sequence {
 
   /** The counter `_id` for a scope document (optional for an unscoped sequence). */
   counterId(scope) {
-    return this.#spec.counterId(scopeDocument(scope));
+    return this.#spec.counterId(this.#scopeDocument(scope));
   }
 
   /** The formatted id of `value` (`undefined` when the sequence has no `format`). */
@@ -95,7 +95,7 @@ export class Sequence {
     if (typeof source?.findOne === "function") {
       const [field = "_id", options] = rest;
       const { scope } = checkKnownKeys("seedFromMax options", options, ["scope"]);
-      const plan = this.#spec.seedFromCollection(field, scopeDocument(scope));
+      const plan = this.#spec.seedFromCollection(field, this.#scopeDocument(scope));
       return runPlan(plan, { ...this.#target, documents: source });
     }
     const { scope } = checkKnownKeys("seedFromMax options", rest[0], ["scope"]);
@@ -152,12 +152,12 @@ export class Sequence {
     return counter;
   }
 
+  /** A scope argument as the core reads it: a document, or undefined. */
+  #scopeDocument(scope) {
+    return scope === undefined || scope === null ? undefined : this.#target.codec.documentArgument("scope", scope);
+  }
+
   #counterFor(scope) {
     return (scope === undefined && this.#unscoped) || this.#counter(this.counterId(scope));
   }
-}
-
-/** A scope argument as the core reads it: a document, or undefined. */
-function scopeDocument(scope) {
-  return scope === undefined || scope === null ? undefined : documentArgument("scope", scope);
 }

@@ -3,7 +3,7 @@
 import { core } from "./wasm.js";
 import { Sequence } from "./sequence.js";
 import { runPlan } from "./run-plan.js";
-import { checkStorable, documentArgument, toCoreInteger } from "./bson.js";
+import { bsonCodec, toCoreInteger } from "./bson.js";
 import { checkCollection, checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
 import { waitForNumber } from "./wait-for-number.js";
 
@@ -12,18 +12,22 @@ const OPTIMISTIC_OPTIONS = [...INSERT_OPTIONS, "maxAttempts"];
 
 export class Sequences {
   #counters;
+  #codec;
   #sequences = new Map();
 
   /**
    * @param {import("mongodb").Db} db  the database holding the counters collection
-   * @param {{ collection?: string }} [options]  counters collection name (default "counters")
+   * @param {{ collection?: string, bson?: object }} [options]  counters collection name (default
+   *   "counters"); the BSON library of the driver that made `db` when it is not the `mongodb`
+   *   package this one resolves (mongoose's own driver: `mongoose.mongo.BSON`)
    */
   constructor(db, options) {
     if (typeof db?.collection !== "function") throw invalidArgument("db", `must be a mongodb Db, got ${describe(db)}`);
-    const { collection = "counters" } = checkKnownKeys("Sequences options", options, ["collection"]);
+    const { collection = "counters", bson } = checkKnownKeys("Sequences options", options, ["collection", "bson"]);
     if (typeof collection !== "string" || collection === "") {
       throw invalidOption("collection", `must be a non-empty string, got ${describe(collection)}`);
     }
+    this.#codec = bsonCodec(bson);
     this.#counters = db.collection(collection);
   }
 
@@ -50,7 +54,7 @@ export class Sequences {
       }
       return existing;
     }
-    const sequence = new Sequence(spec, this.#counters);
+    const sequence = new Sequence(spec, this.#counters, this.#codec);
     this.#sequences.set(name, sequence);
     return sequence;
   }
@@ -62,10 +66,10 @@ export class Sequences {
    */
   async insertOne(collection, doc, options) {
     checkCollection(collection, ["insertOne"]);
-    checkStorable("doc", doc);
+    this.#codec.checkStorable("doc", doc);
     const { sequence, field, formatField } = this.#insertOptions(options);
-    const scope = sequence.options.scope.length > 0 ? documentArgument("doc", doc) : undefined;
-    const target = { counters: this.#counters, documents: collection, document: doc, sequence };
+    const scope = sequence.options.scope.length > 0 ? this.#codec.documentArgument("doc", doc) : undefined;
+    const target = { counters: this.#counters, documents: collection, document: doc, sequence, codec: this.#codec };
     const { values, formatted } = await runPlan(sequence.spec.insertOne(field, formatField, scope), target);
     return { insertedId: field === "_id" ? values[0] : target.insertedId, value: values[0], formatted: formatted?.[0] };
   }
@@ -81,11 +85,11 @@ export class Sequences {
     // Every check before anything is reserved or written: the size of the batch, each
     // document, the options; the plan checks each document's counter id (a missing scope field).
     core.checkCount("docs.length", docs.length);
-    docs.forEach((doc, index) => checkStorable(`docs[${index}]`, doc));
+    docs.forEach((doc, index) => this.#codec.checkStorable(`docs[${index}]`, doc));
     const { sequence, field, formatField } = this.#insertOptions(options);
-    const scopes = sequence.options.scope.length > 0 ? docs.map((doc, index) => documentArgument(`docs[${index}]`, doc)) : undefined;
+    const scopes = sequence.options.scope.length > 0 ? docs.map((doc, index) => this.#codec.documentArgument(`docs[${index}]`, doc)) : undefined;
     const plan = sequence.spec.insertMany(field, formatField, docs.length, scopes);
-    const target = { counters: this.#counters, documents: collection, batch: docs, insertedIds: {}, sequence };
+    const target = { counters: this.#counters, documents: collection, batch: docs, insertedIds: {}, sequence, codec: this.#codec };
     const { values, formatted } = await runPlan(plan, target);
     const insertedIds = {};
     values.forEach((value, index) => (insertedIds[index] = field === "_id" ? value : target.insertedIds[index]));
@@ -99,18 +103,18 @@ export class Sequences {
    */
   async insertOptimistic(collection, doc, options) {
     checkCollection(collection, ["findOne", "insertOne"]);
-    checkStorable("doc", doc);
+    this.#codec.checkStorable("doc", doc);
     const { sequence, field = "_id", formatField, maxAttempts } = checkKnownKeys("insertOptimistic options", options, OPTIMISTIC_OPTIONS);
     // Without a sequence: default options, named after the collection (not registered, so the
     // name stays free for `sequence()`).
     const spec = sequence === undefined ? new core.SequenceSpec({ name: collection.collectionName }) : this.#resolve(sequence).spec;
     let plan;
     try {
-      plan = spec.insertOptimistic(field, documentArgument("doc", doc), formatField, maxAttempts);
+      plan = spec.insertOptimistic(field, this.#codec.documentArgument("doc", doc), formatField, maxAttempts);
     } finally {
       if (sequence === undefined) spec.free();
     }
-    const target = { counters: this.#counters, documents: collection, document: doc };
+    const target = { counters: this.#counters, documents: collection, document: doc, codec: this.#codec };
     const outcome = await runPlan(plan, target);
     return { insertedId: field === "_id" ? outcome.value : target.insertedId, value: outcome.value, formatted: outcome.formatted ?? undefined };
   }
@@ -121,7 +125,7 @@ export class Sequences {
    */
   async waitForNumber(collection, id, options) {
     checkCollection(collection, ["findOne"]);
-    return waitForNumber(collection, id, checkKnownKeys("waitForNumber options", options, ["field", "timeoutMs", "pollMs"]));
+    return waitForNumber(collection, id, checkKnownKeys("waitForNumber options", options, ["field", "timeoutMs", "pollMs"]), this.#codec);
   }
 
   /** The insert options, checked (the core checks where the number and formatted id go). */

@@ -2,7 +2,6 @@
 // Polls the document by `_id` (works on every deployment; change streams need a replica set)
 // with a growing interval, until the field holds an integer or the deadline passes.
 import { core } from "./wasm.js";
-import { fromDriver } from "./bson.js";
 import { describe, invalidOption, mongoSeqError } from "./errors.js";
 
 const FIRST_POLL_MS = 10;
@@ -16,7 +15,7 @@ function milliseconds(option, value, least) {
   return value;
 }
 
-export async function waitForNumber(collection, id, { field = "seq", timeoutMs = 5000, pollMs = 200 } = {}) {
+export async function waitForNumber(collection, id, { field = "seq", timeoutMs = 5000, pollMs = 200 } = {}, codec) {
   // The sidecar writes a field path (`seq`, `meta.seq`): the core's rules for it.
   core.checkFieldPath("field", field);
   milliseconds("timeoutMs", timeoutMs, 0);
@@ -28,13 +27,13 @@ export async function waitForNumber(collection, id, { field = "seq", timeoutMs =
     const value = field.split(".").reduce((parent, key) => parent?.[key], document);
     if (value !== undefined && value !== null) {
       // The core reads the integer (any BSON integer type; beyond 2^53 a bigint) or says why not.
-      return core.readInteger(fromDriver({ value }).value, field);
+      return core.readInteger(codec.fromDriver({ value }).value, field);
     }
     const left = deadline - Date.now();
     if (left <= 0) {
       throw mongoSeqError(
         "WAIT_TIMEOUT",
-        `no number in \`${field}\` of document ${JSON.stringify(fromDriver({ id }).id)} after ${timeoutMs} ms`,
+        `no number in \`${field}\` of document ${JSON.stringify(codec.fromDriver({ id }).id)} after ${timeoutMs} ms`,
         { field, timeoutMs, found: document !== null },
       );
     }

@@ -22,6 +22,8 @@ export const core = Object.freeze({
   formatSeq: bindings.formatSeq,
   readInteger: bindings.readInteger,
   audit: bindings.audit,
+  importRequest: bindings.importRequest,
+  importCounters: bindings.importCounters,
   errorCodes: bindings.errorCodes,
   maxRetries: bindings.maxRetries,
   version: bindings.version,

@@ -181,3 +181,32 @@ test("the core export never traps and never leaks internals, whatever it is give
   }
   assert.deepEqual(problems, []);
 });
+
+test("Sequences bson option: refused unless it is a driver's BSON export; another driver copy's BSON works", async () => {
+  const db = mongo.freshDb("args_bson");
+  for (const [bson, says] of [
+    [5, /`bson`: must be the BSON export of a mongodb driver/],
+    [null, /`bson`: must be the BSON export/],
+    [{}, /`bson`: has no `EJSON`/],
+    [{ EJSON: {}, Long: {}, Int32() {}, Double() {}, calculateObjectSize() {} }, /`bson`: has no `EJSON.parse`/],
+  ]) {
+    assert.throws(
+      () => new Sequences(db, { bson }),
+      (error) => isMongoSeqError(error) && error.code === "INVALID_OPTION" && says.test(error.message) && !LEAKS.test(error.message),
+    );
+  }
+  // mongoose 8 ships its own driver (6) and bson (6); this package resolves driver 7.
+  const { default: mongoose } = await import("mongoose");
+  const connection = await mongoose.createConnection(mongo.server.uri, { dbName: db.databaseName }).asPromise();
+  try {
+    await assert.rejects(
+      () => new Sequences(connection.db).sequence("ids").next(),
+      (error) => isMongoSeqError(error) && error.code === "INVALID_OPTION" && /`bson`: .*mongoose\.mongo\.BSON/.test(error.message),
+    );
+    assert.equal(await db.collection("counters").countDocuments(), 0, "nothing written");
+    const ids = new Sequences(connection.db, { bson: mongoose.mongo.BSON }).sequence("ids", { start: 5 });
+    assert.deepEqual(await ids.nextMany(2), [5, 6]);
+  } finally {
+    await connection.close();
+  }
+});

@@ -70,6 +70,8 @@ pub enum Command {
     SetNext(SetNextArgs),
     /// Ask a running sidecar's /healthz: exit 0 when healthy, 1 otherwise (for container checks).
     Health(HealthArgs),
+    /// Adopt the counters of mongoose-sequence or mongoose-auto-increment/@typegoose (dry run unless --apply).
+    Import(crate::import::ImportArgs),
     /// Print a shell completion script (e.g. `mongo-seq completions bash > /etc/bash_completion.d/mongo-seq`).
     Completions(CompletionsArgs),
 }
@@ -98,7 +100,7 @@ pub struct UriArg {
 impl UriArg {
     /// The connection string, checked like the config's `mongodb.uri` (a usage error naming
     /// where it came from).
-    fn resolve(&self) -> anyhow::Result<String> {
+    pub(crate) fn resolve(&self) -> anyhow::Result<String> {
         let env = |name: &str| std::env::var(name).ok().filter(|u| !u.trim().is_empty());
         let (uri, from) = match (&self.uri, env(URI_ENV), env(FALLBACK_URI_ENV)) {
             (Some(uri), _, _) => (uri.clone(), "--uri"),
@@ -237,7 +239,7 @@ pub struct CompletionsArgs {
 }
 
 /// Failure classes mapped to exit codes.
-enum Failure {
+pub(crate) enum Failure {
     Usage(anyhow::Error),
     Runtime(anyhow::Error),
     CheckFailed,
@@ -302,7 +304,7 @@ fn init_logging(format: LogFormat, level: &str) {
     };
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -316,6 +318,7 @@ fn dispatch(command: Command) -> Result<(), Failure> {
         Command::Counters(args) => counters(args),
         Command::SetNext(args) => set_next(args),
         Command::Health(args) => health(args),
+        Command::Import(args) => crate::import::run(&args),
         Command::Completions(args) => {
             // Generated into memory: clap_complete panics on a failed write (e.g. `| head`).
             let mut script = Vec::new();
@@ -541,16 +544,13 @@ fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTar
         "scope": args.scope,
     }))
     .map_err(|e| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code())))?;
+    config::Namespace::from_flags(["--db", "--collection"], db, collection)
+        .map_err(Failure::Usage)?;
     let counters = match args.counters.split_once('.') {
-        Some((d, c)) => config::Namespace {
-            db: d.to_owned(),
-            coll: c.to_owned(),
-        },
-        None => config::Namespace {
-            db: db.clone(),
-            coll: args.counters.clone(),
-        },
-    };
+        Some((d, c)) => config::Namespace::from_flags(["--counters", "--counters"], d, c),
+        None => config::Namespace::from_flags(["--db", "--counters"], db, &args.counters),
+    }
+    .map_err(Failure::Usage)?;
     let filter = args
         .filter
         .as_deref()
@@ -596,14 +596,14 @@ async fn counters_collection(
                 .counters
                 .as_deref()
                 .and_then(|c| c.split_once('.'))
-                .map(|(db, coll)| config::Namespace {
-                    db: db.to_owned(),
-                    coll: coll.to_owned(),
-                })
                 .ok_or_else(|| {
                     Failure::Usage(anyhow::anyhow!(
                         "pass --config, or --counters database.collection"
                     ))
+                })
+                .and_then(|(db, coll)| {
+                    config::Namespace::from_flags(["--counters", "--counters"], db, coll)
+                        .map_err(Failure::Usage)
                 })?;
             (uri, ns, None)
         }

@@ -120,6 +120,8 @@ pub struct RawTrigger {
     pub scope: Option<toml::Value>,
     pub format: Option<toml::Value>,
     pub format_field: Option<String>,
+    /// The counter documents' number field (`seq` by default; the core's `counterField`).
+    pub counter_field: Option<toml::Value>,
     #[serde(rename = "match")]
     pub filter: Option<toml::Table>,
     pub gapless: Option<bool>,
@@ -132,6 +134,23 @@ pub struct RawTrigger {
 pub struct Namespace {
     pub db: String,
     pub coll: String,
+}
+
+impl Namespace {
+    /// A namespace given by a tool's flags (`[db_flag, coll_flag]`), checked as the config's
+    /// are; errors name the flag.
+    pub fn from_flags(flags: [&str; 2], db: &str, coll: &str) -> anyhow::Result<Self> {
+        let named = |e: ConfigError| match e {
+            ConfigError::Invalid { key, reason } => anyhow::anyhow!("{key}: {reason}"),
+            other => other.into(),
+        };
+        check_db_name(flags[0], db).map_err(named)?;
+        check_coll_name(flags[1], coll).map_err(named)?;
+        Ok(Self {
+            db: db.to_owned(),
+            coll: coll.to_owned(),
+        })
+    }
 }
 
 impl std::fmt::Display for Namespace {
@@ -671,6 +690,7 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
         let toml_key = match e.option_name() {
             Some("name") => key("sequence"),
             Some("formatField") => key("format_field"),
+            Some("counterField") => key("counter_field"),
             Some(option) => key(option),
             None => format!("trigger[{index}]"),
         };
@@ -692,6 +712,7 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
         ("max", &t.max),
         ("scope", &t.scope),
         ("format", &t.format),
+        ("counterField", &t.counter_field),
     ] {
         if let Some(value) = value {
             let value =
@@ -885,6 +906,8 @@ mod tests {
             (format!("{BASE}{t}sequence = \"a/b\"\n"), "trigger[0].sequence"),
             (format!("{BASE}{t}{t}"), "duplicate trigger"),
             (format!("{BASE}{t}format = \"X{{seq}}\"\n"), "trigger[0].format_field"),
+            (format!("{BASE}{t}counter_field = \"a.b\"\n"), "trigger[0].counter_field"),
+            (format!("{BASE}{t}counter_field = 5\n"), "trigger[0].counter_field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"), "trigger[0].field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"a.b\"\ncollection = \"orders\"\nfield = \"seq\"\n"), "trigger[0].database"),
             (BASE.to_string(), "trigger"),

@@ -1,5 +1,5 @@
 //! The `mongo-seq` binary's library: the sidecar (change streams → batches → counters) and its
-//! tools (`check`, `counters`, `set-next`, `health`). Every protocol is the core's
+//! tools (`check`, `counters`, `set-next`, `health`, `import`). Every protocol is the core's
 //! (`mongo-seq-core`); this crate runs its commands through one interface to MongoDB
 //! ([`mongo::Mongo`], implemented by [`connection::Connection`]), keeps time, and reports. See
 //! ARCHITECTURE.md.
@@ -15,6 +15,7 @@ pub mod error;
 pub mod health;
 pub mod health_check;
 pub mod http;
+pub mod import;
 pub mod lease;
 pub mod liveness;
 pub mod metrics;

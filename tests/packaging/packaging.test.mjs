@@ -63,6 +63,10 @@ test("the tarball holds the bundles, the .wasm, the declarations, the readme and
     "dist/index.d.ts",
     "dist/index.mjs",
     "dist/mongo_seq_wasm_bg.wasm",
+    "dist/mongoose.cjs",
+    "dist/mongoose.d.cts",
+    "dist/mongoose.d.ts",
+    "dist/mongoose.mjs",
     "package.json",
   ]);
 });

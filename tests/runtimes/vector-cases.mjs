@@ -72,6 +72,8 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) =>
         drive(() => spec.insertMany(input.field, optional(input.formatField), input.count, optional(input.documents)), steps, problems),
       );
+    case "importCounters":
+      return drive(() => core.importCounters(input.request), steps, problems);
     case "checkCount":
       return core.checkCount(input.argument, input.value);
     case "checkFieldPath":

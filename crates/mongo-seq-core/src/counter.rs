@@ -4,6 +4,12 @@
 //! MongoDB's auto-increment tutorial creates, so counters made by its `getNextSequence()`
 //! keep working. A fresh counter holds `start - step` (the tutorial's `seq: 0` for the
 //! defaults). `seq` may be any BSON integer type or an integral double up to 2^53.
+//!
+//! The sequence option `counterField` names that field otherwise, so counters other recipes
+//! made keep working in place: `{ _id, sequence }` (the Go block-allocation article),
+//! `{ _id: "<db>.<collection>", seq_value }` (the Atlas trigger recipe). It is a plain
+//! top-level field; `_id`, and `epoch` and `intent` (the sidecar's fencing and gapless
+//! protocols keep them in the counter document) are reserved.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,8 +20,43 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::options::SequenceSpec;
 
-/// Reads `seq` from a counter document, checking that `_id` is the expected counter.
-pub fn read_counter(document: &Value, counter_id: &str) -> Result<i64, SeqError> {
+/// The counter field when the options name none: the tutorial's.
+pub const DEFAULT_COUNTER_FIELD: &str = "seq";
+
+/// Fields of a counter document that `counterField` cannot name.
+const RESERVED_COUNTER_FIELDS: [&str; 3] = ["_id", "epoch", "intent"];
+
+/// Longest `counterField`, in UTF-8 bytes.
+const MAX_COUNTER_FIELD_BYTES: usize = 200;
+
+/// Checks a `counterField` option: a plain top-level field name, not a reserved one.
+pub(crate) fn check_counter_field(field: &str) -> Result<String, SeqError> {
+    let reason = if field.is_empty() {
+        "must not be empty".to_owned()
+    } else if field.len() > MAX_COUNTER_FIELD_BYTES {
+        format!("must be at most {MAX_COUNTER_FIELD_BYTES} bytes")
+    } else if field.starts_with('$') || field.contains('.') || field.contains('\0') {
+        format!(
+            "must be a plain top-level field name (no leading '$', no '.', no NUL), got {}",
+            ejson::quoted(&ejson::truncate(field))
+        )
+    } else if RESERVED_COUNTER_FIELDS.contains(&field) {
+        format!(
+            "`{field}` is reserved in counter documents (reserved: {})",
+            RESERVED_COUNTER_FIELDS.join(", ")
+        )
+    } else {
+        return Ok(field.to_owned());
+    };
+    Err(SeqError::InvalidOption {
+        option: "counterField".to_owned(),
+        reason,
+    })
+}
+
+/// Reads the last number issued (`field`, `seq` by default) from a counter document, checking
+/// that `_id` is the expected counter.
+pub fn read_counter(document: &Value, counter_id: &str, field: &str) -> Result<i64, SeqError> {
     let Value::Object(map) = document else {
         return Err(SeqError::malformed_counter(
             counter_id,
@@ -40,11 +81,12 @@ pub fn read_counter(document: &Value, counter_id: &str) -> Result<i64, SeqError>
             ))
         }
     }
-    let seq = map
-        .get("seq")
-        .ok_or_else(|| SeqError::malformed_counter(counter_id, "document has no `seq` field"))?;
-    ejson::read_i64(seq)
-        .map_err(|reason| SeqError::malformed_counter(counter_id, format!("field `seq` {reason}")))
+    let seq = map.get(field).ok_or_else(|| {
+        SeqError::malformed_counter(counter_id, format!("document has no `{field}` field"))
+    })?;
+    ejson::read_i64(seq).map_err(|reason| {
+        SeqError::malformed_counter(counter_id, format!("field `{field}` {reason}"))
+    })
 }
 
 /// Where a counter stands: the last number issued (`null` when the counter does not exist)
@@ -97,7 +139,9 @@ impl Machine for CurrentValueMachine {
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
         match reply {
-            Reply::Document { document } => read_counter(&document, &self.counter_id)
+            Reply::Document { document } => self
+                .spec
+                .read_counter(&document, &self.counter_id)
                 .and_then(|last| self.spec.check_counter(&self.counter_id, last))
                 .map(|last| Step::Done(CounterState::of(&self.spec, Some(last)))),
             Reply::None => Ok(Step::Done(CounterState::of(&self.spec, None))),

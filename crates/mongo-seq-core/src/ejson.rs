@@ -295,7 +295,7 @@ pub(crate) fn truncate(text: &str) -> String {
 }
 
 /// `text` cut to at most `limit` bytes (on a character boundary), `…` marking a cut.
-pub(crate) fn truncate_to(text: &str, limit: usize) -> String {
+pub fn truncate_to(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
     }

@@ -42,7 +42,6 @@ use serde_json::{json, Map, Value};
 use crate::command::{
     id_filter, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step, UpdateOptions,
 };
-use crate::counter::read_counter;
 use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
@@ -248,7 +247,10 @@ impl GaplessReserveMachine {
             Reply::None => {
                 let range = self.range_after(None)?;
                 let mut document = id_filter(&self.counter_id);
-                document.insert("seq".to_owned(), ejson::long(range.last));
+                document.insert(
+                    self.spec.counter_field().to_owned(),
+                    ejson::long(range.last),
+                );
                 document.insert("epoch".to_owned(), ejson::long(self.epoch));
                 document.insert("intent".to_owned(), self.intent(&range).to_document());
                 self.phase = ReservePhase::Insert(range);
@@ -258,7 +260,7 @@ impl GaplessReserveMachine {
                 }))
             }
             Reply::Document { document } => {
-                let last = read_counter(&document, &self.counter_id)?;
+                let last = self.spec.read_counter(&document, &self.counter_id)?;
                 // A counter outside the sequence's range would hand out numbers outside it.
                 let last = self.spec.check_counter(&self.counter_id, last)?;
                 let (counter_epoch, intent) = read_counter_extras(&document, &self.counter_id)?;
@@ -270,14 +272,17 @@ impl GaplessReserveMachine {
                 }
                 let range = self.range_after(Some(last))?;
                 let mut filter = id_filter(&self.counter_id);
-                filter.insert("seq".to_owned(), ejson::long(last));
+                filter.insert(self.spec.counter_field().to_owned(), ejson::long(last));
                 filter.insert("intent".to_owned(), json!({ "$exists": false }));
                 filter.insert("epoch".to_owned(), epoch_condition(self.epoch));
-                let update = json!({ "$set": {
-                    "seq": ejson::long(range.last),
-                    "epoch": ejson::long(self.epoch),
-                    "intent": self.intent(&range).to_document(),
-                }});
+                let mut set = Map::new();
+                set.insert(
+                    self.spec.counter_field().to_owned(),
+                    ejson::long(range.last),
+                );
+                set.insert("epoch".to_owned(), ejson::long(self.epoch));
+                set.insert("intent".to_owned(), self.intent(&range).to_document());
+                let update = json!({ "$set": set });
                 self.phase = ReservePhase::Update(range);
                 Ok(Step::Command(Command::FindOneAndUpdate {
                     collection: Collection::Counters,
@@ -307,7 +312,7 @@ impl Machine for GaplessReserveMachine {
         match (self.phase.clone(), reply) {
             (ReservePhase::Read, reply) => self.on_read(reply),
             (ReservePhase::Update(range), Reply::Document { document }) => {
-                let last = read_counter(&document, &self.counter_id)?;
+                let last = self.spec.read_counter(&document, &self.counter_id)?;
                 if last != range.last {
                     return Err(SeqError::unexpected_reply(
                         "the updated counter does not hold the value just set",
@@ -483,7 +488,7 @@ impl FinishIntent {
             collection: Collection::Counters,
             filter: Value::Object(filter),
             update: json!({
-                "$set": { "seq": ejson::long(seq), "epoch": ejson::long(epoch) },
+                "$set": { spec.counter_field(): ejson::long(seq), "epoch": ejson::long(epoch) },
                 "$unset": { "intent": "" },
             }),
             options: UpdateOptions {

@@ -86,6 +86,7 @@ pub mod error;
 pub mod field;
 pub mod format;
 pub mod gapless;
+pub mod import;
 pub mod insert;
 pub mod intent;
 pub mod largest;
@@ -125,6 +126,10 @@ pub use format::{format_seq, FormatTemplate};
 pub use gapless::{
     CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
     PENDING_ROUNDS,
+};
+pub use import::{
+    CounterSource, ImportAction, ImportCounters, ImportReport, ImportRequest, ImportedCounter,
+    SkippedCounter,
 };
 pub use insert::{InsertNumbered, InsertOutcome};
 pub use intent::{

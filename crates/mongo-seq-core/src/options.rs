@@ -10,6 +10,7 @@
 //! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::scope`] |
 //! | `format` | string or null       | none    | template, see [`crate::format`]                     |
+//! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::counter`] |
 //!
 //! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
 //! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
@@ -18,6 +19,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::counter::{self, DEFAULT_COUNTER_FIELD};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::format::FormatTemplate;
@@ -25,13 +27,29 @@ use crate::limits::MAX_BLOCK;
 use crate::name::validate_name;
 use crate::scope::{self, MAX_SCOPE_FIELDS};
 
-const KNOWN_KEYS: [&str; 8] = [
-    "name", "start", "step", "min", "max", "block", "scope", "format",
+const KNOWN_KEYS: [&str; 9] = [
+    "name",
+    "start",
+    "step",
+    "min",
+    "max",
+    "block",
+    "scope",
+    "format",
+    "counterField",
 ];
 
 /// The options a trigger (the sidecar's `[[trigger]]`) may set: all but `name` (the trigger
 /// names its sequence itself) and `block` (a trigger reserves per batch).
-pub const TRIGGER_KEYS: [&str; 6] = ["start", "step", "min", "max", "scope", "format"];
+pub const TRIGGER_KEYS: [&str; 7] = [
+    "start",
+    "step",
+    "min",
+    "max",
+    "scope",
+    "format",
+    "counterField",
+];
 
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
@@ -46,6 +64,7 @@ pub struct SequenceSpec {
     block: u64,
     scope: Vec<String>,
     format: Option<FormatTemplate>,
+    counter_field: String,
 }
 
 impl TryFrom<Value> for SequenceSpec {
@@ -135,6 +154,17 @@ impl SequenceSpec {
             }
         };
 
+        let counter_field = match map.get("counterField") {
+            None | Some(Value::Null) => DEFAULT_COUNTER_FIELD.to_owned(),
+            Some(Value::String(field)) => counter::check_counter_field(field)?,
+            Some(other) => {
+                return Err(invalid(
+                    "counterField",
+                    format!("must be a string, got {}", ejson::describe(other)),
+                ))
+            }
+        };
+
         if let (Some(min), Some(max)) = (min, max) {
             if min > max {
                 return Err(SeqError::InvalidBounds {
@@ -178,6 +208,7 @@ impl SequenceSpec {
             block,
             scope,
             format,
+            counter_field,
         })
     }
 
@@ -219,6 +250,15 @@ impl SequenceSpec {
     }
     pub fn format(&self) -> Option<&FormatTemplate> {
         self.format.as_ref()
+    }
+    /// The counter document's field holding the last number issued (`seq` by default).
+    pub fn counter_field(&self) -> &str {
+        &self.counter_field
+    }
+
+    /// The last number issued, read from a counter document (see [`counter::read_counter`]).
+    pub(crate) fn read_counter(&self, document: &Value, counter_id: &str) -> Result<i64, SeqError> {
+        counter::read_counter(document, counter_id, &self.counter_field)
     }
 
     /// The counter `_id` for a document (see [`crate::scope`]); the name when unscoped.

@@ -73,7 +73,6 @@ use crate::command::{
     id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
     UpdateOptions,
 };
-use crate::counter::read_counter;
 use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
@@ -177,7 +176,7 @@ impl ReserveRequest {
         })
     }
 
-    fn validate(&self) -> Result<u64, SeqError> {
+    fn validate(&self, counter_field: &str) -> Result<u64, SeqError> {
         if self.count == 0 || self.count > MAX_COUNT {
             return Err(SeqError::invalid_argument(
                 "count",
@@ -192,7 +191,7 @@ impl ReserveRequest {
             ));
         }
         for key in self.extra_filter.keys() {
-            if is_counter_field(key) || key.is_empty() {
+            if is_counter_field(key, counter_field) || key.is_empty() {
                 return Err(SeqError::invalid_argument(
                     "extraFilter",
                     format!("key {} is reserved or empty", ejson::quoted(key)),
@@ -200,12 +199,15 @@ impl ReserveRequest {
             }
         }
         for key in self.extra_set.keys() {
-            if is_counter_field(key) || key.is_empty() || key.starts_with('$') || key.contains('.')
+            if is_counter_field(key, counter_field)
+                || key.is_empty()
+                || key.starts_with('$')
+                || key.contains('.')
             {
                 return Err(SeqError::invalid_argument(
                     "extraSet",
                     format!(
-                        "key {} must be a plain top-level field other than _id and seq",
+                        "key {} must be a plain top-level field other than _id and the counter field",
                         ejson::quoted(key)
                     ),
                 ));
@@ -232,8 +234,8 @@ pub(crate) fn not_an_array() -> Value {
     ejson::object([("$type", "array".into())])
 }
 
-fn is_counter_field(key: &str) -> bool {
-    ["_id", "seq"].iter().any(|f| {
+fn is_counter_field(key: &str, counter_field: &str) -> bool {
+    ["_id", counter_field].iter().any(|f| {
         key == *f
             || key
                 .strip_prefix(f)
@@ -267,7 +269,7 @@ pub struct ReservationMachine {
 impl Reservation {
     pub fn new(spec: &SequenceSpec, request: &ReserveRequest) -> Result<Self, SeqError> {
         spec.check_counter_id(&request.counter_id)?;
-        let min_count = request.validate()?;
+        let min_count = request.validate(spec.counter_field())?;
         let (_, bounded) = spec.limit();
         let upsert = spec.start() == spec.step() && !bounded && request.extra_filter.is_empty();
         let mut machine = ReservationMachine {
@@ -320,10 +322,16 @@ impl ReservationMachine {
         if behind != unlimited {
             seq_condition.insert(behind_op.to_owned(), ejson::long(behind));
         }
-        filter.insert("seq".to_owned(), Value::Object(seq_condition));
+        filter.insert(
+            self.spec.counter_field().to_owned(),
+            Value::Object(seq_condition),
+        );
         filter.extend(self.request.extra_filter.clone());
         let mut update = Map::new();
-        update.insert("$inc".to_owned(), operator("seq", ejson::long(increment)));
+        update.insert(
+            "$inc".to_owned(),
+            operator(self.spec.counter_field(), ejson::long(increment)),
+        );
         if !self.request.extra_set.is_empty() {
             update.insert(
                 "$set".to_owned(),
@@ -373,7 +381,7 @@ impl ReservationMachine {
     fn on_update(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
-                let last = read_counter(&document, self.counter_id())?;
+                let last = self.spec.read_counter(&document, self.counter_id())?;
                 self.finish(last)
             }
             Reply::None if self.upsert => Err(SeqError::unexpected_reply(
@@ -407,10 +415,13 @@ impl ReservationMachine {
         let mut unchanged = Map::new();
         unchanged.insert("$eq".to_owned(), stored.clone());
         unchanged.insert("$not".to_owned(), not_an_array());
-        filter.insert("seq".to_owned(), Value::Object(unchanged));
+        filter.insert(
+            self.spec.counter_field().to_owned(),
+            Value::Object(unchanged),
+        );
         filter.extend(self.request.extra_filter.clone());
         let mut set = self.request.extra_set.clone();
-        set.insert("seq".to_owned(), ejson::long(next));
+        set.insert(self.spec.counter_field().to_owned(), ejson::long(next));
         let mut update = Map::new();
         update.insert("$set".to_owned(), Value::Object(set));
         self.phase = Phase::CompareAndIncrement;
@@ -428,7 +439,7 @@ impl ReservationMachine {
     fn on_compare_and_increment(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
-                let last = read_counter(&document, self.counter_id())?;
+                let last = self.spec.read_counter(&document, self.counter_id())?;
                 self.finish(last)
             }
             // Changed since we read it: read it again.
@@ -443,9 +454,11 @@ impl ReservationMachine {
     fn on_check(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
-                let last = read_counter(&document, self.counter_id())?;
+                let last = self.spec.read_counter(&document, self.counter_id())?;
                 let last = self.spec.check_counter(self.counter_id(), last)?;
-                let legacy_double = document.get("seq").filter(|seq| ejson::is_double(seq));
+                let legacy_double = document
+                    .get(self.spec.counter_field())
+                    .filter(|seq| ejson::is_double(seq));
                 let available = self.spec.available_after(last);
                 if available >= self.count {
                     if let Some(stored) = legacy_double {
@@ -485,7 +498,7 @@ impl ReservationMachine {
                     .ok_or_else(|| SeqError::overflow("initial counter value"))?;
                 let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
                 let mut document = id_filter(self.counter_id());
-                document.insert("seq".to_owned(), ejson::long(offset));
+                document.insert(self.spec.counter_field().to_owned(), ejson::long(offset));
                 document.extend(self.request.extra_set.clone());
                 self.phase = Phase::Insert(range);
                 Ok(Step::Command(Command::InsertOne {

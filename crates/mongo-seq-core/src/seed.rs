@@ -13,7 +13,7 @@ use crate::command::{
     id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
     UpdateOptions,
 };
-use crate::counter::{read_counter, CounterState};
+use crate::counter::CounterState;
 use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
@@ -44,7 +44,10 @@ impl SeedFromMax {
             ("$min", value.min(initial))
         };
         let mut update = Map::new();
-        update.insert(op.to_owned(), operator("seq", ejson::long(seed)));
+        update.insert(
+            op.to_owned(),
+            operator(spec.counter_field(), ejson::long(seed)),
+        );
         let command = Command::FindOneAndUpdate {
             collection: Collection::Counters,
             filter: Value::Object(id_filter(counter_id)),
@@ -72,7 +75,7 @@ impl Machine for SeedFromMaxMachine {
             Reply::Document { document } => {
                 // `$max` moves a counter behind the range into it; one still outside was past
                 // the bound before, and is left as it was.
-                let last = read_counter(&document, &self.counter_id)?;
+                let last = self.spec.read_counter(&document, &self.counter_id)?;
                 let last = self.spec.check_counter(&self.counter_id, last)?;
                 Ok(Step::Done(CounterState::of(&self.spec, Some(last))))
             }

@@ -55,6 +55,7 @@ pub type SetNext = Driver<SetNextMachine>;
 #[derive(Debug, Clone)]
 pub struct SetNextMachine {
     counter_id: String,
+    counter_field: String,
     step: i64,
     next: i64,
     target: i64,
@@ -82,6 +83,7 @@ impl SetNext {
         }
         let machine = SetNextMachine {
             counter_id: counter_id.to_owned(),
+            counter_field: spec.counter_field().to_owned(),
             step: spec.step(),
             next,
             target,
@@ -101,7 +103,7 @@ impl SetNextMachine {
             let op = if self.step > 0 { "$lte" } else { "$gte" };
             let mut seq = integer_type_condition();
             seq.insert(op.to_owned(), ejson::long(self.target));
-            filter.insert("seq".to_owned(), Value::Object(seq));
+            filter.insert(self.counter_field.clone(), Value::Object(seq));
         }
         self.set_command(filter, self.force)
     }
@@ -109,7 +111,10 @@ impl SetNextMachine {
     /// `$set` the target where `filter` matches, returning the document before.
     fn set_command(&self, filter: Map<String, Value>, upsert: bool) -> Command {
         let mut update = Map::new();
-        update.insert("$set".to_owned(), operator("seq", ejson::long(self.target)));
+        update.insert(
+            "$set".to_owned(),
+            operator(&self.counter_field, ejson::long(self.target)),
+        );
         Command::FindOneAndUpdate {
             collection: Collection::Counters,
             filter: Value::Object(filter),
@@ -119,6 +124,11 @@ impl SetNextMachine {
                 return_document: ReturnDocument::Before,
             },
         }
+    }
+
+    /// The last number a counter document holds.
+    fn read(&self, document: &Value) -> Result<i64, SeqError> {
+        read_counter(document, &self.counter_id, &self.counter_field)
     }
 
     fn done(&self, previous_last: Option<i64>, created: bool) -> Step<SetNextOutcome> {
@@ -138,10 +148,10 @@ impl SetNextMachine {
     fn transition(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
         match (self.phase, reply) {
             (Phase::Update, Reply::Document { document }) if self.force => {
-                Ok(self.done(read_counter(&document, &self.counter_id).ok(), false))
+                Ok(self.done(self.read(&document).ok(), false))
             }
             (Phase::Update, Reply::Document { document }) => {
-                Ok(self.done(Some(read_counter(&document, &self.counter_id)?), false))
+                Ok(self.done(Some(self.read(&document)?), false))
             }
             (Phase::Update, Reply::None) if self.force => Ok(self.done(None, true)),
             (Phase::Update, Reply::None) => {
@@ -156,7 +166,7 @@ impl SetNextMachine {
             (Phase::Update, Reply::DuplicateKey) if self.force => self.restart(),
             (Phase::Update, other) => Err(unexpected(&other, "findOneAndUpdate")),
             (Phase::Check, Reply::Document { document }) => {
-                let last = read_counter(&document, &self.counter_id)?;
+                let last = self.read(&document)?;
                 let backwards = if self.step > 0 {
                     last > self.target
                 } else {
@@ -169,14 +179,17 @@ impl SetNextMachine {
                         next: self.next,
                     });
                 }
-                match document.get("seq").filter(|seq| ejson::is_double(seq)) {
+                match document
+                    .get(&self.counter_field)
+                    .filter(|seq| ejson::is_double(seq))
+                {
                     // A legacy double: set it only while it still holds the value just read.
                     Some(stored) => {
                         self.retries.bump("setNext", &self.counter_id)?;
                         self.phase = Phase::CompareAndSet;
                         let mut filter = id_filter(&self.counter_id);
                         filter.insert(
-                            "seq".to_owned(),
+                            self.counter_field.clone(),
                             ejson::object([("$eq", stored.clone()), ("$not", not_an_array())]),
                         );
                         Ok(Step::Command(self.set_command(filter, false)))
@@ -187,7 +200,7 @@ impl SetNextMachine {
             (Phase::Check, Reply::None) => {
                 self.phase = Phase::Insert;
                 let mut document = id_filter(&self.counter_id);
-                document.insert("seq".to_owned(), ejson::long(self.target));
+                document.insert(self.counter_field.clone(), ejson::long(self.target));
                 Ok(Step::Command(Command::InsertOne {
                     collection: Collection::Counters,
                     document: Value::Object(document),
@@ -195,7 +208,7 @@ impl SetNextMachine {
             }
             (Phase::Check, other) => Err(unexpected(&other, "findOne")),
             (Phase::CompareAndSet, Reply::Document { document }) => {
-                Ok(self.done(Some(read_counter(&document, &self.counter_id)?), false))
+                Ok(self.done(Some(self.read(&document)?), false))
             }
             (Phase::CompareAndSet, Reply::None) => self.restart(),
             (Phase::CompareAndSet, other) => Err(unexpected(&other, "findOneAndUpdate")),

@@ -11,10 +11,10 @@ use mongo_seq_core::intent::Intent;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
     AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
-    CurrentValue, FinishIntent, GaplessReserve, InsertNumbered, Lease, LeaseRequest, Note,
-    NumberBatch, NumberGapless, NumberingSpec, OptimisticInsert, Plan, RenewLease, Reply,
-    Reservation, ReserveRequest, ReservedRange, SeedFromExisting, SeedFromMax, SeqError,
-    SequenceSpec, SetNext, Step,
+    CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest, InsertNumbered,
+    Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec, OptimisticInsert, Plan,
+    RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, SeedFromExisting, SeedFromMax,
+    SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -357,6 +357,11 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             });
             drive(plan, &steps, trace)
         }
+        "importCounters" => drive(
+            ImportRequest::from_json(arg(input, "request")).map(|r| ImportCounters::new(&r)),
+            &steps,
+            trace,
+        ),
         "checkCount" => {
             check_count(text(input, "argument"), arg(input, "value")).map(|count| json!(count))
         }

@@ -11,10 +11,14 @@ mod plan;
 mod spec;
 mod types;
 
-use mongo_seq_core::{audit, check_count, check_field_path, format_seq, SeqError, MAX_RETRIES};
+use mongo_seq_core::{
+    audit, check_count, check_field_path, format_seq, ImportCounters, ImportRequest, SeqError,
+    MAX_RETRIES,
+};
 use wasm_bindgen::prelude::*;
 
 use crate::error::IntoJsResult;
+use crate::plan::JsPlan;
 
 /// Talc instead of the standard library's dlmalloc: a third of its size in the module and
 /// faster; single-threaded, like the module (no `atomics`).
@@ -125,4 +129,26 @@ pub fn audit_js(
     )
     .js()?;
     convert::to_js(&report)
+}
+
+/// The import options validated, defaults filled in (the collections' names among them).
+#[wasm_bindgen(js_name = importRequest, unchecked_return_type = "Required<ImportRequest>")]
+pub fn import_request(
+    #[wasm_bindgen(unchecked_param_type = "ImportRequest")] request: JsValue,
+) -> Result<JsValue, JsValue> {
+    let request = args::json("options", "an object { from, apply, … }", &request)?;
+    convert::to_js(&ImportRequest::from_json(&request).js()?)
+}
+
+/// Plan: adopt the counters of mongoose-sequence or mongoose-auto-increment/@typegoose
+/// (`{ from, apply?, source?, counters?, names?, counterField? }`): reads them (`find` on the
+/// `documents` collection, the source) and mongo-seq's, and with `apply` moves mongo-seq's
+/// counters past them, never backwards; done with an `ImportReport`.
+#[wasm_bindgen(js_name = importCounters)]
+pub fn import_counters(
+    #[wasm_bindgen(unchecked_param_type = "ImportRequest")] request: JsValue,
+) -> Result<JsPlan, JsValue> {
+    let request = args::json("options", "an object { from, apply, … }", &request)?;
+    let request = ImportRequest::from_json(&request).js()?;
+    Ok(JsPlan::wrap(ImportCounters::new(&request)))
 }

@@ -33,6 +33,11 @@ export interface SequenceOptions {
   scope?: string[] | null;
   /** Id template such as `INV-{seq:06}`. */
   format?: string | null;
+  /**
+   * The counter documents' number field (default `seq`, the tutorial's): `sequence` for the Go
+   * block-allocation article's counters, `seq_value` for the Atlas trigger recipe's.
+   */
+  counterField?: string | null;
 }
 /** Options after validation, defaults filled in. */
 export interface NormalizedSequenceOptions {
@@ -44,6 +49,7 @@ export interface NormalizedSequenceOptions {
   block: CoreInteger;
   scope: string[];
   format: string | null;
+  counterField: string;
 }
 
 /** What to reserve; `minCount` (default `count`) accepts a shorter range near the bound. */
@@ -70,6 +76,35 @@ export interface SetNextOutcome {
   previousLast: CoreInteger | null;
   created: boolean;
   next: CoreInteger;
+}
+/** What `importCounters` reads and writes: the plugin, dry run unless `apply`, collections, renames. */
+export interface ImportRequest {
+  from: "mongoose-sequence" | "auto-increment";
+  apply?: boolean;
+  /** The plugin's collection (default `counters` for mongoose-sequence, `identitycounters` otherwise). */
+  source?: string;
+  /** mongo-seq's counters collection (default `counters`). */
+  counters?: string;
+  /** Sequence names by source key (mongoose-sequence's `id`, or `<model>.<field>`). */
+  names?: Record<string, string>;
+  counterField?: string;
+}
+/** One adopted counter: the source's last number, mongo-seq's before and after, and what was done. */
+export interface ImportedCounter {
+  source: Record<string, unknown>;
+  sequence: string;
+  scope: string[];
+  counterId: string;
+  sourceLast: CoreInteger;
+  before: CoreInteger | null;
+  action: "create" | "advance" | "keep";
+  after: CoreInteger | null;
+}
+export interface ImportReport {
+  from: "mongoose-sequence" | "auto-increment";
+  applied: boolean;
+  counters: ImportedCounter[];
+  skipped: { source: Record<string, unknown>; reason: string }[];
 }
 export interface OptimisticOutcome {
   value: CoreInteger;

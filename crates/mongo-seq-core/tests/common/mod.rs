@@ -50,6 +50,7 @@ pub fn key() -> impl Strategy<Value = String> {
             "block",
             "scope",
             "format",
+            "counterField",
             "_id",
             "seq",
             "kind",

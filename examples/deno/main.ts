@@ -1,0 +1,15 @@
+// mongo-seq under Deno, from npm (`npm install`, then
+// `deno run --allow-net --allow-env --allow-read --allow-sys main.ts`; --allow-read lets the
+// package load its .wasm file).
+import { MongoClient } from "npm:mongodb";
+import { Sequences } from "npm:mongo-seq";
+
+const client = new MongoClient(Deno.env.get("MONGODB_URI") ?? "mongodb://127.0.0.1:27017");
+try {
+  const db = client.db(Deno.env.get("EXAMPLE_DB") ?? "mongo_seq_example");
+  const receipts = new Sequences(db).sequence("receipts", { format: "R{seq:04}" });
+  const numbers = await receipts.nextMany(3);
+  console.log(`receipts ${numbers.map((n) => receipts.format(n)).join(", ")}`);
+} finally {
+  await client.close();
+}

@@ -1,0 +1,255 @@
+// mongo-seq/mongoose: a mongoose plugin that numbers new documents from mongo-seq counters.
+// Ergonomics over `Sequences` only: the sequence options, the numbers, the errors and the
+// counter documents are the package's. The plugin decides which documents need a number
+// (new, the field unset) and asks the package for them: `next()` per saved document (callers
+// in one turn share one reservation), `nextMany()` once per counter for a whole `insertMany()`
+// or `bulkWrite()`. It imports nothing from mongoose: the schema, models and connections it is
+// handed are enough, so it follows whichever mongoose (8 or 9) the application uses.
+import { Sequences, core } from "./index.js";
+import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument } from "./errors.js";
+
+/** The plugin's own options; the rest are the sequence's (validated by the core). */
+const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters"];
+const SEQUENCE_KEYS = ["start", "step", "min", "max", "block", "scope", "format", "counterField"];
+/** The statics every numbered schema gets. */
+const STATICS = ["sequence", "setNext", "current", "seedFromMax"];
+
+/**
+ * Numbers new documents of `schema` in `options.field`. Several calls number several fields.
+ * Bad options throw a MongoSeqError here, when the schema is defined, before any I/O.
+ */
+export function sequencePlugin(schema, options) {
+  if (typeof schema?.pre !== "function" || typeof schema?.static !== "function" || typeof schema?.path !== "function") {
+    throw invalidArgument("schema", `must be a mongoose Schema, got ${describe(schema)}`);
+  }
+  const numbered = checkPluginOptions(options);
+  let fields = registries.get(schema);
+  if (fields === undefined) {
+    for (const name of STATICS) {
+      if (schema.statics?.[name] !== undefined) throw invalidArgument("schema", `already has a static \`${name}\` (the plugin adds ${STATICS.join(", ")})`);
+    }
+    fields = new Map();
+    registries.set(schema, fields);
+    install(schema, fields);
+  }
+  for (const other of fields.values()) {
+    for (const path of [numbered.field, numbered.formatField]) {
+      if (path !== undefined && (path === other.field || path === other.formatField)) {
+        throw invalidOption(path === numbered.field ? "field" : "formatField", `\`${path}\` is already written by mongo-seq on this schema`);
+      }
+    }
+  }
+  addPaths(schema, numbered);
+  fields.set(numbered.field, numbered);
+}
+
+/** Numbered fields by schema (a schema may number several). */
+const registries = new WeakMap();
+
+/** The plugin options, checked; the sequence options through the core (with a stand-in name when none is given). */
+function checkPluginOptions(options) {
+  if (!isDocument(options)) throw invalidOption("options", `must be an object { field, sequence, … }, got ${describe(options)}`);
+  const { field, sequence, formatField, counters = "counters", ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...SEQUENCE_KEYS]);
+  if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
+  if (sequence !== undefined && typeof sequence !== "string") throw invalidOption("sequence", `must be a sequence name, got ${describe(sequence)}`);
+  if (typeof counters !== "string" || counters === "") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
+  const hasFormat = rest.format !== undefined && rest.format !== null;
+  if (hasFormat && formatField === undefined) {
+    throw invalidOption("formatField", "is required with `format`: the path that receives the formatted id");
+  }
+  // Checked here, where the sequence may have no name yet (the core would name a stand-in).
+  if (!hasFormat && formatField !== undefined) {
+    throw invalidOption("format", 'is required with `formatField`: the pattern of the formatted id, e.g. "ORD-{seq:06}"');
+  }
+  const spec = new core.SequenceSpec({ ...rest, name: sequence ?? "mongoose" });
+  try {
+    spec.checkInsertFields(field, formatField);
+  } finally {
+    spec.free();
+  }
+  return { field, formatField, sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [] };
+}
+
+/** Declares the numbered paths the schema lacks (a Number, a String for the formatted id). */
+function addPaths(schema, { field, formatField }) {
+  const numberPath = schema.path(field);
+  if (numberPath === undefined) schema.add({ [field]: Number });
+  else if (field === "_id" && numberPath.instance === "ObjectId") {
+    throw invalidOption("field", "`_id` of this schema is an ObjectId: declare `_id: Number` in the schema to number `_id`");
+  }
+  if (formatField !== undefined && schema.path(formatField) === undefined) schema.add({ [formatField]: String });
+}
+
+function install(schema, fields) {
+  // `validate` runs before mongoose checks `required` paths; `save` covers validateBeforeSave: false.
+  const numberDocument = async function () {
+    if (!this.isNew || this.$isSubdocument) return;
+    for (const numbered of fields.values()) await numberOne(this.constructor, numbered, this);
+  };
+  schema.pre("validate", numberDocument);
+  schema.pre("save", numberDocument);
+  // Model middleware: mongoose 8 passes `next` first (and needs a declared parameter to pass
+  // anything), mongoose 9 the arguments alone. Both await the promise.
+  schema.pre("insertMany", function (first, second) {
+    const docs = typeof first === "function" ? second : first;
+    return numberBatch(this, fields, Array.isArray(docs) ? docs : [docs]);
+  });
+  schema.pre("bulkWrite", function (first, second) {
+    const ops = typeof first === "function" ? second : first;
+    const docs = Array.isArray(ops) ? ops.map((op) => op?.insertOne?.document).filter((doc) => doc !== undefined) : [];
+    return numberBatch(this, fields, docs);
+  });
+
+  schema.static("sequence", function (field) {
+    return sequenceOf(this, pick(fields, field));
+  });
+  schema.static("setNext", async function (next, options) {
+    const { field, ...setNextOptions } = checkKnownKeys("setNext options", options, ["field", "scope", "force"]);
+    return sequenceOf(this, pick(fields, field)).setNext(next, setNextOptions);
+  });
+  schema.static("current", async function (options) {
+    const { field, scope } = checkKnownKeys("current options", options, ["field", "scope"]);
+    return sequenceOf(this, pick(fields, field)).current(scope);
+  });
+  schema.static("seedFromMax", async function (options) {
+    const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);
+    const numbered = pick(fields, field);
+    return sequenceOf(this, numbered).seedFromMax(this.collection, numbered.field, { scope });
+  });
+}
+
+/** The numbered field a static is about: `field`, or the only one. */
+function pick(fields, field) {
+  if (field === undefined) {
+    if (fields.size === 1) return fields.values().next().value;
+    throw invalidOption("field", `is required: this model numbers several fields (${[...fields.keys()].join(", ")})`);
+  }
+  const numbered = fields.get(field);
+  if (numbered === undefined) throw invalidOption("field", `${describe(field)} is not numbered by mongo-seq (numbered: ${[...fields.keys()].join(", ")})`);
+  return numbered;
+}
+
+/** A saved document: the next number, unless the application set one. */
+async function numberOne(model, numbered, doc) {
+  const sequence = sequenceOf(model, numbered);
+  if (!isUnset(doc, numbered.field)) return formatSetNumber(doc, numbered, sequence);
+  const value = await sequence.next(numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined);
+  assign(doc, numbered, sequence, value);
+}
+
+/**
+ * A batch (insertMany, bulkWrite insertOne): the documents without a number, grouped by
+ * counter, one `nextMany` per counter. Every counter id is worked out (a missing scope field
+ * refused) before anything is reserved.
+ */
+async function numberBatch(model, fields, docs) {
+  for (const numbered of fields.values()) {
+    const sequence = sequenceOf(model, numbered);
+    const groups = new Map();
+    for (const doc of docs) {
+      if (doc === null || typeof doc !== "object") continue; // mongoose refuses it itself
+      if (!isUnset(doc, numbered.field)) {
+        formatSetNumber(doc, numbered, sequence);
+        continue;
+      }
+      // Scope values as mongoose casts them (a string id becomes the ObjectId a save would see).
+      const scope = numbered.scope.length > 0 ? scopeOf(doc instanceof model ? doc : new model(doc), numbered.scope) : undefined;
+      const counterId = scope === undefined ? sequence.name : sequence.counterId(scope);
+      let group = groups.get(counterId);
+      if (group === undefined) groups.set(counterId, (group = { scope, docs: [] }));
+      group.docs.push(doc);
+    }
+    const groupList = [...groups.values()];
+    const numbers = await Promise.all(groupList.map((group) => sequence.nextMany(group.docs.length, group.scope)));
+    groupList.forEach((group, g) => group.docs.forEach((doc, i) => assign(doc, numbered, sequence, numbers[g][i])));
+  }
+}
+
+/** Writes the number (and the formatted id, unless the application set one). */
+function assign(doc, { field, formatField }, sequence, value) {
+  setValue(doc, field, value);
+  if (formatField !== undefined && isUnset(doc, formatField)) setValue(doc, formatField, sequence.format(value));
+}
+
+/** A number the application set: its formatted id, when the application left that unset. */
+function formatSetNumber(doc, numbered, sequence) {
+  const value = valueOf(doc, numbered.field);
+  if (numbered.formatField !== undefined && (Number.isSafeInteger(value) || typeof value === "bigint") && isUnset(doc, numbered.formatField)) {
+    setValue(doc, numbered.formatField, sequence.format(value));
+  }
+}
+
+/**
+ * Whether `path` is for mongo-seq to fill: no value, and no value the application gave that
+ * mongoose could not cast (mongoose leaves the path empty and records a CastError, which must
+ * reach the caller rather than be overwritten by a number).
+ */
+function isUnset(doc, path) {
+  const value = valueOf(doc, path);
+  if (value !== undefined && value !== null) return false;
+  return !isMongooseDocument(doc) || doc.errors?.[path] === undefined;
+}
+
+function isMongooseDocument(doc) {
+  return typeof doc.get === "function" && doc.$__ !== undefined;
+}
+
+/** A path of a mongoose document or of a plain object. */
+function valueOf(doc, path) {
+  if (isMongooseDocument(doc)) return doc.get(path);
+  return path.split(".").reduce((parent, key) => (parent === null || parent === undefined ? undefined : parent[key]), doc);
+}
+
+function setValue(doc, path, value) {
+  if (isMongooseDocument(doc)) return void doc.set(path, value);
+  const keys = path.split(".");
+  let parent = doc;
+  for (const key of keys.slice(0, -1)) {
+    if (!isDocument(parent[key])) parent[key] = {};
+    parent = parent[key];
+  }
+  parent[keys.at(-1)] = value;
+}
+
+/** The scope document of a mongoose document: its values of the scope paths (missing ones left out, for the core to name). */
+function scopeOf(doc, paths) {
+  const scope = {};
+  for (const path of paths) {
+    const value = valueOf(doc, path);
+    if (value !== undefined) setValue(scope, path, value);
+  }
+  return scope;
+}
+
+/** Sequences per connection and counters collection; the Sequence of a model's field. */
+const sequencesByConnection = new WeakMap();
+const sequenceByModel = new WeakMap();
+
+function sequenceOf(model, numbered) {
+  let byField = sequenceByModel.get(model);
+  if (byField === undefined) sequenceByModel.set(model, (byField = new Map()));
+  let sequence = byField.get(numbered.field);
+  if (sequence === undefined) {
+    const name = numbered.sequence ?? `${model.collection.collectionName}.${numbered.field}`;
+    sequence = sequencesOf(model.db, numbered.counters).sequence(name, numbered.sequenceOptions);
+    byField.set(numbered.field, sequence);
+  }
+  return sequence;
+}
+
+/**
+ * The `Sequences` of a connection. Its collections are mongoose's, which wait for the
+ * connection to open like the model's own operations; the BSON library is that of mongoose's
+ * driver (it may be another copy of `mongodb` than the one this package resolves).
+ */
+function sequencesOf(connection, counters) {
+  let byCounters = sequencesByConnection.get(connection);
+  if (byCounters === undefined) sequencesByConnection.set(connection, (byCounters = new Map()));
+  let sequences = byCounters.get(counters);
+  if (sequences === undefined) {
+    const db = { collection: (name) => connection.collection(name) };
+    sequences = new Sequences(db, { collection: counters, bson: connection.base?.mongo?.BSON });
+    byCounters.set(counters, sequences);
+  }
+  return sequences;
+}

@@ -1,0 +1,63 @@
+// Counters other recipes already keep, used in place with `counterField`: the Go
+// block-allocation article's `{ _id, sequence }` and the Atlas trigger recipe's
+// `{ _id: "<db>.<collection>", seq_value }`; the recipe keeps running beside mongo-seq on the
+// same counter and no number is issued twice.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Sequences } from "mongo-seq";
+import { useMongo, assertRefused } from "./support.mjs";
+
+const mongo = useMongo();
+
+test("counterField 'sequence': the Go article's counter keeps counting, and its shape is kept", async () => {
+  const db = mongo.freshDb("shape_go");
+  await db.collection("counters").insertOne({ _id: "invoices", sequence: 500 });
+  const invoices = new Sequences(db).sequence("invoices", { counterField: "sequence", block: 10 });
+  assert.equal(invoices.options.counterField, "sequence");
+  assert.deepEqual(await invoices.nextMany(3), [501, 502, 503]);
+  assert.deepEqual(await db.collection("counters").findOne({ _id: "invoices" }), { _id: "invoices", sequence: 510 });
+  assert.equal(await invoices.current(), 510);
+  await invoices.setNext(600);
+  assert.deepEqual(await db.collection("counters").findOne({ _id: "invoices" }), { _id: "invoices", sequence: 599 });
+});
+
+test("counterField 'seq_value': the Atlas recipe's own update interleaved with mongo-seq's gives no duplicate", async () => {
+  const db = mongo.freshDb("shape_atlas");
+  const counters = db.collection("counters");
+  const counterId = `${db.databaseName}.students`;
+  // The recipe's trigger function: one $inc with upsert per inserted document.
+  const recipeNext = async () => (await counters.findOneAndUpdate({ _id: counterId }, { $inc: { seq_value: 1 } }, { returnDocument: "after", upsert: true })).seq_value;
+  const students = new Sequences(db).sequence(counterId, { counterField: "seq_value" });
+  const batches = new Sequences(db).sequence(counterId, { counterField: "seq_value", block: 7 });
+  const issued = [await recipeNext()];
+  const work = [];
+  for (let i = 0; i < 40; i++) {
+    work.push(recipeNext(), students.next(), batches.next());
+    if (i % 10 === 0) work.push(students.nextMany(5));
+  }
+  for (const value of await Promise.all(work)) issued.push(...[value].flat());
+  assert.equal(new Set(issued).size, issued.length, "no number issued twice");
+  const counter = await counters.findOne({ _id: counterId });
+  assert.deepEqual(Object.keys(counter).sort(), ["_id", "seq_value"], "the recipe's shape is kept");
+  assert.ok(counter.seq_value >= Math.max(...issued), "the counter is past every number issued");
+});
+
+test("counterField on a counter of another shape, or a bad counterField: MongoSeqError, nothing written", async () => {
+  const error = await assertRefused(
+    mongo,
+    "shape_missing",
+    "MALFORMED_COUNTER",
+    (seqs) => seqs.sequence("users", { counterField: "seq_value" }).next(),
+    (db) => db.collection("counters").insertOne({ _id: "users", seq: 5 }),
+  );
+  assert.match(error.message, /no `seq_value` field/);
+  for (const [value, says] of [
+    ["", /counterField.*must not be empty/],
+    ["a.b", /counterField.*plain top-level field/],
+    ["_id", /counterField.*`_id` is reserved/],
+    [5, /counterField.*must be a string, got number 5/],
+  ]) {
+    const refused = await assertRefused(mongo, "shape_bad", "INVALID_OPTION", (seqs) => seqs.sequence("users", { counterField: value }));
+    assert.match(refused.message, says);
+  }
+});

@@ -1,0 +1,116 @@
+// importCounters(): adopting the counters of mongoose-sequence (made here by mongoose-sequence
+// itself) and of mongoose-auto-increment / @typegoose/auto-increment (their `identitycounters`
+// documents): a dry run writes nothing, apply moves mongo-seq's counters past them and never
+// backwards, and the plugin then numbers on from there.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import mongoose from "mongoose";
+import AutoIncrementFactory from "mongoose-sequence";
+import { importCounters, isMongoSeqError } from "mongo-seq";
+import { sequencePlugin } from "mongo-seq/mongoose";
+import { useMongo, snapshot, assertRefused } from "./support.mjs";
+
+const mongo = useMongo();
+let connection;
+after(async () => {
+  await connection?.dropDatabase().catch(() => {});
+  await connection?.close();
+});
+
+test("mongoose-sequence: dry run reports and writes nothing; apply moves mongo-seq past it; the plugin continues", async () => {
+  connection = await mongoose.createConnection(mongo.server.uri, { dbName: `mseq_import_${process.pid}` }).asPromise();
+  // mongoose-sequence numbering orders (unscoped) and invoices per tenant (reference_fields).
+  const AutoIncrement = AutoIncrementFactory(connection);
+  const orderSchema = new mongoose.Schema({ item: String });
+  orderSchema.plugin(AutoIncrement, { inc_field: "orderNo", id: "order_seq" });
+  const invoiceSchema = new mongoose.Schema({ tenant: String });
+  invoiceSchema.plugin(AutoIncrement, { inc_field: "invoiceNo", id: "invoice_seq", reference_fields: ["tenant"] });
+  const Order = connection.model("Order", orderSchema);
+  const Invoice = connection.model("Invoice", invoiceSchema);
+  for (let i = 0; i < 5; i++) await new Order({ item: `i${i}` }).save();
+  for (const tenant of ["acme", "acme", "globex"]) await new Invoice({ tenant }).save();
+
+  const db = mongo.client.db(connection.db.databaseName);
+  // The last number mongoose-sequence gave on each counter (its counter holds exactly that).
+  const last = async (collection, field, filter = {}) =>
+    (await db.collection(collection).find(filter).sort({ [field]: -1 }).limit(1).next())[field];
+  const [orders, acme, globex] = [await last("orders", "orderNo"), await last("invoices", "invoiceNo", { tenant: "acme" }), await last("invoices", "invoiceNo", { tenant: "globex" })];
+  const before = await snapshot(db);
+  const dryRun = await importCounters(db, { from: "mongoose-sequence", counters: "mongo_seq_counters" });
+  assert.deepEqual(await snapshot(db), before, "a dry run writes nothing");
+  assert.equal(dryRun.applied, false);
+  const summary = (report) => report.counters.map((c) => [c.counterId, c.sourceLast, c.before, c.action, c.after]).sort();
+  assert.deepEqual(summary(dryRun), [
+    ["invoice_seq/tenant=acme", acme, null, "create", null],
+    ["invoice_seq/tenant=globex", globex, null, "create", null],
+    ["order_seq", orders, null, "create", null],
+  ]);
+
+  const applied = await importCounters(db, { from: "mongoose-sequence", counters: "mongo_seq_counters", apply: true });
+  assert.deepEqual(summary(applied), [
+    ["invoice_seq/tenant=acme", acme, null, "create", acme],
+    ["invoice_seq/tenant=globex", globex, null, "create", globex],
+    ["order_seq", orders, null, "create", orders],
+  ]);
+  assert.deepEqual(await importCounters(db, { from: "mongoose-sequence", counters: "mongo_seq_counters", apply: true }).then(summary), [
+    ["invoice_seq/tenant=acme", acme, acme, "keep", acme],
+    ["invoice_seq/tenant=globex", globex, globex, "keep", globex],
+    ["order_seq", orders, orders, "keep", orders],
+  ], "running it again changes nothing");
+
+  // The same models, now numbered by mongo-seq from the adopted counters.
+  const nextOrders = new mongoose.Schema({ item: String });
+  nextOrders.plugin(sequencePlugin, { field: "orderNo", sequence: "order_seq", counters: "mongo_seq_counters" });
+  const nextInvoices = new mongoose.Schema({ tenant: String });
+  nextInvoices.plugin(sequencePlugin, { field: "invoiceNo", sequence: "invoice_seq", scope: ["tenant"], counters: "mongo_seq_counters" });
+  const Order2 = connection.model("Order2", nextOrders, "orders");
+  const Invoice2 = connection.model("Invoice2", nextInvoices, "invoices");
+  assert.equal((await Order2.create({ item: "next" })).orderNo, orders + 1);
+  assert.deepEqual((await Invoice2.insertMany([{ tenant: "acme" }, { tenant: "globex" }])).map((d) => d.invoiceNo), [acme + 1, globex + 1]);
+});
+
+test("auto-increment (identitycounters { model, field, count }): renamed sequences, never backwards", async () => {
+  const db = mongo.freshDb("import_ai");
+  // As mongoose-auto-increment and @typegoose/auto-increment write them (count: last issued; a
+  // plugin that never issued holds startAt - incrementBy).
+  await db.collection("identitycounters").insertMany([
+    { model: "User", field: "_id", count: 41 },
+    { model: "Post", field: "postNo", count: -1 },
+    { model: "Tag", field: "n", count: 3 },
+    { field: "orphan", count: 9 },
+  ]);
+  await db.collection("counters").insertOne({ _id: "Tag.n", seq: 100 }); // mongo-seq already further
+
+  const report = await importCounters(db, { from: "auto-increment", apply: true, names: { "User._id": "users" } });
+  assert.deepEqual(
+    report.counters.map((c) => [c.sequence, c.sourceLast, c.before, c.action, c.after]),
+    [
+      ["users", 41, null, "create", 41],
+      ["Post.postNo", -1, null, "create", 0],
+      ["Tag.n", 3, 100, "keep", 100],
+    ],
+  );
+  assert.deepEqual(report.skipped.map((s) => s.reason), ["`model` must be a string, got nothing"]);
+  assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
+    { _id: "Post.postNo", seq: 0 },
+    { _id: "Tag.n", seq: 100 },
+    { _id: "users", seq: 41 },
+  ]);
+});
+
+test("bad options: MongoSeqError naming the option, nothing written", async () => {
+  for (const [options, code, says] of [
+    [{ from: "mongoose-sequence" }, "INVALID_OPTION", /`counters`: `counters` is mongoose-sequence's collection/],
+    [{ from: "auto-increment", apply: true, counters: "identitycounters" }, "INVALID_OPTION", /`counters`: `identitycounters` is the auto-increment plugins' collection/],
+    [{ from: "auto-increment", apply: true, names: { "User._Id": "users" } }, "INVALID_OPTION", /`names`: `User._Id` is the key of no counter in `identitycounters` \(keys found: none\)/],
+    [{ from: "sequence" }, "INVALID_OPTION", /`from`: must be one of mongoose-sequence, auto-increment/],
+    [{ from: "auto-increment", apply: "yes" }, "INVALID_OPTION", /`apply`: must be a boolean/],
+    [{ from: "auto-increment", dry: true }, "UNKNOWN_OPTION", /dry/],
+    [{ from: "auto-increment", counterField: "a.b" }, "INVALID_OPTION", /counterField/],
+    [null, "INVALID_OPTION", /must be an object/],
+  ]) {
+    const error = await assertRefused(mongo, "import_bad", code, (_, db) => importCounters(db, options));
+    assert.match(error.message, says);
+  }
+  await assert.rejects(() => importCounters({}, { from: "auto-increment" }), (error) => isMongoSeqError(error) && error.code === "INVALID_ARGUMENT");
+});

@@ -1,0 +1,179 @@
+//! `mongo-seq import`: adopts the counters of mongoose-sequence or mongoose-auto-increment /
+//! @typegoose/auto-increment, running the core's `ImportCounters` plan (which decides
+//! everything: what a counter is, its sequence, what to write, never backwards) through the
+//! tools' connection. A dry run unless `--apply`; prints what it found and did.
+
+use mongo_seq_core::{ImportAction, ImportCounters, ImportReport, ImportRequest};
+use serde_json::{json, Map, Value};
+
+use crate::cli::{runtime, Failure, UriArg};
+use crate::config::Namespace;
+use crate::connection::Connection;
+use crate::drive::drive_unleased;
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Source {
+    /// mongoose-sequence: `{ id, reference_value, seq }` (collection `counters`).
+    MongooseSequence,
+    /// mongoose-auto-increment, @typegoose/auto-increment: `{ model, field, count }`
+    /// (collection `identitycounters`).
+    AutoIncrement,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "A dry run by default: reads the plugin's counters and mongo-seq's, \
+prints what --apply would do, writes nothing. --apply moves each mongo-seq counter behind its \
+source past it with $max (never backwards; safe while applications run). Sequences are named \
+after mongoose-sequence's `id`, or `<model>.<field>` for auto-increment counters (rename with \
+--name). The plugins' unique index ({id, reference_value} for mongoose-sequence, {field, model} \
+for auto-increment) admits one document without those fields, so mongo-seq's counters cannot \
+share their collection: for mongoose-sequence pass --counters (e.g. mongo_seq_counters) and \
+give the same `counters` to the package. Exit status: 0 done, 1 \
+failure, 2 usage error."
+)]
+pub struct ImportArgs {
+    /// The plugin whose counters to adopt.
+    #[arg(long, value_enum)]
+    pub from: Source,
+    #[command(flatten)]
+    pub uri: UriArg,
+    /// The database holding both collections.
+    #[arg(long)]
+    pub db: String,
+    /// The plugin's collection [default: counters for mongoose-sequence, identitycounters for auto-increment].
+    #[arg(long)]
+    pub source: Option<String>,
+    /// mongo-seq's counters collection [default: counters].
+    #[arg(long)]
+    pub counters: Option<String>,
+    /// Name a sequence: `<source key>=<name>`, the key being mongoose-sequence's `id` or
+    /// `<model>.<field>`; a key that matches no source counter is refused. Repeatable.
+    #[arg(long = "name", value_name = "KEY=NAME")]
+    pub names: Vec<String>,
+    /// The number field of mongo-seq's counters (default `seq`; see the sequence option counterField).
+    #[arg(long)]
+    pub counter_field: Option<String>,
+    /// Write: move mongo-seq's counters past the plugin's.
+    #[arg(long)]
+    pub apply: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The core's request from the arguments (a usage error when the core refuses them).
+fn request(args: &ImportArgs) -> Result<ImportRequest, Failure> {
+    let mut names = Map::new();
+    for pair in &args.names {
+        let Some((key, name)) = pair.split_once('=') else {
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "--name {pair:?}: expected <source key>=<sequence name>"
+            )));
+        };
+        names.insert(key.to_owned(), json!(name));
+    }
+    let raw = json!({
+        "from": match args.from { Source::MongooseSequence => "mongoose-sequence", Source::AutoIncrement => "auto-increment" },
+        "apply": args.apply,
+        "source": args.source,
+        "counters": args.counters,
+        "names": names,
+        "counterField": args.counter_field,
+    });
+    ImportRequest::from_json(&raw).map_err(|e| {
+        // Name the flag, not the core's option.
+        let flag = match e.option_name() {
+            Some("counterField") => "--counter-field".to_owned(),
+            Some(option) => format!("--{option}"),
+            None => "import".to_owned(),
+        };
+        Failure::Usage(anyhow::anyhow!("{flag}: {e} ({})", e.code()))
+    })
+}
+
+pub(crate) fn run(args: &ImportArgs) -> Result<(), Failure> {
+    let request = request(args)?;
+    // Checked before connecting: a bad name is a usage error, and nothing is read or written.
+    let source = Namespace::from_flags(["--db", "--source"], &args.db, &request.source)
+        .map_err(Failure::Usage)?;
+    let counters = Namespace::from_flags(["--db", "--counters"], &args.db, &request.counters)
+        .map_err(Failure::Usage)?;
+    let uri = args.uri.resolve().map_err(Failure::Usage)?;
+    let report: ImportReport = runtime()?.block_on(async {
+        let client = crate::server::connect(&uri)
+            .await
+            .map_err(|e| Failure::Runtime(e.into()))?;
+        // The plugin's collection is the plan's `documents` collection.
+        let mongo = Connection::for_tool(&client, Some(&source), &counters);
+        drive_unleased(&mongo, &mut ImportCounters::new(&request))
+            .await
+            .map_err(|e| Failure::Runtime(e.into()))
+    })?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print!("{}", summary(&report, &request));
+    }
+    Ok(())
+}
+
+/// The report for a terminal: one line per counter, then what was skipped and why.
+fn summary(report: &ImportReport, request: &ImportRequest) -> String {
+    let mut out = format!(
+        "{} from {} into {}\n",
+        if report.applied {
+            "imported"
+        } else {
+            "dry run (nothing written; --apply to write):"
+        },
+        request.source,
+        request.counters
+    );
+    let width = report
+        .counters
+        .iter()
+        .map(|c| c.counter_id.len())
+        .max()
+        .unwrap_or(0);
+    let number = |n: Option<i64>| n.map_or_else(|| "none".to_owned(), |n| n.to_string());
+    for counter in &report.counters {
+        let what = match (counter.action, report.applied) {
+            (ImportAction::Keep, _) => "kept (already past the source)".to_owned(),
+            (ImportAction::Create, false) => "would be created".to_owned(),
+            (ImportAction::Advance, false) => "would be advanced".to_owned(),
+            (ImportAction::Create, true) => "created".to_owned(),
+            (ImportAction::Advance, true) => "advanced".to_owned(),
+        };
+        let after = if report.applied {
+            format!(" -> {}", number(counter.after))
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "  {:width$}  source {}  mongo-seq {}{after}  {what}\n",
+            counter.counter_id,
+            counter.source_last,
+            number(counter.before),
+        ));
+    }
+    if report.counters.is_empty() {
+        out.push_str(if report.skipped.is_empty() {
+            "  no counters found\n"
+        } else {
+            "  no counters to import (all skipped)\n"
+        });
+    }
+    for skipped in &report.skipped {
+        // A source key may be as large as a document: one terminal line each (--json has it whole).
+        out.push_str(&format!(
+            "  skipped {}: {}\n",
+            mongo_seq_core::ejson::truncate_to(&Value::to_string(&skipped.source), 200),
+            skipped.reason
+        ));
+    }
+    out
+}
