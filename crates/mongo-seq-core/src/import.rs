@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::command::{unexpected, Collection, Command, QueryOptions, Reply, Step};
 use crate::counter::CounterState;
@@ -280,8 +280,10 @@ impl ImportCounters {
     pub fn new(request: &ImportRequest) -> Self {
         let filter = match request.from {
             // The collection may hold other documents (mongo-seq's own counters among them).
-            CounterSource::MongooseSequence => json!({ "id": { "$exists": true } }),
-            CounterSource::AutoIncrement => json!({}),
+            CounterSource::MongooseSequence => {
+                ejson::object([("id", ejson::object([("$exists", true.into())]))])
+            }
+            CounterSource::AutoIncrement => ejson::object([]),
         };
         let machine = ImportMachine {
             request: request.clone(),
@@ -299,7 +301,7 @@ impl ImportCounters {
             collection: Collection::Documents,
             filter,
             options: QueryOptions {
-                sort: Some(json!({ "_id": 1 })),
+                sort: Some(ejson::object([("_id", 1.into())])),
                 ..QueryOptions::default()
             },
         };
@@ -339,7 +341,10 @@ fn read_source(from: CounterSource, document: &Value) -> Result<SourceCounter, S
             };
             Ok((
                 id.clone(),
-                json!({ "id": id, "referenceValue": reference }),
+                ejson::object([
+                    ("id", id.clone().into()),
+                    ("referenceValue", reference.clone()),
+                ]),
                 scope,
                 last,
             ))
@@ -351,7 +356,10 @@ fn read_source(from: CounterSource, document: &Value) -> Result<SourceCounter, S
             let last = number("count")?;
             Ok((
                 format!("{model}.{field}"),
-                json!({ "model": model, "field": field }),
+                ejson::object([
+                    ("model", model.clone().into()),
+                    ("field", field.clone().into()),
+                ]),
                 None,
                 last,
             ))
@@ -406,7 +414,8 @@ impl ImportMachine {
 
     /// The sequence and counter id of a source counter, or what to report instead.
     fn adopt(&self, document: &Value) -> Result<Entry, (Value, String)> {
-        let fallback = || json!({ "_id": document.get("_id").cloned().unwrap_or(Value::Null) });
+        let fallback =
+            || ejson::object([("_id", document.get("_id").cloned().unwrap_or(Value::Null))]);
         let (key, source, scope, last) =
             read_source(self.request.from, document).map_err(|reason| (fallback(), reason))?;
         let name = self.request.names.get(&key).cloned().unwrap_or(key);
@@ -414,7 +423,7 @@ impl ImportMachine {
         options.insert("name".to_owned(), Value::String(name.clone()));
         let scope_fields: Vec<String> = scope.iter().flat_map(|s| s.keys().cloned()).collect();
         if !scope_fields.is_empty() {
-            options.insert("scope".to_owned(), json!(scope_fields));
+            options.insert("scope".to_owned(), scope_fields.clone().into());
         }
         if let Some(field) = &self.request.counter_field {
             options.insert("counterField".to_owned(), Value::String(field.clone()));
@@ -491,7 +500,7 @@ impl ImportMachine {
         self.phase = Phase::ReadCounters;
         Ok(Step::Command(Command::Find {
             collection: Collection::Counters,
-            filter: json!({ "_id": { "$in": ids } }),
+            filter: ejson::object([("_id", ejson::object([("$in", ids.into())]))]),
             options: QueryOptions::default(),
         }))
     }
