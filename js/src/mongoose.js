@@ -53,8 +53,13 @@ function checkPluginOptions(options) {
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
   if (sequence !== undefined && typeof sequence !== "string") throw invalidOption("sequence", `must be a sequence name, got ${describe(sequence)}`);
   if (typeof counters !== "string" || counters === "") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
-  if (rest.format !== undefined && rest.format !== null && formatField === undefined) {
+  const hasFormat = rest.format !== undefined && rest.format !== null;
+  if (hasFormat && formatField === undefined) {
     throw invalidOption("formatField", "is required with `format`: the path that receives the formatted id");
+  }
+  // Checked here, where the sequence may have no name yet (the core would name a stand-in).
+  if (!hasFormat && formatField !== undefined) {
+    throw invalidOption("format", 'is required with `formatField`: the pattern of the formatted id, e.g. "ORD-{seq:06}"');
   }
   const spec = new core.SequenceSpec({ ...rest, name: sequence ?? "mongoose" });
   try {
@@ -127,7 +132,7 @@ function pick(fields, field) {
 /** A saved document: the next number, unless the application set one. */
 async function numberOne(model, numbered, doc) {
   const sequence = sequenceOf(model, numbered);
-  if (!isUnset(doc.get(numbered.field))) return formatSetNumber(doc, numbered, sequence);
+  if (!isUnset(doc, numbered.field)) return formatSetNumber(doc, numbered, sequence);
   const value = await sequence.next(numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined);
   assign(doc, numbered, sequence, value);
 }
@@ -143,7 +148,7 @@ async function numberBatch(model, fields, docs) {
     const groups = new Map();
     for (const doc of docs) {
       if (doc === null || typeof doc !== "object") continue; // mongoose refuses it itself
-      if (!isUnset(valueOf(doc, numbered.field))) {
+      if (!isUnset(doc, numbered.field)) {
         formatSetNumber(doc, numbered, sequence);
         continue;
       }
@@ -163,29 +168,40 @@ async function numberBatch(model, fields, docs) {
 /** Writes the number (and the formatted id, unless the application set one). */
 function assign(doc, { field, formatField }, sequence, value) {
   setValue(doc, field, value);
-  if (formatField !== undefined && isUnset(valueOf(doc, formatField))) setValue(doc, formatField, sequence.format(value));
+  if (formatField !== undefined && isUnset(doc, formatField)) setValue(doc, formatField, sequence.format(value));
 }
 
 /** A number the application set: its formatted id, when the application left that unset. */
 function formatSetNumber(doc, numbered, sequence) {
   const value = valueOf(doc, numbered.field);
-  if (numbered.formatField !== undefined && (Number.isSafeInteger(value) || typeof value === "bigint") && isUnset(valueOf(doc, numbered.formatField))) {
+  if (numbered.formatField !== undefined && (Number.isSafeInteger(value) || typeof value === "bigint") && isUnset(doc, numbered.formatField)) {
     setValue(doc, numbered.formatField, sequence.format(value));
   }
 }
 
-function isUnset(value) {
-  return value === undefined || value === null;
+/**
+ * Whether `path` is for mongo-seq to fill: no value, and no value the application gave that
+ * mongoose could not cast (mongoose leaves the path empty and records a CastError, which must
+ * reach the caller rather than be overwritten by a number).
+ */
+function isUnset(doc, path) {
+  const value = valueOf(doc, path);
+  if (value !== undefined && value !== null) return false;
+  return !isMongooseDocument(doc) || doc.errors?.[path] === undefined;
+}
+
+function isMongooseDocument(doc) {
+  return typeof doc.get === "function" && doc.$__ !== undefined;
 }
 
 /** A path of a mongoose document or of a plain object. */
 function valueOf(doc, path) {
-  if (typeof doc.get === "function" && doc.$__ !== undefined) return doc.get(path);
+  if (isMongooseDocument(doc)) return doc.get(path);
   return path.split(".").reduce((parent, key) => (parent === null || parent === undefined ? undefined : parent[key]), doc);
 }
 
 function setValue(doc, path, value) {
-  if (typeof doc.set === "function" && doc.$__ !== undefined) return void doc.set(path, value);
+  if (isMongooseDocument(doc)) return void doc.set(path, value);
   const keys = path.split(".");
   let parent = doc;
   for (const key of keys.slice(0, -1)) {

@@ -101,6 +101,8 @@ test("auto-increment (identitycounters { model, field, count }): renamed sequenc
 test("bad options: MongoSeqError naming the option, nothing written", async () => {
   for (const [options, code, says] of [
     [{ from: "mongoose-sequence" }, "INVALID_OPTION", /`counters`: `counters` is mongoose-sequence's collection/],
+    [{ from: "auto-increment", apply: true, counters: "identitycounters" }, "INVALID_OPTION", /`counters`: `identitycounters` is the auto-increment plugins' collection/],
+    [{ from: "auto-increment", apply: true, names: { "User._Id": "users" } }, "INVALID_OPTION", /`names`: `User._Id` is the key of no counter in `identitycounters` \(keys found: none\)/],
     [{ from: "sequence" }, "INVALID_OPTION", /`from`: must be one of mongoose-sequence, auto-increment/],
     [{ from: "auto-increment", apply: "yes" }, "INVALID_OPTION", /`apply`: must be a boolean/],
     [{ from: "auto-increment", dry: true }, "UNKNOWN_OPTION", /dry/],

@@ -118,6 +118,17 @@ for (const [label, mongoose] of [
       assert.equal((await Invoice.create({ amount: 5 })).invoiceNo, 901);
     });
 
+    test("a value the application sets that mongoose cannot cast is not replaced by a number: its CastError reaches the caller", async () => {
+      const Invoice = model({ amount: Number }, { field: "invoiceNo", format: "INV-{seq:04}", formatField: "invoiceRef" });
+      for (const invoiceNo of ["abc", NaN, { n: 1 }]) {
+        await assert.rejects(Invoice.create({ amount: 1, invoiceNo }), (error) => error.errors?.invoiceNo?.name === "CastError");
+        await assert.rejects(Invoice.insertMany([{ amount: 2, invoiceNo }]), (error) => error.errors?.invoiceNo?.name === "CastError");
+      }
+      await assert.rejects(Invoice.create({ amount: 3, invoiceRef: { not: "a string" } }), (error) => error.errors?.invoiceRef?.name === "CastError");
+      assert.equal(await Invoice.countDocuments(), 0, "nothing written");
+      assert.equal(await Invoice.current(), 1, "only the document with the uncastable formatted id took a number");
+    });
+
     test("scoped and formatted: one counter per tenant, one reservation per tenant in a batch; a required field", async () => {
       const tenants = [new mongoose.Types.ObjectId(), new mongoose.Types.ObjectId()];
       const Order = model(
@@ -189,6 +200,7 @@ for (const [label, mongoose] of [
       refused({ field: "n", step: 0 }, "INVALID_STEP", /step/);
       refused({ field: "n", colour: "red" }, "UNKNOWN_OPTION", /colour/);
       refused({ field: "n", format: "X{seq}" }, "INVALID_OPTION", /formatField/);
+      refused({ field: "n", formatField: "ref" }, "INVALID_OPTION", /^invalid option `format`: is required with `formatField`/);
       refused({ field: "n", sequence: "a/b" }, "INVALID_NAME", /a\/b/);
       refused({ field: "n", counterField: "_id" }, "INVALID_OPTION", /counterField/);
       refused({ field: "$n" }, "INVALID_ARGUMENT", /field/);

@@ -544,16 +544,13 @@ fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTar
         "scope": args.scope,
     }))
     .map_err(|e| Failure::Usage(anyhow::anyhow!("{e} ({})", e.code())))?;
+    config::Namespace::from_flags(["--db", "--collection"], db, collection)
+        .map_err(Failure::Usage)?;
     let counters = match args.counters.split_once('.') {
-        Some((d, c)) => config::Namespace {
-            db: d.to_owned(),
-            coll: c.to_owned(),
-        },
-        None => config::Namespace {
-            db: db.clone(),
-            coll: args.counters.clone(),
-        },
-    };
+        Some((d, c)) => config::Namespace::from_flags(["--counters", "--counters"], d, c),
+        None => config::Namespace::from_flags(["--db", "--counters"], db, &args.counters),
+    }
+    .map_err(Failure::Usage)?;
     let filter = args
         .filter
         .as_deref()
@@ -599,14 +596,14 @@ async fn counters_collection(
                 .counters
                 .as_deref()
                 .and_then(|c| c.split_once('.'))
-                .map(|(db, coll)| config::Namespace {
-                    db: db.to_owned(),
-                    coll: coll.to_owned(),
-                })
                 .ok_or_else(|| {
                     Failure::Usage(anyhow::anyhow!(
                         "pass --config, or --counters database.collection"
                     ))
+                })
+                .and_then(|(db, coll)| {
+                    config::Namespace::from_flags(["--counters", "--counters"], db, coll)
+                        .map_err(Failure::Usage)
                 })?;
             (uri, ns, None)
         }

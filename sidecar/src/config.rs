@@ -79,6 +79,8 @@ pub struct RawSidecar {
     pub batch_size: Option<u32>,
     pub poll_interval_ms: Option<u64>,
     pub max_await_ms: Option<u64>,
+    pub batch_delay_ms: Option<u64>,
+    pub checkpoint_ms: Option<u64>,
     pub heartbeat_secs: Option<u64>,
     pub backoff_initial_ms: Option<u64>,
     pub backoff_max_ms: Option<u64>,
@@ -134,6 +136,23 @@ pub struct Namespace {
     pub coll: String,
 }
 
+impl Namespace {
+    /// A namespace given by a tool's flags (`[db_flag, coll_flag]`), checked as the config's
+    /// are; errors name the flag.
+    pub fn from_flags(flags: [&str; 2], db: &str, coll: &str) -> anyhow::Result<Self> {
+        let named = |e: ConfigError| match e {
+            ConfigError::Invalid { key, reason } => anyhow::anyhow!("{key}: {reason}"),
+            other => other.into(),
+        };
+        check_db_name(flags[0], db).map_err(named)?;
+        check_coll_name(flags[1], coll).map_err(named)?;
+        Ok(Self {
+            db: db.to_owned(),
+            coll: coll.to_owned(),
+        })
+    }
+}
+
 impl std::fmt::Display for Namespace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}", self.db, self.coll)
@@ -145,6 +164,10 @@ pub struct Settings {
     pub batch_size: usize,
     pub poll_interval: Duration,
     pub max_await: Duration,
+    /// Longest wait for a batch that is not full to fill while inserts are coming.
+    pub batch_delay: Duration,
+    /// After numbered batches, the resume token is stored at most this often.
+    pub checkpoint: Duration,
     pub heartbeat: Duration,
     pub backoff_initial: Duration,
     pub backoff_max: Duration,
@@ -198,6 +221,8 @@ impl Default for Settings {
             batch_size: 1000,
             poll_interval: Duration::from_millis(100),
             max_await: Duration::from_millis(500),
+            batch_delay: Duration::from_millis(500),
+            checkpoint: Duration::from_secs(1),
             heartbeat: Duration::from_secs(10),
             backoff_initial: Duration::from_millis(200),
             backoff_max: Duration::from_secs(30),
@@ -400,6 +425,20 @@ pub fn validate(
             s.max_await_ms,
             d.max_await,
             1..=60_000,
+            Unit::Ms,
+        )?,
+        batch_delay: duration(
+            "sidecar.batch_delay_ms",
+            s.batch_delay_ms,
+            d.batch_delay,
+            0..=60_000,
+            Unit::Ms,
+        )?,
+        checkpoint: duration(
+            "sidecar.checkpoint_ms",
+            s.checkpoint_ms,
+            d.checkpoint,
+            0..=3_600_000,
             Unit::Ms,
         )?,
         heartbeat: duration(

@@ -3,15 +3,15 @@
 //! ([`MongoFailure`], history lost). Commands are counted by the driver's command monitoring
 //! (see `metrics`).
 
+use std::collections::VecDeque;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::TryStreamExt;
 use mongo_seq_core::{Collection as Target, Command, Reply, ReturnDocument, UpdateStatement};
-use mongodb::bson::{doc, Bson, Document};
-use mongodb::change_stream::event::{ChangeStreamEvent, ResumeToken as DriverToken};
-use mongodb::change_stream::ChangeStream;
+use mongodb::bson::{doc, Bson, Document, RawBsonRef};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{self, IndexOptions};
+use mongodb::raw_batch_cursor::RawBatchCursor;
 use mongodb::{Client, Collection, Database, IndexModel};
 use serde_json::{Map, Value};
 
@@ -405,20 +405,22 @@ impl Mongo for Connection {
     }
 
     async fn watch(&self, watch: Watch) -> Result<DriverStream, SidecarError> {
-        let documents = &self.place(Target::Documents)?.collection;
-        let filter = ejson::to_doc(watch.filter).map_err(SidecarError::Reply)?;
-        let stream = documents
-            .watch()
-            .pipeline([doc! { "$match": filter }])
-            .batch_size(watch.batch_size)
-            .max_await_time(watch.max_await);
-        let opened = match watch.start_after {
-            Some(token) => stream.start_after(driver_token(token)?).await,
-            None => stream.await,
+        let documents = self.place(Target::Documents)?.collection.clone();
+        let filter = ejson::to_doc(watch.filter.clone()).map_err(SidecarError::Reply)?;
+        let cursor = open_stream(&documents, &filter, &watch, watch.start_after.clone()).await?;
+        let mut stream = DriverStream {
+            documents,
+            filter,
+            handed_out: watch.start_after.clone(),
+            watch,
+            cursor,
+            buffered: VecDeque::new(),
+            reply_token: None,
+            reopened: false,
         };
-        Ok(DriverStream {
-            stream: opened.map_err(stream_failure)?,
-        })
+        // The aggregate's own reply (in hand: no round trip), for its post-batch token.
+        stream.read_reply().await?;
+        Ok(stream)
     }
 
     fn now_ms(&self) -> i64 {
@@ -429,60 +431,150 @@ impl Mongo for Connection {
     }
 }
 
-/// A change stream of the driver.
+/// A change stream read one server reply at a time: the `$changeStream` aggregate as a raw
+/// batch cursor, so every read of the cursor is exactly one round trip (the aggregate's first
+/// batch, then one `getMore` each), and what a reply brought beyond `max` waits here for the
+/// next batch. (The driver's `ChangeStream` helper reads event by event and sends a `getMore`
+/// whenever its buffer runs dry, which cannot be bounded from outside.)
 pub struct DriverStream {
-    stream: ChangeStream<ChangeStreamEvent<Document>>,
+    documents: Collection<Document>,
+    filter: Document,
+    watch: Watch,
+    cursor: RawBatchCursor,
+    /// Events of the last reply not handed out yet, each with its own resume token.
+    buffered: VecDeque<(InsertEvent, ResumeToken)>,
+    /// The token after the last reply: its post-batch token, else its last event's.
+    reply_token: Option<ResumeToken>,
+    /// The token of the last event handed out (at first: where the stream started).
+    handed_out: Option<ResumeToken>,
+    /// The stream was just reopened after an error: another error is not retried.
+    reopened: bool,
 }
 
-fn token_of(token: &DriverToken) -> Option<ResumeToken> {
-    mongodb::bson::to_bson(token)
-        .ok()
-        .map(|bson| ResumeToken(ejson::from_bson(&bson)))
+/// Opens the `$changeStream` aggregate on `documents` after `token` (from now without one).
+async fn open_stream(
+    documents: &Collection<Document>,
+    filter: &Document,
+    watch: &Watch,
+    token: Option<ResumeToken>,
+) -> Result<RawBatchCursor, SidecarError> {
+    let mut stage = Document::new();
+    if let Some(token) = token {
+        stage.insert(
+            "startAfter",
+            ejson::to_bson(token.0).map_err(SidecarError::Reply)?,
+        );
+    }
+    documents
+        .aggregate([
+            doc! { "$changeStream": stage },
+            doc! { "$match": filter.clone() },
+        ])
+        .batch_size(watch.batch_size)
+        .max_await_time(watch.max_await)
+        .batch()
+        .await
+        .map_err(stream_failure)
 }
 
-fn driver_token(token: ResumeToken) -> Result<DriverToken, SidecarError> {
-    let bson: Bson = ejson::to_bson(token.0).map_err(SidecarError::Reply)?;
-    mongodb::bson::from_bson(bson).map_err(|e| SidecarError::Reply(format!("resume token: {e}")))
+fn token_of(value: Option<RawBsonRef<'_>>) -> Option<ResumeToken> {
+    let bson = Bson::try_from(value?.to_raw_bson()).ok()?;
+    Some(ResumeToken(ejson::from_bson(&bson)))
 }
 
-impl EventStream for DriverStream {
-    /// Reads events one by one until `max`, or until a `getMore` comes back empty.
-    async fn next_batch(&mut self, max: usize) -> Result<EventBatch, SidecarError> {
-        let mut events = Vec::new();
-        let mut last_token = None;
-        while events.len() < max {
-            match self.stream.next_if_any().await.map_err(stream_failure)? {
-                Some(event) => {
-                    last_token = Some(event.id.clone());
-                    events.push(InsertEvent {
-                        document: event.full_document.as_ref().map(ejson::from_doc),
-                        cluster_time_secs: event.cluster_time.map(|t| t.time),
-                    });
-                }
-                None if events.is_empty() && !self.stream.is_alive() => {
+impl DriverStream {
+    /// One round trip: the next reply's events into `buffered`, its token into `reply_token`.
+    /// An error other than a lost resume point (a cut connection, a failover) reopens the
+    /// stream once after the last token read, as the driver's change-stream helper resumes.
+    async fn read_reply(&mut self) -> Result<(), SidecarError> {
+        let reply = loop {
+            match self.cursor.try_next().await {
+                Ok(Some(reply)) => break reply,
+                Ok(None) => {
                     return Err(SidecarError::HistoryLost(
                         "the change stream was invalidated".to_owned(),
                     ))
                 }
-                None => break,
+                Err(e) => {
+                    let failure = stream_failure(e);
+                    let token = match (&failure, self.reopened, &self.reply_token) {
+                        (SidecarError::HistoryLost(_), _, _) | (_, true, _) | (_, _, None) => {
+                            return Err(failure)
+                        }
+                        (_, false, Some(token)) => token.clone(),
+                    };
+                    self.cursor =
+                        open_stream(&self.documents, &self.filter, &self.watch, Some(token))
+                            .await?;
+                    self.reopened = true;
+                }
             }
+        };
+        self.reopened = false;
+        let mut last = None;
+        for event in reply.doc_slices().map_err(stream_failure)? {
+            let event = event.map_err(|e| SidecarError::Reply(format!("change event: {e}")))?;
+            let Some(event) = event.as_document() else {
+                continue;
+            };
+            let Some(token) = token_of(event.get("_id").ok().flatten()) else {
+                return Err(SidecarError::Reply(
+                    "a change event without its resume token (`_id`)".to_owned(),
+                ));
+            };
+            let document = match event.get_document("fullDocument") {
+                Ok(raw) => Some(
+                    Document::try_from(raw)
+                        .map(|document| ejson::from_doc(&document))
+                        .map_err(|e| SidecarError::Reply(format!("fullDocument: {e}")))?,
+                ),
+                Err(_) => None,
+            };
+            let cluster_time_secs = event.get_timestamp("clusterTime").ok().map(|t| t.time);
+            last = Some(token.clone());
+            let event = InsertEvent {
+                document,
+                cluster_time_secs,
+            };
+            self.buffered.push_back((event, token));
         }
-        // The driver drops its cached token after an empty getMore when the server sends no
-        // post-batch token: then the last event's own token.
-        let resume_token = self
-            .stream
-            .resume_token()
-            .or(last_token)
-            .as_ref()
-            .and_then(token_of);
+        let post_batch = reply
+            .as_raw_document()
+            .get_document("cursor")
+            .ok()
+            .and_then(|cursor| token_of(cursor.get("postBatchResumeToken").ok().flatten()));
+        if let Some(token) = post_batch.or(last) {
+            self.reply_token = Some(token);
+        }
+        Ok(())
+    }
+}
+
+impl EventStream for DriverStream {
+    /// The events left from the last reply, else one round trip's (see [`DriverStream`]).
+    async fn next_batch(&mut self, max: usize) -> Result<EventBatch, SidecarError> {
+        if self.buffered.is_empty() {
+            self.read_reply().await?;
+        }
+        let take = max.min(self.buffered.len());
+        let mut events = Vec::with_capacity(take);
+        for (event, token) in self.buffered.drain(..take) {
+            events.push(event);
+            self.handed_out = Some(token);
+        }
         Ok(EventBatch {
             events,
-            resume_token,
+            resume_token: self.resume_token(),
         })
     }
 
+    /// After the last event handed out: the reply's token once its events are all handed
+    /// out, else the last one's.
     fn resume_token(&self) -> Option<ResumeToken> {
-        self.stream.resume_token().as_ref().and_then(token_of)
+        match self.buffered.front() {
+            None => self.reply_token.clone().or_else(|| self.handed_out.clone()),
+            Some(_) => self.handed_out.clone(),
+        }
     }
 }
 

@@ -26,9 +26,10 @@ pub enum Source {
 prints what --apply would do, writes nothing. --apply moves each mongo-seq counter behind its \
 source past it with $max (never backwards; safe while applications run). Sequences are named \
 after mongoose-sequence's `id`, or `<model>.<field>` for auto-increment counters (rename with \
---name). mongoose-sequence's unique index on {id, reference_value} admits one document without \
-those fields, so mongo-seq's counters cannot share its collection: pass --counters (e.g. \
-mongo_seq_counters) and give the same `counters` to the package. Exit status: 0 done, 1 \
+--name). The plugins' unique index ({id, reference_value} for mongoose-sequence, {field, model} \
+for auto-increment) admits one document without those fields, so mongo-seq's counters cannot \
+share their collection: for mongoose-sequence pass --counters (e.g. mongo_seq_counters) and \
+give the same `counters` to the package. Exit status: 0 done, 1 \
 failure, 2 usage error."
 )]
 pub struct ImportArgs {
@@ -47,7 +48,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub counters: Option<String>,
     /// Name a sequence: `<source key>=<name>`, the key being mongoose-sequence's `id` or
-    /// `<model>.<field>`. Repeatable.
+    /// `<model>.<field>`; a key that matches no source counter is refused. Repeatable.
     #[arg(long = "name", value_name = "KEY=NAME")]
     pub names: Vec<String>,
     /// The number field of mongo-seq's counters (default `seq`; see the sequence option counterField).
@@ -93,18 +94,18 @@ fn request(args: &ImportArgs) -> Result<ImportRequest, Failure> {
 
 pub(crate) fn run(args: &ImportArgs) -> Result<(), Failure> {
     let request = request(args)?;
+    // Checked before connecting: a bad name is a usage error, and nothing is read or written.
+    let source = Namespace::from_flags(["--db", "--source"], &args.db, &request.source)
+        .map_err(Failure::Usage)?;
+    let counters = Namespace::from_flags(["--db", "--counters"], &args.db, &request.counters)
+        .map_err(Failure::Usage)?;
     let uri = args.uri.resolve().map_err(Failure::Usage)?;
     let report: ImportReport = runtime()?.block_on(async {
         let client = crate::server::connect(&uri)
             .await
             .map_err(|e| Failure::Runtime(e.into()))?;
-        let at = |coll: &str| Namespace {
-            db: args.db.clone(),
-            coll: coll.to_owned(),
-        };
         // The plugin's collection is the plan's `documents` collection.
-        let mongo =
-            Connection::for_tool(&client, Some(&at(&request.source)), &at(&request.counters));
+        let mongo = Connection::for_tool(&client, Some(&source), &counters);
         drive_unleased(&mongo, &mut ImportCounters::new(&request))
             .await
             .map_err(|e| Failure::Runtime(e.into()))
@@ -160,12 +161,17 @@ fn summary(report: &ImportReport, request: &ImportRequest) -> String {
         ));
     }
     if report.counters.is_empty() {
-        out.push_str("  no counters found\n");
+        out.push_str(if report.skipped.is_empty() {
+            "  no counters found\n"
+        } else {
+            "  no counters to import (all skipped)\n"
+        });
     }
     for skipped in &report.skipped {
+        // A source key may be as large as a document: one terminal line each (--json has it whole).
         out.push_str(&format!(
             "  skipped {}: {}\n",
-            Value::to_string(&skipped.source),
+            mongo_seq_core::ejson::truncate_to(&Value::to_string(&skipped.source), 200),
             skipped.reason
         ));
     }

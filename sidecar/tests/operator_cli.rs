@@ -230,3 +230,26 @@ fn version_and_completions() {
     let (code, _, _) = run(&["completions", "tcsh"], &[]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn tools_refuse_bad_database_and_collection_names_before_connecting() {
+    // Nothing listens at this URI: a name refused before connecting exits 2 at once.
+    let uri = "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200";
+    let cases: [(&[&str], &str); 7] = [
+        (&["counters", "--counters", ".counters"], "--counters: database name \"\""),
+        (&["counters", "--counters", "db.system.x"], "--counters: invalid collection name"),
+        (&["check", "--db", "a b", "--collection", "c", "--field", "n"], "--db: database name \"a b\""),
+        (&["check", "--db", "d", "--collection", "$c", "--field", "n"], "--collection: invalid collection name"),
+        (&["import", "--from", "auto-increment", "--db", "a.b"], "--db: database name \"a.b\""),
+        (&["import", "--from", "auto-increment", "--db", "d", "--source", "system.x"], "--source: invalid collection name"),
+        (&["import", "--from", "auto-increment", "--db", "d", "--counters", "identitycounters"], "--counters: invalid option `counters`: `identitycounters` is the auto-increment plugins' collection"),
+    ];
+    for (args, message) in cases {
+        let (code, _, err) = run(&[args, &["--uri", uri]].concat(), &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(message),
+            "{args:?}: {err} should say {message}"
+        );
+    }
+}

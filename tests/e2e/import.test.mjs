@@ -66,8 +66,15 @@ test("auto-increment counters: --name renames, --apply advances; usage errors ex
   assert.match(applied.stdout, /users\s+source 12\s+mongo-seq 5 -> 12\s+advanced/);
   assert.deepEqual(await all(db, "counters"), [{ _id: "users", seq: 12 }]);
 
+  // A mistyped key: refused before anything is written (the default name would be imported).
+  const typo = importCli("--from", "auto-increment", "--db", dbName, "--name", "User._Id=customers", "--apply");
+  assert.equal(typo.status, 1, typo.stderr);
+  assert.match(typo.stderr, /`names`: `User\._Id` is the key of no counter in `identitycounters` \(keys found: User\._id\)/);
+  assert.deepEqual(await all(db, "counters"), [{ _id: "users", seq: 12 }]);
+
   for (const [args, says] of [
     [["--from", "mongoose-sequence", "--db", dbName, "--apply"], /--counters: .*mongoose-sequence's collection/],
+    [["--from", "auto-increment", "--db", dbName, "--counters", "identitycounters", "--apply"], /--counters: .*the auto-increment plugins' collection/],
     [["--from", "auto-increment", "--db", dbName, "--name", "nothing"], /--name "nothing": expected <source key>=<sequence name>/],
     [["--from", "auto-increment", "--db", dbName, "--counter-field", "_id", "--apply"], /--counter-field: .*`_id` is reserved/],
     [["--from", "typegoose", "--db", dbName], /invalid value 'typegoose'/],
@@ -77,6 +84,25 @@ test("auto-increment counters: --name renames, --apply advances; usage errors ex
     assert.match(run.stderr, says);
   }
   assert.deepEqual(await all(db, "counters"), [{ _id: "users", seq: 12 }]);
+});
+
+test("malformed sources: each skipped on one bounded line, the counters of another shape left alone; nothing to import is said", async () => {
+  const dbName = uniqueDbName("import_bad");
+  const db = client.db(dbName);
+  await db.collection("identitycounters").insertMany([
+    { model: "x".repeat(10_240), field: "n", count: 1 },
+    { model: "Order", field: "orderNo", count: "12" },
+    { model: "User", field: "_id", count: 4 },
+  ]);
+  await db.collection("counters").insertOne({ _id: "User._id", seq: 9 });
+  const before = await all(db, "counters");
+  const run = importCli("--from", "auto-increment", "--db", dbName, "--counter-field", "seq_value", "--apply");
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /no counters to import \(all skipped\)/);
+  assert.match(run.stdout, /skipped \{"_id":.*\}: `count` must be an integer, got string "12"/);
+  assert.match(run.stdout, /skipped .*: malformed counter `User._id`: document has no `seq_value` field/);
+  for (const line of run.stdout.split("\n")) assert.ok(line.length < 400, `an unbounded line: ${line.slice(0, 80)}…`);
+  assert.deepEqual(await all(db, "counters"), before, "nothing written");
 });
 
 test("a trigger with counter_field numbers on the Atlas recipe's counter in place ({_id, seq_value})", async () => {

@@ -428,8 +428,8 @@ impl Reply {
                 }
             }
             other => Err(SeqError::unexpected_reply(format!(
-                "unknown reply kind {:?} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers)",
-                ejson::truncate(other)
+                "unknown reply kind {} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers)",
+                ejson::quoted(&ejson::truncate(other))
             ))),
         }
     }

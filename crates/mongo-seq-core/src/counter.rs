@@ -37,8 +37,8 @@ pub(crate) fn check_counter_field(field: &str) -> Result<String, SeqError> {
         format!("must be at most {MAX_COUNTER_FIELD_BYTES} bytes")
     } else if field.starts_with('$') || field.contains('.') || field.contains('\0') {
         format!(
-            "must be a plain top-level field name (no leading '$', no '.', no NUL), got {:?}",
-            ejson::truncate(field)
+            "must be a plain top-level field name (no leading '$', no '.', no NUL), got {}",
+            ejson::quoted(&ejson::truncate(field))
         )
     } else if RESERVED_COUNTER_FIELDS.contains(&field) {
         format!(

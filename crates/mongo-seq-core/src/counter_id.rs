@@ -36,7 +36,7 @@ impl ScopeValue {
             Self::String(text) => Value::String(text.clone()),
             Self::Integer(int) => ejson::long(*int),
             Self::Boolean(flag) => Value::Bool(*flag),
-            Self::ObjectId(hex) => serde_json::json!({ "$oid": hex }),
+            Self::ObjectId(hex) => ejson::object([("$oid", hex.as_str().into())]),
         }
     }
 }
@@ -52,7 +52,10 @@ pub struct CounterKey {
 fn invalid(id: &str, reason: impl std::fmt::Display) -> SeqError {
     SeqError::invalid_argument(
         "counterId",
-        format!("{:?} is not a counter id: {reason}", ejson::truncate(id)),
+        format!(
+            "{} is not a counter id: {reason}",
+            ejson::quoted(&ejson::truncate(id))
+        ),
     )
 }
 
@@ -68,7 +71,10 @@ impl CounterKey {
         let mut scope: Vec<(String, ScopeValue)> = Vec::new();
         for segment in segments {
             let Some((field, raw)) = segment.split_once('=') else {
-                return Err(invalid(id, format!("scope segment {segment:?} has no '='")));
+                return Err(invalid(
+                    id,
+                    format!("scope segment {} has no '='", ejson::quoted(segment)),
+                ));
             };
             validate_field_path(field).map_err(|e| invalid(id, e))?;
             if scope.iter().any(|(seen, _)| seen == field) {
@@ -121,8 +127,10 @@ impl CounterKey {
             return Err(invalid(
                 &id,
                 format!(
-                    "sequence `{}` is scoped by {expected:?}, the id by {fields:?}",
-                    spec.name()
+                    "sequence `{}` is scoped by {}, the id by {}",
+                    spec.name(),
+                    ejson::quoted_list(&expected),
+                    ejson::quoted_list(&fields)
                 ),
             ));
         }
@@ -142,7 +150,10 @@ fn decode(raw: &str) -> Result<ScopeValue, String> {
                 }
                 Some(_) => Err("`#oid:` needs 24 hex digits".to_owned()),
                 None => typed.parse::<i64>().map(ScopeValue::Integer).map_err(|_| {
-                    format!("{raw:?} is neither #true, #false, #oid:… nor #<integer>")
+                    format!(
+                        "{} is neither #true, #false, #oid:… nor #<integer>",
+                        ejson::quoted(raw)
+                    )
                 }),
             },
         };

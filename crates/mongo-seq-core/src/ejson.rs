@@ -17,6 +17,21 @@ pub fn long(value: i64) -> Value {
     Value::Object(map)
 }
 
+/// A JSON object of `entries`, built directly: `serde_json::json!` passes every leaf through
+/// `to_value(..).unwrap()`, a serializer and a panic path per use in the Wasm module. The work
+/// is done once for every size, by inserting (a `Map` collected from an iterator sorts first).
+pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    fill(&mut entries.into_iter())
+}
+
+fn fill(entries: &mut dyn Iterator<Item = (&str, Value)>) -> Value {
+    let mut map = Map::new();
+    for (key, value) in entries {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
 /// The key of [`unrepresentable`] markers.
 const UNREPRESENTABLE: &str = "$unrepresentable";
 
@@ -87,15 +102,25 @@ fn read_wrapper(map: &Map<String, Value>) -> Result<i64, String> {
         "$numberInt" => text
             .parse::<i32>()
             .map(i64::from)
-            .map_err(|_| format!("$numberInt {text:?} is not a 32-bit integer")),
+            .map_err(|_| format!("$numberInt {} is not a 32-bit integer", quoted(text))),
         "$numberLong" => text
             .parse::<i64>()
-            .map_err(|_| format!("$numberLong {text:?} is not a 64-bit integer")),
-        "$numberDouble" => match text.parse::<f64>() {
-            Ok(double) => from_double(double, text),
-            Err(_) => Err(format!("$numberDouble {text:?} is not a number")),
+            .map_err(|_| format!("$numberLong {} is not a 64-bit integer", quoted(text))),
+        "$numberDouble" => match double_text_integer(text) {
+            Ok(int) => Ok(int),
+            Err(DoubleText::NotANumber) => {
+                Err(format!("$numberDouble {} is not a number", quoted(text)))
+            }
+            Err(DoubleText::NotFinite) => Err(format!("double {text} is not finite")),
+            Err(DoubleText::Fraction) => Err(format!("double {text} is not an integer")),
+            Err(DoubleText::TooLarge) => Err(format!(
+                "double {text} exceeds 2^53 and may have lost precision"
+            )),
         },
-        _ => Err(format!("decimal128 {text:?} is not supported, store int64")),
+        _ => Err(format!(
+            "decimal128 {} is not supported, store int64",
+            quoted(text)
+        )),
     }
 }
 
@@ -118,13 +143,109 @@ fn from_double(double: f64, text: &str) -> Result<i64, String> {
     Ok(double as i64)
 }
 
+/// Why a `$numberDouble` text is not an accepted integer.
+#[derive(Debug, PartialEq, Eq)]
+enum DoubleText {
+    NotANumber,
+    NotFinite,
+    Fraction,
+    TooLarge,
+}
+
+/// The integer a `$numberDouble` text (Rust's and EJSON's float grammar: `[+-]`, then
+/// `Infinity`/`inf`/`NaN` in any case, or `digits[.digits][e[+-]digits]`) denotes, read exactly
+/// in decimal: accepted when the decimal value itself is an integer within ±2^53, the range
+/// where a double holds every integer, so the double the text names is that integer. Not
+/// through `str::parse::<f64>`, whose correctly rounded parser (tables included) is the largest
+/// single piece of the Wasm module otherwise; reading the decimal exactly is also stricter:
+/// a text that only rounds to an integer (`1e-400`, `4503599627370496.5`) is not one.
+fn double_text_integer(text: &str) -> Result<i64, DoubleText> {
+    // No indexing (`&text[1..]`): its panic path would bring `char` formatting into the module.
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if ["inf", "infinity", "nan"]
+        .iter()
+        .any(|word| body.eq_ignore_ascii_case(word))
+    {
+        return Err(DoubleText::NotFinite);
+    }
+    let (mantissa, exponent) = match body.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
+        None => (body, None),
+    };
+    let exponent: i64 = match exponent {
+        None => 0,
+        Some(exponent) => {
+            let (negative_exponent, digits) = match exponent.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, exponent.strip_prefix('+').unwrap_or(exponent)),
+            };
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(DoubleText::NotANumber);
+            }
+            // Saturated far beyond any exponent that matters (a double ends near 1e308).
+            let magnitude = digits.bytes().fold(0_i64, |exp, digit| {
+                exp.saturating_mul(10)
+                    .saturating_add(i64::from(digit.saturating_sub(b'0')))
+                    .min(1_000_000)
+            });
+            if negative_exponent {
+                magnitude.saturating_neg()
+            } else {
+                magnitude
+            }
+        }
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if (whole.is_empty() && fraction.is_empty())
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return Err(DoubleText::NotANumber);
+    }
+    // The value is `digits × 10^scale`, with the digits' leading and trailing zeros dropped.
+    let digits = format!("{whole}{fraction}");
+    let significant = digits.trim_start_matches('0');
+    let kept = significant.trim_end_matches('0');
+    if kept.is_empty() {
+        return Ok(0);
+    }
+    let length = |text: &str| i64::try_from(text.len()).unwrap_or(i64::MAX);
+    let scale = exponent
+        .saturating_sub(length(fraction))
+        .saturating_add(length(significant).saturating_sub(length(kept)));
+    if scale < 0 {
+        return Err(DoubleText::Fraction);
+    }
+    // 2^53 has 16 digits: anything longer is beyond it.
+    if length(kept).saturating_add(scale) > 16 {
+        return Err(DoubleText::TooLarge);
+    }
+    let magnitude = u32::try_from(scale)
+        .ok()
+        .and_then(|scale| 10_i64.checked_pow(scale))
+        .zip(kept.parse::<i64>().ok())
+        .and_then(|(power, kept)| kept.checked_mul(power))
+        .filter(|magnitude| *magnitude <= MAX_SAFE_DOUBLE_INTEGER)
+        .ok_or(DoubleText::TooLarge)?;
+    Ok(if negative {
+        magnitude.saturating_neg()
+    } else {
+        magnitude
+    })
+}
+
 /// Short human description of a JSON value for error messages ("string \"5\"", "null").
 pub(crate) fn describe(value: &Value) -> String {
     match value {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => format!("boolean {b}"),
         Value::Number(n) => format!("number {n}"),
-        Value::String(s) => format!("string {}", truncate(&format!("{s:?}"))),
+        Value::String(s) => format!("string {}", truncate(&quoted(s))),
         Value::Array(_) => "an array".to_owned(),
         Value::Object(map) => describe_object(map),
     }
@@ -140,13 +261,41 @@ fn describe_object(map: &Map<String, Value>) -> String {
     }
 }
 
+/// `text` in double quotes as messages show it, escaped like Rust's `{:?}` for quotes,
+/// backslashes and control characters (`"a\\nb"`), every other character as is. Not through
+/// `Debug`, whose Unicode printability tables would be in the Wasm module for messages only.
+pub fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().saturating_add(2));
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Texts as `{:?}` shows a list of them: `["a", "b"]`.
+pub fn quoted_list(texts: &[&str]) -> String {
+    let quoted: Vec<String> = texts.iter().map(|text| quoted(text)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
 /// Keeps messages bounded however large the input is.
 pub(crate) fn truncate(text: &str) -> String {
     truncate_to(text, 60)
 }
 
 /// `text` cut to at most `limit` bytes (on a character boundary), `…` marking a cut.
-pub(crate) fn truncate_to(text: &str, limit: usize) -> String {
+pub fn truncate_to(text: &str, limit: usize) -> String {
     if text.len() <= limit {
         return text.to_owned();
     }
@@ -200,6 +349,68 @@ mod tests {
             json!({"$numberDecimal": "5"}),
         ] {
             assert!(read_i64(&bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn quotes_like_debug() {
+        for text in [
+            "",
+            "a",
+            "a\"b",
+            "a\\b",
+            "\n\r\t\0",
+            "\u{1b}[0m",
+            "\u{7f}\u{85}",
+            "é ü 日本",
+        ] {
+            assert_eq!(quoted(text), format!("{text:?}"), "{text:?}");
+        }
+        for texts in [&[][..], &["a"], &["a", "b\"c"]] {
+            assert_eq!(quoted_list(texts), format!("{texts:?}"));
+        }
+    }
+
+    #[test]
+    fn double_texts_are_read_exactly() {
+        for (text, int) in [
+            ("0", 0),
+            ("-0.0", 0),
+            ("+5", 5),
+            ("5.", 5),
+            ("2024.0", 2024),
+            ("1.5e1", 15),
+            ("1.5E+2", 150),
+            ("1500e-2", 15),
+            ("000123.4500e2", 12345),
+            ("0e999999999999999999", 0),
+            ("9007199254740992", 1 << 53),
+            ("-9.007199254740992e15", -(1 << 53)),
+        ] {
+            assert_eq!(double_text_integer(text), Ok(int), "{text}");
+        }
+        for (text, why) in [
+            ("", DoubleText::NotANumber),
+            (".", DoubleText::NotANumber),
+            ("-", DoubleText::NotANumber),
+            ("1e", DoubleText::NotANumber),
+            ("1e+", DoubleText::NotANumber),
+            ("1.2.3", DoubleText::NotANumber),
+            (" 1", DoubleText::NotANumber),
+            ("0x10", DoubleText::NotANumber),
+            ("five", DoubleText::NotANumber),
+            ("NaN", DoubleText::NotFinite),
+            ("-Infinity", DoubleText::NotFinite),
+            ("inf", DoubleText::NotFinite),
+            (".5", DoubleText::Fraction),
+            ("1e-400", DoubleText::Fraction),
+            ("4503599627370496.5", DoubleText::Fraction),
+            ("9007199254740993", DoubleText::TooLarge),
+            ("1e300", DoubleText::TooLarge),
+            ("1e999999999999999999999", DoubleText::TooLarge),
+            ("12345678901234567", DoubleText::TooLarge),
+        ] {
+            assert_eq!(double_text_integer(text), Err(why), "{text}");
         }
     }
 

@@ -5,9 +5,9 @@
 //! `{code, message, details}` form the Wasm shim turns into a JS `Error` with `code`.
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::ejson::truncate;
+use crate::ejson::{object, quoted, truncate};
 
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,20 +30,20 @@ pub enum SeqError {
     InvalidBounds { reason: String },
 
     /// The sequence name breaks the naming rules (`name` is `None` when it is not a string).
-    #[error("invalid sequence name{}: {reason}", name.as_ref().map_or_else(String::new, |name| format!(" {:?}", truncate(name))))]
+    #[error("invalid sequence name{}: {reason}", name.as_ref().map_or_else(String::new, |name| format!(" {}", quoted(&truncate(name)))))]
     InvalidName {
         name: Option<String>,
         reason: String,
     },
 
     /// A `scope` entry is not a usable field path.
-    #[error("invalid scope field {:?}: {reason}", truncate(field))]
+    #[error("invalid scope field {}: {reason}", quoted(&truncate(field)))]
     InvalidScope { field: String, reason: String },
 
     /// The `format` template does not follow the grammar.
     #[error(
-        "invalid format template {:?} at byte {position}: {reason}",
-        truncate(template)
+        "invalid format template {} at byte {position}: {reason}",
+        quoted(&truncate(template))
     )]
     InvalidFormat {
         template: String,
@@ -230,67 +230,90 @@ impl SeqError {
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
     pub fn details(&self) -> Option<Value> {
         let details = match self {
-            Self::UnknownOption { key, .. } => json!({ "key": key }),
-            Self::InvalidOption { option, .. } => json!({ "option": option }),
-            Self::InvalidStep { value } => json!({ "value": value }),
+            Self::UnknownOption { key, .. } => object([("key", key.as_str().into())]),
+            Self::InvalidOption { option, .. } => object([("option", option.as_str().into())]),
+            Self::InvalidStep { value } => object([("value", (*value).into())]),
             Self::InvalidBounds { .. } => return None,
-            Self::InvalidName { name, .. } => json!({ "name": name }),
-            Self::InvalidScope { field, .. } => json!({ "field": field }),
+            Self::InvalidName { name, .. } => object([("name", name.as_deref().into())]),
+            Self::InvalidScope { field, .. } => object([("field", field.as_str().into())]),
             Self::InvalidFormat {
                 template, position, ..
-            } => {
-                json!({ "template": template, "position": position })
+            } => object([
+                ("template", template.as_str().into()),
+                ("position", (*position).into()),
+            ]),
+            Self::MissingScopeField { field } => object([("field", field.as_str().into())]),
+            Self::InvalidScopeValue { field, .. } => object([("field", field.as_str().into())]),
+            Self::InvalidArgument { argument, .. } => {
+                object([("argument", argument.as_str().into())])
             }
-            Self::MissingScopeField { field } => json!({ "field": field }),
-            Self::InvalidScopeValue { field, .. } => json!({ "field": field }),
-            Self::InvalidArgument { argument, .. } => json!({ "argument": argument }),
             Self::SequenceExhausted {
                 counter_id,
                 last,
                 requested,
                 available,
                 bound,
-            } => json!({
-                "counterId": counter_id, "last": last, "requested": requested,
-                "available": available, "bound": bound,
-            }),
+            } => object([
+                ("counterId", counter_id.as_str().into()),
+                ("last", (*last).into()),
+                ("requested", (*requested).into()),
+                ("available", (*available).into()),
+                ("bound", (*bound).into()),
+            ]),
             Self::OutOfBounds {
                 argument,
                 value,
                 min,
                 max,
-            } => {
-                json!({ "argument": argument, "value": value, "min": min, "max": max })
-            }
+            } => object([
+                ("argument", argument.as_str().into()),
+                ("value", (*value).into()),
+                ("min", (*min).into()),
+                ("max", (*max).into()),
+            ]),
             Self::Overflow { .. } => return None,
-            Self::MalformedCounter { counter_id, .. } => json!({ "counterId": counter_id }),
-            Self::MalformedDocument { field, .. } => json!({ "field": field }),
+            Self::MalformedCounter { counter_id, .. } => {
+                object([("counterId", counter_id.as_str().into())])
+            }
+            Self::MalformedDocument { field, .. } => object([("field", field.as_str().into())]),
             Self::UnexpectedReply { .. } => return None,
             Self::BackwardsRefused {
                 counter_id,
                 last,
                 next,
-            } => {
-                json!({ "counterId": counter_id, "last": last, "next": next })
-            }
+            } => object([
+                ("counterId", counter_id.as_str().into()),
+                ("last", (*last).into()),
+                ("next", (*next).into()),
+            ]),
             Self::TooManyRetries {
                 operation,
                 counter_id,
                 attempts,
-            } => {
-                json!({ "operation": operation, "counterId": counter_id, "attempts": attempts })
+            } => object([
+                ("operation", operation.as_str().into()),
+                ("counterId", counter_id.as_str().into()),
+                ("attempts", (*attempts).into()),
+            ]),
+            Self::ConditionNotMet { counter_id } => {
+                object([("counterId", counter_id.as_str().into())])
             }
-            Self::ConditionNotMet { counter_id } => json!({ "counterId": counter_id }),
-            Self::MalformedLease { lease_id, .. } => json!({ "leaseId": lease_id }),
+            Self::MalformedLease { lease_id, .. } => {
+                object([("leaseId", lease_id.as_str().into())])
+            }
             Self::Fenced {
                 counter_id,
                 epoch,
                 counter_epoch,
-            } => {
-                json!({ "counterId": counter_id, "epoch": epoch, "counterEpoch": counter_epoch })
+            } => object([
+                ("counterId", counter_id.as_str().into()),
+                ("epoch", (*epoch).into()),
+                ("counterEpoch", (*counter_epoch).into()),
+            ]),
+            Self::WriteFailed { index, code, .. } => {
+                object([("index", (*index).into()), ("code", (*code).into())])
             }
-            Self::WriteFailed { index, code, .. } => json!({ "index": index, "code": code }),
-            Self::WriteConcernFailed { code, .. } => json!({ "code": code }),
+            Self::WriteConcernFailed { code, .. } => object([("code", (*code).into())]),
         };
         Some(details)
     }

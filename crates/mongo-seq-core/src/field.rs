@@ -47,7 +47,10 @@ fn check(argument: &str, field: &str, dotted: bool) -> Result<(), SeqError> {
         None => Ok(()),
         Some(reason) => Err(SeqError::invalid_argument(
             argument,
-            format!("{:?} {reason}", crate::ejson::truncate(field)),
+            format!(
+                "{} {reason}",
+                crate::ejson::quoted(&crate::ejson::truncate(field))
+            ),
         )),
     }
 }
@@ -98,7 +101,10 @@ fn check_not_scope(spec: &SequenceSpec, argument: &str, field: &str) -> Result<(
         None => Ok(()),
         Some(scope) => Err(SeqError::invalid_argument(
             argument,
-            format!("{field:?} would overwrite the scope field `{scope}` of the document"),
+            format!(
+                "{} would overwrite the scope field `{scope}` of the document",
+                crate::ejson::quoted(field)
+            ),
         )),
     }
 }

@@ -132,7 +132,8 @@ fn parse_placeholder(inner: &str) -> Result<usize, String> {
     };
     let Some(digits) = spec.strip_prefix('0') else {
         return Err(format!(
-            "unsupported spec {spec:?} in {{{inner}}}: use {{seq:0N}} for zero padding"
+            "unsupported spec {} in {{{inner}}}: use {{seq:0N}} for zero padding",
+            crate::ejson::quoted(spec)
         ));
     };
     let width =

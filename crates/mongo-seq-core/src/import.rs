@@ -18,14 +18,15 @@
 //! and left alone; so are mongo-seq counters that are malformed. The output reports every
 //! counter: source value, mongo-seq's value before and after, and the action.
 //!
-//! mongoose-sequence keeps a unique index on `{ id, reference_value }` in its collection, which
-//! admits a single document without those fields: mongo-seq's counters cannot live there, so
-//! importing into the source collection is refused (`counters`).
+//! mongoose-sequence keeps a unique index on `{ id, reference_value }` in its collection, the
+//! auto-increment plugins one on `{ field, model }`: each admits a single document without those
+//! fields, so mongo-seq's counters cannot live there, and importing into the source collection
+//! is refused (`counters`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::command::{unexpected, Collection, Command, QueryOptions, Reply, Step};
 use crate::counter::CounterState;
@@ -146,10 +147,16 @@ impl ImportRequest {
         };
         let source = collection("source", from.default_collection())?;
         let counters = collection("counters", "counters")?;
-        if from == CounterSource::MongooseSequence && source == counters {
+        if source == counters {
+            let (plugin, index) = match from {
+                CounterSource::MongooseSequence => {
+                    ("mongoose-sequence's", "{ id, reference_value }")
+                }
+                CounterSource::AutoIncrement => ("the auto-increment plugins'", "{ field, model }"),
+            };
             return Err(invalid(
                 "counters",
-                format!("`{counters}` is mongoose-sequence's collection, whose unique index on {{ id, reference_value }} admits one document without them: give mongo-seq another counters collection, or drop that index and import with a `source` other than `counters`"),
+                format!("`{counters}` is {plugin} collection, whose unique index on {index} admits one document without those fields: give mongo-seq another counters collection, or drop that index and import with a `source` other than `{counters}`"),
             ));
         }
         let mut names = BTreeMap::new();
@@ -273,8 +280,10 @@ impl ImportCounters {
     pub fn new(request: &ImportRequest) -> Self {
         let filter = match request.from {
             // The collection may hold other documents (mongo-seq's own counters among them).
-            CounterSource::MongooseSequence => json!({ "id": { "$exists": true } }),
-            CounterSource::AutoIncrement => json!({}),
+            CounterSource::MongooseSequence => {
+                ejson::object([("id", ejson::object([("$exists", true.into())]))])
+            }
+            CounterSource::AutoIncrement => ejson::object([]),
         };
         let machine = ImportMachine {
             request: request.clone(),
@@ -292,7 +301,7 @@ impl ImportCounters {
             collection: Collection::Documents,
             filter,
             options: QueryOptions {
-                sort: Some(json!({ "_id": 1 })),
+                sort: Some(ejson::object([("_id", 1.into())])),
                 ..QueryOptions::default()
             },
         };
@@ -332,7 +341,10 @@ fn read_source(from: CounterSource, document: &Value) -> Result<SourceCounter, S
             };
             Ok((
                 id.clone(),
-                json!({ "id": id, "referenceValue": reference }),
+                ejson::object([
+                    ("id", id.clone().into()),
+                    ("referenceValue", reference.clone()),
+                ]),
                 scope,
                 last,
             ))
@@ -344,11 +356,23 @@ fn read_source(from: CounterSource, document: &Value) -> Result<SourceCounter, S
             let last = number("count")?;
             Ok((
                 format!("{model}.{field}"),
-                json!({ "model": model, "field": field }),
+                ejson::object([
+                    ("model", model.clone().into()),
+                    ("field", field.clone().into()),
+                ]),
                 None,
                 last,
             ))
         }
+    }
+}
+
+/// The key `names` uses for a source document (`id`, or `model.field`), when it has one.
+fn source_key(from: CounterSource, document: &Value) -> Option<String> {
+    let text = |key: &str| document.get(key).and_then(Value::as_str);
+    match from {
+        CounterSource::MongooseSequence => text("id").map(str::to_owned),
+        CounterSource::AutoIncrement => Some(format!("{}.{}", text("model")?, text("field")?)),
     }
 }
 
@@ -390,7 +414,8 @@ impl ImportMachine {
 
     /// The sequence and counter id of a source counter, or what to report instead.
     fn adopt(&self, document: &Value) -> Result<Entry, (Value, String)> {
-        let fallback = || json!({ "_id": document.get("_id").cloned().unwrap_or(Value::Null) });
+        let fallback =
+            || ejson::object([("_id", document.get("_id").cloned().unwrap_or(Value::Null))]);
         let (key, source, scope, last) =
             read_source(self.request.from, document).map_err(|reason| (fallback(), reason))?;
         let name = self.request.names.get(&key).cloned().unwrap_or(key);
@@ -398,7 +423,7 @@ impl ImportMachine {
         options.insert("name".to_owned(), Value::String(name.clone()));
         let scope_fields: Vec<String> = scope.iter().flat_map(|s| s.keys().cloned()).collect();
         if !scope_fields.is_empty() {
-            options.insert("scope".to_owned(), json!(scope_fields));
+            options.insert("scope".to_owned(), scope_fields.clone().into());
         }
         if let Some(field) = &self.request.counter_field {
             options.insert("counterField".to_owned(), Value::String(field.clone()));
@@ -435,6 +460,7 @@ impl ImportMachine {
     }
 
     fn on_source(&mut self, documents: &[Value]) -> Result<Step<ImportReport>, SeqError> {
+        self.check_names(documents)?;
         for document in documents {
             let entry = match self.adopt(document) {
                 Ok(entry) => entry,
@@ -474,9 +500,40 @@ impl ImportMachine {
         self.phase = Phase::ReadCounters;
         Ok(Step::Command(Command::Find {
             collection: Collection::Counters,
-            filter: json!({ "_id": { "$in": ids } }),
+            filter: ejson::object([("_id", ejson::object([("$in", ids.into())]))]),
             options: QueryOptions::default(),
         }))
+    }
+
+    /// Refuses a name whose key matches no source counter (a typo would import under the
+    /// default name and leave the intended sequence behind the numbers the plugin issued).
+    fn check_names(&self, documents: &[Value]) -> Result<(), SeqError> {
+        let keys: BTreeSet<String> = documents
+            .iter()
+            .filter_map(|document| source_key(self.request.from, document))
+            .collect();
+        let Some(unknown) = self.request.names.keys().find(|key| !keys.contains(*key)) else {
+            return Ok(());
+        };
+        let listed: Vec<String> = keys.iter().take(10).map(|k| ejson::truncate(k)).collect();
+        let more = if keys.len() > listed.len() {
+            ", …"
+        } else {
+            ""
+        };
+        Err(SeqError::InvalidOption {
+            option: "names".to_owned(),
+            reason: format!(
+                "`{}` is the key of no counter in `{}` (keys found: {}{more})",
+                ejson::truncate(unknown),
+                self.request.source,
+                if listed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    listed.join(", ")
+                }
+            ),
+        })
     }
 
     fn on_counters(&mut self, documents: &[Value]) -> Result<Step<ImportReport>, SeqError> {

@@ -76,6 +76,7 @@ pub mod backoff;
 pub mod batch;
 pub mod block;
 pub mod block_counter;
+pub mod checkpoint;
 pub mod command;
 pub mod concern;
 pub mod counter;
@@ -112,6 +113,7 @@ pub use backoff::{Backoff, WaitWindow};
 pub use batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use block::{BlockAllocator, SharedBlockAllocator};
 pub use block_counter::{BlockCounter, Numbers, Refill, Take};
+pub use checkpoint::Checkpoint;
 pub use command::{
     Collection, Command, FindOptions, Plan, QueryOptions, Reply, ReturnDocument, Step,
     UpdateOptions, UpdateStatement, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY,

@@ -395,8 +395,8 @@ impl SequenceSpec {
             return Err(SeqError::invalid_argument(
                 "counterId",
                 format!(
-                    "{:?} is not a counter id of sequence `{}` (use counterId())",
-                    ejson::truncate(counter_id),
+                    "{} is not a counter id of sequence `{}` (use counterId())",
+                    ejson::quoted(&ejson::truncate(counter_id)),
                     self.name
                 ),
             ));

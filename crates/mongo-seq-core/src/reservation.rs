@@ -194,7 +194,7 @@ impl ReserveRequest {
             if is_counter_field(key, counter_field) || key.is_empty() {
                 return Err(SeqError::invalid_argument(
                     "extraFilter",
-                    format!("key {key:?} is reserved or empty"),
+                    format!("key {} is reserved or empty", ejson::quoted(key)),
                 ));
             }
         }
@@ -206,7 +206,10 @@ impl ReserveRequest {
             {
                 return Err(SeqError::invalid_argument(
                     "extraSet",
-                    format!("key {key:?} must be a plain top-level field other than _id and the counter field"),
+                    format!(
+                        "key {} must be a plain top-level field other than _id and the counter field",
+                        ejson::quoted(key)
+                    ),
                 ));
             }
         }
@@ -216,16 +219,19 @@ impl ReserveRequest {
 
 /// `seq` stored as an integer, not in an array: never `$inc` a string, a fraction, NaN, or an
 /// array (which `$type` alone would match when it holds an integer).
-fn integer_type_condition() -> Map<String, Value> {
+pub(crate) fn integer_type_condition() -> Map<String, Value> {
     let mut condition = Map::new();
-    condition.insert("$type".to_owned(), serde_json::json!(["int", "long"]));
+    condition.insert(
+        "$type".to_owned(),
+        Value::Array(vec!["int".into(), "long".into()]),
+    );
     condition.insert("$not".to_owned(), not_an_array());
     condition
 }
 
 /// `{$type: "array"}`, to be negated with `$not`.
-fn not_an_array() -> Value {
-    serde_json::json!({"$type": "array"})
+pub(crate) fn not_an_array() -> Value {
+    ejson::object([("$type", "array".into())])
 }
 
 fn is_counter_field(key: &str, counter_field: &str) -> bool {

@@ -17,7 +17,7 @@
 //! nearest grid numbers) unless `force`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::command::{
     id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
@@ -28,6 +28,7 @@ use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::options::SequenceSpec;
+use crate::reservation::{integer_type_condition, not_an_array};
 
 /// Result of `setNext`: the last value before (`null` if the counter was created or, with
 /// force, unreadable), whether the counter was created, and the next number now due.
@@ -100,9 +101,7 @@ impl SetNextMachine {
         let mut filter = id_filter(&self.counter_id);
         if !self.force {
             let op = if self.step > 0 { "$lte" } else { "$gte" };
-            let mut seq = Map::new();
-            seq.insert("$type".to_owned(), json!(["int", "long"]));
-            seq.insert("$not".to_owned(), json!({"$type": "array"}));
+            let mut seq = integer_type_condition();
             seq.insert(op.to_owned(), ejson::long(self.target));
             filter.insert(self.counter_field.clone(), Value::Object(seq));
         }
@@ -191,7 +190,7 @@ impl SetNextMachine {
                         let mut filter = id_filter(&self.counter_id);
                         filter.insert(
                             self.counter_field.clone(),
-                            json!({"$eq": stored, "$not": {"$type": "array"}}),
+                            ejson::object([("$eq", stored.clone()), ("$not", not_an_array())]),
                         );
                         Ok(Step::Command(self.set_command(filter, false)))
                     }
@@ -228,7 +227,9 @@ fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
         return Err(SeqError::invalid_argument(
             "next",
             format!(
-                "{next} is before the sequence's start {start} (step {step}); pass force to set it anyway"
+                "{next} is before the sequence's start {} (step {}); pass force to set it anyway",
+                spec.start(),
+                spec.step()
             ),
         ));
     }
@@ -242,10 +243,28 @@ fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
     Err(SeqError::invalid_argument(
         "next",
         format!(
-            "{next} is not on the sequence's grid start + k·step (start {start}, step {step}): the nearest are {below} and {}; pass force to set it anyway",
-            below.saturating_add(stride)
+            "{next} is not on the sequence's grid start + k·step (start {}, step {}): the nearest are {} and {}; pass force to set it anyway",
+            spec.start(),
+            spec.step(),
+            wide(below),
+            wide(below.saturating_add(stride))
         ),
     ))
+}
+
+/// An i128 of magnitude below 2^120 in decimal, through i64 formatting (`i128`'s own `Display`
+/// would be in the Wasm module for this one message).
+fn wide(value: i128) -> String {
+    const SPLIT: i128 = 1_000_000_000_000_000_000; // 10^18
+    match i64::try_from(value) {
+        Ok(value) => value.to_string(),
+        #[allow(clippy::cast_possible_truncation)] // |value / 10^18| < 2^61, remainder < 10^18
+        Err(_) => format!(
+            "{}{:018}",
+            (value / SPLIT) as i64,
+            (value % SPLIT).unsigned_abs() as u64
+        ),
+    }
 }
 
 impl Machine for SetNextMachine {
@@ -253,5 +272,19 @@ impl Machine for SetNextMachine {
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<SetNextOutcome>, SeqError> {
         self.transition(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wide;
+
+    #[test]
+    fn wide_values_print_in_decimal() {
+        let max = i128::from(i64::MAX);
+        let min = i128::from(i64::MIN);
+        for value in [0, -1, max, min, max + 7, min - 7, 1 << 100, -(1 << 100)] {
+            assert_eq!(wide(value), value.to_string());
+        }
     }
 }

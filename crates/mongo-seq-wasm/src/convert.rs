@@ -193,7 +193,7 @@ pub fn describe(value: &JsValue) -> String {
     if let Some(text) = value.as_string() {
         let shown: String = text.chars().take(40).collect();
         let more = if shown.len() < text.len() { "…" } else { "" };
-        return format!("string {shown:?}{more}");
+        return format!("string {}{more}", mongo_seq_core::ejson::quoted(&shown));
     }
     if let Some(number) = value.as_f64() {
         return describe_number(number);

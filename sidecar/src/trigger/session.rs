@@ -1,12 +1,13 @@
 //! A session of a lease holder: the unique index, intents left pending, the stored state, the
 //! change stream (opened before a backfill scans, so nothing inserted meanwhile is missed),
-//! then batches until shutdown: read what the stream has (at most `batch_size` events), number
-//! it, store the resume token. A quiet stream stores the server's post-batch token every
-//! `heartbeat`.
+//! then batches until shutdown: read what the stream has (at most `batch_size` events; at most
+//! two reads, see [`Trigger::next_batch`]), number it, and store the resume token when the
+//! core's [`Checkpoint`] says so (at most every `checkpoint`; on a quiet stream the server's
+//! post-batch token every `heartbeat`; at a graceful stop).
 
 use std::time::Duration;
 
-use mongo_seq_core::BatchReport;
+use mongo_seq_core::{BatchReport, Checkpoint};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -17,6 +18,11 @@ use crate::error::SidecarError;
 use crate::health::State;
 use crate::lease::Fence;
 use crate::mongo::{EventBatch, EventStream, Mongo, ResumeToken, Watch};
+
+/// Fewest events one read of the change stream may bring (its cursor's `batchSize`, when the
+/// numbering batch is smaller): a small `batch_size` numbers small batches without a `getMore`
+/// each, the reply's other events wait in the stream for the next batches.
+const MIN_STREAM_READ: usize = 1000;
 
 impl<M: Mongo> Trigger<M> {
     /// Runs until shutdown (`Ok`) or a failure (`Err`: the supervisor reports it and retries).
@@ -57,11 +63,22 @@ impl<M: Mongo> Trigger<M> {
         // Events right after a (re)start may be for documents numbered before the crash or by the
         // backfill: check them against the collection until a batch shows none of those.
         let mut verify = true;
-        let mut last_store = Instant::now();
+        let started = Instant::now();
+        let now_ms = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut checkpoint = Checkpoint::new(
+            millis(self.settings.checkpoint),
+            millis(self.settings.heartbeat),
+        );
+        checkpoint.stored(now_ms());
+        // The token of the last batch applied (not necessarily stored yet).
+        let mut applied_token = stored_token.clone();
+        let mut last_read = Instant::now();
         let mut last_cluster_secs: Option<u32> = None;
         while !shutdown.is_cancelled() {
             fence.check()?;
-            let batch = self.next_batch(&mut stream, shutdown).await?;
+            let batch = self
+                .next_batch(&mut stream, shutdown, &mut last_read)
+                .await?;
             if let Some(secs) = last_cluster_secs {
                 // Literally "now minus the cluster time of the last processed event": it grows on
                 // a quiet collection.
@@ -69,14 +86,15 @@ impl<M: Mongo> Trigger<M> {
             }
             if batch.events.is_empty() {
                 // Caught up: everything the stream had was numbered (after an error, this is
-                // the first sign the trigger works again).
+                // the first sign the trigger works again). Its token is past every event handed
+                // out, all applied.
                 self.probe.succeeded();
                 *delay = self.settings.backoff_initial;
-                if last_store.elapsed() >= self.settings.heartbeat {
-                    // Quiet stream: store the post-batch resume token when the server gives one.
-                    self.store_moved(batch.resume_token, &mut stored_token, fence)
-                        .await?;
-                    last_store = Instant::now();
+                let token = batch.resume_token.or_else(|| applied_token.clone());
+                let moved = token.is_some() && token != stored_token;
+                if checkpoint.quiet(now_ms(), moved) {
+                    self.store(token, &mut stored_token, fence).await?;
+                    checkpoint.stored(now_ms());
                 }
                 continue;
             }
@@ -98,13 +116,12 @@ impl<M: Mongo> Trigger<M> {
             }
             let report = self.number(documents, verify, fence).await?;
             verify = verify && report.already > 0;
-            if !early {
-                self.state
-                    .save(batch.resume_token.as_ref(), None, fence)
+            applied_token = batch.resume_token;
+            if checkpoint.batch_applied(now_ms()) {
+                self.store(applied_token.clone(), &mut stored_token, fence)
                     .await?;
+                checkpoint.stored(now_ms());
             }
-            stored_token = batch.resume_token;
-            last_store = Instant::now();
             self.applied(&report, cluster_secs, events);
             if let Some(secs) = cluster_secs {
                 last_cluster_secs = Some(secs);
@@ -112,8 +129,11 @@ impl<M: Mongo> Trigger<M> {
             *delay = self.settings.backoff_initial;
         }
         // Graceful shutdown: the batch in flight is done; keep the newest token.
-        self.store_moved(stream.resume_token(), &mut stored_token, fence)
-            .await
+        let token = stream.resume_token().or(applied_token);
+        if checkpoint.unstored() || (token.is_some() && token != stored_token) {
+            self.store(token, &mut stored_token, fence).await?;
+        }
+        Ok(())
     }
 
     /// The change stream of the trigger: its inserts (matching its `match`), after `token`.
@@ -126,34 +146,63 @@ impl<M: Mongo> Trigger<M> {
         Watch {
             filter,
             start_after: token,
-            batch_size: u32::try_from(self.settings.batch_size).unwrap_or(u32::MAX),
+            batch_size: u32::try_from(self.settings.batch_size.max(MIN_STREAM_READ))
+                .unwrap_or(u32::MAX),
             max_await: self.settings.max_await,
         }
     }
 
-    /// The events available now, up to the batch size; empty after a quiet poll interval.
+    /// The next batch: what the stream has now, at most `batch_size` events (its own reply's
+    /// leftovers, else one round trip). When that is not a full batch and inserts are coming,
+    /// it waits once for more — as long as the rate just seen needs to fill the batch, at most
+    /// `batch_delay` — and reads once more. So a batch costs at most two reads (two `getMore`s),
+    /// however busy the stream; a quiet stream is read at most once per poll interval (a real
+    /// server also waits `max_await` inside its `getMore`).
     async fn next_batch(
         &self,
         stream: &mut M::Stream,
         shutdown: &CancellationToken,
+        last_read: &mut Instant,
     ) -> Result<EventBatch, SidecarError> {
+        let max = self.settings.batch_size;
         let asked = Instant::now();
-        let batch = stream.next_batch(self.settings.batch_size).await?;
+        let previous_read = *last_read;
+        let mut batch = stream.next_batch(max).await?;
+        *last_read = Instant::now();
         if batch.events.is_empty() {
-            // A real server waits up to maxAwaitTime in getMore; one that answers at once is
-            // asked at most once per poll interval.
             let rest = self.settings.poll_interval.saturating_sub(asked.elapsed());
             tokio::select! {
                 biased;
                 () = shutdown.cancelled() => {}
                 () = tokio::time::sleep(rest) => {}
             }
+            return Ok(batch);
         }
+        let missing = max.saturating_sub(batch.events.len());
+        let wait = linger(
+            batch.events.len(),
+            missing,
+            last_read.duration_since(previous_read),
+            self.settings.batch_delay,
+        );
+        if wait.is_zero() {
+            return Ok(batch);
+        }
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Ok(batch),
+            () = tokio::time::sleep(wait) => {}
+        }
+        let more = stream.next_batch(missing).await?;
+        *last_read = Instant::now();
+        batch.events.extend(more.events);
+        // Past every event of the batch (an empty read's token: past everything read).
+        batch.resume_token = more.resume_token.or(batch.resume_token);
         Ok(batch)
     }
 
-    /// Stores `token` when the stream moved past the one stored.
-    async fn store_moved(
+    /// Stores `token` (when there is one and it is not the one stored).
+    async fn store(
         &self,
         token: Option<ResumeToken>,
         stored: &mut Option<ResumeToken>,
@@ -166,10 +215,10 @@ impl<M: Mongo> Trigger<M> {
         Ok(())
     }
 
-    /// A stream batch is numbered and its token stored.
+    /// A stream batch is numbered (its token stored, or due at the next checkpoint).
     fn applied(&self, report: &BatchReport, cluster_secs: Option<u32>, events: usize) {
-        // Counted once the token is stored: a batch replayed after a failure is not counted
-        // twice.
+        // Counted once the batch is written (a batch replayed after a crash numbers nothing
+        // twice: its documents come back as already numbered).
         self.probe.prenumbered(report.prenumbered);
         let now_ms = self.mongo.now_ms();
         self.probe.batch_applied(report.numbered, now_ms);
@@ -186,6 +235,69 @@ impl<M: Mongo> Trigger<M> {
             skipped = report.skipped,
             collisions = report.collisions,
             "batch applied"
+        );
+    }
+}
+
+/// How long a batch of `got` events, `missing` short of full, waits for more: the time the rate
+/// just seen (`got` events since the previous read, `window` ago) needs to bring the missing
+/// ones, at most `cap`. Nothing when the batch is full, or when even that wait would not bring
+/// it to half full: a trickle, or a moderate rate, is numbered at once (latency matters more
+/// there than the few commands a bigger batch would save).
+fn linger(got: usize, missing: usize, window: Duration, cap: Duration) -> Duration {
+    if missing == 0 || cap.is_zero() {
+        return Duration::ZERO;
+    }
+    #[allow(clippy::cast_precision_loss)] // event counts
+    let (got, missing) = (got as f64, missing as f64);
+    let per_sec = got / window.as_secs_f64().max(0.001);
+    let fill = (missing / per_sec).min(cap.as_secs_f64());
+    if got + per_sec * fill < (got + missing) / 2.0 {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(fill)
+}
+
+/// A duration in whole milliseconds (the core's time unit).
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAP: Duration = Duration::from_millis(500);
+
+    #[test]
+    fn a_full_batch_or_no_delay_does_not_wait() {
+        assert_eq!(
+            linger(1000, 0, Duration::from_millis(10), CAP),
+            Duration::ZERO
+        );
+        assert_eq!(
+            linger(10, 990, Duration::from_millis(10), Duration::ZERO),
+            Duration::ZERO
+        );
+    }
+
+    #[test]
+    fn a_busy_stream_waits_as_long_as_its_rate_needs_to_fill_the_batch() {
+        // 150 events in 100 ms: 1,500/s; 850 missing need 567 ms, capped at 500 ms.
+        assert_eq!(linger(150, 850, Duration::from_millis(100), CAP), CAP);
+        // 500 events in 100 ms: 5,000/s; 500 missing need 100 ms.
+        let wait = linger(500, 500, Duration::from_millis(100), CAP);
+        assert!((wait.as_secs_f64() - 0.1).abs() < 1e-9, "{wait:?}");
+    }
+
+    #[test]
+    fn a_trickle_or_a_moderate_rate_is_numbered_at_once() {
+        // One event in 5 s: not one more expected within the cap.
+        assert_eq!(linger(1, 999, Duration::from_secs(5), CAP), Duration::ZERO);
+        // 20 events in 100 ms: 200/s; 500 ms bring 100 more, far from half of 1,000.
+        assert_eq!(
+            linger(20, 980, Duration::from_millis(100), CAP),
+            Duration::ZERO
         );
     }
 }
