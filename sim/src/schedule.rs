@@ -183,8 +183,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
-            let ages =
-                triggers::check_token_age(&world, &sidecars.lock().expect("sidecars"), 20.0);
+            let ages = triggers::check_token_age(&world, &sidecars.lock().expect("sidecars"), 20.0);
             if ages.is_empty() || world.now_ms() >= deadline {
                 break ages;
             }
