@@ -3,6 +3,9 @@
 // into BSON values (int64 → Long) in one pass (bson.js); a document read back goes out through EJSON
 // canonical text (Int32, Long and Double stay what they are, so the core sees `5.0` as a
 // double — a legacy counter it must convert — and not as the integer 5).
+// The read and write concerns are the core's (the command's `readConcern`/`writeConcern`: majority
+// writes, majority reads of counters, local reads of documents), sent as they are so nothing is
+// inherited from the caller's `Db`.
 // The only decisions here are about I/O: which collection object, which driver error is a
 // duplicate key (code 11000; on the field the command names, when it names one) that the plan
 // handles itself, the random draw and sleep of a `wait` (the core says how long at most; it
@@ -57,7 +60,8 @@ function planDuplicate(error, field) {
 export async function executeCommand(text, target) {
   const command = target.codec.parseCommand(text);
   const collection = command.collection === "counters" ? target.counters : target.documents;
-  const read = { promoteValues: false };
+  const write = concerns(command);
+  const read = { promoteValues: false, ...write };
   switch (command.op) {
     case "findOneAndUpdate": {
       const options = { ...read, upsert: command.options.upsert, returnDocument: command.options.returnDocument };
@@ -73,15 +77,15 @@ export async function executeCommand(text, target) {
       return `{"kind":"documents","documents":[${documents.map((document) => target.codec.documentJson(document)).join(",")}]}`;
     }
     case "insertOne":
-      return inserted(() => collection.insertOne(command.document));
+      return inserted(() => collection.insertOne(command.document, write));
     case "insertDocument": {
       const document = { ...target.document, ...command.fields };
-      const reply = await inserted(() => collection.insertOne(document), command.duplicateKeyOn);
+      const reply = await inserted(() => collection.insertOne(document, write), command.duplicateKeyOn);
       if (reply === INSERTED) target.insertedId = document._id;
       return reply;
     }
     case "insertDocuments":
-      return insertedMany(collection, command, target);
+      return insertedMany(collection, command, target, write);
     case "take": {
       const values = await target.sequence.takeNumbers(command.counterId, Number(command.count));
       // join(): exact digits for numbers and BigInts alike.
@@ -95,6 +99,19 @@ export async function executeCommand(text, target) {
     default:
       throw new Error(`mongo-seq: unknown command ${JSON.stringify(command.op)} from the core (package build mismatch?)`);
   }
+}
+
+/** The driver options of the concerns the core chose for `command` (none when it chose none). */
+function concerns(command) {
+  const options = {};
+  if (command.writeConcern) options.writeConcern = { w: plain(command.writeConcern.w) };
+  if (command.readConcern) options.readConcern = { level: String(command.readConcern.level) };
+  return options;
+}
+
+/** `"majority"` stays a string; a member count (revived as Int32) becomes a number. */
+function plain(w) {
+  return typeof w === "string" ? w : Number(w);
 }
 
 async function found(run, codec) {
@@ -118,11 +135,11 @@ async function inserted(run, field) {
 }
 
 /** `insertDocuments`: the caller's documents from `first`, with the core's fields, in order. */
-async function insertedMany(collection, command, target) {
+async function insertedMany(collection, command, target, write) {
   const first = Number(command.first);
   const documents = command.fields.map((fields, i) => ({ ...target.batch[first + i], ...fields }));
   try {
-    const result = await collection.insertMany(documents, { ordered: true });
+    const result = await collection.insertMany(documents, { ...write, ordered: true });
     documents.forEach((_, i) => (target.insertedIds[first + i] = result.insertedIds[i]));
     return `{"kind":"writeResult","n":${documents.length},"nModified":0}`;
   } catch (error) {

@@ -82,6 +82,12 @@ impl Connection {
 
     async fn run(&self, command: Command) -> Result<Reply, Failed> {
         let place = |target| self.place(target).map_err(Failed::Invalid);
+        // The concerns are the core's choice for the command (majority writes; majority reads of
+        // counters and state, local reads of documents): never the client's or the URI's.
+        let write = command.write_concern().map(|c| write_concern(&c));
+        let read = command
+            .read_concern()
+            .map(|c| options::ReadConcern::custom(c.level));
         match command {
             Command::FindOneAndUpdate {
                 collection,
@@ -92,6 +98,7 @@ impl Connection {
                 let result = place(collection)?
                     .collection
                     .find_one_and_update(doc_of(filter)?, doc_of(update)?)
+                    .optional(write, |action, w| action.write_concern(w))
                     .upsert(options.upsert)
                     .return_document(match options.return_document {
                         ReturnDocument::Before => options::ReturnDocument::Before,
@@ -109,7 +116,10 @@ impl Connection {
                 filter,
                 options,
             } => {
-                let mut find = place(collection)?.collection.find_one(doc_of(filter)?);
+                let mut find = place(collection)?
+                    .collection
+                    .find_one(doc_of(filter)?)
+                    .optional(read, |action, r| action.read_concern(r));
                 if let Some(options) = options {
                     find = find
                         .sort(doc_of(options.sort)?)
@@ -123,6 +133,7 @@ impl Connection {
             } => match place(collection)?
                 .collection
                 .insert_one(doc_of(document)?)
+                .optional(write, |action, w| action.write_concern(w))
                 .await
             {
                 Ok(_) => Ok(Reply::Inserted),
@@ -134,7 +145,10 @@ impl Connection {
                 filter,
                 options,
             } => {
-                let mut find = place(collection)?.collection.find(doc_of(filter)?);
+                let mut find = place(collection)?
+                    .collection
+                    .find(doc_of(filter)?)
+                    .optional(read, |action, r| action.read_concern(r));
                 if let Some(projection) = options.projection {
                     find = find.projection(doc_of(projection)?);
                 }
@@ -152,7 +166,11 @@ impl Connection {
             } => {
                 let pipeline: Vec<Document> =
                     pipeline.into_iter().map(doc_of).collect::<Result<_, _>>()?;
-                let cursor = place(collection)?.collection.aggregate(pipeline).await?;
+                let cursor = place(collection)?
+                    .collection
+                    .aggregate(pipeline)
+                    .optional(read, |action, r| action.read_concern(r))
+                    .await?;
                 Ok(many(cursor.try_collect().await?))
             }
             Command::Update {
@@ -164,7 +182,7 @@ impl Connection {
                     .into_iter()
                     .map(|statement| statement_of(statement, false))
                     .collect::<Result<Vec<_>, _>>()?;
-                place(collection)?.update(statements, ordered).await
+                place(collection)?.update(statements, ordered, write).await
             }
             Command::UpdateMany {
                 collection,
@@ -172,7 +190,9 @@ impl Connection {
                 update,
             } => {
                 let statement = statement_of(UpdateStatement { filter, update }, true)?;
-                place(collection)?.update(vec![statement], true).await
+                place(collection)?
+                    .update(vec![statement], true, write)
+                    .await
             }
             Command::CreateIndex {
                 collection,
@@ -205,12 +225,16 @@ impl Connection {
 
 impl Place {
     /// The server's `update` command, its reply as data (write errors are not raised: the plan
-    /// reads them). It carries the write concern the client's options give the collection, as
-    /// the driver's own update methods would.
-    async fn update(&self, statements: Vec<Document>, ordered: bool) -> Result<Reply, Failed> {
+    /// reads them), with the core's write concern.
+    async fn update(
+        &self,
+        statements: Vec<Document>,
+        ordered: bool,
+        write: Option<options::WriteConcern>,
+    ) -> Result<Reply, Failed> {
         let mut command =
             doc! { "update": self.collection.name(), "updates": statements, "ordered": ordered };
-        if let Some(concern) = self.collection.write_concern() {
+        if let Some(concern) = &write {
             match mongodb::bson::to_document(concern) {
                 Ok(concern) if !concern.is_empty() => {
                     command.insert("writeConcern", concern);
@@ -229,6 +253,33 @@ impl Place {
         Reply::from_json(&Value::Object(result)).map_err(|e| Failed::Invalid(e.into()))
     }
 }
+
+/// The driver's write concern for the core's.
+fn write_concern(concern: &mongo_seq_core::WriteConcern) -> options::WriteConcern {
+    let w = match &concern.w {
+        Value::String(tag) if tag == "majority" => options::Acknowledgment::Majority,
+        Value::String(tag) => options::Acknowledgment::Custom(tag.clone()),
+        other => options::Acknowledgment::Nodes(
+            other
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(1),
+        ),
+    };
+    options::WriteConcern::builder().w(w).build()
+}
+
+/// Sets an option on a driver action when there is one.
+trait Optional: Sized {
+    fn optional<T>(self, value: Option<T>, set: impl FnOnce(Self, T) -> Self) -> Self {
+        match value {
+            Some(value) => set(self, value),
+            None => self,
+        }
+    }
+}
+
+impl<A> Optional for A {}
 
 /// Why a command did not run: the driver failed, or it could not even be sent (a document
 /// that is not Extended JSON, a collection this connection does not have).

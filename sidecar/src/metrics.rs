@@ -42,9 +42,89 @@ pub async fn lease_traffic<F: Future>(future: F) -> F::Output {
     SENDER.scope(sender, future).await
 }
 
+/// `mongo_seq_resume_token_age_seconds{trigger}`: seconds since this instance, as the trigger's
+/// lease holder, last stored the trigger's resume token (or since the token it resumed from was
+/// stored), computed when scraped, so it keeps growing while the trigger is stuck (failing,
+/// retrying, hung). Once it nears the oplog window the stored token is about to fall out of the
+/// oplog (history lost: a backfill instead of the stream). Only the holder exports the series.
+#[derive(Clone)]
+pub struct TokenAge {
+    stored_ms: Arc<std::sync::Mutex<BTreeMap<String, i64>>>,
+    desc: prometheus::core::Desc,
+}
+
+const TOKEN_AGE: &str = "mongo_seq_resume_token_age_seconds";
+const TOKEN_AGE_HELP: &str =
+    "Seconds since the lease holder last stored the trigger's resume token (alert well before the oplog window).";
+
+impl TokenAge {
+    fn new() -> Self {
+        Self {
+            stored_ms: Arc::default(),
+            desc: prometheus::core::Desc::new(
+                TOKEN_AGE.to_owned(),
+                TOKEN_AGE_HELP.to_owned(),
+                vec!["trigger".to_owned()],
+                std::collections::HashMap::new(),
+            )
+            .expect("valid metric"),
+        }
+    }
+
+    fn stored(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, i64>> {
+        self.stored_ms
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `trigger`'s token was stored at `at_ms` (wall clock); `only_if_unknown`: unless a newer
+    /// store is known already.
+    pub fn set(&self, trigger: &str, at_ms: i64, only_if_unknown: bool) {
+        let mut stored = self.stored();
+        if !(only_if_unknown && stored.contains_key(trigger)) {
+            stored.insert(trigger.to_owned(), at_ms);
+        }
+    }
+
+    /// This instance no longer holds `trigger`: it stops exporting the age.
+    pub fn forget(&self, trigger: &str) {
+        self.stored().remove(trigger);
+    }
+
+    /// The age at `now_ms`, seconds.
+    pub fn age_secs(&self, trigger: &str, now_ms: i64) -> Option<f64> {
+        self.stored()
+            .get(trigger)
+            .map(|at| ((now_ms - at) as f64 / 1000.0).max(0.0))
+    }
+}
+
+impl prometheus::core::Collector for TokenAge {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        vec![&self.desc]
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        let gauge = GaugeVec::new(Opts::new(TOKEN_AGE, TOKEN_AGE_HELP), &["trigger"])
+            .expect("valid metric");
+        let triggers: Vec<String> = self.stored().keys().cloned().collect();
+        for trigger in triggers {
+            if let Some(age) = self.age_secs(&trigger, now_ms) {
+                gauge.with_label_values(&[&trigger]).set(age);
+            }
+        }
+        prometheus::core::Collector::collect(&gauge)
+    }
+}
+
 #[derive(Clone)]
 pub struct Metrics {
     registry: Registry,
+    pub token_age: TokenAge,
     pub events: IntCounterVec,
     pub numbered: IntCounterVec,
     pub prenumbered: IntCounterVec,
@@ -169,8 +249,13 @@ impl Metrics {
             "Numbers of a pending gapless intent moved down because a document before them was deleted while the batch was written.",
             &["trigger"],
         );
+        let token_age = TokenAge::new();
+        registry
+            .register(Box::new(token_age.clone()))
+            .expect("register metric");
         Self {
             registry,
+            token_age,
             events,
             numbered,
             prenumbered,

@@ -51,13 +51,18 @@ impl<M: Mongo> StateStore<M> {
                 )))
             }
         };
-        Ok(Stored {
+        let stored = Stored {
             token: document
                 .get("token")
                 .filter(|token| !token.is_null())
                 .map(|token| ResumeToken(token.clone())),
             backfill_done: document.get("backfillDone") == Some(&Value::Bool(true)),
-        })
+        };
+        // The token's age counts from when it was stored, by whichever instance.
+        if let (Some(_), Some(at)) = (&stored.token, document.get("updatedAt").and_then(date_ms)) {
+            self.probe.token_stored(at, true);
+        }
+        Ok(stored)
     }
 
     /// Stores the token (and, when given, the backfill flag) in one update, where `fence` still
@@ -88,6 +93,7 @@ impl<M: Mongo> StateStore<M> {
 
     async fn write(&self, mut set: Map<String, Value>, fence: &Fence) -> Result<(), SidecarError> {
         fence.check()?;
+        let stored_token = set.get("token").is_some_and(|t| !t.is_null());
         let now = self.mongo.now_ms();
         set.insert(
             "updatedAt".to_owned(),
@@ -128,6 +134,18 @@ impl<M: Mongo> StateStore<M> {
                 self.trigger, fence.epoch
             )));
         }
+        if stored_token {
+            self.probe.token_stored(now, false);
+        }
         Ok(())
+    }
+}
+
+/// Milliseconds of an Extended JSON date (`{"$date": {"$numberLong": …}}` or `{"$date": n}`).
+fn date_ms(value: &Value) -> Option<i64> {
+    match value.get("$date")? {
+        Value::Number(n) => n.as_i64(),
+        Value::Object(long) => long.get("$numberLong")?.as_str()?.parse().ok(),
+        _ => None,
     }
 }

@@ -279,7 +279,11 @@ impl RenewLeaseMachine {
                 epoch,
                 expires_at_ms,
                 ..
-            } if epoch == self.held => Renewal::Renewed { expires_at_ms },
+            } if epoch == self.held
+                || crate::mutants::active(crate::mutants::Mutant::RenewWithoutEpoch) =>
+            {
+                Renewal::Renewed { expires_at_ms }
+            }
             LeaseOutcome::Held {
                 epoch,
                 expires_at_ms,

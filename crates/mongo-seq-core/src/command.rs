@@ -19,10 +19,9 @@
 //! any of them — the JS package with the Node driver, the sidecar with the `mongodb` crate, a
 //! simulator against its model of MongoDB — and every protocol stays in the core.
 //!
-//! **Read and write concerns.** No command sets one today: the executor's client defaults apply.
-//! When they are decided, a concern is attached as optional `readConcern`/`writeConcern` keys
-//! beside a command's other fields (absent = today's behaviour), so every existing JSON shape
-//! stays valid; [`Command::collection`] lets an executor choose per collection meanwhile.
+//! **Read and write concerns** are the core's too ([`crate::concern`]): every write carries
+//! `writeConcern: {w: "majority"}` and every read `readConcern: {level: "majority"}` beside the
+//! command's other fields; an executor sends them as they are, whatever its client's defaults.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -99,7 +98,13 @@ pub struct FindOptions {
 ///   race; the core reads no clock and draws no random numbers), then reply `waited`.
 ///
 /// Any other driver error is the caller's to surface; the plan is then abandoned.
+///
+/// Every command that writes also carries `writeConcern` and every read `readConcern`, chosen by
+/// the core ([`crate::concern`]); reading a command back ignores those two keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// The derived (de)serializers become `Command::serialize`/`deserialize`; the trait impls below
+// add the concerns around them.
+#[serde(remote = "Self")]
 #[serde(tag = "op", rename_all = "camelCase")]
 pub enum Command {
     FindOneAndUpdate {
@@ -200,6 +205,42 @@ impl Command {
             Self::CreateIndex { .. } => "createIndexes",
             Self::Wait { .. } | Self::Take { .. } => return None,
         })
+    }
+}
+
+impl Serialize for Command {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let mut value =
+            Command::serialize(self, serde_json::value::Serializer).map_err(S::Error::custom)?;
+        if let Value::Object(fields) = &mut value {
+            if let Some(concern) = self.write_concern() {
+                fields.insert(
+                    "writeConcern".to_owned(),
+                    serde_json::to_value(concern).map_err(S::Error::custom)?,
+                );
+            }
+            if let Some(concern) = self.read_concern() {
+                fields.insert(
+                    "readConcern".to_owned(),
+                    serde_json::to_value(concern).map_err(S::Error::custom)?,
+                );
+            }
+        }
+        value.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Command {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = Value::deserialize(deserializer)?;
+        if let Value::Object(fields) = &mut value {
+            // Derived from the command itself: whatever the text said is not kept.
+            fields.remove("writeConcern");
+            fields.remove("readConcern");
+        }
+        Command::deserialize(value).map_err(D::Error::custom)
     }
 }
 

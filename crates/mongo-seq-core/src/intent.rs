@@ -267,13 +267,17 @@ impl GaplessReserveMachine {
                 if counter_epoch > self.epoch {
                     return Ok(Step::Done(GaplessReservation::Fenced { counter_epoch }));
                 }
-                if let Some(intent) = intent {
+                // Mutant (simulator only): reserve over a pending intent.
+                let skip = crate::mutants::active(crate::mutants::Mutant::SkipPendingIntent);
+                if let Some(intent) = intent.filter(|_| !skip) {
                     return Ok(Step::Done(GaplessReservation::Pending { intent }));
                 }
                 let range = self.range_after(Some(last))?;
                 let mut filter = id_filter(&self.counter_id);
                 filter.insert(self.spec.counter_field().to_owned(), ejson::long(last));
-                filter.insert("intent".to_owned(), json!({ "$exists": false }));
+                if !skip {
+                    filter.insert("intent".to_owned(), json!({ "$exists": false }));
+                }
                 filter.insert("epoch".to_owned(), epoch_condition(self.epoch));
                 let mut set = Map::new();
                 set.insert(

@@ -284,7 +284,13 @@ impl LeaseMachine {
         filter.insert("lease.owner".to_owned(), Value::String(lease.owner.clone()));
         filter.insert("lease.epoch".to_owned(), ejson::long(lease.epoch));
         let mine = lease.owner == request.owner;
-        if mine && request.held == Some(lease.epoch) && lease.epoch >= request.min_epoch {
+        // Mutant (simulator only): renew whatever epoch this owner's lease has now.
+        let renew_any = crate::mutants::active(crate::mutants::Mutant::RenewWithoutEpoch)
+            && request.held.is_some();
+        if mine
+            && (request.held == Some(lease.epoch) || renew_any)
+            && lease.epoch >= request.min_epoch
+        {
             let set = json!({ "lease.expiresAt": ejson::long(self.expires_at) });
             return Ok(self.write(filter, set, false, lease.epoch, false));
         }
@@ -400,6 +406,12 @@ pub fn counters_of(name: &str) -> Value {
 /// The condition added to every counter update of a holder of `epoch`: the counter was not
 /// touched by a later holder (a missing `epoch` matches: counters made before leases existed).
 pub fn epoch_condition(epoch: i64) -> Value {
+    // Mutant (simulator only): a condition every epoch meets.
+    let epoch = if crate::mutants::active(crate::mutants::Mutant::NoEpochCondition) {
+        i64::MAX
+    } else {
+        epoch
+    };
     json!({ "$not": { "$gt": ejson::long(epoch) } })
 }
 

@@ -78,6 +78,7 @@ pub mod block;
 pub mod block_counter;
 pub mod checkpoint;
 pub mod command;
+pub mod concern;
 pub mod counter;
 pub mod counter_id;
 pub mod driver;
@@ -92,6 +93,7 @@ pub mod intent;
 pub mod largest;
 pub mod lease;
 pub mod limits;
+pub mod mutants;
 pub mod name;
 pub mod note;
 pub mod numbering;
@@ -117,6 +119,7 @@ pub use command::{
     UpdateOptions, UpdateStatement, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY,
     MAX_RETRIES,
 };
+pub use concern::{ReadConcern, WriteConcern};
 pub use counter::{read_counter, CounterState, CurrentValue};
 pub use counter_id::{CounterKey, ScopeValue};
 pub use driver::{Driver, Machine};

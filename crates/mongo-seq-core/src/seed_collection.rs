@@ -160,7 +160,8 @@ mod tests {
         let current = to_json(command(&plan.feed(Reply::None).unwrap()));
         assert_eq!(
             current,
-            json!({"op": "findOne", "collection": "counters", "filter": {"_id": "users"}})
+            json!({"op": "findOne", "collection": "counters", "filter": {"_id": "users"},
+                "readConcern": {"level": "majority"}})
         );
         assert_eq!(
             plan.feed(Reply::None).unwrap(),

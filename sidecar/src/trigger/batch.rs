@@ -32,6 +32,10 @@ impl<M: Mongo> Trigger<M> {
 
     /// Before numbering anything: completes every intent left pending on the trigger's counters.
     pub(super) async fn complete_pending(&self, fence: &Fence) -> Result<(), SidecarError> {
+        // Mutant (simulator only): leave them pending.
+        if mongo_seq_core::mutants::active(mongo_seq_core::mutants::Mutant::SkipPendingIntent) {
+            return Ok(());
+        }
         let mut plan = CompletePending::new(&self.spec.numbering, fence.epoch)?;
         self.run_plan(&mut plan, fence).await?;
         Ok(())

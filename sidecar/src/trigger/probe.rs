@@ -13,7 +13,7 @@ use tracing::{debug, error, info, warn};
 use crate::error::{SidecarError, ERROR_KINDS};
 use crate::health::{Health, State};
 use crate::lease::Fence;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, TokenAge};
 
 /// One trigger's metrics, health and logs.
 #[derive(Clone)]
@@ -39,6 +39,7 @@ struct Inner {
     fenced: IntCounter,
     intents_completed: IntCounter,
     gapless_renumbered: IntCounter,
+    token_age: TokenAge,
     /// Documents met that cannot be numbered, by `_id`: each is logged and counted once,
     /// however often the stream (replays) or a backfill meets it again.
     unnumberable: Mutex<BTreeSet<String>>,
@@ -71,6 +72,7 @@ impl Probe {
             fenced: metrics.fenced.with_label_values(&label),
             intents_completed: metrics.intents_completed.with_label_values(&label),
             gapless_renumbered: metrics.gapless_renumbered.with_label_values(&label),
+            token_age: metrics.token_age.clone(),
             unnumberable: Mutex::default(),
         };
         inner.healthy.set(1);
@@ -117,8 +119,13 @@ impl Probe {
     pub fn history_lost(&self, e: &SidecarError) {
         let code = e.code();
         self.failed(e);
-        warn!(trigger = self.trigger(), code, error = %e,
-            "resume point lost: numbering unnumbered documents (backfill) and continuing from now");
+        if e.to_string().contains("invalidated") {
+            warn!(trigger = self.trigger(), code, error = %e,
+                "the watched collection was dropped or renamed (or its database dropped): the change stream is invalidated; numbering it again from a fresh backfill, from now on and once it exists");
+        } else {
+            warn!(trigger = self.trigger(), code, error = %e,
+                "resume point lost: numbering unnumbered documents (backfill) and continuing from now");
+        }
     }
 
     // ------------------------------------------------------------------ lease
@@ -162,6 +169,17 @@ impl Probe {
             fence.map(|f| f.owner.as_str()),
         );
         i.lease_held.set(i64::from(fence.is_some()));
+        if fence.is_none() {
+            i.token_age.forget(&i.trigger);
+        }
+    }
+
+    /// The resume token was stored at `at_ms`; `resumed`: it is the stored one this holder
+    /// resumes from (its `updatedAt`), unless it stored one since.
+    pub fn token_stored(&self, at_ms: i64, resumed: bool) {
+        self.inner
+            .token_age
+            .set(&self.inner.trigger, at_ms, resumed);
     }
 
     /// The lease was lost while held: standing by.

@@ -106,6 +106,14 @@ impl<M: Mongo> Trigger<M> {
                 .into_iter()
                 .filter_map(|event| event.document)
                 .collect();
+            // Mutant (simulator only): the token stored before the batch is applied.
+            let early =
+                mongo_seq_core::mutants::active(mongo_seq_core::mutants::Mutant::TokenBeforeBatch);
+            if early {
+                self.state
+                    .save(batch.resume_token.as_ref(), None, fence)
+                    .await?;
+            }
             let report = self.number(documents, verify, fence).await?;
             verify = verify && report.already > 0;
             applied_token = batch.resume_token;

@@ -1,0 +1,89 @@
+//! Known protocol mutants, for the simulator (`sim/`, issue 10) to show it catches each one.
+//!
+//! A mutant is only compiled with the `mutants` feature, which only the simulator's crate
+//! enables; without it [`active`] is a constant `false` and every mutant branch is dead code the
+//! compiler removes. With it, a mutant is off until the simulator switches one on for its own
+//! thread ([`switch`]): a build that merely unifies the feature (a workspace build) still runs
+//! the honest protocol.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One known way to get the protocol wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mutant {
+    /// Counter updates without the epoch condition (a fenced holder keeps reserving).
+    NoEpochCondition,
+    /// The resume token stored before the batch is applied.
+    TokenBeforeBatch,
+    /// A pending intent not completed before new reservations.
+    SkipPendingIntent,
+    /// A lease renewed without checking its epoch.
+    RenewWithoutEpoch,
+    /// Counter writes with `w: 1`.
+    CounterW1,
+}
+
+impl Mutant {
+    pub const ALL: [Mutant; 5] = [
+        Mutant::NoEpochCondition,
+        Mutant::TokenBeforeBatch,
+        Mutant::SkipPendingIntent,
+        Mutant::RenewWithoutEpoch,
+        Mutant::CounterW1,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutant::NoEpochCondition => "no-epoch-condition",
+            Mutant::TokenBeforeBatch => "token-before-batch",
+            Mutant::SkipPendingIntent => "skip-pending-intent",
+            Mutant::RenewWithoutEpoch => "renew-without-epoch",
+            Mutant::CounterW1 => "counter-w1",
+        }
+    }
+}
+
+impl fmt::Display for Mutant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mutant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Mutant::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown mutant {s:?} (known: {})", known.join(", "))
+            })
+    }
+}
+
+#[cfg(feature = "mutants")]
+thread_local! {
+    static ACTIVE: std::cell::Cell<Option<Mutant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Whether `mutant` is switched on (always `false` without the `mutants` feature).
+#[inline]
+pub fn active(mutant: Mutant) -> bool {
+    #[cfg(feature = "mutants")]
+    {
+        ACTIVE.with(|a| a.get() == Some(mutant))
+    }
+    #[cfg(not(feature = "mutants"))]
+    {
+        let _ = mutant;
+        false
+    }
+}
+
+/// Switches `mutant` on (or every mutant off) for the calling thread.
+#[cfg(feature = "mutants")]
+pub fn switch(mutant: Option<Mutant>) {
+    ACTIVE.with(|a| a.set(mutant));
+}

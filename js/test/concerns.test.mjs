@@ -1,0 +1,58 @@
+// The package's commands carry the concerns the core chose (issue 10): every write
+// `writeConcern: {w: "majority"}`, every read of the counters `readConcern: {level: "majority"}`
+// and of the caller's documents `{level: "local"}` (crates/mongo-seq-core/src/concern.rs),
+// whatever the caller's `Db` says (here `w: 1` and `readConcern: local`, the settings under which a failover
+// could hand a number out twice). Seen with the driver's command monitoring.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { MongoClient } from "mongodb";
+import { Sequences } from "mongo-seq";
+import { useMongo } from "./support.mjs";
+
+const mongo = useMongo();
+
+const WRITES = new Set(["findAndModify", "insert", "update"]);
+const READS = new Set(["find", "aggregate"]);
+
+test("writes carry w: majority, counter reads readConcern majority, not the caller's Db defaults", async () => {
+  const name = mongo.freshDb("concerns").databaseName;
+  const client = new MongoClient(mongo.server.uri, {
+    monitorCommands: true,
+    writeConcern: { w: 1 },
+    readConcern: { level: "local" },
+  });
+  const started = [];
+  client.on("commandStarted", (event) => {
+    if (WRITES.has(event.commandName) || READS.has(event.commandName)) started.push(event);
+  });
+  await client.connect();
+  try {
+    const db = client.db(name);
+    const seqs = new Sequences(db);
+    const invoices = seqs.sequence("invoices", { block: 5 });
+    await invoices.next();
+    await invoices.nextMany(7);
+    await invoices.setNext(100);
+    await invoices.current();
+    const documents = db.collection("documents");
+    await seqs.insertOne(documents, { kind: "one" }, { sequence: "documentId" });
+    await seqs.insertMany(documents, [{ kind: "a" }, { kind: "b" }], { sequence: "documentId", field: "n" });
+    await seqs.insertOptimistic(db.collection("optimistic"), { kind: "optimistic" });
+    await seqs.sequence("imported").seedFromMax(documents, "_id");
+  } finally {
+    await client.close();
+  }
+  const seen = new Set(started.map((e) => e.commandName));
+  for (const name of ["findAndModify", "insert", "find"]) assert.ok(seen.has(name), `no ${name} was sent`);
+  const reads = started.filter((e) => READS.has(e.commandName)).map((e) => e.command[e.commandName]);
+  assert.ok(reads.includes("counters") && reads.some((c) => c !== "counters"), `reads of both kinds: ${reads}`);
+  for (const event of started) {
+    const { commandName: name, command } = event;
+    if (WRITES.has(name)) {
+      assert.deepEqual(command.writeConcern, { w: "majority" }, `${name} ${JSON.stringify(command)}`);
+    } else {
+      const level = command[name] === "counters" ? "majority" : "local";
+      assert.equal(command.readConcern?.level, level, `${name} ${JSON.stringify(command)}`);
+    }
+  }
+});

@@ -1,0 +1,491 @@
+//! Runs the core's commands against the model — what `js/src/execute.js` does with the Node
+//! driver and the sidecar's `connection.rs` with the Rust driver: map the command to the
+//! server's command, send it through the simulated driver, and turn the answer into the reply
+//! the plan expects (a duplicate key is a reply; any other error ends the plan). The loop
+//! plan → command → reply is [`run_plan`], the same loop as `js/src/run-plan.js`.
+
+use bson::{Bson, Document};
+use mongo_seq_core::{
+    Collection, Command, Plan, Reply, SeqError, Step, WriteConcernError, WriteError, WriteResult,
+};
+use serde_json::Value;
+
+use crate::driver::{Client, DriverError};
+use crate::invariants::integer;
+use crate::model::error::code;
+use crate::model::{IndexSpec, Operation, ReadLevel, Response, ServerError, Statement};
+use crate::world::WriteConcern;
+
+/// The namespaces (`db.collection`) a plan's commands name, and the caller's documents of an
+/// `insertDocument` / `insertDocuments`.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    pub counters: String,
+    pub documents: String,
+    pub leases: String,
+    /// The caller's own document (`insertDocument` sets the core's fields on it); after the
+    /// insert it holds the `_id` inserted.
+    pub document: Option<Document>,
+    /// The caller's documents of an `insertDocuments`.
+    pub batch: Vec<Document>,
+}
+
+/// Why a plan did not finish.
+#[derive(Debug, Clone)]
+pub enum PlanError {
+    Core(SeqError),
+    Driver(DriverError),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Core(e) => write!(f, "{} {e}", e.code()),
+            Self::Driver(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+fn unexpected(reason: String) -> SeqError {
+    SeqError::UnexpectedReply { reason }
+}
+
+/// Extended JSON (as the core writes it) to a BSON document.
+pub fn to_document(value: &Value) -> Result<Document, SeqError> {
+    match Bson::try_from(value.clone()) {
+        Ok(Bson::Document(document)) => Ok(document),
+        Ok(other) => Err(unexpected(format!("expected a document, got {other}"))),
+        Err(e) => Err(unexpected(format!("not Extended JSON: {e}"))),
+    }
+}
+
+/// A BSON document as canonical Extended JSON (what the core reads).
+pub fn to_json(document: &Document) -> Value {
+    Bson::Document(document.clone()).into_canonical_extjson()
+}
+
+/// The namespace's database and collection.
+pub fn split(ns: &str) -> (&str, &str) {
+    ns.split_once('.').unwrap_or(("app", ns))
+}
+
+fn namespace(target: &Target, collection: Collection) -> &str {
+    match collection {
+        Collection::Counters => &target.counters,
+        Collection::Documents => &target.documents,
+        Collection::Leases => &target.leases,
+    }
+}
+
+fn collection_name(target: &Target, collection: Collection) -> String {
+    split(namespace(target, collection)).1.to_owned()
+}
+
+/// The read and write concern a command is sent with: the ones the core chose for it (its
+/// `readConcern`/`writeConcern` fields); the client's defaults only where it chose none.
+fn concerns(command: &Command) -> (Option<ReadLevel>, Option<WriteConcern>) {
+    let read = command.read_concern().map(|c| {
+        if c.level == "majority" {
+            ReadLevel::Majority
+        } else {
+            ReadLevel::Local
+        }
+    });
+    let write = command.write_concern().map(|c| {
+        if c.is_majority() {
+            WriteConcern::Majority { wtimeout_ms: None }
+        } else {
+            WriteConcern::W1
+        }
+    });
+    (read, write)
+}
+
+/// Sets `fields` on a copy of `document`.
+fn with_fields(document: Option<&Document>, fields: &Value) -> Result<Document, SeqError> {
+    let mut document = document.cloned().unwrap_or_default();
+    for (key, value) in to_document(fields)? {
+        document.insert(key, value);
+    }
+    Ok(document)
+}
+
+/// The fields of the unique index a duplicate-key error names (`index: <name>` in its message).
+fn duplicate_index_fields(client: &Client, ns: &str, message: &str) -> Vec<String> {
+    let name = message
+        .split("index: ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_default();
+    if name == "_id_" {
+        return vec!["_id".to_owned()];
+    }
+    client.world.with(|w| {
+        w.cluster
+            .primary()
+            .and_then(|p| w.cluster.node(p).data.collection(ns))
+            .and_then(|c| {
+                c.indexes()
+                    .find(|i| i.name == name)
+                    .map(|i| i.keys.iter().map(|(k, _)| k.clone()).collect())
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// Runs one core command with `client`.
+pub async fn execute(
+    client: &Client,
+    command: &Command,
+    target: &mut Target,
+) -> Result<Reply, PlanError> {
+    let core = PlanError::Core;
+    let (read, write) = concerns(command);
+    let operation = match command {
+        Command::FindOneAndUpdate {
+            collection,
+            filter,
+            update,
+            options,
+        } => Operation::FindAndModify {
+            collection: collection_name(target, *collection),
+            filter: to_document(filter).map_err(core)?,
+            update: to_document(update).map_err(core)?,
+            upsert: options.upsert,
+            new: options.return_document == mongo_seq_core::ReturnDocument::After,
+            sort: None,
+        },
+        Command::FindOne {
+            collection,
+            filter,
+            options,
+        } => Operation::Find {
+            collection: collection_name(target, *collection),
+            filter: to_document(filter).map_err(core)?,
+            projection: options
+                .as_ref()
+                .map(|o| to_document(&o.projection))
+                .transpose()
+                .map_err(core)?,
+            sort: options
+                .as_ref()
+                .map(|o| to_document(&o.sort))
+                .transpose()
+                .map_err(core)?,
+            limit: Some(1),
+        },
+        Command::InsertOne {
+            collection,
+            document,
+        } => Operation::Insert {
+            collection: collection_name(target, *collection),
+            documents: vec![to_document(document).map_err(core)?],
+            ordered: true,
+        },
+        Command::InsertDocument {
+            collection, fields, ..
+        } => Operation::Insert {
+            collection: collection_name(target, *collection),
+            documents: vec![with_fields(target.document.as_ref(), fields).map_err(core)?],
+            ordered: true,
+        },
+        Command::InsertDocuments {
+            collection,
+            first,
+            fields,
+            ..
+        } => {
+            let first = usize::try_from(*first).unwrap_or(usize::MAX);
+            let documents = fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| with_fields(target.batch.get(first.saturating_add(i)), f))
+                .collect::<Result<_, _>>()
+                .map_err(core)?;
+            Operation::Insert {
+                collection: collection_name(target, *collection),
+                documents,
+                ordered: true,
+            }
+        }
+        Command::Find {
+            collection,
+            filter,
+            options,
+        } => Operation::Find {
+            collection: collection_name(target, *collection),
+            filter: to_document(filter).map_err(core)?,
+            projection: options
+                .projection
+                .as_ref()
+                .map(to_document)
+                .transpose()
+                .map_err(core)?,
+            sort: options
+                .sort
+                .as_ref()
+                .map(to_document)
+                .transpose()
+                .map_err(core)?,
+            limit: options.limit,
+        },
+        Command::Update {
+            collection,
+            updates,
+            ordered,
+        } => Operation::Update {
+            collection: collection_name(target, *collection),
+            statements: updates
+                .iter()
+                .map(|s| {
+                    Ok(Statement {
+                        filter: to_document(&s.filter)?,
+                        update: to_document(&s.update)?,
+                        multi: false,
+                        upsert: false,
+                    })
+                })
+                .collect::<Result<_, SeqError>>()
+                .map_err(core)?,
+            ordered: *ordered,
+        },
+        Command::UpdateMany {
+            collection,
+            filter,
+            update,
+        } => Operation::Update {
+            collection: collection_name(target, *collection),
+            statements: vec![Statement {
+                filter: to_document(filter).map_err(core)?,
+                update: to_document(update).map_err(core)?,
+                multi: true,
+                upsert: false,
+            }],
+            ordered: true,
+        },
+        Command::Aggregate {
+            collection,
+            pipeline,
+        } => Operation::Aggregate {
+            collection: collection_name(target, *collection),
+            pipeline: pipeline
+                .iter()
+                .map(to_document)
+                .collect::<Result<_, _>>()
+                .map_err(core)?,
+        },
+        Command::CreateIndex {
+            collection,
+            name,
+            keys,
+            unique,
+            partial_filter_expression,
+        } => Operation::CreateIndex {
+            collection: collection_name(target, *collection),
+            spec: IndexSpec {
+                name: name.clone(),
+                keys: to_document(keys)
+                    .map_err(core)?
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            integer(v).and_then(|v| i32::try_from(v).ok()).unwrap_or(1),
+                        )
+                    })
+                    .collect(),
+                unique: *unique,
+                partial: partial_filter_expression
+                    .as_ref()
+                    .map(to_document)
+                    .transpose()
+                    .map_err(core)?,
+            },
+        },
+        Command::Wait { min_ms, max_ms } => {
+            client.world.pause(*min_ms, *max_ms).await;
+            return Ok(Reply::Waited);
+        }
+        Command::Take { .. } => {
+            return Err(core(unexpected(
+                "a `take` runs on the caller's own counter, not on the server".into(),
+            )))
+        }
+    };
+    let ns = command
+        .collection()
+        .map(|c| namespace(target, c).to_owned())
+        .unwrap_or_default();
+    let db = split(&ns).0.to_owned();
+    let documents = match &operation {
+        Operation::Insert { documents, .. } => documents.clone(),
+        _ => Vec::new(),
+    };
+    let result = client.run(&db, operation, read, write).await;
+    // A duplicate key on an index without the field the plan renumbers is the caller's error.
+    let duplicate_is_reply = |message: &str| match command {
+        Command::InsertDocument {
+            duplicate_key_on: Some(field),
+            ..
+        }
+        | Command::InsertDocuments {
+            duplicate_key_on: field,
+            ..
+        } => duplicate_index_fields(client, &ns, message)
+            .iter()
+            .any(|f| f == field),
+        _ => true,
+    };
+    let reply = match (command, result) {
+        (_, Err(DriverError::Server(e)))
+            if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) =>
+        {
+            Reply::DuplicateKey
+        }
+        (
+            Command::Update { .. } | Command::UpdateMany { .. },
+            Err(DriverError::WriteConcern { error, response }),
+        ) => {
+            let mut result = write_result(response);
+            result.write_concern_error = Some(WriteConcernError {
+                code: i64::from(error.code),
+                errmsg: error.message,
+            });
+            Reply::WriteResult(result)
+        }
+        (_, Err(error)) => return Err(PlanError::Driver(error)),
+        (Command::FindOneAndUpdate { .. }, Ok(Response::Value(value))) => match value {
+            Some(document) => Reply::Document {
+                document: to_json(&document),
+            },
+            None => Reply::None,
+        },
+        (Command::FindOne { .. }, Ok(Response::Documents(found))) => match found.first() {
+            Some(document) => Reply::Document {
+                document: to_json(document),
+            },
+            None => Reply::None,
+        },
+        (Command::Find { .. } | Command::Aggregate { .. }, Ok(Response::Documents(found))) => {
+            Reply::Documents {
+                documents: found.iter().map(to_json).collect(),
+            }
+        }
+        (
+            Command::InsertOne { .. } | Command::InsertDocument { .. },
+            Ok(Response::Write { write_errors, .. }),
+        ) => match write_errors.first() {
+            None => {
+                if let (Some(document), Some(id)) = (
+                    target.document.as_mut(),
+                    documents.first().and_then(|d| d.get("_id")),
+                ) {
+                    document.insert("_id", id.clone());
+                }
+                Reply::Inserted
+            }
+            Some(e) if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) => {
+                Reply::DuplicateKey
+            }
+            Some(e) => return Err(write_error(e)),
+        },
+        (
+            Command::InsertDocuments { first, .. },
+            Ok(Response::Write {
+                n, write_errors, ..
+            }),
+        ) => {
+            let first = usize::try_from(*first).unwrap_or(usize::MAX);
+            for (i, document) in documents
+                .iter()
+                .take(usize::try_from(n).unwrap_or(0))
+                .enumerate()
+            {
+                if let (Some(mine), Some(id)) = (
+                    target.batch.get_mut(first.saturating_add(i)),
+                    document.get("_id"),
+                ) {
+                    mine.insert("_id", id.clone());
+                }
+            }
+            match write_errors.first() {
+                Some(e) if !(e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message)) => {
+                    return Err(write_error(e))
+                }
+                _ => Reply::WriteResult(write_result(Response::Write {
+                    n,
+                    n_modified: 0,
+                    write_errors,
+                })),
+            }
+        }
+        (Command::CreateIndex { .. }, Ok(_)) => Reply::None,
+        (Command::Update { .. } | Command::UpdateMany { .. }, Ok(response)) => {
+            Reply::WriteResult(write_result(response))
+        }
+        (_, Ok(other)) => {
+            return Err(PlanError::Core(unexpected(format!(
+                "the model answered {other:?} to {}",
+                command.server_command().unwrap_or("?")
+            ))))
+        }
+    };
+    Ok(reply)
+}
+
+fn write_error(e: &crate::model::WriteError) -> PlanError {
+    PlanError::Driver(DriverError::Server(ServerError {
+        code: e.code,
+        name: "WriteError",
+        message: e.message.clone(),
+    }))
+}
+
+fn write_result(response: Response) -> WriteResult {
+    match response {
+        Response::Write {
+            n,
+            n_modified,
+            write_errors,
+        } => WriteResult {
+            n,
+            n_modified,
+            write_errors: write_errors
+                .into_iter()
+                .map(|e| WriteError {
+                    index: e.index,
+                    code: i64::from(e.code),
+                    errmsg: e.message,
+                })
+                .collect(),
+            write_concern_error: None,
+        },
+        _ => WriteResult::default(),
+    }
+}
+
+/// Runs a core plan to its end: plan → command → reply, as `js/src/run-plan.js` does.
+pub async fn run_plan<P: Plan>(
+    client: &Client,
+    mut plan: P,
+    target: &mut Target,
+) -> Result<P::Output, PlanError> {
+    let mut step = plan.start().map_err(PlanError::Core)?;
+    loop {
+        match step {
+            Step::Done(output) => return Ok(output),
+            Step::Command(command) => {
+                let reply = execute(client, &command, target).await?;
+                step = plan.feed(reply).map_err(PlanError::Core)?;
+            }
+        }
+    }
+}
+
+/// An integer of Extended JSON (a number or `{"$numberLong": …}`/`{"$numberInt": …}`).
+pub fn json_integer(value: &Value) -> Option<i64> {
+    match Bson::try_from(value.clone()) {
+        Ok(bson) => integer(&bson),
+        Err(_) => None,
+    }
+}

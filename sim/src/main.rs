@@ -1,0 +1,215 @@
+//! `mongo-seq-sim`: runs seeded schedules of the whole protocol against the model of a
+//! replica set and prints, last, exactly one line:
+//! `SIM schedules=<n> faults=<n> violations=<n> seed=<first>..<last>`.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use mongo_seq_sim::mutants::Mutant;
+use mongo_seq_sim::runner::{replay, run_many};
+use mongo_seq_sim::schedule::Outcome;
+
+/// Deterministic simulation of mongo-seq under replica-set faults.
+///
+/// Each schedule is one seed: the deployment (3 or 5 members, or 2 and an arbiter), the
+/// write concern it defaults to, the clients' options, the fault rates and every
+/// interleaving follow from it. A failing schedule is replayed with its trace (who sent what,
+/// which fault struck) and its seed printed: `mongo-seq-sim --seed <seed> --schedules 1
+/// --trace` replays it exactly.
+#[derive(Parser, Debug)]
+#[command(name = "mongo-seq-sim", version)]
+struct Args {
+    /// Number of schedules to run.
+    #[arg(long, default_value_t = 100)]
+    schedules: u64,
+    /// The first seed (schedules use seed, seed+1, …).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop starting schedules after this many seconds (the line reports what ran).
+    #[arg(long)]
+    time_limit_secs: Option<u64>,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Print the trace of every schedule run (use with --schedules 1).
+    #[arg(long)]
+    trace: bool,
+    /// Switch on one protocol mutant (no-epoch-condition, token-before-batch,
+    /// skip-pending-intent, renew-without-epoch, counter-w1).
+    #[arg(long)]
+    mutant: Option<Mutant>,
+    /// Hunt every mutant: run schedules from --seed until each is caught (at most
+    /// --schedules each); fails when one is not.
+    #[arg(long)]
+    mutants: bool,
+    /// Leave out the fault "a frozen sidecar replaced by a new incarnation with its instance
+    /// id": it finds an open gapless bug (docs/simulation.md, "Open").
+    #[arg(long)]
+    no_same_id_replacement: bool,
+}
+
+fn print_failure(outcome: &Outcome) {
+    let replayed = match replay(outcome) {
+        Ok(replayed) => replayed,
+        Err(why) => {
+            eprintln!("NOT DETERMINISTIC: {why}");
+            outcome.clone()
+        }
+    };
+    eprintln!(
+        "---- seed {} FAILED ({}) ----",
+        outcome.seed, replayed.summary
+    );
+    for line in &replayed.trace {
+        eprintln!("{line}");
+    }
+    for violation in &outcome.violations {
+        eprintln!("VIOLATION seed {}: {violation}", outcome.seed);
+    }
+    let mutant = outcome
+        .mutant
+        .map(|m| format!(" --mutant {m}"))
+        .unwrap_or_default();
+    let replacement = if mongo_seq_sim::triggers::same_id_replacement() {
+        ""
+    } else {
+        " --no-same-id-replacement"
+    };
+    eprintln!(
+        "replay: mongo-seq-sim --seed {} --schedules 1 --trace{mutant}{replacement}",
+        outcome.seed
+    );
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    mongo_seq_sim::triggers::set_same_id_replacement(!args.no_same_id_replacement);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let limit = args.time_limit_secs.map(Duration::from_secs);
+    if args.mutants {
+        return hunt_mutants(&args, jobs);
+    }
+    if args.trace {
+        let mut totals = mongo_seq_sim::runner::Totals {
+            first: args.seed,
+            last: args.seed,
+            ..Default::default()
+        };
+        for seed in args.seed..args.seed + args.schedules {
+            let outcome = mongo_seq_sim::schedule::run(seed, args.mutant, true);
+            println!("---- seed {seed} ({}) ----", outcome.summary);
+            for line in &outcome.trace {
+                println!("{line}");
+            }
+            for violation in &outcome.violations {
+                println!("VIOLATION seed {seed}: {violation}");
+            }
+            totals.schedules += 1;
+            totals.faults += outcome.faults;
+            totals.violations += outcome.violations.len() as u64;
+            totals.last = seed;
+        }
+        println!("{}", totals.line());
+        return if totals.violations == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
+    let started = Instant::now();
+    let last_report = std::sync::Mutex::new(Instant::now());
+    let totals = run_many(
+        args.seed,
+        args.schedules,
+        limit,
+        jobs,
+        args.mutant,
+        false,
+        &print_failure,
+        &|t| {
+            let mut last = last_report.lock().expect("progress");
+            if last.elapsed() >= Duration::from_secs(10) {
+                eprintln!(
+                    "progress: {} schedules, {} faults, {} violations, {:.0} s",
+                    t.schedules,
+                    t.faults,
+                    t.violations,
+                    started.elapsed().as_secs_f64()
+                );
+                *last = Instant::now();
+            }
+        },
+    );
+    eprintln!(
+        "{} schedules in {:.1} s ({:.1}/s on {jobs} threads){}",
+        totals.schedules,
+        started.elapsed().as_secs_f64(),
+        totals.schedules as f64 / started.elapsed().as_secs_f64().max(1e-3),
+        if totals.failing.is_empty() {
+            String::new()
+        } else {
+            format!("; failing seeds: {:?}", totals.failing)
+        }
+    );
+    println!("{}", totals.line());
+    if totals.violations == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn hunt_mutants(args: &Args, jobs: usize) -> ExitCode {
+    let mut all_caught = true;
+    let mut grand = mongo_seq_sim::runner::Totals {
+        first: args.seed,
+        last: args.seed,
+        ..Default::default()
+    };
+    for mutant in Mutant::ALL {
+        let started = Instant::now();
+        let found = std::sync::Mutex::new(None::<u64>);
+        let totals = run_many(
+            args.seed,
+            args.schedules,
+            None,
+            jobs,
+            Some(mutant),
+            true,
+            &|outcome| {
+                let mut found = found.lock().expect("found");
+                if found.is_none_or(|f| outcome.seed < f) {
+                    *found = Some(outcome.seed);
+                }
+            },
+            &|_| {},
+        );
+        grand.schedules += totals.schedules;
+        grand.faults += totals.faults;
+        grand.violations += totals.violations;
+        grand.last = grand.last.max(totals.last);
+        match found.into_inner().expect("found") {
+            Some(seed) => println!(
+                "MUTANT {mutant}: caught by seed {seed}, after {} schedules ({:.1} s)",
+                seed - args.seed + 1,
+                started.elapsed().as_secs_f64()
+            ),
+            None => {
+                all_caught = false;
+                println!(
+                    "MUTANT {mutant}: NOT caught in {} schedules",
+                    totals.schedules
+                );
+            }
+        }
+    }
+    println!("{}", grand.line());
+    if all_caught {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,224 @@
+//! Change streams on one collection, read from a member's oplog.
+//!
+//! From the manual (<https://www.mongodb.com/docs/manual/changestreams/>) and the change
+//! streams specification (<https://github.com/mongodb/specifications/blob/master/source/change-streams/change-streams.md>):
+//! * a stream delivers only **majority-committed** changes, in cluster-time (oplog) order, so
+//!   nothing it delivers is ever rolled back;
+//! * every event carries a resume token (`_id`); a stream opened after a token delivers the
+//!   events after it; a stream opened without one starts at the member's newest time; each
+//!   batch carries a post-batch resume token (the latest point scanned) even when empty;
+//! * resuming after a token the oplog no longer covers fails with ChangeStreamHistoryLost (286)
+//!   (<https://www.mongodb.com/docs/manual/reference/error-codes/>);
+//! * a `drop`, `rename` or `dropDatabase` of the watched collection emits its event, then an
+//!   `invalidate` event, which closes the stream; a stream can start after an invalidate token
+//!   (`startAfter`), <https://www.mongodb.com/docs/manual/reference/change-events/invalidate/>.
+//!
+//! The user pipeline may hold `$match` stages only (the sidecar's); the `invalidate` event is
+//! delivered whatever they say.
+
+use bson::{Bson, Document, Timestamp};
+
+use super::cluster::Node;
+use super::error::{code, ModelError};
+use super::query::matches;
+use super::state::{Op, Ts};
+
+/// A position in the stream: an entry's time and, for the same entry, 0 for its event and 1
+/// for the `invalidate` that follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position {
+    pub ts: Ts,
+    pub sub: u8,
+}
+
+impl Position {
+    pub fn token(self) -> Document {
+        bson::doc! { "_data": format!("{:016x}{:02x}", self.ts, self.sub) }
+    }
+
+    pub fn from_token(token: &Document) -> Result<Self, ModelError> {
+        let bad = || ModelError::server(260, "InvalidResumeToken", "malformed resume token");
+        let data = token.get_str("_data").map_err(|_| bad())?;
+        if data.len() != 18 {
+            return Err(bad());
+        }
+        let ts = u64::from_str_radix(&data[..16], 16).map_err(|_| bad())?;
+        let sub = u8::from_str_radix(&data[16..], 16).map_err(|_| bad())?;
+        Ok(Self { ts, sub })
+    }
+}
+
+/// One getMore's worth of a stream.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub events: Vec<Document>,
+    pub post_batch_token: Document,
+    /// The stream was invalidated (its cursor is closed).
+    pub invalidated: bool,
+}
+
+fn timestamp(ts: Ts) -> Bson {
+    Bson::Timestamp(Timestamp {
+        time: u32::try_from(ts / 1000).unwrap_or(u32::MAX),
+        increment: u32::try_from(ts % 1000).unwrap_or(0),
+    })
+}
+
+fn namespace(ns: &str) -> Document {
+    let (db, coll) = ns.split_once('.').unwrap_or((ns, ""));
+    bson::doc! { "db": db, "coll": coll }
+}
+
+/// Reads the events of collection `ns` after `after` from `node`, up to `max`.
+pub fn read(
+    node: &Node,
+    ns: &str,
+    pipeline: &[Document],
+    after: Position,
+    max: usize,
+) -> Result<Batch, ModelError> {
+    if after.ts < node.truncated_through {
+        return Err(ModelError::server(
+            code::CHANGE_STREAM_HISTORY_LOST,
+            "ChangeStreamHistoryLost",
+            "Resume of change stream was not possible, as the resume point may no longer be in the oplog.",
+        ));
+    }
+    let mut filters = Vec::new();
+    for stage in pipeline {
+        match stage.get("$match") {
+            Some(Bson::Document(filter)) if stage.len() == 1 => filters.push(filter),
+            _ => {
+                return Err(ModelError::unsupported(format!(
+                    "change stream stage {stage}"
+                )))
+            }
+        }
+    }
+    let passes = |event: &Document| -> Result<bool, ModelError> {
+        for filter in &filters {
+            if !matches(event, filter)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    let (db, _) = ns.split_once('.').unwrap_or((ns, ""));
+    let mut events = Vec::new();
+    let mut scanned = after;
+    for entry in node
+        .oplog
+        .iter()
+        .filter(|e| e.ts > after.ts || (e.ts == after.ts && after.sub == 0))
+    {
+        if entry.ts > node.commit_ts {
+            break;
+        }
+        if events.len() >= max {
+            break;
+        }
+        let here = Position {
+            ts: entry.ts,
+            sub: 0,
+        };
+        let mut event = bson::doc! { "_id": here.token() };
+        let invalidating = match &entry.op {
+            Op::Put {
+                ns: target,
+                document,
+                insert,
+            } if target == ns => {
+                let kind = if *insert { "insert" } else { "update" };
+                event.insert("operationType", kind);
+                event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("ns", namespace(ns));
+                event.insert(
+                    "documentKey",
+                    bson::doc! { "_id": document.get("_id").cloned().unwrap_or(Bson::Null) },
+                );
+                if *insert {
+                    event.insert("fullDocument", document.clone());
+                }
+                false
+            }
+            Op::Delete { ns: target, id } if target == ns => {
+                event.insert("operationType", "delete");
+                event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("ns", namespace(ns));
+                event.insert("documentKey", bson::doc! { "_id": id.clone() });
+                false
+            }
+            Op::Drop { ns: target } if target == ns => {
+                event.insert("operationType", "drop");
+                event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("ns", namespace(ns));
+                true
+            }
+            Op::Rename { from, to } if from == ns => {
+                event.insert("operationType", "rename");
+                event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("ns", namespace(ns));
+                event.insert("to", namespace(to));
+                true
+            }
+            Op::DropDatabase { db: dropped } if dropped == db => {
+                event.insert("operationType", "drop");
+                event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("ns", namespace(ns));
+                true
+            }
+            _ => {
+                scanned = here;
+                continue;
+            }
+        };
+        let replay_of_position = entry.ts == after.ts;
+        if !replay_of_position && passes(&event)? {
+            events.push(event);
+        }
+        scanned = here;
+        if invalidating {
+            let end = Position {
+                ts: entry.ts,
+                sub: 1,
+            };
+            events.push(bson::doc! {
+                "_id": end.token(),
+                "operationType": "invalidate",
+                "clusterTime": timestamp(entry.ts),
+            });
+            return Ok(Batch {
+                events,
+                post_batch_token: end.token(),
+                invalidated: true,
+            });
+        }
+    }
+    // Nothing left before the commit point: the post-batch token moves up to it.
+    if events.len() < max && node.commit_ts > scanned.ts {
+        scanned = Position {
+            ts: node.commit_ts,
+            sub: 0,
+        };
+    }
+    let post_batch_token = match events.last() {
+        Some(last) if events.len() >= max => last
+            .get_document("_id")
+            .cloned()
+            .unwrap_or_else(|_| scanned.token()),
+        _ => scanned.token(),
+    };
+    Ok(Batch {
+        events,
+        post_batch_token,
+        invalidated: false,
+    })
+}
+
+/// Where a stream opened now without a token starts: the member's newest entry.
+pub fn start_now(node: &Node) -> Position {
+    Position {
+        ts: node.last_ts(),
+        sub: 0,
+    }
+}

@@ -1,0 +1,103 @@
+//! Runs many schedules (on every core), replays failing seeds with their trace, and hunts
+//! mutants.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::mutants::Mutant;
+use crate::schedule::{run, Outcome};
+
+/// Totals of a run.
+#[derive(Debug, Default, Clone)]
+pub struct Totals {
+    pub schedules: u64,
+    pub faults: u64,
+    pub violations: u64,
+    pub first: u64,
+    pub last: u64,
+    pub failing: Vec<u64>,
+}
+
+impl Totals {
+    /// The one line the run ends with.
+    pub fn line(&self) -> String {
+        format!(
+            "SIM schedules={} faults={} violations={} seed={}..{}",
+            self.schedules, self.faults, self.violations, self.first, self.last
+        )
+    }
+}
+
+/// Runs schedules `first, first+1, …` on `jobs` threads until `count` are done or `limit`
+/// has passed; `on_fail` gets each failing outcome (in the order found).
+pub fn run_many(
+    first: u64,
+    count: u64,
+    limit: Option<Duration>,
+    jobs: usize,
+    mutant: Option<Mutant>,
+    stop_at_first_failure: bool,
+    on_fail: &(dyn Fn(&Outcome) + Sync),
+    on_progress: &(dyn Fn(&Totals) + Sync),
+) -> Totals {
+    let next = AtomicU64::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let started = Instant::now();
+    let results: Mutex<Vec<(u64, u64, usize)>> = Mutex::new(Vec::new());
+    let totals = Mutex::new(Totals {
+        first,
+        last: first,
+        ..Totals::default()
+    });
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) || limit.is_some_and(|l| started.elapsed() >= l) {
+                    return;
+                }
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= count {
+                    return;
+                }
+                let seed = first + index;
+                let outcome = run(seed, mutant, false);
+                if !outcome.violations.is_empty() {
+                    on_fail(&outcome);
+                    if stop_at_first_failure {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                results.lock().expect("results").push((
+                    seed,
+                    outcome.faults,
+                    outcome.violations.len(),
+                ));
+                let mut t = totals.lock().expect("totals");
+                t.schedules += 1;
+                t.faults += outcome.faults;
+                t.violations += outcome.violations.len() as u64;
+                t.last = t.last.max(seed);
+                if !outcome.violations.is_empty() {
+                    t.failing.push(seed);
+                }
+                on_progress(&t);
+            });
+        }
+    });
+    let mut totals = totals.into_inner().expect("totals");
+    totals.failing.sort_unstable();
+    totals
+}
+
+/// Replays a failing seed with its trace on; `Err` when the replay differs (not deterministic).
+pub fn replay(outcome: &Outcome) -> Result<Outcome, String> {
+    let again = run(outcome.seed, outcome.mutant, true);
+    if again.fingerprint != outcome.fingerprint {
+        return Err(format!(
+            "seed {} did not replay the same schedule (fingerprint {:x} then {:x})",
+            outcome.seed, outcome.fingerprint, again.fingerprint
+        ));
+    }
+    Ok(again)
+}
