@@ -1,27 +1,17 @@
 // examples/sidecar/mongo-seq.toml, the annotated config: valid (--check-config), and numbering
 // as its comments say when the sidecar runs with it. Only its database name (`shop`, made
 // unique here) and HTTP port (a free one) are changed; the server comes from MONGO_SEQ_URI.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MongoClient } from "mongodb";
-import { startMongo, uniqueDbName } from "../harness/mongo.mjs";
+import { uniqueDbName } from "../harness/mongo.mjs";
 import { repoRoot } from "../harness/runtimes.mjs";
-import { BIN, startSidecar } from "./sidecar.mjs";
+import { BIN, useServerAndClient, startSidecar } from "./sidecar.mjs";
 
-let server;
-let client;
-before(async () => {
-  server = await startMongo();
-  client = await MongoClient.connect(server.uri);
-});
-after(async () => {
-  await client?.close();
-  await server?.stop();
-});
+const ctx = useServerAndClient();
 
 test("examples/sidecar/mongo-seq.toml: validates, then numbers orders per tenant and students on the recipe's counter", async () => {
   const dbName = uniqueDbName("example_sidecar");
@@ -29,14 +19,14 @@ test("examples/sidecar/mongo-seq.toml: validates, then numbers orders per tenant
   assert.match(original, /port = 9464/);
   const config = join(mkdtempSync(join(tmpdir(), "mongo-seq-example-")), "mongo-seq.toml");
   writeFileSync(config, original.replaceAll('"shop', `"${dbName}`).replace("port = 9464", "port = 0"));
-  const env = { ...process.env, MONGO_SEQ_URI: server.uri };
+  const env = { ...process.env, MONGO_SEQ_URI: ctx.server.uri };
 
   const checked = spawnSync(BIN, ["sidecar", "--config", config, "--check-config"], { encoding: "utf8", env });
   assert.equal(checked.status, 0, checked.stderr);
 
-  const db = client.db(dbName);
+  const db = ctx.client.db(dbName);
   await db.collection("counters").insertOne({ _id: `${dbName}.students`, seq_value: 41 }); // the recipe's counter
-  process.env.MONGO_SEQ_URI = server.uri;
+  process.env.MONGO_SEQ_URI = ctx.server.uri;
   const sidecar = await startSidecar(config);
   try {
     await db.collection("orders").insertMany([{ tenantId: "acme" }, { tenantId: "globex" }, { tenantId: "acme" }]);

@@ -1,30 +1,20 @@
 // `mongo-seq import` (the binary): adopting mongoose-sequence and auto-increment counters, dry
 // run by default, --apply, --json, usage errors; and a trigger whose counters have another
 // shape (`counter_field`, the Atlas recipe's `seq_value`) numbering in place.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { MongoClient } from "mongodb";
-import { startMongo, uniqueDbName } from "../harness/mongo.mjs";
-import { BIN, writeConfig, startSidecar } from "./sidecar.mjs";
+import { uniqueDbName } from "../harness/mongo.mjs";
+import { BIN, useServerAndClient, writeConfig, startSidecar } from "./sidecar.mjs";
 
-let server;
-let client;
-before(async () => {
-  server = await startMongo();
-  client = await MongoClient.connect(server.uri);
-});
-after(async () => {
-  await client?.close();
-  await server?.stop();
-});
+const ctx = useServerAndClient();
 
-const importCli = (...args) => spawnSync(BIN, ["import", "--uri", server.uri, ...args], { encoding: "utf8" });
+const importCli = (...args) => spawnSync(BIN, ["import", "--uri", ctx.server.uri, ...args], { encoding: "utf8" });
 const all = (db, name) => db.collection(name).find({}, { projection: { _id: 1, seq: 1 } }).sort({ _id: 1 }).toArray();
 
 test("mongoose-sequence counters: a dry run prints and writes nothing; --apply moves mongo-seq's counters past them", async () => {
   const dbName = uniqueDbName("import_ms");
-  const db = client.db(dbName);
+  const db = ctx.client.db(dbName);
   // mongoose-sequence's documents, as it writes them (unscoped and with reference fields).
   await db.collection("counters").insertMany([
     { id: "order_seq", reference_value: null, seq: 41 },
@@ -57,7 +47,7 @@ test("mongoose-sequence counters: a dry run prints and writes nothing; --apply m
 
 test("auto-increment counters: --name renames, --apply advances; usage errors exit 2 and write nothing", async () => {
   const dbName = uniqueDbName("import_ai");
-  const db = client.db(dbName);
+  const db = ctx.client.db(dbName);
   await db.collection("identitycounters").insertMany([{ model: "User", field: "_id", count: 12 }]);
   await db.collection("counters").insertOne({ _id: "users", seq: 5 });
   const applied = importCli("--from", "auto-increment", "--db", dbName, "--name", "User._id=users", "--apply");
@@ -88,7 +78,7 @@ test("auto-increment counters: --name renames, --apply advances; usage errors ex
 
 test("malformed sources: each skipped on one bounded line, the counters of another shape left alone; nothing to import is said", async () => {
   const dbName = uniqueDbName("import_bad");
-  const db = client.db(dbName);
+  const db = ctx.client.db(dbName);
   await db.collection("identitycounters").insertMany([
     { model: "x".repeat(10_240), field: "n", count: 1 },
     { model: "Order", field: "orderNo", count: "12" },
@@ -107,10 +97,10 @@ test("malformed sources: each skipped on one bounded line, the counters of anoth
 
 test("a trigger with counter_field numbers on the Atlas recipe's counter in place ({_id, seq_value})", async () => {
   const dbName = uniqueDbName("counter_field");
-  const db = client.db(dbName);
+  const db = ctx.client.db(dbName);
   const counterId = `${dbName}.orders`;
   await db.collection("counters").insertOne({ _id: counterId, seq_value: 500 });
-  const config = writeConfig(server.uri, dbName, 'counter_field = "seq_value"');
+  const config = writeConfig(ctx.server.uri, dbName, 'counter_field = "seq_value"');
   const sidecar = await startSidecar(config);
   try {
     await db.collection("orders").insertMany([{ n: 1 }, { n: 2 }, { n: 3 }]);

@@ -5,9 +5,27 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
+import { before, after } from "node:test";
+import { MongoClient } from "mongodb";
+import { startMongo } from "../harness/mongo.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const BIN = process.env.MONGO_SEQ_BIN ?? join(root, "target", "debug", "mongo-seq");
+
+/** One test server and a client on it for a test file (started before its tests, stopped after):
+ * read `.server` and `.client` inside the tests. */
+export function useServerAndClient() {
+  const ctx = {};
+  before(async () => {
+    ctx.server = await startMongo();
+    ctx.client = await MongoClient.connect(ctx.server.uri);
+  });
+  after(async () => {
+    await ctx.client?.close();
+    await ctx.server?.stop();
+  });
+  return ctx;
+}
 
 /** Writes a sidecar config for one trigger on `db.orders` and returns its path. */
 export function writeConfig(uri, db, trigger = "", sidecar = "") {
