@@ -25,24 +25,6 @@ use crate::model::{Op, Operation};
 use crate::sidecar::{Freeze, SimMongo};
 use crate::world::World;
 
-/// Whether a frozen sidecar may be replaced by a new incarnation with its instance id (on by
-/// default). `--no-same-id-replacement` turns the fault off: it exposes an open product bug
-/// (a stale incarnation's gapless moves are not fenced; docs/simulation.md, "Open"), and the
-/// CI-sized run leaves it out until that is fixed. The draw is made either way, so every other
-/// fault of a seed stays where it was.
-static SAME_ID_REPLACEMENT: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(true);
-
-/// Sets [`SAME_ID_REPLACEMENT`] for the whole run.
-pub fn set_same_id_replacement(on: bool) {
-    SAME_ID_REPLACEMENT.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Whether the same-id replacement fault is on.
-pub fn same_id_replacement() -> bool {
-    SAME_ID_REPLACEMENT.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 /// The numbered field.
 pub const FIELD: &str = "seq";
 const DB: &str = "app";
@@ -219,7 +201,7 @@ pub async fn supervise(
             return;
         }
         let who = format!("sidecar{instance}#{incarnation_no}");
-        if world.chance(0.3) && same_id_replacement() {
+        if world.chance(0.3) {
             // Frozen (SIGSTOP, a node that stopped responding) and replaced by its orchestrator
             // with a new incarnation of the same instance id, which takes the lease over at
             // once; the old one wakes up before its own deadline, and is killed later.
