@@ -266,7 +266,7 @@ pub async fn writer(world: World, name: String, options: ClientOptions) {
 }
 
 /// A user deleting documents at any moment; now and then an operator drops a watched
-/// collection (the next insert recreates it).
+/// collection or renames it away (the next insert recreates it).
 pub async fn deleter(world: World) {
     let client = Client::new(&world, "user", ClientOptions::default());
     loop {
@@ -277,19 +277,26 @@ pub async fn deleter(world: World) {
         let watched = &WATCHED[usize::try_from(world.between(0, 1)).unwrap_or(0)];
         let drop_every = world.with(|w| w.config.drop_every_s);
         if drop_every > 0.0 && world.chance(0.8 / drop_every) {
-            world.fault("collection-dropped", "user", || {
-                format!("drop {}", watched.ns())
-            });
-            let _ = client
-                .run(
-                    DB,
-                    Operation::Drop {
-                        collection: watched.collection.to_owned(),
-                    },
-                    None,
-                    None,
-                )
-                .await;
+            // Dropped, or renamed away (its documents leave the watched namespace, like a
+            // drop, but stay in the database); either way the stream is invalidated.
+            let operation = if world.chance(0.5) {
+                world.fault("collection-dropped", "user", || {
+                    format!("drop {}", watched.ns())
+                });
+                Operation::Drop {
+                    collection: watched.collection.to_owned(),
+                }
+            } else {
+                let to = format!("{}_renamed_{}", watched.collection, world.now_ms());
+                world.fault("collection-renamed", "user", || {
+                    format!("rename {} → {DB}.{to}", watched.ns())
+                });
+                Operation::Rename {
+                    from: watched.collection.to_owned(),
+                    to,
+                }
+            };
+            let _ = client.run(DB, operation, None, None).await;
             continue;
         }
         // Delete one existing document (numbered or not), picked from what the primary has.
