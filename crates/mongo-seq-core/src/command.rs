@@ -672,6 +672,11 @@ pub trait Plan {
     fn start(&self) -> Result<Step<Self::Output>, SeqError>;
     /// Feeds the reply to the last command and returns the next step.
     fn feed(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError>;
+    /// The command waiting for its reply, borrowed (what `start()` gives as a copy), for shells
+    /// that only serialize it; `None` when done or failed, or when the plan cannot lend it.
+    fn pending_command(&self) -> Option<&Command> {
+        None
+    }
     /// What happened since the last call that the caller may want to log or count (see
     /// [`Note`]); call it after constructing the plan and after every `feed`. Most plans
     /// have none.

@@ -100,6 +100,13 @@ impl<M: Machine> Plan for Driver<M> {
         self.settle(next)
     }
 
+    fn pending_command(&self) -> Option<&Command> {
+        match &self.pending {
+            Pending::Waiting(command) => Some(command),
+            Pending::Done(_) | Pending::Failed(_) => None,
+        }
+    }
+
     fn drain_notes(&mut self) -> Vec<Note> {
         self.machine.drain_notes()
     }

@@ -9,7 +9,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use mongo_seq_core::{
-    check_count, BlockCounter, Numbers, Plan, Refill, Reply, Reservation, SeqError, Step, Take,
+    check_count, BlockCounter, Command, Numbers, Plan, Refill, Reply, Reservation, SeqError, Step,
+    Take,
 };
 use wasm_bindgen::prelude::*;
 
@@ -159,6 +160,10 @@ impl Plan for CounterRefill {
             Step::Command(command) => Step::Command(command),
             Step::Done(_) => Step::Done(()),
         })
+    }
+
+    fn pending_command(&self) -> Option<&Command> {
+        self.plan.pending_command()
     }
 
     fn feed(&mut self, reply: Reply) -> Result<Step<()>, SeqError> {
