@@ -78,11 +78,13 @@ if (has("client")) {
   const { runNextMany } = await import("./client/next-many.mjs");
   const { runWarmNext } = await import("./client/warm-next.mjs");
   const { runReservationCpu } = await import("./client/package-cpu.mjs");
+  const { runRefillAhead } = await import("./client/refill-ahead.mjs");
   await withServer("client", async ({ uri, db }) => {
     await runBlocks({ uri, dbName: `${db}_a`, suffix: "", numbers: options.clientNumbers, rounds: options.rounds, report, link: "loopback" });
-    await withProxy(uri, LINKS.rtt1ms.delayMs, (proxy) =>
-      runBlocks({ uri: proxy.uri, dbName: `${db}_b`, suffix: ".rtt1ms", numbers: options.clientNumbersRtt, rounds: options.rounds, report, link: LINKS.rtt1ms.label }),
-    );
+    await withProxy(uri, LINKS.rtt1ms.delayMs, async (proxy) => {
+      await runBlocks({ uri: proxy.uri, dbName: `${db}_b`, suffix: ".rtt1ms", numbers: options.clientNumbersRtt, rounds: options.rounds, report, link: LINKS.rtt1ms.label });
+      await runRefillAhead({ uri: proxy.uri, dbName: `${db}_e`, numbers: options.busyNumbers, rounds: options.rounds, report, suffix: ".rtt1ms", link: LINKS.rtt1ms.label });
+    });
     await runNextMany({ uri, dbName: `${db}_c`, report });
     await runWarmNext({ uri, dbName: `${db}_d`, calls: options.warmCalls, rounds: options.rounds, report });
   });

@@ -739,3 +739,49 @@ pub(crate) fn operator(op: &str, value: Value) -> Value {
     map.insert(op.to_owned(), value);
     Value::Object(map)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Reply;
+
+    #[test]
+    fn a_duplicate_key_names_its_index_by_message_or_key_pattern() {
+        let on = |index: &str| Reply::DuplicateKeyOn {
+            index: index.to_owned(),
+        };
+        let message = |text: &str| Reply::duplicate_key(Some(text), None);
+        assert_eq!(
+            message("E11000 duplicate key error collection: a.counters index: _id_ dup key: { _id: \"x\" }"),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            message("E11000 duplicate key error collection: a.counters index: id_1_reference_value_1 dup key: { id: null, reference_value: null }"),
+            on("id_1_reference_value_1")
+        );
+        // Servers before 3.4: `index: <db>.<collection>.$<name>`.
+        assert_eq!(
+            message("E11000 duplicate key error index: a.counters.$_id_  dup key: { : \"x\" }"),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            message("E11000 duplicate key error"),
+            Reply::DuplicateKey,
+            "no index named: as before"
+        );
+        assert_eq!(
+            Reply::duplicate_key(None, Some(&json!({"_id": 1}))),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            Reply::duplicate_key(None, Some(&json!({"id": 1, "reference_value": 1}))),
+            on(r#"{"id":1,"reference_value":1}"#)
+        );
+        // Which index: the key pattern when given; its name: the message. The serialized form reads back.
+        let reply = Reply::duplicate_key(Some("… index: _id_ …"), Some(&json!({"email": 1})));
+        assert_eq!(reply, on("_id_"));
+        let text = serde_json::to_value(on("email_1")).unwrap();
+        assert_eq!(Reply::from_json(&text).unwrap(), on("email_1"));
+    }
+}
