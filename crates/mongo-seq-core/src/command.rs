@@ -101,9 +101,9 @@ pub struct FindOptions {
 ///
 /// Every command that writes also carries `writeConcern` and every read `readConcern`, chosen by
 /// the core ([`crate::concern`]); reading a command back ignores those two keys.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-// The derived (de)serializers become `Command::serialize`/`deserialize`; the trait impls below
-// add the concerns around them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+// The derived deserializer becomes `Command::deserialize`; the trait impl below drops the
+// concerns before it. Serialized by `Command::to_json`.
 #[serde(remote = "Self")]
 #[serde(tag = "op", rename_all = "camelCase")]
 pub enum Command {
@@ -210,24 +210,207 @@ impl Command {
 
 impl Serialize for Command {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let mut value =
-            Command::serialize(self, serde_json::value::Serializer).map_err(S::Error::custom)?;
-        if let Value::Object(fields) = &mut value {
-            if let Some(concern) = self.write_concern() {
-                fields.insert(
-                    "writeConcern".to_owned(),
-                    serde_json::to_value(concern).map_err(S::Error::custom)?,
+        self.to_json().serialize(serializer)
+    }
+}
+
+impl Collection {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Counters => "counters",
+            Self::Documents => "documents",
+            Self::Leases => "leases",
+        }
+    }
+}
+
+impl Command {
+    /// The command as JSON: the `op` tag, its fields in declaration order, then the concerns.
+    /// Written out rather than derived: a derived serializer into a `Value` is one more copy of
+    /// serde's machinery (and its error path) in the Wasm module, for the same output.
+    pub fn to_json(&self) -> Value {
+        fn number(value: u64) -> Value {
+            Value::from(value)
+        }
+        let mut fields = Map::new();
+        let mut put = |key: &str, value: Value| {
+            fields.insert(key.to_owned(), value);
+        };
+        let collection = |collection: &Collection| Value::from(collection.name());
+        match self {
+            Self::FindOneAndUpdate {
+                collection: on,
+                filter,
+                update,
+                options,
+            } => {
+                put("op", "findOneAndUpdate".into());
+                put("collection", collection(on));
+                put("filter", filter.clone());
+                put("update", update.clone());
+                put(
+                    "options",
+                    ejson::object([
+                        ("upsert", Value::Bool(options.upsert)),
+                        (
+                            "returnDocument",
+                            match options.return_document {
+                                ReturnDocument::Before => "before",
+                                ReturnDocument::After => "after",
+                            }
+                            .into(),
+                        ),
+                    ]),
                 );
             }
-            if let Some(concern) = self.read_concern() {
-                fields.insert(
-                    "readConcern".to_owned(),
-                    serde_json::to_value(concern).map_err(S::Error::custom)?,
+            Self::FindOne {
+                collection: on,
+                filter,
+                options,
+            } => {
+                put("op", "findOne".into());
+                put("collection", collection(on));
+                put("filter", filter.clone());
+                if let Some(options) = options {
+                    put(
+                        "options",
+                        ejson::object([
+                            ("sort", options.sort.clone()),
+                            ("projection", options.projection.clone()),
+                        ]),
+                    );
+                }
+            }
+            Self::InsertOne {
+                collection: on,
+                document,
+            } => {
+                put("op", "insertOne".into());
+                put("collection", collection(on));
+                put("document", document.clone());
+            }
+            Self::InsertDocument {
+                collection: on,
+                fields: set,
+                duplicate_key_on,
+            } => {
+                put("op", "insertDocument".into());
+                put("collection", collection(on));
+                put("fields", set.clone());
+                if let Some(field) = duplicate_key_on {
+                    put("duplicateKeyOn", field.as_str().into());
+                }
+            }
+            Self::InsertDocuments {
+                collection: on,
+                first,
+                fields: set,
+                duplicate_key_on,
+            } => {
+                put("op", "insertDocuments".into());
+                put("collection", collection(on));
+                put("first", number(*first));
+                put("fields", Value::Array(set.clone()));
+                put("duplicateKeyOn", duplicate_key_on.as_str().into());
+            }
+            Self::Take { counter_id, count } => {
+                put("op", "take".into());
+                put("counterId", counter_id.as_str().into());
+                put("count", number(*count));
+            }
+            Self::Find {
+                collection: on,
+                filter,
+                options,
+            } => {
+                put("op", "find".into());
+                put("collection", collection(on));
+                put("filter", filter.clone());
+                if !options.is_empty() {
+                    let mut map = Map::new();
+                    if let Some(projection) = &options.projection {
+                        map.insert("projection".to_owned(), projection.clone());
+                    }
+                    if let Some(sort) = &options.sort {
+                        map.insert("sort".to_owned(), sort.clone());
+                    }
+                    if let Some(limit) = options.limit {
+                        map.insert("limit".to_owned(), number(limit));
+                    }
+                    put("options", Value::Object(map));
+                }
+            }
+            Self::Update {
+                collection: on,
+                updates,
+                ordered,
+            } => {
+                put("op", "update".into());
+                put("collection", collection(on));
+                put(
+                    "updates",
+                    updates
+                        .iter()
+                        .map(|statement| {
+                            ejson::object([
+                                ("filter", statement.filter.clone()),
+                                ("update", statement.update.clone()),
+                            ])
+                        })
+                        .collect(),
                 );
+                put("ordered", Value::Bool(*ordered));
+            }
+            Self::UpdateMany {
+                collection: on,
+                filter,
+                update,
+            } => {
+                put("op", "updateMany".into());
+                put("collection", collection(on));
+                put("filter", filter.clone());
+                put("update", update.clone());
+            }
+            Self::Aggregate {
+                collection: on,
+                pipeline,
+            } => {
+                put("op", "aggregate".into());
+                put("collection", collection(on));
+                put("pipeline", Value::Array(pipeline.clone()));
+            }
+            Self::CreateIndex {
+                collection: on,
+                name,
+                keys,
+                unique,
+                partial_filter_expression,
+            } => {
+                put("op", "createIndex".into());
+                put("collection", collection(on));
+                put("name", name.as_str().into());
+                put("keys", keys.clone());
+                put("unique", Value::Bool(*unique));
+                if let Some(expression) = partial_filter_expression {
+                    put("partialFilterExpression", expression.clone());
+                }
+            }
+            Self::Wait { min_ms, max_ms } => {
+                put("op", "wait".into());
+                put("minMs", number(*min_ms));
+                put("maxMs", number(*max_ms));
             }
         }
-        value.serialize(serializer)
+        if let Some(concern) = self.write_concern() {
+            put("writeConcern", ejson::object([("w", concern.w)]));
+        }
+        if let Some(concern) = self.read_concern() {
+            put(
+                "readConcern",
+                ejson::object([("level", concern.level.into())]),
+            );
+        }
+        Value::Object(fields)
     }
 }
 
