@@ -508,10 +508,15 @@ impl ImportMachine {
     /// Refuses a name whose key matches no source counter (a typo would import under the
     /// default name and leave the intended sequence behind the numbers the plugin issued).
     fn check_names(&self, documents: &[Value]) -> Result<(), SeqError> {
-        let keys: BTreeSet<String> = documents
+        // Inserted one by one: collecting into a set sorts first, which would bring a stable
+        // sort into the Wasm module for this message alone.
+        let mut keys = BTreeSet::new();
+        for key in documents
             .iter()
             .filter_map(|document| source_key(self.request.from, document))
-            .collect();
+        {
+            keys.insert(key);
+        }
         let Some(unknown) = self.request.names.keys().find(|key| !keys.contains(*key)) else {
             return Ok(());
         };
