@@ -23,8 +23,6 @@
 //! fields, so mongo-seq's counters cannot live there, and importing into the source collection
 //! is refused (`counters`).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -68,8 +66,10 @@ pub struct ImportRequest {
     pub source: String,
     /// mongo-seq's counters collection (default `counters`).
     pub counters: String,
-    /// Sequence names by source key (`id`, or `model.field`).
-    pub names: BTreeMap<String, String>,
+    /// Sequence names by source key (`id`, or `model.field`): every value a string. A JSON
+    /// map rather than a map of strings: the JSON map's code is in the Wasm module anyway,
+    /// another map type would be one more copy of the B-tree there.
+    pub names: Map<String, Value>,
     /// The counter field of the mongo-seq counters written (`seq` by default).
     pub counter_field: Option<String>,
 }
@@ -159,7 +159,7 @@ impl ImportRequest {
                 format!("`{counters}` is {plugin} collection, whose unique index on {index} admits one document without those fields: give mongo-seq another counters collection, or drop that index and import with a `source` other than `{counters}`"),
             ));
         }
-        let mut names = BTreeMap::new();
+        let mut names = Map::new();
         match map.get("names") {
             None | Some(Value::Null) => {}
             Some(Value::Object(given)) => {
@@ -174,7 +174,7 @@ impl ImportRequest {
                             ),
                         ));
                     };
-                    names.insert(key.clone(), name.clone());
+                    names.insert(key.clone(), Value::String(name.clone()));
                 }
             }
             Some(other) => {
@@ -418,7 +418,10 @@ impl ImportMachine {
             || ejson::object([("_id", document.get("_id").cloned().unwrap_or(Value::Null))]);
         let (key, source, scope, last) =
             read_source(self.request.from, document).map_err(|reason| (fallback(), reason))?;
-        let name = self.request.names.get(&key).cloned().unwrap_or(key);
+        let name = match self.request.names.get(&key) {
+            Some(Value::String(name)) => name.clone(),
+            _ => key,
+        };
         let mut options = Map::new();
         options.insert("name".to_owned(), Value::String(name.clone()));
         let scope_fields: Vec<String> = scope.iter().flat_map(|s| s.keys().cloned()).collect();
@@ -508,19 +511,25 @@ impl ImportMachine {
     /// Refuses a name whose key matches no source counter (a typo would import under the
     /// default name and leave the intended sequence behind the numbers the plugin issued).
     fn check_names(&self, documents: &[Value]) -> Result<(), SeqError> {
-        // Inserted one by one: collecting into a set sorts first, which would bring a stable
-        // sort into the Wasm module for this message alone.
-        let mut keys = BTreeSet::new();
+        // The keys sorted and distinct, in a JSON map used as a set (its code is in the Wasm
+        // module anyway; a set of strings would be one more B-tree, and collecting one sorts
+        // first: a stable sort for this message alone).
+        let mut keys = Map::new();
         for key in documents
             .iter()
             .filter_map(|document| source_key(self.request.from, document))
         {
-            keys.insert(key);
+            keys.insert(key, Value::Null);
         }
-        let Some(unknown) = self.request.names.keys().find(|key| !keys.contains(*key)) else {
+        let Some(unknown) = self
+            .request
+            .names
+            .keys()
+            .find(|key| !keys.contains_key(*key))
+        else {
             return Ok(());
         };
-        let listed: Vec<String> = keys.iter().take(10).map(|k| ejson::truncate(k)).collect();
+        let listed: Vec<String> = keys.keys().take(10).map(|k| ejson::truncate(k)).collect();
         let more = if keys.len() > listed.len() {
             ", …"
         } else {
