@@ -595,20 +595,20 @@ impl Reply {
             }
             "numbers" => {
                 expect_keys(&["values"])?;
-                match map.get("values") {
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .map(|item| {
-                            ejson::read_i64(item).map_err(|reason| {
-                                SeqError::unexpected_reply(format!("`values` {reason}"))
-                            })
-                        })
-                        .collect::<Result<_, _>>()
-                        .map(|values| Self::Numbers { values }),
-                    _ => Err(SeqError::unexpected_reply(
+                let Some(Value::Array(items)) = map.get("values") else {
+                    return Err(SeqError::unexpected_reply(
                         "a `numbers` reply needs an array `values`",
-                    )),
+                    ));
+                };
+                // A loop rather than collecting into a `Result`: the adapter for that is one
+                // more generic instance in the Wasm module.
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(ejson::read_i64(item).map_err(|reason| {
+                        SeqError::unexpected_reply(format!("`values` {reason}"))
+                    })?);
                 }
+                Ok(Self::Numbers { values })
             }
             other => Err(SeqError::unexpected_reply(format!(
                 "unknown reply kind {} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers)",
@@ -677,10 +677,13 @@ impl WriteResult {
         };
         let write_errors = match map.get("writeErrors") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(WriteError::from_json)
-                .collect::<Result<_, _>>()?,
+            Some(Value::Array(items)) => {
+                let mut errors = Vec::with_capacity(items.len());
+                for item in items {
+                    errors.push(WriteError::from_json(item)?);
+                }
+                errors
+            }
             Some(other) => {
                 return Err(SeqError::unexpected_reply(format!(
                     "`writeErrors` must be an array, got {}",
