@@ -23,6 +23,8 @@
 //! fields, so mongo-seq's counters cannot live there, and importing into the source collection
 //! is refused (`counters`).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -66,10 +68,12 @@ pub struct ImportRequest {
     pub source: String,
     /// mongo-seq's counters collection (default `counters`).
     pub counters: String,
-    /// Sequence names by source key (`id`, or `model.field`): every value a string. A JSON
-    /// map rather than a map of strings: the JSON map's code is in the Wasm module anyway,
-    /// another map type would be one more copy of the B-tree there.
-    pub names: Map<String, Value>,
+    /// Sequence names by source key (`id`, or `model.field`): every value a string. Values
+    /// rather than strings: a `BTreeMap<String, Value>` is what `serde_json::Map` holds in the
+    /// Wasm module, so its code is there anyway; another map type would be one more copy of the
+    /// B-tree. (Not `serde_json::Map` itself: with serde_json's `preserve_order`, which other
+    /// crates of the workspace turn on, it keeps insertion order, not sorted.)
+    pub names: BTreeMap<String, Value>,
     /// The counter field of the mongo-seq counters written (`seq` by default).
     pub counter_field: Option<String>,
 }
@@ -159,7 +163,7 @@ impl ImportRequest {
                 format!("`{counters}` is {plugin} collection, whose unique index on {index} admits one document without those fields: give mongo-seq another counters collection, or drop that index and import with a `source` other than `{counters}`"),
             ));
         }
-        let mut names = Map::new();
+        let mut names = BTreeMap::new();
         match map.get("names") {
             None | Some(Value::Null) => {}
             Some(Value::Object(given)) => {
@@ -511,10 +515,10 @@ impl ImportMachine {
     /// Refuses a name whose key matches no source counter (a typo would import under the
     /// default name and leave the intended sequence behind the numbers the plugin issued).
     fn check_names(&self, documents: &[Value]) -> Result<(), SeqError> {
-        // The keys sorted and distinct, in a JSON map used as a set (its code is in the Wasm
-        // module anyway; a set of strings would be one more B-tree, and collecting one sorts
-        // first: a stable sort for this message alone).
-        let mut keys = Map::new();
+        // The keys sorted and distinct, in the map type behind `serde_json::Map` used as a set
+        // (see `ImportRequest::names`; a set of strings would be one more B-tree in the Wasm
+        // module, and collecting one sorts first: a stable sort for this message alone).
+        let mut keys = BTreeMap::new();
         for key in documents
             .iter()
             .filter_map(|document| source_key(self.request.from, document))
