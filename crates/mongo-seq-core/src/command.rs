@@ -41,6 +41,17 @@ pub enum Collection {
     Leases,
 }
 
+impl Collection {
+    /// Its name in commands and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Counters => "counters",
+            Self::Documents => "documents",
+            Self::Leases => "leases",
+        }
+    }
+}
+
 /// `returnDocument` of findOneAndUpdate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -209,34 +220,84 @@ impl Command {
 }
 
 impl Serialize for Command {
+    /// The command's own fields, then its concerns, written straight to `serializer` (no
+    /// intermediate `Value`: this runs once per round trip of every plan).
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        let mut failed = None;
+        self.for_each_field(&mut |key, value| {
+            if failed.is_none() {
+                failed = map.serialize_entry(key, &value).err();
+            }
+        });
+        match failed {
+            Some(error) => Err(error),
+            None => map.end(),
+        }
     }
 }
 
-impl Collection {
-    fn name(self) -> &'static str {
+/// A value of [`Command::for_each_field`]: borrowed from the command where it can be.
+enum Field<'a> {
+    Value(&'a Value),
+    List(&'a [Value]),
+    Statements(&'a [UpdateStatement]),
+    Owned(Value),
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Self::Counters => "counters",
-            Self::Documents => "documents",
-            Self::Leases => "leases",
+            Self::Value(value) => value.serialize(serializer),
+            Self::List(values) => values.serialize(serializer),
+            Self::Statements(statements) => statements.serialize(serializer),
+            Self::Owned(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl Field<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Self::Value(value) => value.clone(),
+            Self::List(values) => Value::Array(values.to_vec()),
+            Self::Statements(statements) => statements
+                .iter()
+                .map(|statement| {
+                    ejson::object([
+                        ("filter", statement.filter.clone()),
+                        ("update", statement.update.clone()),
+                    ])
+                })
+                .collect(),
+            Self::Owned(value) => value,
         }
     }
 }
 
 impl Command {
-    /// The command as JSON: the `op` tag, its fields in declaration order, then the concerns.
-    /// Written out rather than derived: a derived serializer into a `Value` is one more copy of
-    /// serde's machinery (and its error path) in the Wasm module, for the same output.
+    /// The command as JSON (see [`Command::for_each_field`]).
     pub fn to_json(&self) -> Value {
-        fn number(value: u64) -> Value {
-            Value::from(value)
-        }
         let mut fields = Map::new();
-        let mut put = |key: &str, value: Value| {
-            fields.insert(key.to_owned(), value);
-        };
-        let collection = |collection: &Collection| Value::from(collection.name());
+        self.for_each_field(&mut |key, value| {
+            fields.insert(key.to_owned(), value.into_value());
+        });
+        Value::Object(fields)
+    }
+
+    /// Calls `put` with each key and value of the command as JSON: the `op` tag, its fields in
+    /// declaration order, then the concerns. Written out rather than derived: a derived
+    /// serializer is one more copy of serde's machinery (and its error path) in the Wasm
+    /// module; borrowed values let [`Serialize`] write the command without copying it.
+    fn for_each_field(&self, put: &mut dyn FnMut(&'static str, Field<'_>)) {
+        fn number(value: u64) -> Field<'static> {
+            Field::Owned(Value::from(value))
+        }
+        fn text(value: &str) -> Field<'static> {
+            Field::Owned(Value::from(value))
+        }
+        let collection = |collection: &Collection| text(collection.name());
         match self {
             Self::FindOneAndUpdate {
                 collection: on,
@@ -244,13 +305,13 @@ impl Command {
                 update,
                 options,
             } => {
-                put("op", "findOneAndUpdate".into());
+                put("op", text("findOneAndUpdate"));
                 put("collection", collection(on));
-                put("filter", filter.clone());
-                put("update", update.clone());
+                put("filter", Field::Value(filter));
+                put("update", Field::Value(update));
                 put(
                     "options",
-                    ejson::object([
+                    Field::Owned(ejson::object([
                         ("upsert", Value::Bool(options.upsert)),
                         (
                             "returnDocument",
@@ -260,7 +321,7 @@ impl Command {
                             }
                             .into(),
                         ),
-                    ]),
+                    ])),
                 );
             }
             Self::FindOne {
@@ -268,16 +329,16 @@ impl Command {
                 filter,
                 options,
             } => {
-                put("op", "findOne".into());
+                put("op", text("findOne"));
                 put("collection", collection(on));
-                put("filter", filter.clone());
+                put("filter", Field::Value(filter));
                 if let Some(options) = options {
                     put(
                         "options",
-                        ejson::object([
+                        Field::Owned(ejson::object([
                             ("sort", options.sort.clone()),
                             ("projection", options.projection.clone()),
-                        ]),
+                        ])),
                     );
                 }
             }
@@ -285,20 +346,20 @@ impl Command {
                 collection: on,
                 document,
             } => {
-                put("op", "insertOne".into());
+                put("op", text("insertOne"));
                 put("collection", collection(on));
-                put("document", document.clone());
+                put("document", Field::Value(document));
             }
             Self::InsertDocument {
                 collection: on,
                 fields: set,
                 duplicate_key_on,
             } => {
-                put("op", "insertDocument".into());
+                put("op", text("insertDocument"));
                 put("collection", collection(on));
-                put("fields", set.clone());
+                put("fields", Field::Value(set));
                 if let Some(field) = duplicate_key_on {
-                    put("duplicateKeyOn", field.as_str().into());
+                    put("duplicateKeyOn", text(field));
                 }
             }
             Self::InsertDocuments {
@@ -307,15 +368,15 @@ impl Command {
                 fields: set,
                 duplicate_key_on,
             } => {
-                put("op", "insertDocuments".into());
+                put("op", text("insertDocuments"));
                 put("collection", collection(on));
                 put("first", number(*first));
-                put("fields", Value::Array(set.clone()));
-                put("duplicateKeyOn", duplicate_key_on.as_str().into());
+                put("fields", Field::List(set));
+                put("duplicateKeyOn", text(duplicate_key_on));
             }
             Self::Take { counter_id, count } => {
-                put("op", "take".into());
-                put("counterId", counter_id.as_str().into());
+                put("op", text("take"));
+                put("counterId", text(counter_id));
                 put("count", number(*count));
             }
             Self::Find {
@@ -323,9 +384,9 @@ impl Command {
                 filter,
                 options,
             } => {
-                put("op", "find".into());
+                put("op", text("find"));
                 put("collection", collection(on));
-                put("filter", filter.clone());
+                put("filter", Field::Value(filter));
                 if !options.is_empty() {
                     let mut map = Map::new();
                     if let Some(projection) = &options.projection {
@@ -335,9 +396,9 @@ impl Command {
                         map.insert("sort".to_owned(), sort.clone());
                     }
                     if let Some(limit) = options.limit {
-                        map.insert("limit".to_owned(), number(limit));
+                        map.insert("limit".to_owned(), Value::from(limit));
                     }
-                    put("options", Value::Object(map));
+                    put("options", Field::Owned(Value::Object(map)));
                 }
             }
             Self::Update {
@@ -345,39 +406,28 @@ impl Command {
                 updates,
                 ordered,
             } => {
-                put("op", "update".into());
+                put("op", text("update"));
                 put("collection", collection(on));
-                put(
-                    "updates",
-                    updates
-                        .iter()
-                        .map(|statement| {
-                            ejson::object([
-                                ("filter", statement.filter.clone()),
-                                ("update", statement.update.clone()),
-                            ])
-                        })
-                        .collect(),
-                );
-                put("ordered", Value::Bool(*ordered));
+                put("updates", Field::Statements(updates));
+                put("ordered", Field::Owned(Value::Bool(*ordered)));
             }
             Self::UpdateMany {
                 collection: on,
                 filter,
                 update,
             } => {
-                put("op", "updateMany".into());
+                put("op", text("updateMany"));
                 put("collection", collection(on));
-                put("filter", filter.clone());
-                put("update", update.clone());
+                put("filter", Field::Value(filter));
+                put("update", Field::Value(update));
             }
             Self::Aggregate {
                 collection: on,
                 pipeline,
             } => {
-                put("op", "aggregate".into());
+                put("op", text("aggregate"));
                 put("collection", collection(on));
-                put("pipeline", Value::Array(pipeline.clone()));
+                put("pipeline", Field::List(pipeline));
             }
             Self::CreateIndex {
                 collection: on,
@@ -386,31 +436,33 @@ impl Command {
                 unique,
                 partial_filter_expression,
             } => {
-                put("op", "createIndex".into());
+                put("op", text("createIndex"));
                 put("collection", collection(on));
-                put("name", name.as_str().into());
-                put("keys", keys.clone());
-                put("unique", Value::Bool(*unique));
+                put("name", text(name));
+                put("keys", Field::Value(keys));
+                put("unique", Field::Owned(Value::Bool(*unique)));
                 if let Some(expression) = partial_filter_expression {
-                    put("partialFilterExpression", expression.clone());
+                    put("partialFilterExpression", Field::Value(expression));
                 }
             }
             Self::Wait { min_ms, max_ms } => {
-                put("op", "wait".into());
+                put("op", text("wait"));
                 put("minMs", number(*min_ms));
                 put("maxMs", number(*max_ms));
             }
         }
         if let Some(concern) = self.write_concern() {
-            put("writeConcern", ejson::object([("w", concern.w)]));
+            put(
+                "writeConcern",
+                Field::Owned(ejson::object([("w", concern.w)])),
+            );
         }
         if let Some(concern) = self.read_concern() {
             put(
                 "readConcern",
-                ejson::object([("level", concern.level.into())]),
+                Field::Owned(ejson::object([("level", concern.level.into())])),
             );
         }
-        Value::Object(fields)
     }
 }
 
@@ -464,7 +516,7 @@ pub struct UpdateStatement {
 
 /// The outcome of a command, as fed back to a plan. Serialized with a `kind` tag:
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
-/// `{"kind":"duplicateKey"}`, `{"kind":"documents","documents":[…]}`,
+/// `{"kind":"duplicateKey","errmsg"?:…,"keyPattern"?:{…}}`, `{"kind":"documents","documents":[…]}`,
 /// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
 /// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`,
 /// `{"kind":"numbers","values":[…]}`.
@@ -477,8 +529,17 @@ pub enum Reply {
     None,
     /// An insert succeeded.
     Inserted,
-    /// The server answered with a duplicate-key error (code 11000).
+    /// The server answered with a duplicate-key error (code 11000) on `_id`'s index, or one
+    /// that does not say which index.
     DuplicateKey,
+    /// A duplicate-key error on a unique index other than `_id` (`index`: its name, or its key
+    /// pattern). Sent as `duplicateKey` with what the server said (`errmsg`, `keyPattern`; or
+    /// the `index` name, as this variant serializes);
+    /// [`Reply::duplicate_key`] tells the two apart. Plans never see it: where a command's
+    /// duplicate key can only mean `_id` (`findOneAndUpdate`, `insertOne`) it ends the plan with
+    /// `UNIQUE_INDEX_CONFLICT`, elsewhere it is a `DuplicateKey` (see `driver`).
+    #[serde(rename = "duplicateKey")]
+    DuplicateKeyOn { index: String },
     /// A `find` or `aggregate` returned these documents (every batch, in order).
     Documents { documents: Vec<Value> },
     /// What an `update`/`updateMany` did.
@@ -564,7 +625,23 @@ impl Reply {
             }
             "none" => expect_keys(&[]).map(|()| Self::None),
             "inserted" => expect_keys(&[]).map(|()| Self::Inserted),
-            "duplicateKey" => expect_keys(&[]).map(|()| Self::DuplicateKey),
+            "duplicateKey" => {
+                expect_keys(&["errmsg", "keyPattern", "index"])?;
+                let text = |key: &str| match map.get(key) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(text)) => Ok(Some(text.as_str())),
+                    Some(other) => Err(SeqError::unexpected_reply(format!(
+                        "`{key}` must be a string, got {}",
+                        ejson::describe(other)
+                    ))),
+                };
+                let key_pattern = map.get("keyPattern").filter(|pattern| !pattern.is_null());
+                // `index`: the name, as this reply serializes (an executor sends `errmsg`).
+                Ok(match text("index")? {
+                    Some(index) => Self::duplicate_key_on(Some(index), key_pattern),
+                    None => Self::duplicate_key(text("errmsg")?, key_pattern),
+                })
+            }
             "waited" => expect_keys(&[]).map(|()| Self::Waited),
             "documents" => {
                 expect_keys(&["documents"])?;
@@ -622,7 +699,7 @@ impl Reply {
             Self::Document { .. } => "document",
             Self::None => "none",
             Self::Inserted => "inserted",
-            Self::DuplicateKey => "duplicateKey",
+            Self::DuplicateKey | Self::DuplicateKeyOn { .. } => "duplicateKey",
             Self::Documents { .. } => "documents",
             Self::WriteResult(_) => "writeResult",
             Self::Waited => "waited",
@@ -632,6 +709,37 @@ impl Reply {
 }
 
 impl Reply {
+    /// The reply to a duplicate-key error (11000), from what the server said about it: the
+    /// index named by its `keyPattern`, else by its message (`… index: <name> dup key: …`).
+    /// [`Reply::DuplicateKey`] when that is `_id`'s index or neither names one;
+    /// [`Reply::DuplicateKeyOn`] otherwise. Every executor builds its reply with this.
+    pub fn duplicate_key(errmsg: Option<&str>, key_pattern: Option<&Value>) -> Self {
+        let named = errmsg.and_then(|message| {
+            let (_, rest) = message.split_once("index: ")?;
+            let name = rest.split_whitespace().next()?;
+            // Servers before 3.4 wrote `index: <db>.<collection>.$<name>`.
+            Some(name.rsplit_once('$').map_or(name, |(_, name)| name))
+        });
+        Self::duplicate_key_on(named, key_pattern)
+    }
+
+    /// [`Reply::duplicate_key`] with the index's name already known (or not).
+    fn duplicate_key_on(name: Option<&str>, key_pattern: Option<&Value>) -> Self {
+        let on_id = match key_pattern {
+            Some(Value::Object(pattern)) => pattern.len() == 1 && pattern.contains_key("_id"),
+            _ => name.map_or(true, |name| name == "_id_"),
+        };
+        if on_id {
+            return Self::DuplicateKey;
+        }
+        let index = match (name, key_pattern) {
+            (Some(name), _) => name.to_owned(),
+            (None, Some(pattern)) => serde_json::to_string(pattern).unwrap_or_default(),
+            (None, None) => String::new(),
+        };
+        Self::DuplicateKeyOn { index }
+    }
+
     /// The documents of the reply to a `find` or `aggregate` (`command` names it in the error).
     pub(crate) fn into_documents(self, command: &str) -> Result<Vec<Value>, SeqError> {
         match self {
@@ -784,6 +892,11 @@ pub trait Plan {
     fn start(&self) -> Result<Step<Self::Output>, SeqError>;
     /// Feeds the reply to the last command and returns the next step.
     fn feed(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError>;
+    /// The command waiting for its reply, borrowed (what `start()` gives as a copy), for shells
+    /// that only serialize it; `None` when done or failed, or when the plan cannot lend it.
+    fn pending_command(&self) -> Option<&Command> {
+        None
+    }
     /// What happened since the last call that the caller may want to log or count (see
     /// [`Note`]); call it after constructing the plan and after every `feed`. Most plans
     /// have none.
@@ -845,4 +958,50 @@ pub(crate) fn operator(op: &str, value: Value) -> Value {
     let mut map = Map::new();
     map.insert(op.to_owned(), value);
     Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Reply;
+
+    #[test]
+    fn a_duplicate_key_names_its_index_by_message_or_key_pattern() {
+        let on = |index: &str| Reply::DuplicateKeyOn {
+            index: index.to_owned(),
+        };
+        let message = |text: &str| Reply::duplicate_key(Some(text), None);
+        assert_eq!(
+            message("E11000 duplicate key error collection: a.counters index: _id_ dup key: { _id: \"x\" }"),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            message("E11000 duplicate key error collection: a.counters index: id_1_reference_value_1 dup key: { id: null, reference_value: null }"),
+            on("id_1_reference_value_1")
+        );
+        // Servers before 3.4: `index: <db>.<collection>.$<name>`.
+        assert_eq!(
+            message("E11000 duplicate key error index: a.counters.$_id_  dup key: { : \"x\" }"),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            message("E11000 duplicate key error"),
+            Reply::DuplicateKey,
+            "no index named: as before"
+        );
+        assert_eq!(
+            Reply::duplicate_key(None, Some(&json!({"_id": 1}))),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            Reply::duplicate_key(None, Some(&json!({"id": 1, "reference_value": 1}))),
+            on(r#"{"id":1,"reference_value":1}"#)
+        );
+        // Which index: the key pattern when given; its name: the message. The serialized form reads back.
+        let reply = Reply::duplicate_key(Some("… index: _id_ …"), Some(&json!({"email": 1})));
+        assert_eq!(reply, on("_id_"));
+        let text = serde_json::to_value(on("email_1")).unwrap();
+        assert_eq!(Reply::from_json(&text).unwrap(), on("email_1"));
+    }
 }

@@ -250,7 +250,7 @@ fn describe_number(number: f64) -> String {
 /// ~20 KB to the module for error messages only.
 fn js_number_text(number: f64) -> String {
     js_sys::Number::from(number)
-        .to_string(10)
+        .to_string_with_radix(10)
         .map(String::from)
         .unwrap_or_default()
 }

@@ -25,6 +25,8 @@ enum ErasedStep {
 trait ErasedPlan {
     fn start_step(&self) -> Result<ErasedStep, SeqError>;
     fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError>;
+    /// The command the plan waits for, as text, serialized where it is kept (no copy).
+    fn pending_text(&self) -> Option<String>;
 }
 
 impl<P> ErasedPlan for P
@@ -39,6 +41,10 @@ where
     fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError> {
         self.feed(reply).map(erase)
     }
+
+    fn pending_text(&self) -> Option<String> {
+        self.pending_command().map(text_of)
+    }
 }
 
 fn erase<T: Serialize>(step: Step<T>) -> ErasedStep {
@@ -47,6 +53,11 @@ fn erase<T: Serialize>(step: Step<T>) -> ErasedStep {
         // Outputs are plain data (maps with string keys, integers, strings): this cannot fail.
         Step::Done(output) => ErasedStep::Done(serde_json::to_string(&output).unwrap_or_default()),
     }
+}
+
+/// A command as JSON text (commands are plain data: serializing cannot fail).
+fn text_of(command: &Command) -> String {
+    serde_json::to_string(command).unwrap_or_default()
 }
 
 impl ErasedStep {
@@ -63,7 +74,7 @@ impl ErasedStep {
     /// once the plan is done.
     fn command_text(self) -> Option<String> {
         match self {
-            Self::Command(command) => Some(serde_json::to_string(&command).unwrap_or_default()),
+            Self::Command(command) => Some(text_of(&command)),
             Self::Done(_) => None,
         }
     }
@@ -106,7 +117,10 @@ impl JsPlan {
     /// done (`start()` then gives `{ done }`); throws the error that ended it.
     #[wasm_bindgen(js_name = commandJson)]
     pub fn command_json(&self) -> Result<Option<String>, JsValue> {
-        Ok(self.0.start_step().js()?.command_text())
+        match self.0.pending_text() {
+            Some(text) => Ok(Some(text)),
+            None => Ok(self.0.start_step().js()?.command_text()),
+        }
     }
 
     /// `feed` with the reply as JSON text; returns the next command as text, or `undefined`
