@@ -9,6 +9,8 @@
 //! counting direction (the smallest value when counting down). Examples are listed in
 //! counting order, at most [`MAX_EXAMPLES`] each.
 
+use std::collections::BinaryHeap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -70,12 +72,14 @@ pub fn audit(
     if step == 0 {
         return Err(SeqError::InvalidStep { value: step });
     }
+    // Sorted as a binary heap: a heap sort is a fraction of the size of the slice sorts in the
+    // Wasm module, and still O(n log n).
     let mut ints: Vec<i64> = numbers
         .iter()
         .filter_map(|v| ejson::read_i64(v).ok())
-        .collect();
+        .collect::<BinaryHeap<i64>>()
+        .into_sorted_vec();
     let invalid = u64::try_from(numbers.len().saturating_sub(ints.len())).unwrap_or(u64::MAX);
-    ints.sort_unstable();
     if step < 0 {
         ints.reverse();
     }

@@ -112,9 +112,9 @@ pub struct FindOptions {
 ///
 /// Every command that writes also carries `writeConcern` and every read `readConcern`, chosen by
 /// the core ([`crate::concern`]); reading a command back ignores those two keys.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-// The derived (de)serializers become `Command::serialize`/`deserialize`; the trait impls below
-// add the concerns around them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+// The derived deserializer becomes `Command::deserialize`; the trait impl below drops the
+// concerns before it. Serialized by `Command::to_json`.
 #[serde(remote = "Self")]
 #[serde(tag = "op", rename_all = "camelCase")]
 pub enum Command {
@@ -223,29 +223,246 @@ impl Serialize for Command {
     /// The command's own fields, then its concerns, written straight to `serializer` (no
     /// intermediate `Value`: this runs once per round trip of every plan).
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        /// The derived serializer of the command's fields, for `flatten`.
-        struct Fields<'a>(&'a Command);
-        impl Serialize for Fields<'_> {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                Command::serialize(self.0, serializer)
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        let mut failed = None;
+        self.for_each_field(&mut |key, value| {
+            if failed.is_none() {
+                failed = map.serialize_entry(key, &value).err();
+            }
+        });
+        match failed {
+            Some(error) => Err(error),
+            None => map.end(),
+        }
+    }
+}
+
+/// A value of [`Command::for_each_field`]: borrowed from the command where it can be.
+enum Field<'a> {
+    Value(&'a Value),
+    List(&'a [Value]),
+    Statements(&'a [UpdateStatement]),
+    Owned(Value),
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Value(value) => value.serialize(serializer),
+            Self::List(values) => values.serialize(serializer),
+            Self::Statements(statements) => statements.serialize(serializer),
+            Self::Owned(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl Field<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Self::Value(value) => value.clone(),
+            Self::List(values) => Value::Array(values.to_vec()),
+            Self::Statements(statements) => statements
+                .iter()
+                .map(|statement| {
+                    ejson::object([
+                        ("filter", statement.filter.clone()),
+                        ("update", statement.update.clone()),
+                    ])
+                })
+                .collect(),
+            Self::Owned(value) => value,
+        }
+    }
+}
+
+impl Command {
+    /// The command as JSON (see [`Command::for_each_field`]).
+    pub fn to_json(&self) -> Value {
+        let mut fields = Map::new();
+        self.for_each_field(&mut |key, value| {
+            fields.insert(key.to_owned(), value.into_value());
+        });
+        Value::Object(fields)
+    }
+
+    /// Calls `put` with each key and value of the command as JSON: the `op` tag, its fields in
+    /// declaration order, then the concerns. Written out rather than derived: a derived
+    /// serializer is one more copy of serde's machinery (and its error path) in the Wasm
+    /// module; borrowed values let [`Serialize`] write the command without copying it.
+    fn for_each_field(&self, put: &mut dyn FnMut(&'static str, Field<'_>)) {
+        fn number(value: u64) -> Field<'static> {
+            Field::Owned(Value::from(value))
+        }
+        fn text(value: &str) -> Field<'static> {
+            Field::Owned(Value::from(value))
+        }
+        let collection = |collection: &Collection| text(collection.name());
+        match self {
+            Self::FindOneAndUpdate {
+                collection: on,
+                filter,
+                update,
+                options,
+            } => {
+                put("op", text("findOneAndUpdate"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                put("update", Field::Value(update));
+                put(
+                    "options",
+                    Field::Owned(ejson::object([
+                        ("upsert", Value::Bool(options.upsert)),
+                        (
+                            "returnDocument",
+                            match options.return_document {
+                                ReturnDocument::Before => "before",
+                                ReturnDocument::After => "after",
+                            }
+                            .into(),
+                        ),
+                    ])),
+                );
+            }
+            Self::FindOne {
+                collection: on,
+                filter,
+                options,
+            } => {
+                put("op", text("findOne"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                if let Some(options) = options {
+                    put(
+                        "options",
+                        Field::Owned(ejson::object([
+                            ("sort", options.sort.clone()),
+                            ("projection", options.projection.clone()),
+                        ])),
+                    );
+                }
+            }
+            Self::InsertOne {
+                collection: on,
+                document,
+            } => {
+                put("op", text("insertOne"));
+                put("collection", collection(on));
+                put("document", Field::Value(document));
+            }
+            Self::InsertDocument {
+                collection: on,
+                fields: set,
+                duplicate_key_on,
+            } => {
+                put("op", text("insertDocument"));
+                put("collection", collection(on));
+                put("fields", Field::Value(set));
+                if let Some(field) = duplicate_key_on {
+                    put("duplicateKeyOn", text(field));
+                }
+            }
+            Self::InsertDocuments {
+                collection: on,
+                first,
+                fields: set,
+                duplicate_key_on,
+            } => {
+                put("op", text("insertDocuments"));
+                put("collection", collection(on));
+                put("first", number(*first));
+                put("fields", Field::List(set));
+                put("duplicateKeyOn", text(duplicate_key_on));
+            }
+            Self::Take { counter_id, count } => {
+                put("op", text("take"));
+                put("counterId", text(counter_id));
+                put("count", number(*count));
+            }
+            Self::Find {
+                collection: on,
+                filter,
+                options,
+            } => {
+                put("op", text("find"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                if !options.is_empty() {
+                    let mut map = Map::new();
+                    if let Some(projection) = &options.projection {
+                        map.insert("projection".to_owned(), projection.clone());
+                    }
+                    if let Some(sort) = &options.sort {
+                        map.insert("sort".to_owned(), sort.clone());
+                    }
+                    if let Some(limit) = options.limit {
+                        map.insert("limit".to_owned(), Value::from(limit));
+                    }
+                    put("options", Field::Owned(Value::Object(map)));
+                }
+            }
+            Self::Update {
+                collection: on,
+                updates,
+                ordered,
+            } => {
+                put("op", text("update"));
+                put("collection", collection(on));
+                put("updates", Field::Statements(updates));
+                put("ordered", Field::Owned(Value::Bool(*ordered)));
+            }
+            Self::UpdateMany {
+                collection: on,
+                filter,
+                update,
+            } => {
+                put("op", text("updateMany"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                put("update", Field::Value(update));
+            }
+            Self::Aggregate {
+                collection: on,
+                pipeline,
+            } => {
+                put("op", text("aggregate"));
+                put("collection", collection(on));
+                put("pipeline", Field::List(pipeline));
+            }
+            Self::CreateIndex {
+                collection: on,
+                name,
+                keys,
+                unique,
+                partial_filter_expression,
+            } => {
+                put("op", text("createIndex"));
+                put("collection", collection(on));
+                put("name", text(name));
+                put("keys", Field::Value(keys));
+                put("unique", Field::Owned(Value::Bool(*unique)));
+                if let Some(expression) = partial_filter_expression {
+                    put("partialFilterExpression", Field::Value(expression));
+                }
+            }
+            Self::Wait { min_ms, max_ms } => {
+                put("op", text("wait"));
+                put("minMs", number(*min_ms));
+                put("maxMs", number(*max_ms));
             }
         }
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct WithConcerns<'a> {
-            #[serde(flatten)]
-            fields: Fields<'a>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            write_concern: Option<crate::concern::WriteConcern>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            read_concern: Option<crate::concern::ReadConcern>,
+        if let Some(concern) = self.write_concern() {
+            put(
+                "writeConcern",
+                Field::Owned(ejson::object([("w", concern.w)])),
+            );
         }
-        WithConcerns {
-            fields: Fields(self),
-            write_concern: self.write_concern(),
-            read_concern: self.read_concern(),
+        if let Some(concern) = self.read_concern() {
+            put(
+                "readConcern",
+                Field::Owned(ejson::object([("level", concern.level.into())])),
+            );
         }
-        .serialize(serializer)
     }
 }
 
@@ -455,20 +672,20 @@ impl Reply {
             }
             "numbers" => {
                 expect_keys(&["values"])?;
-                match map.get("values") {
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .map(|item| {
-                            ejson::read_i64(item).map_err(|reason| {
-                                SeqError::unexpected_reply(format!("`values` {reason}"))
-                            })
-                        })
-                        .collect::<Result<_, _>>()
-                        .map(|values| Self::Numbers { values }),
-                    _ => Err(SeqError::unexpected_reply(
+                let Some(Value::Array(items)) = map.get("values") else {
+                    return Err(SeqError::unexpected_reply(
                         "a `numbers` reply needs an array `values`",
-                    )),
+                    ));
+                };
+                // A loop rather than collecting into a `Result`: the adapter for that is one
+                // more generic instance in the Wasm module.
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(ejson::read_i64(item).map_err(|reason| {
+                        SeqError::unexpected_reply(format!("`values` {reason}"))
+                    })?);
                 }
+                Ok(Self::Numbers { values })
             }
             other => Err(SeqError::unexpected_reply(format!(
                 "unknown reply kind {} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers)",
@@ -568,10 +785,13 @@ impl WriteResult {
         };
         let write_errors = match map.get("writeErrors") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(WriteError::from_json)
-                .collect::<Result<_, _>>()?,
+            Some(Value::Array(items)) => {
+                let mut errors = Vec::with_capacity(items.len());
+                for item in items {
+                    errors.push(WriteError::from_json(item)?);
+                }
+                errors
+            }
             Some(other) => {
                 return Err(SeqError::unexpected_reply(format!(
                     "`writeErrors` must be an array, got {}",

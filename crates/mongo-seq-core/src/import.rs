@@ -23,7 +23,7 @@
 //! fields, so mongo-seq's counters cannot live there, and importing into the source collection
 //! is refused (`counters`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -68,8 +68,12 @@ pub struct ImportRequest {
     pub source: String,
     /// mongo-seq's counters collection (default `counters`).
     pub counters: String,
-    /// Sequence names by source key (`id`, or `model.field`).
-    pub names: BTreeMap<String, String>,
+    /// Sequence names by source key (`id`, or `model.field`): every value a string. Values
+    /// rather than strings: a `BTreeMap<String, Value>` is what `serde_json::Map` holds in the
+    /// Wasm module, so its code is there anyway; another map type would be one more copy of the
+    /// B-tree. (Not `serde_json::Map` itself: with serde_json's `preserve_order`, which other
+    /// crates of the workspace turn on, it keeps insertion order, not sorted.)
+    pub names: BTreeMap<String, Value>,
     /// The counter field of the mongo-seq counters written (`seq` by default).
     pub counter_field: Option<String>,
 }
@@ -174,7 +178,7 @@ impl ImportRequest {
                             ),
                         ));
                     };
-                    names.insert(key.clone(), name.clone());
+                    names.insert(key.clone(), Value::String(name.clone()));
                 }
             }
             Some(other) => {
@@ -418,7 +422,10 @@ impl ImportMachine {
             || ejson::object([("_id", document.get("_id").cloned().unwrap_or(Value::Null))]);
         let (key, source, scope, last) =
             read_source(self.request.from, document).map_err(|reason| (fallback(), reason))?;
-        let name = self.request.names.get(&key).cloned().unwrap_or(key);
+        let name = match self.request.names.get(&key) {
+            Some(Value::String(name)) => name.clone(),
+            _ => key,
+        };
         let mut options = Map::new();
         options.insert("name".to_owned(), Value::String(name.clone()));
         let scope_fields: Vec<String> = scope.iter().flat_map(|s| s.keys().cloned()).collect();
@@ -508,14 +515,25 @@ impl ImportMachine {
     /// Refuses a name whose key matches no source counter (a typo would import under the
     /// default name and leave the intended sequence behind the numbers the plugin issued).
     fn check_names(&self, documents: &[Value]) -> Result<(), SeqError> {
-        let keys: BTreeSet<String> = documents
+        // The keys sorted and distinct, in the map type behind `serde_json::Map` used as a set
+        // (see `ImportRequest::names`; a set of strings would be one more B-tree in the Wasm
+        // module, and collecting one sorts first: a stable sort for this message alone).
+        let mut keys = BTreeMap::new();
+        for key in documents
             .iter()
             .filter_map(|document| source_key(self.request.from, document))
-            .collect();
-        let Some(unknown) = self.request.names.keys().find(|key| !keys.contains(*key)) else {
+        {
+            keys.insert(key, Value::Null);
+        }
+        let Some(unknown) = self
+            .request
+            .names
+            .keys()
+            .find(|key| !keys.contains_key(*key))
+        else {
             return Ok(());
         };
-        let listed: Vec<String> = keys.iter().take(10).map(|k| ejson::truncate(k)).collect();
+        let listed: Vec<String> = keys.keys().take(10).map(|k| ejson::truncate(k)).collect();
         let more = if keys.len() > listed.len() {
             ", …"
         } else {

@@ -250,7 +250,7 @@ fn describe_number(number: f64) -> String {
 /// ~20 KB to the module for error messages only.
 fn js_number_text(number: f64) -> String {
     js_sys::Number::from(number)
-        .to_string(10)
+        .to_string_with_radix(10)
         .map(String::from)
         .unwrap_or_default()
 }
@@ -261,11 +261,17 @@ pub fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
     // fail. Through JSON text rather than `serde_json::to_value`: the text serializer and
     // parser are in the module anyway (commands and replies cross as text), the value
     // serializer would be one more copy of every output's serialization.
-    let json = serde_json::to_string(value)
-        .ok()
+    Ok(text_to_js(serde_json::to_string(value).ok()))
+}
+
+/// The JS value of JSON text (`null` for none): the part of [`to_js`] that is the same for
+/// every type, kept out of its instances.
+#[inline(never)]
+fn text_to_js(text: Option<String>) -> JsValue {
+    let json = text
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or(Value::Null);
-    Ok(json_to_js(&json))
+    json_to_js(&json)
 }
 
 /// Builds the JS value of a JSON value.

@@ -34,6 +34,12 @@ pub trait IntoJsResult<T> {
 
 impl<T> IntoJsResult<T> for Result<T, SeqError> {
     fn js(self) -> Result<T, JsValue> {
-        self.map_err(|error| to_js_error(&error))
+        self.map_err(into_js_error)
     }
+}
+
+/// [`to_js_error`] taking the error: one copy of dropping it, not one per `T` above.
+#[inline(never)]
+fn into_js_error(error: SeqError) -> JsValue {
+    to_js_error(&error)
 }

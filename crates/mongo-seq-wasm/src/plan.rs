@@ -11,15 +11,22 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::args;
-use crate::convert::to_js;
+use crate::convert::json_to_js;
 use crate::error::{to_js_error, IntoJsResult};
 
-/// A core plan with its output type erased to "something serializable".
+/// A step with the plan's output already as JSON text: what every method of [`JsPlan`] needs,
+/// so only [`ErasedPlan`]'s two methods exist once per plan type.
+enum ErasedStep {
+    Command(Command),
+    Done(String),
+}
+
+/// A core plan with its output type erased to its JSON text.
 trait ErasedPlan {
-    fn start_js(&self) -> Result<JsValue, JsValue>;
-    fn feed_js(&mut self, reply: Reply) -> Result<JsValue, JsValue>;
-    fn start_text(&self) -> Result<Option<String>, SeqError>;
-    fn feed_command(&mut self, reply: Reply) -> Result<Option<Command>, SeqError>;
+    fn start_step(&self) -> Result<ErasedStep, SeqError>;
+    fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError>;
+    /// The command the plan waits for, as text, serialized where it is kept (no copy).
+    fn pending_text(&self) -> Option<String>;
 }
 
 impl<P> ErasedPlan for P
@@ -27,39 +34,50 @@ where
     P: Plan,
     P::Output: Serialize,
 {
-    fn start_js(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.start().js()?)
+    fn start_step(&self) -> Result<ErasedStep, SeqError> {
+        self.start().map(erase)
     }
 
-    fn feed_js(&mut self, reply: Reply) -> Result<JsValue, JsValue> {
-        to_js(&self.feed(reply).js()?)
+    fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError> {
+        self.feed(reply).map(erase)
     }
 
-    fn start_text(&self) -> Result<Option<String>, SeqError> {
-        // Serialized where it is kept: no copy of the command.
-        match self.pending_command() {
-            Some(command) => Ok(Some(text_of(command))),
-            None => self
-                .start()
-                .map(|step| command_of(step).as_ref().map(text_of)),
-        }
-    }
-
-    fn feed_command(&mut self, reply: Reply) -> Result<Option<Command>, SeqError> {
-        self.feed(reply).map(command_of)
+    fn pending_text(&self) -> Option<String> {
+        self.pending_command().map(text_of)
     }
 }
 
-fn command_of<T>(step: Step<T>) -> Option<Command> {
+fn erase<T: Serialize>(step: Step<T>) -> ErasedStep {
     match step {
-        Step::Command(command) => Some(command),
-        Step::Done(_) => None,
+        Step::Command(command) => ErasedStep::Command(command),
+        // Outputs are plain data (maps with string keys, integers, strings): this cannot fail.
+        Step::Done(output) => ErasedStep::Done(serde_json::to_string(&output).unwrap_or_default()),
     }
 }
 
 /// A command as JSON text (commands are plain data: serializing cannot fail).
 fn text_of(command: &Command) -> String {
     serde_json::to_string(command).unwrap_or_default()
+}
+
+impl ErasedStep {
+    /// `{ command }` or `{ done }` as a JS value.
+    fn to_js(&self) -> JsValue {
+        let (key, value) = match self {
+            Self::Command(command) => ("command", command.to_json()),
+            Self::Done(text) => ("done", serde_json::from_str(text).unwrap_or(Value::Null)),
+        };
+        json_to_js(&mongo_seq_core::ejson::object([(key, value)]))
+    }
+
+    /// The command as JSON text (commands are plain data: serializing cannot fail), or `None`
+    /// once the plan is done.
+    fn command_text(self) -> Option<String> {
+        match self {
+            Self::Command(command) => Some(text_of(&command)),
+            Self::Done(_) => None,
+        }
+    }
 }
 
 /// A multi-step operation of the core. The caller runs each command with its driver and
@@ -82,7 +100,7 @@ impl JsPlan {
     /// The pending step: the first command, or the result/error once finished.
     #[wasm_bindgen(unchecked_return_type = "PlanStep")]
     pub fn start(&self) -> Result<JsValue, JsValue> {
-        self.0.start_js()
+        Ok(self.0.start_step().js()?.to_js())
     }
 
     /// Feeds the reply to the last command; returns the next step.
@@ -92,14 +110,17 @@ impl JsPlan {
         #[wasm_bindgen(unchecked_param_type = "Reply")] reply: JsValue,
     ) -> Result<JsValue, JsValue> {
         let reply = Reply::from_json(&args::reply(&reply)?).js()?;
-        self.0.feed_js(reply)
+        Ok(self.0.feed_step(reply).js()?.to_js())
     }
 
     /// The pending command as canonical Extended JSON text, or `undefined` once the plan is
     /// done (`start()` then gives `{ done }`); throws the error that ended it.
     #[wasm_bindgen(js_name = commandJson)]
     pub fn command_json(&self) -> Result<Option<String>, JsValue> {
-        self.0.start_text().js()
+        match self.0.pending_text() {
+            Some(text) => Ok(Some(text)),
+            None => Ok(self.0.start_step().js()?.command_text()),
+        }
     }
 
     /// `feed` with the reply as JSON text; returns the next command as text, or `undefined`
@@ -120,6 +141,6 @@ impl JsPlan {
             })
         })?;
         let reply = Reply::from_json(&raw).js()?;
-        Ok(self.0.feed_command(reply).js()?.as_ref().map(text_of))
+        Ok(self.0.feed_step(reply).js()?.command_text())
     }
 }
