@@ -42,12 +42,12 @@ function metric(text, name) {
   return sum;
 }
 
-/** Starts the sidecar (release build) and resolves once it watches its stream. */
-export async function startSidecarConsumer({ uri, db, batchSize, gapless = false }) {
+/** Starts the sidecar (the release build, or `bin`) and resolves once it watches its stream. */
+export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, bin = SIDECAR_BIN }) {
   const dir = mkdtempSync(join(tmpdir(), "mongo-seq-bench-"));
   const config = join(dir, "mongo-seq.toml");
   writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless }));
-  const sidecar = await startSidecar(config, [], { bin: SIDECAR_BIN });
+  const sidecar = await startSidecar(config, [], { bin });
   const metrics = async () => (await fetch(`${sidecar.http}/metrics`)).text();
   const pid = sidecar.child.pid;
   return {

@@ -10,7 +10,7 @@ import { orders } from "./documents.mjs";
 export const WRITERS = 4;
 
 /** One run: `{ numbered, seconds, rate, insertRate, commands, cpuSeconds, rssMiB, batches }`. */
-export async function liveOnce({ consumer, batch = 1000, gapless = false, docs, capSeconds }) {
+export async function liveOnce({ consumer, batch = 1000, gapless = false, docs, capSeconds, bin }) {
   return withServer("live", ({ uri, db }) =>
     withProxy(uri, 0, async (proxy) => {
       const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
@@ -19,7 +19,7 @@ export async function liveOnce({ consumer, batch = 1000, gapless = false, docs, 
         if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
         const running =
           consumer === "sidecar"
-            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless })
+            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin })
             : await startRecipeConsumer({ uri: proxy.uri, db });
         const backlog = orders(docs);
         await proxy.reset();

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// Two or more builds of the sidecar side by side, interleaved, on the scenarios that set its
+// peak RSS: drains at batch 1000 (default and gapless) and a live run. Prints, per scenario and
+// build, the peak RSS (VmHWM), the rate and the CPU per 10,000 documents of every round.
+//
+//   node bench/sidecar/compare-builds.mjs [--docs N] [--rounds N] NAME=BINARY …
+//
+// A BINARY may be a script that `exec`s the sidecar with other settings (same pid), e.g.
+//   printf '#!/bin/sh\nMALLOC_ARENA_MAX=2 exec target/release/mongo-seq "$@"\n' > /tmp/arenas
+import { drainOnce } from "./drain.mjs";
+import { liveOnce } from "./live.mjs";
+
+const args = process.argv.slice(2);
+let docs = 20_000;
+let rounds = 2;
+const builds = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "--docs") docs = Number(args[++i]);
+  else if (args[i] === "--rounds") rounds = Number(args[++i]);
+  else {
+    const at = args[i].indexOf("=");
+    if (at < 1) throw new Error(`expected NAME=BINARY, got ${JSON.stringify(args[i])}`);
+    builds.push({ name: args[i].slice(0, at), bin: args[i].slice(at + 1) });
+  }
+}
+if (!builds.length || !(docs > 0) || !(rounds > 0)) {
+  console.error("usage: node bench/sidecar/compare-builds.mjs [--docs N] [--rounds N] NAME=BINARY …");
+  process.exit(2);
+}
+
+const SCENARIOS = [
+  { name: "drain b1000 gapless", run: (bin) => drainOnce({ consumer: "sidecar", batch: 1000, gapless: true, delayMs: 0, docs, capSeconds: 60, bin }) },
+  { name: "drain b1000", run: (bin) => drainOnce({ consumer: "sidecar", batch: 1000, delayMs: 0, docs, capSeconds: 60, bin }) },
+  { name: "live b1000", run: (bin) => liveOnce({ consumer: "sidecar", batch: 1000, docs, capSeconds: 60, bin }) },
+];
+
+const results = new Map();
+for (let round = 0; round < rounds; round++) {
+  for (const scenario of SCENARIOS) {
+    // Order reversed every other round (load drifts).
+    const order = round % 2 ? [...builds].reverse() : builds;
+    for (const build of order) {
+      const run = await scenario.run(build.bin);
+      const key = `${scenario.name} | ${build.name}`;
+      if (!results.has(key)) results.set(key, []);
+      results.get(key).push(run);
+      console.error(`${key}: ${run.rssMiB.toFixed(1)} MiB, ${Math.round(run.rate)} docs/s`);
+    }
+  }
+}
+
+console.log(`| scenario | build | peak RSS MiB (each round) | docs/s (each round) | CPU s / 10k docs |`);
+console.log(`|---|---|---|---|---:|`);
+for (const [key, runs] of results) {
+  const [scenario, build] = key.split(" | ");
+  const cpu = runs.reduce((sum, r) => sum + (r.cpuSeconds / r.numbered) * 10_000, 0) / runs.length;
+  console.log(`| ${scenario} | ${build} | ${runs.map((r) => r.rssMiB.toFixed(1)).join(", ")} | ${runs.map((r) => Math.round(r.rate)).join(", ")} | ${cpu.toFixed(3)} |`);
+}
