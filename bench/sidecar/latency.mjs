@@ -2,25 +2,35 @@
 // writers on a schedule, a reader polling every 10 ms for numbers above the last one it saw
 // (so the figures carry up to ~10 ms of polling granularity).
 import { MongoClient } from "mongodb";
-import { withServer } from "../lib/servers.mjs";
+import { withServer, withProxy } from "../lib/servers.mjs";
 import { percentile, sleep, waitFor } from "../lib/stats.mjs";
 import { startSidecarConsumer, startRecipeConsumer } from "./consumers.mjs";
-import { orders } from "./documents.mjs";
+import { orders, totalCommands } from "./documents.mjs";
 
 // Enough concurrent writers to reach 1,000 inserts/s on the embedded server.
 const WRITERS = 8;
 
 const POLL_MS = 10;
 
-/** One run at `rate` inserts/s (0: as fast as the writers go) for `seconds`. */
-export async function latencyOnce({ consumer, batch = 1000, rate, seconds }) {
-  return withServer("latency", async ({ uri, db }) => {
+/**
+ * One run at `rate` inserts/s (0: as fast as the writers go) for `seconds`; the consumer connects
+ * through the counting proxy (no added delay), so its commands per document are counted too.
+ */
+export async function latencyOnce({ consumer, batch = 1000, rate, seconds, bin }) {
+  return withServer("latency", ({ uri, db }) => withProxy(uri, 0, (proxy) => latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin })));
+}
+
+async function latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin }) {
+  {
     const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
     try {
       const collection = client.db(db).collection("orders");
       if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
       const running =
-        consumer === "sidecar" ? await startSidecarConsumer({ uri, db, batchSize: batch }) : await startRecipeConsumer({ uri, db });
+        consumer === "sidecar"
+          ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, bin })
+          : await startRecipeConsumer({ uri: proxy.uri, db });
+      await proxy.reset();
       const sentAt = new Map(); // _id hex → ms
       const latencies = [];
       const insertMs = []; // insertOne() round trips: the floor of every latency
@@ -66,6 +76,8 @@ export async function latencyOnce({ consumer, batch = 1000, rate, seconds }) {
       drainDeadline = performance.now() + 30_000;
       reading = false;
       await reader;
+      const commands = totalCommands(await proxy.counts());
+      const batches = running.batches ? await running.batches() : undefined;
       await running.stop();
       if (latencies.length < sentAt.size) throw new Error(`${consumer}: ${sentAt.size - latencies.length} documents not numbered 30 s after the last insert`);
       return {
@@ -75,11 +87,13 @@ export async function latencyOnce({ consumer, batch = 1000, rate, seconds }) {
         p99: percentile(latencies, 99),
         insertP50: percentile(insertMs, 50),
         pollP50: percentile(pollMs, 50),
+        cmdsPerDoc: commands / sentAt.size,
+        docsPerBatch: batches ? sentAt.size / batches : undefined,
       };
     } finally {
       await client.close();
     }
-  });
+  }
 }
 
 /** The sidecar (batch 1000, defaults) at 200/s, 1,000/s and flat out; the recipe at 200/s (and 1,000/s in full mode). */
@@ -101,6 +115,8 @@ export async function runLatencySection({ options, report }) {
     }
     report.add(`${name}.insert_p50_ms`, result.insertP50, "ms", `${who}, ${at}: the insertOne() round trip itself, p50 (part of every latency)`);
     report.add(`${name}.reader_p50_ms`, result.pollP50, "ms", `${who}, ${at}: the reader's query, p50 (plus its 10 ms pause: the polling granularity)`);
+    report.add(`${name}.cmds_per_doc`, result.cmdsPerDoc, "commands/doc", `${who}, ${at}: every command on the wire per document (getMore, heartbeats included)`, { server: false });
+    if (result.docsPerBatch !== undefined) report.add(`${name}.docs_per_batch`, result.docsPerBatch, "docs/batch", `${who}, ${at}: documents per numbered batch`, { server: false });
     if (rate === 0) report.add(`${name}.insert_per_s`, result.insertRate, "inserts/s", `${who}: the insert rate the server sustained flat out (${WRITERS} writers)`);
   }
 }

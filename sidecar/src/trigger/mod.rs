@@ -15,6 +15,7 @@
 mod backfill;
 mod batch;
 mod index;
+mod linger;
 mod path;
 mod probe;
 mod session;
