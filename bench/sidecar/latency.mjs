@@ -76,7 +76,8 @@ async function latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin 
       drainDeadline = performance.now() + 30_000;
       reading = false;
       await reader;
-      const commands = totalCommands(await proxy.counts());
+      const counts = await proxy.counts();
+      const commands = totalCommands(counts);
       const batches = running.batches ? await running.batches() : undefined;
       await running.stop();
       if (latencies.length < sentAt.size) throw new Error(`${consumer}: ${sentAt.size - latencies.length} documents not numbered 30 s after the last insert`);
@@ -88,6 +89,7 @@ async function latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin 
         insertP50: percentile(insertMs, 50),
         pollP50: percentile(pollMs, 50),
         cmdsPerDoc: commands / sentAt.size,
+        commands: counts.commands,
         docsPerBatch: batches ? sentAt.size / batches : undefined,
       };
     } finally {
