@@ -185,6 +185,13 @@ impl<M: Mongo> Trigger<M> {
             rate.per_sec(),
             self.settings.batch_delay,
         );
+        debug!(
+            trigger = self.id(),
+            events = batch.events.len(),
+            per_sec = rate.per_sec().round(),
+            wait_ms = wait.as_millis(),
+            "a batch short of full"
+        );
         if wait.is_zero() {
             return Ok(batch);
         }
