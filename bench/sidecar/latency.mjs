@@ -21,80 +21,78 @@ export async function latencyOnce({ consumer, batch = 1000, rate, seconds, bin }
 }
 
 async function latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin }) {
-  {
-    const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
-    try {
-      const collection = client.db(db).collection("orders");
-      if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
-      const running =
-        consumer === "sidecar"
-          ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, bin })
-          : await startRecipeConsumer({ uri: proxy.uri, db });
-      await proxy.reset();
-      const sentAt = new Map(); // _id hex → ms
-      const latencies = [];
-      const insertMs = []; // insertOne() round trips: the floor of every latency
-      const pollMs = []; // the reader's own queries
-      let reading = true;
-      const reader = (async () => {
-        let last = 0;
-        while (reading || latencies.length < sentAt.size) {
-          const asked = performance.now();
-          const seen = await collection.find({ seq: { $gt: last } }, { projection: { _id: 1, seq: 1 } }).toArray();
-          const at = performance.now();
-          pollMs.push(at - asked);
-          for (const { _id, seq } of seen) {
-            const sent = sentAt.get(_id.toHexString());
-            if (sent !== undefined) latencies.push(at - sent);
-            last = Math.max(last, Number(seq));
-          }
-          if (!reading && performance.now() > drainDeadline) break;
-          await sleep(POLL_MS);
+  const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
+  try {
+    const collection = client.db(db).collection("orders");
+    if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
+    const running =
+      consumer === "sidecar"
+        ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, bin })
+        : await startRecipeConsumer({ uri: proxy.uri, db });
+    await proxy.reset();
+    const sentAt = new Map(); // _id hex → ms
+    const latencies = [];
+    const insertMs = []; // insertOne() round trips: the floor of every latency
+    const pollMs = []; // the reader's own queries
+    let reading = true;
+    const reader = (async () => {
+      let last = 0;
+      while (reading || latencies.length < sentAt.size) {
+        const asked = performance.now();
+        const seen = await collection.find({ seq: { $gt: last } }, { projection: { _id: 1, seq: 1 } }).toArray();
+        const at = performance.now();
+        pollMs.push(at - asked);
+        for (const { _id, seq } of seen) {
+          const sent = sentAt.get(_id.toHexString());
+          if (sent !== undefined) latencies.push(at - sent);
+          last = Math.max(last, Number(seq));
         }
-      })();
-      let drainDeadline = Infinity;
-      const planned = rate > 0 ? Math.round(rate * seconds) : Infinity;
-      const documents = orders(rate > 0 ? planned : 200_000);
-      const started = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: WRITERS }, async () => {
-          for (;;) {
-            const i = next++;
-            if (i >= documents.length) return;
-            const due = rate > 0 ? started + (i / rate) * 1000 : started;
-            if (rate === 0 && performance.now() - started > seconds * 1000) return;
-            if (due > performance.now()) await sleep(due - performance.now());
-            const sent = performance.now();
-            sentAt.set(documents[i]._id.toHexString(), sent);
-            await collection.insertOne(documents[i]);
-            insertMs.push(performance.now() - sent);
-          }
-        }),
-      );
-      const insertSeconds = (performance.now() - started) / 1000;
-      drainDeadline = performance.now() + 30_000;
-      reading = false;
-      await reader;
-      const counts = await proxy.counts();
-      const commands = totalCommands(counts);
-      const batches = running.batches ? await running.batches() : undefined;
-      await running.stop();
-      if (latencies.length < sentAt.size) throw new Error(`${consumer}: ${sentAt.size - latencies.length} documents not numbered 30 s after the last insert`);
-      return {
-        insertRate: sentAt.size / insertSeconds,
-        p50: percentile(latencies, 50),
-        p95: percentile(latencies, 95),
-        p99: percentile(latencies, 99),
-        insertP50: percentile(insertMs, 50),
-        pollP50: percentile(pollMs, 50),
-        cmdsPerDoc: commands / sentAt.size,
-        commands: counts.commands,
-        docsPerBatch: batches ? sentAt.size / batches : undefined,
-      };
-    } finally {
-      await client.close();
-    }
+        if (!reading && performance.now() > drainDeadline) break;
+        await sleep(POLL_MS);
+      }
+    })();
+    let drainDeadline = Infinity;
+    const planned = rate > 0 ? Math.round(rate * seconds) : Infinity;
+    const documents = orders(rate > 0 ? planned : 200_000);
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: WRITERS }, async () => {
+        for (;;) {
+          const i = next++;
+          if (i >= documents.length) return;
+          const due = rate > 0 ? started + (i / rate) * 1000 : started;
+          if (rate === 0 && performance.now() - started > seconds * 1000) return;
+          if (due > performance.now()) await sleep(due - performance.now());
+          const sent = performance.now();
+          sentAt.set(documents[i]._id.toHexString(), sent);
+          await collection.insertOne(documents[i]);
+          insertMs.push(performance.now() - sent);
+        }
+      }),
+    );
+    const insertSeconds = (performance.now() - started) / 1000;
+    drainDeadline = performance.now() + 30_000;
+    reading = false;
+    await reader;
+    const counts = await proxy.counts();
+    const commands = totalCommands(counts);
+    const batches = running.batches ? await running.batches() : undefined;
+    await running.stop();
+    if (latencies.length < sentAt.size) throw new Error(`${consumer}: ${sentAt.size - latencies.length} documents not numbered 30 s after the last insert`);
+    return {
+      insertRate: sentAt.size / insertSeconds,
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      p99: percentile(latencies, 99),
+      insertP50: percentile(insertMs, 50),
+      pollP50: percentile(pollMs, 50),
+      cmdsPerDoc: commands / sentAt.size,
+      commands: counts.commands,
+      docsPerBatch: batches ? sentAt.size / batches : undefined,
+    };
+  } finally {
+    await client.close();
   }
 }
 
