@@ -8,7 +8,14 @@ import { tutorialSequence } from "./tutorial.mjs";
 import { concurrently, median } from "../lib/stats.mjs";
 
 export const BLOCKS = [1, 25, 100, 1000];
+/** Block sizes also measured with `refillAhead: true` (rows `block<N>.ahead`). */
+export const BLOCKS_AHEAD = [100, 1000];
 export const CALLERS = [1, 10];
+/** Every row after the tutorial: its figure name, block size and options. */
+const ROWS = [
+  ...BLOCKS.map((block) => ({ key: `block${block}`, block, options: { block } })),
+  ...BLOCKS_AHEAD.map((block) => ({ key: `block${block}.ahead`, block, options: { block, refillAhead: true } })),
+];
 
 /** Takes `count` numbers with `callers` concurrent loops; returns numbers/s and findAndModify per number. */
 async function measure(commands, callers, count, take) {
@@ -41,16 +48,16 @@ export async function runBlocks({ uri, dbName, suffix, numbers, rounds, report, 
 
     for (let round = 0; round < rounds; round++) {
       for (const callers of CALLERS) {
-        const order = ["tutorial", ...BLOCKS];
+        const order = ["tutorial", ...ROWS];
         if (round % 2 === 1) order.reverse(); // no row always runs first
-        for (const what of order) {
+        for (const row of order) {
           serial += 1;
-          if (what === "tutorial") {
+          if (row === "tutorial") {
             const next = await tutorialSequence(counters, `tutorial-${serial}`);
             record(`tutorial.c${callers}`, await measure(commands, callers, numbers[1], next));
           } else {
-            const sequence = new Sequences(db).sequence(`block${what}-${serial}`, { block: what });
-            record(`block${what}.c${callers}`, await measure(commands, callers, numbers[what], () => sequence.next()));
+            const sequence = new Sequences(db).sequence(`${row.key}-${serial}`, row.options);
+            record(`${row.key}.c${callers}`, await measure(commands, callers, numbers[row.block], () => sequence.next()));
           }
         }
       }
@@ -64,13 +71,14 @@ export async function runBlocks({ uri, dbName, suffix, numbers, rounds, report, 
     const tutorial = rows[`tutorial.c${callers}`];
     report.add(`client.tutorial.c${callers}.numbers_per_s${suffix}`, median(tutorial.map((r) => r.perSecond)), "numbers/s",
       `tutorial getNextSequence, ${callers} caller(s), ${link}`);
-    for (const block of BLOCKS) {
-      const key = `block${block}.c${callers}`;
+    for (const { key: row, block, options } of ROWS) {
+      const key = `${row}.c${callers}`;
       const ratios = rows[key].map((r, round) => r.perSecond / tutorial[round].perSecond);
       const ratio = median(ratios);
+      const what = options.refillAhead ? `block ${block}, refillAhead` : `block ${block}`;
       report.add(`client.${key}.numbers_per_s${suffix}`, median(rows[key].map((r) => r.perSecond)), "numbers/s",
-        `sequence({block: ${block}}).next(), ${callers} caller(s), ${link}`);
-      report.add(`client.${key}.vs_tutorial${suffix}`, ratio, "x", `block ${block}, ${callers} caller(s) ÷ tutorial, same callers, ${link} (median of ${rounds} rounds)`);
+        `sequence(${JSON.stringify(options).replaceAll('"', "")}).next(), ${callers} caller(s), ${link}`);
+      report.add(`client.${key}.vs_tutorial${suffix}`, ratio, "x", `${what}, ${callers} caller(s) ÷ tutorial, same callers, ${link} (median of ${rounds} rounds)`);
       report.add(`client.${key}.share_of_limit${suffix}`, (ratio / block) * 100, "%",
         `that ratio as a share of its round-trip limit (${block}×)`);
       if (suffix === "") {

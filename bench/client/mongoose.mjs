@@ -22,7 +22,12 @@ async function rate(count, insert) {
   return count / ((performance.now() - started) / 1000);
 }
 
-export async function runMongoose({ uri, dbName, docs, rounds, report }) {
+/**
+ * @param {{ uri: string, dbName: string, docs: number, rounds: number, report: import("../lib/report.mjs").Report, suffix?: string, link?: string }} args
+ *   suffix: appended to the names of figures that depend on the link ("" on loopback, ".rtt1ms"
+ *   through the latency proxy); the command counts are given on loopback only
+ */
+export async function runMongoose({ uri, dbName, docs, rounds, report, suffix = "", link = "loopback" }) {
   // A database each: mongoose-sequence puts a unique index on {id, reference_value} in its
   // `counters` collection, which mongo-seq's counter documents (neither field) would collide on.
   const connection = await mongoose.createConnection(uri, { dbName: `${dbName}_mongoose`, monitorCommands: true }).asPromise();
@@ -32,7 +37,8 @@ export async function runMongoose({ uri, dbName, docs, rounds, report }) {
     // mongoose-sequence, as its README shows.
     const AutoIncrement = AutoIncrementFactory(connection);
     const schema = new mongoose.Schema({ name: String, amount: Number });
-    schema.plugin(AutoIncrement, { inc_field: "seq", id: "orders_seq" });
+    // (mongoose-sequence keeps its counter ids in a registry of the process: one per run.)
+    schema.plugin(AutoIncrement, { inc_field: "seq", id: `orders_seq${suffix.replace(".", "_")}` });
     const Order = connection.model("Order", schema);
     await Order.init();
     const mongooseCommands = countCommands(connection.getClient());
@@ -91,18 +97,20 @@ export async function runMongoose({ uri, dbName, docs, rounds, report }) {
     const numberedByInsertMany = 100 - ((await Order.countDocuments({ seq: { $exists: false } })) - unnumberedBefore);
 
     const ratio = (mine) => median(mine.map((r, i) => r / saves[i]));
-    report.add("client.mongoose_sequence.save.docs_per_s", median(saves), "docs/s", `mongoose-sequence: save() one by one (${rounds} rounds of ${share})`);
-    report.add("client.mongoose_sequence.save.commands_per_doc", mongooseCommandsPerDoc, "commands/doc", "mongoose-sequence save(): commands per document", { server: false });
-    report.add("client.mongoose_sequence.insertmany.numbered_pct", numberedByInsertMany, "%", "documents numbered by mongoose's insertMany (100 inserted)", { server: false });
-    report.add("client.insertone.docs_per_s", median(insertOnes), "docs/s", `mongo-seq insertOne(), block 1, one by one (${rounds} rounds of ${share})`);
-    report.add("client.insertone.commands_per_doc", insertOneCount / (share * rounds), "commands/doc", "mongo-seq insertOne(): commands per document", { server: false });
-    report.add("client.insertone.vs_mongoose_sequence", ratio(insertOnes), "x", "mongo-seq insertOne loop ÷ mongoose-sequence save loop (same round)");
-    report.add("client.insertmany.docs_per_s", median(insertManys), "docs/s", `mongo-seq insertMany() of ${docs} documents`);
-    report.add("client.insertmany.commands_per_doc", insertManyCount / (docs * rounds), "commands/doc", "mongo-seq insertMany(): commands per document", { server: false });
-    report.add("client.insertmany.vs_mongoose_sequence", ratio(insertManys), "x", `mongo-seq insertMany(${docs}) ÷ mongoose-sequence numbering documents by save() (same round)`);
-    report.add("client.mongoose_plugin.insertmany.docs_per_s", median(pluginInsertManys), "docs/s", `mongo-seq/mongoose: Model.insertMany() of ${docs} documents, all numbered`);
-    report.add("client.mongoose_plugin.insertmany.counter_commands", Math.max(...pluginCounterCalls), "commands", `mongo-seq/mongoose: commands on the counters per insertMany of ${docs} documents (the most in ${rounds} rounds)`, { server: false });
-    report.add("client.mongoose_plugin.insertmany.vs_mongoose_sequence", ratio(pluginInsertManys), "x", `mongo-seq/mongoose insertMany(${docs}) ÷ mongoose-sequence numbering documents by save() (same round)`);
+    const timed = (name, value, unit, what) => report.add(`${name}${suffix}`, value, unit, `${what}, ${link}`);
+    const counted = (name, value, unit, what) => suffix === "" && report.add(name, value, unit, what, { server: false });
+    timed("client.mongoose_sequence.save.docs_per_s", median(saves), "docs/s", `mongoose-sequence: save() one by one (${rounds} rounds of ${share})`);
+    counted("client.mongoose_sequence.save.commands_per_doc", mongooseCommandsPerDoc, "commands/doc", "mongoose-sequence save(): commands per document");
+    counted("client.mongoose_sequence.insertmany.numbered_pct", numberedByInsertMany, "%", "documents numbered by mongoose's insertMany (100 inserted)");
+    timed("client.insertone.docs_per_s", median(insertOnes), "docs/s", `mongo-seq insertOne(), block 1, one by one (${rounds} rounds of ${share})`);
+    counted("client.insertone.commands_per_doc", insertOneCount / (share * rounds), "commands/doc", "mongo-seq insertOne(): commands per document");
+    timed("client.insertone.vs_mongoose_sequence", ratio(insertOnes), "x", "mongo-seq insertOne loop ÷ mongoose-sequence save loop (same round)");
+    timed("client.insertmany.docs_per_s", median(insertManys), "docs/s", `mongo-seq insertMany() of ${docs} documents`);
+    counted("client.insertmany.commands_per_doc", insertManyCount / (docs * rounds), "commands/doc", "mongo-seq insertMany(): commands per document");
+    timed("client.insertmany.vs_mongoose_sequence", ratio(insertManys), "x", `mongo-seq insertMany(${docs}) ÷ mongoose-sequence numbering documents by save() (same round)`);
+    timed("client.mongoose_plugin.insertmany.docs_per_s", median(pluginInsertManys), "docs/s", `mongo-seq/mongoose: Model.insertMany() of ${docs} documents, all numbered`);
+    counted("client.mongoose_plugin.insertmany.counter_commands", Math.max(...pluginCounterCalls), "commands", `mongo-seq/mongoose: commands on the counters per insertMany of ${docs} documents (the most in ${rounds} rounds)`);
+    timed("client.mongoose_plugin.insertmany.vs_mongoose_sequence", ratio(pluginInsertManys), "x", `mongo-seq/mongoose insertMany(${docs}) ÷ mongoose-sequence numbering documents by save() (same round)`);
   } finally {
     await client.db(`${dbName}_seq`).dropDatabase().catch(() => {});
     await connection.dropDatabase().catch(() => {});

@@ -8,7 +8,8 @@
 // inherited from the caller's `Db`.
 // The only decisions here are about I/O: which collection object, which driver error is a
 // duplicate key (code 11000; on the field the command names, when it names one) that the plan
-// handles itself, the random draw and sleep of a `wait` (the core says how long at most; it
+// handles itself (passed on with what the server said about the index: the core tells `_id`
+// from another unique index), the random draw and sleep of a `wait` (the core says how long at most; it
 // reads no clock and draws no random numbers), and asking the caller's sequence for the numbers
 // of a `take`; every other error propagates.
 import { setTimeout as sleep } from "node:timers/promises";
@@ -37,6 +38,19 @@ export function duplicateKeyFields(error) {
   const message = String(source?.errmsg ?? error?.errmsg ?? error?.message ?? "");
   const match = /dup key: \{ ?"?([^":]+)"?\s*:/.exec(message);
   return match ? [match[1].trim()] : undefined;
+}
+
+/**
+ * The reply to a duplicate-key error: what the server said about the index (its message and
+ * key pattern). The core tells a clash on `_id` (a lost race) from one on another unique index.
+ */
+function duplicateKeyReply(error) {
+  const source = error?.writeErrors?.[0]?.err ?? error?.writeErrors?.[0] ?? error;
+  const errmsg = String(source?.errmsg ?? error?.errmsg ?? error?.message ?? "");
+  const pattern = source?.keyPattern ?? error?.keyPattern;
+  // Only the keys matter (the values may be Int32s with promoteValues off).
+  const keyPattern = pattern && typeof pattern === "object" ? Object.fromEntries(Object.keys(pattern).map((key) => [key, 1])) : undefined;
+  return JSON.stringify({ kind: "duplicateKey", errmsg, keyPattern });
 }
 
 /** A duplicate key the command's plan handles: any, or one on the field the command names. */
@@ -119,7 +133,7 @@ async function found(run, codec) {
     const document = await run();
     return document ? `{"kind":"document","document":${codec.documentJson(document)}}` : NONE;
   } catch (error) {
-    if (isDuplicateKey(error)) return DUPLICATE;
+    if (isDuplicateKey(error)) return duplicateKeyReply(error);
     throw error;
   }
 }
@@ -129,6 +143,7 @@ async function inserted(run, field) {
     await run();
     return INSERTED;
   } catch (error) {
+    if (field === undefined && isDuplicateKey(error)) return duplicateKeyReply(error);
     if (planDuplicate(error, field)) return DUPLICATE;
     throw error;
   }

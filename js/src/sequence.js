@@ -1,7 +1,7 @@
 // One sequence: numbers handed out by the core's counter objects (one per counter id: the
-// block, the callers waiting, the refill to run, the setNext rule). JS adds the async
-// plumbing only: the promise of the refill in flight, which every waiting caller shares, and
-// the driver I/O. Counter calls are synchronous; the event loop is the lock.
+// block, the callers waiting, the refill to run — and when to refill ahead —, the setNext
+// rule). JS adds the async plumbing only: the promise of the refill in flight, which every
+// waiting caller shares, and the driver I/O. Counter calls are synchronous; the event loop is the lock.
 import { setImmediate as afterThisTurn } from "node:timers/promises";
 import { runPlan } from "./run-plan.js";
 import { toCoreInteger } from "./bson.js";
@@ -116,7 +116,28 @@ export class Sequence {
   /** Numbers now, or a ticket and the wait for it. */
   async #take(counter, count) {
     const taken = counter.core.take(count);
-    return typeof taken === "number" ? this.#wait(counter, taken) : taken;
+    if (typeof taken === "number") return this.#wait(counter, taken);
+    this.#refillAhead(counter);
+    return taken;
+  }
+
+  /**
+   * Starts the refill ahead the core gives (option `refillAhead`), in the background. Nobody
+   * waits on it but callers that find the block dry meanwhile; if it fails, the next of them
+   * runs a refill of its own and gets the error.
+   */
+  #refillAhead(counter) {
+    const plan = counter.core.refillAhead();
+    if (plan !== undefined) this.#run(counter, plan).catch(() => {});
+  }
+
+  /** Runs a refill (its range goes to the counter); the promise waiters share while it runs. */
+  #run(counter, plan) {
+    const refill = runPlan(plan, this.#target, { output: false }).finally(() => {
+      if (counter.refilling === refill) counter.refilling = null;
+    });
+    counter.refilling = refill;
+    return refill;
   }
 
   /**
@@ -129,17 +150,13 @@ export class Sequence {
     await afterThisTurn();
     for (;;) {
       const values = counter.core.ready(ticket);
-      if (values !== undefined) return values;
-      const plan = counter.core.refill(ticket);
-      if (plan !== undefined) {
-        const refill = runPlan(plan, this.#target).finally(() => {
-          if (counter.refilling === refill) counter.refilling = null;
-        });
-        counter.refilling = refill;
-        await refill;
-      } else {
-        await counter.refilling?.catch(() => {});
+      if (values !== undefined) {
+        this.#refillAhead(counter);
+        return values;
       }
+      const plan = counter.core.refill(ticket);
+      if (plan !== undefined) await this.#run(counter, plan);
+      else await counter.refilling?.catch(() => {});
     }
   }
 

@@ -6,7 +6,7 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import mongoose from "mongoose";
 import AutoIncrementFactory from "mongoose-sequence";
-import { importCounters, isMongoSeqError } from "mongo-seq";
+import { importCounters, isMongoSeqError, Sequences } from "mongo-seq";
 import { sequencePlugin } from "mongo-seq/mongoose";
 import { useMongo, snapshot, assertRefused } from "./support.mjs";
 
@@ -113,4 +113,35 @@ test("bad options: MongoSeqError naming the option, nothing written", async () =
     assert.match(error.message, says);
   }
   await assert.rejects(() => importCounters({}, { from: "auto-increment" }), (error) => isMongoSeqError(error) && error.code === "INVALID_ARGUMENT");
+});
+
+test("sharing mongoose-sequence's counters collection: its unique index refuses a counter at once (UNIQUE_INDEX_CONFLICT), not after retries", async () => {
+  const shared = await mongoose.createConnection(mongo.server.uri, { dbName: `mseq_shared_${process.pid}` }).asPromise();
+  try {
+    // mongoose-sequence keeps its counters in `counters` with a unique index on {id, reference_value}.
+    const AutoIncrement = AutoIncrementFactory(shared);
+    const schema = new mongoose.Schema({ item: String });
+    schema.plugin(AutoIncrement, { inc_field: "orderNo", id: "shared_order_seq" });
+    const Order = shared.model("SharedOrder", schema);
+    await Order.init();
+    await new Order({ item: "a" }).save();
+    const db = mongo.client.db(shared.db.databaseName);
+    const sequences = new Sequences(db); // the same `counters` collection
+    // mongo-seq's counters have neither field: the first one indexes as {id: null, reference_value: null} …
+    assert.equal(await sequences.sequence("first").next(), 1);
+    // … and every further one collides with it on that index.
+    mongo.commands.reset();
+    const error = await sequences.sequence("second").next().then(() => assert.fail("expected UNIQUE_INDEX_CONFLICT"), (e) => e);
+    assert.equal(isMongoSeqError(error), true, String(error));
+    assert.equal(error.code, "UNIQUE_INDEX_CONFLICT");
+    assert.match(error.message, /id_1_reference_value_1/);
+    assert.match(error.message, /counters collection/);
+    assert.deepEqual(error.details, { collection: "counters", index: "id_1_reference_value_1" });
+    assert.deepEqual(mongo.commands.snapshot(), { findAndModify: 1 }, "failed at the first reply: no read, no retry");
+    // Its own collection works.
+    assert.equal(await new Sequences(db, { collection: "mongo_seq_counters" }).sequence("second").next(), 1);
+  } finally {
+    await shared.dropDatabase().catch(() => {});
+    await shared.close();
+  }
 });

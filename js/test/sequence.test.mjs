@@ -62,6 +62,88 @@ test("concurrent next() calls share one refill and never repeat a number", async
   assert.equal(mongo.commands.count("findAndModify"), 5, "50 numbers, blocks of 10: exactly 5 reservations");
 });
 
+/**
+ * Watches the `name` commands of the test client from now on: the most in flight at once, and
+ * `settled()`, which resolves once none is in flight (a refill ahead runs in the background).
+ */
+function watchInFlight(name) {
+  let now = 0;
+  let most = 0;
+  let waiting = [];
+  const started = (event) => event.commandName === name && (most = Math.max(most, ++now));
+  const ended = (event) => {
+    if (event.commandName !== name) return;
+    now -= 1;
+    if (now === 0) for (const resolve of waiting.splice(0)) resolve();
+  };
+  mongo.client.on("commandStarted", started).on("commandSucceeded", ended).on("commandFailed", ended);
+  return {
+    most: () => most,
+    /** Resolves once no such command is in flight (after a turn, so one just begun has started). */
+    settled: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (now > 0) await new Promise((resolve) => waiting.push(resolve));
+    },
+    stop: () => mongo.client.off("commandStarted", started).off("commandSucceeded", ended).off("commandFailed", ended),
+  };
+}
+
+test("refillAhead: the next block is reserved at half a block, in the background; a process holds at most a block and a half", async () => {
+  const db = mongo.freshDb("seq_ahead");
+  const ids = new Sequences(db).sequence("ids", { block: 10, refillAhead: true });
+  const watch = watchInFlight("findAndModify");
+  try {
+    mongo.commands.reset();
+    const numbers = [];
+    for (let i = 0; i < 5; i++) numbers.push(await ids.next());
+    await watch.settled();
+    assert.equal(mongo.commands.count("findAndModify"), 1, "half the block is left: nothing reserved ahead yet");
+    numbers.push(await ids.next()); // served from the block; then the refill ahead starts
+    await watch.settled();
+    assert.equal(mongo.commands.count("findAndModify"), 2, "the 6th number started the next block's reservation");
+    assert.equal(await ids.current(), 20, "the counter holds the block ahead (11..20)");
+    for (let i = 0; i < 14; i++) numbers.push(await ids.next());
+    assert.deepEqual(numbers, Array.from({ length: 20 }, (_, i) => i + 1), "in order, no gap: the block ahead is served after the block");
+    await watch.settled();
+    assert.equal(mongo.commands.count("findAndModify"), 3, "16th number: half of 11..20 gone, the third block reserved ahead");
+    assert.equal(watch.most(), 1, "one reservation in flight at a time");
+    // What a process holds when it stops is a gap: another process continues after it.
+    assert.equal(await new Sequences(db).sequence("ids", { block: 10, refillAhead: true }).next(), 31);
+  } finally {
+    watch.stop();
+  }
+});
+
+test("refillAhead with 10 concurrent callers: one reservation in flight at a time, numbers in order, exact counts", async () => {
+  const db = mongo.freshDb("seq_ahead_concurrent");
+  for (const refillAhead of [false, true]) {
+    const name = `ids-${refillAhead}`;
+    const ids = new Sequences(db).sequence(name, { block: 10, refillAhead });
+    await ids.next(); // the first block: 1..10
+    const watch = watchInFlight("findAndModify");
+    try {
+      mongo.commands.reset();
+      const perCaller = Array.from({ length: 10 }, () => []);
+      await Promise.all(perCaller.map(async (mine) => {
+        for (let i = 0; i < 20; i++) mine.push(await ids.next());
+      }));
+      for (const mine of perCaller) assert.deepEqual(mine, [...mine].sort((a, b) => a - b), `${name}: each caller's numbers increase`);
+      const taken = perCaller.flat().sort((a, b) => a - b);
+      assert.deepEqual(taken, Array.from({ length: 200 }, (_, i) => i + 2), `${name}: no gap, no repeat`);
+      await watch.settled(); // a refill ahead may still be on its way
+      assert.equal(watch.most(), 1, `${name}: one reservation in flight at a time`);
+      const reservations = mongo.commands.count("findAndModify");
+      const counter = await ids.current();
+      assert.equal(counter, 10 + 10 * reservations, `${name}: one block per reservation`);
+      // 2..201 after the first block: the blocks up to 201..210, one reservation each; with
+      // refillAhead too (its block ahead of 201..210 is due only once half of that is gone).
+      assert.equal(reservations, 20, `${name}: 20 blocks after the first`);
+    } finally {
+      watch.stop();
+    }
+  }
+});
+
 test("start, step, negative step and max", async () => {
   const db = mongo.freshDb("seq_options");
   const seqs = new Sequences(db);

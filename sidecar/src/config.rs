@@ -906,6 +906,8 @@ mod tests {
             (format!("{BASE}{t}sequence = \"a/b\"\n"), "trigger[0].sequence"),
             (format!("{BASE}{t}{t}"), "duplicate trigger"),
             (format!("{BASE}{t}format = \"X{{seq}}\"\n"), "trigger[0].format_field"),
+            (format!("{BASE}{t}gapless = true\nformat = \"X{{seq}}\"\nformat_field = \"seqEpoch\"\n"), "trigger[0].format_field"),
+            (format!("{BASE}{t}gapless = true\nscope = [\"seqEpoch\"]\n"), "trigger[0].scope"),
             (format!("{BASE}{t}counter_field = \"a.b\"\n"), "trigger[0].counter_field"),
             (format!("{BASE}{t}counter_field = 5\n"), "trigger[0].counter_field"),
             (format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"), "trigger[0].field"),

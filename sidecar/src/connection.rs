@@ -107,7 +107,7 @@ impl Connection {
                     .await;
                 match result {
                     Ok(document) => Ok(one(document)),
-                    Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
+                    Err(e) if is_duplicate_key(&e) => Ok(duplicate_key_reply(&e)),
                     Err(e) => Err(e.into()),
                 }
             }
@@ -137,7 +137,7 @@ impl Connection {
                 .await
             {
                 Ok(_) => Ok(Reply::Inserted),
-                Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
+                Err(e) if is_duplicate_key(&e) => Ok(duplicate_key_reply(&e)),
                 Err(e) => Err(e.into()),
             },
             Command::Find {
@@ -209,6 +209,7 @@ impl Connection {
                     .build();
                 match place(collection)?.collection.create_index(index).await {
                     Ok(_) => Ok(Reply::None),
+                    // About the index being built, whichever it is.
                     Err(e) if is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
                     Err(e) => Err(e.into()),
                 }
@@ -333,6 +334,17 @@ fn many(documents: Vec<Document>) -> Reply {
 
 fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
     server_code(e) == Some(11000)
+}
+
+/// A duplicate-key error as the core reads it: its message names the index (the core tells a
+/// clash on `_id` from one on another unique index, which no retry can get past).
+fn duplicate_key_reply(e: &mongodb::error::Error) -> Reply {
+    let message = match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.message.as_str()),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.message.as_str()),
+        _ => None,
+    };
+    Reply::duplicate_key(message, None)
 }
 
 /// The server error code of a driver error, if it carries one.

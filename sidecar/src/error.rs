@@ -120,7 +120,8 @@ impl SidecarError {
             Self::Core(
                 SeqError::MalformedCounter { .. }
                 | SeqError::SequenceExhausted { .. }
-                | SeqError::Overflow { .. },
+                | SeqError::Overflow { .. }
+                | SeqError::UniqueIndexConflict { .. },
             )
             | Self::MalformedCounter { .. } => "counter",
             Self::Core(_) => "core",

@@ -167,6 +167,18 @@ async fn an_interrupted_intent_is_completed_skipping_deleted_documents() {
         ],
         "deleted c took no number; d moved down"
     );
+    // The completer stamped the intent's documents with its epoch (the fence of the moves).
+    let epoch = counters(&plain, &db)
+        .await
+        .find_one(doc! { "_id": &name })
+        .await
+        .unwrap()
+        .and_then(|c| c.get_i64("epoch").ok())
+        .expect("the counter's epoch");
+    assert!(epoch > 1, "the new holder's epoch is above the dead one's");
+    for d in &got {
+        assert_eq!(d.get_i64("seqEpoch").ok(), Some(epoch), "{d}");
+    }
     assert_eq!(
         run.metrics
             .gapless_renumbered

@@ -36,17 +36,13 @@ struct Args {
     #[arg(long)]
     trace: bool,
     /// Switch on one protocol mutant (no-epoch-condition, token-before-batch,
-    /// skip-pending-intent, renew-without-epoch, counter-w1).
+    /// skip-pending-intent, renew-without-epoch, counter-w1, unfenced-completion).
     #[arg(long)]
     mutant: Option<Mutant>,
     /// Hunt every mutant: run schedules from --seed until each is caught (at most
     /// --schedules each); fails when one is not.
     #[arg(long)]
     mutants: bool,
-    /// Leave out the fault "a frozen sidecar replaced by a new incarnation with its instance
-    /// id": it finds an open gapless bug (docs/simulation.md, "Open").
-    #[arg(long)]
-    no_same_id_replacement: bool,
 }
 
 fn print_failure(outcome: &Outcome) {
@@ -71,20 +67,14 @@ fn print_failure(outcome: &Outcome) {
         .mutant
         .map(|m| format!(" --mutant {m}"))
         .unwrap_or_default();
-    let replacement = if mongo_seq_sim::triggers::same_id_replacement() {
-        ""
-    } else {
-        " --no-same-id-replacement"
-    };
     eprintln!(
-        "replay: mongo-seq-sim --seed {} --schedules 1 --trace{mutant}{replacement}",
+        "replay: mongo-seq-sim --seed {} --schedules 1 --trace{mutant}",
         outcome.seed
     );
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    mongo_seq_sim::triggers::set_same_id_replacement(!args.no_same_id_replacement);
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

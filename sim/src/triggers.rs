@@ -25,24 +25,6 @@ use crate::model::{Op, Operation};
 use crate::sidecar::{Freeze, SimMongo};
 use crate::world::World;
 
-/// Whether a frozen sidecar may be replaced by a new incarnation with its instance id (on by
-/// default). `--no-same-id-replacement` turns the fault off: it exposes an open product bug
-/// (a stale incarnation's gapless moves are not fenced; docs/simulation.md, "Open"), and the
-/// CI-sized run leaves it out until that is fixed. The draw is made either way, so every other
-/// fault of a seed stays where it was.
-static SAME_ID_REPLACEMENT: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(true);
-
-/// Sets [`SAME_ID_REPLACEMENT`] for the whole run.
-pub fn set_same_id_replacement(on: bool) {
-    SAME_ID_REPLACEMENT.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Whether the same-id replacement fault is on.
-pub fn same_id_replacement() -> bool {
-    SAME_ID_REPLACEMENT.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 /// The numbered field.
 pub const FIELD: &str = "seq";
 const DB: &str = "app";
@@ -219,7 +201,7 @@ pub async fn supervise(
             return;
         }
         let who = format!("sidecar{instance}#{incarnation_no}");
-        if world.chance(0.3) && same_id_replacement() {
+        if world.chance(0.3) {
             // Frozen (SIGSTOP, a node that stopped responding) and replaced by its orchestrator
             // with a new incarnation of the same instance id, which takes the lease over at
             // once; the old one wakes up before its own deadline, and is killed later.
@@ -284,7 +266,7 @@ pub async fn writer(world: World, name: String, options: ClientOptions) {
 }
 
 /// A user deleting documents at any moment; now and then an operator drops a watched
-/// collection (the next insert recreates it).
+/// collection or renames it away (the next insert recreates it).
 pub async fn deleter(world: World) {
     let client = Client::new(&world, "user", ClientOptions::default());
     loop {
@@ -295,19 +277,26 @@ pub async fn deleter(world: World) {
         let watched = &WATCHED[usize::try_from(world.between(0, 1)).unwrap_or(0)];
         let drop_every = world.with(|w| w.config.drop_every_s);
         if drop_every > 0.0 && world.chance(0.8 / drop_every) {
-            world.fault("collection-dropped", "user", || {
-                format!("drop {}", watched.ns())
-            });
-            let _ = client
-                .run(
-                    DB,
-                    Operation::Drop {
-                        collection: watched.collection.to_owned(),
-                    },
-                    None,
-                    None,
-                )
-                .await;
+            // Dropped, or renamed away (its documents leave the watched namespace, like a
+            // drop, but stay in the database); either way the stream is invalidated.
+            let operation = if world.chance(0.5) {
+                world.fault("collection-dropped", "user", || {
+                    format!("drop {}", watched.ns())
+                });
+                Operation::Drop {
+                    collection: watched.collection.to_owned(),
+                }
+            } else {
+                let to = format!("{}_renamed_{}", watched.collection, world.now_ms());
+                world.fault("collection-renamed", "user", || {
+                    format!("rename {} → {DB}.{to}", watched.ns())
+                });
+                Operation::Rename {
+                    from: watched.collection.to_owned(),
+                    to,
+                }
+            };
+            let _ = client.run(DB, operation, None, None).await;
             continue;
         }
         // Delete one existing document (numbered or not), picked from what the primary has.

@@ -184,6 +184,12 @@ function runCounter(spec, input, calls, problems) {
     open?.free();
     open = undefined;
   };
+  /** A refill's first step; it stays open for feed/abandon (null: none to run). */
+  const opened = (plan) => {
+    if (plan === undefined) return null;
+    open = plan;
+    return plan.start();
+  };
   const call = {
     take: (count) => {
       const taken = counter.take(count);
@@ -194,12 +200,8 @@ function runCounter(spec, input, calls, problems) {
       return Number.isNaN(value) ? null : value;
     },
     ready: (ticket) => counter.ready(ticket) ?? null,
-    refill: (ticket) => {
-      const plan = counter.refill(ticket);
-      if (plan === undefined) return null;
-      open = plan;
-      return plan.start();
-    },
+    refill: (ticket) => opened(counter.refill(ticket)),
+    refillAhead: () => opened(counter.refillAhead()),
     feed: (reply) => {
       try {
         const step = open.feed(reply);

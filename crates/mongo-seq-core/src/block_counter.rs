@@ -10,7 +10,21 @@
 //!    ├─ done ──▶ refilled(id, range): waiters served in arrival order ──▶ ready(ticket)
 //!    └─ failed ─▶ refill_failed(id): the waiter that ran it gives up; the others run their own
 //! discard() (after setNext): the block is dropped and the refill in flight no longer counts
+//!
+//! refillAhead: true ──▶ take_one() says no once half the block is gone (nobody waiting, no refill
+//!    in flight) ──▶ take(n) serves the caller ──▶ refill_ahead(): a Reservation nobody waits for
+//!    └─ done: the range waits behind the block ("ahead") / failed: nothing (the next caller who
+//!       finds the block dry runs its own refill and sees the error)
 //! ```
+//!
+//! **Refilling ahead** (`refillAhead`, `block` ≥ 2). Without it, the caller who finds the block
+//! dry, and every caller after it, waits one round trip per `block` numbers. With it, the next
+//! block is reserved when half of the current one is left, so callers find numbers in hand
+//! unless they take half a block faster than one round trip. One refill is in flight at a time.
+//! The cost: a process holds up to one and a half blocks (the rest of its block and the block
+//! ahead), all lost when it exits or crashes (a gap; never a repeat), instead of up to one; and
+//! a process that stops before using the block ahead reserved it for nothing. Numbers from one
+//! process still increase: the block ahead is served only after the block in hand.
 //!
 //! **What a refill reserves.** At least one `block`, and at least what the waiters need up to
 //! and including the one running it (its `minCount`: near the bound the range may come back
@@ -92,8 +106,8 @@ struct Waiter {
 struct InFlight {
     id: u64,
     generation: u64,
-    /// The waiter running it: the one a failure fails.
-    owner: u64,
+    /// The waiter running it: the one a failure fails (none for a refill ahead).
+    owner: Option<u64>,
 }
 
 /// See the module docs.
@@ -102,6 +116,8 @@ pub struct BlockCounter {
     spec: SequenceSpec,
     counter_id: String,
     block: BlockAllocator,
+    /// The range a refill ahead reserved, served once `block` is dry.
+    ahead: Option<ReservedRange>,
     waiting: VecDeque<Waiter>,
     /// Served waiters whose numbers were not collected yet.
     ready: Vec<(u64, Numbers)>,
@@ -120,6 +136,7 @@ impl BlockCounter {
             spec: spec.clone(),
             counter_id: counter_id.to_owned(),
             block: BlockAllocator::new(spec.block())?,
+            ahead: None,
             waiting: VecDeque::new(),
             ready: Vec::new(),
             in_flight: None,
@@ -136,21 +153,20 @@ impl BlockCounter {
 
     /// The number [`Self::take_one`] would hand out now, without taking it.
     pub fn peek(&self) -> Option<i64> {
-        if self.waiting.is_empty() {
-            self.block.peek()
-        } else {
-            None
+        if !self.waiting.is_empty() || self.refill_ahead_due() {
+            return None;
         }
+        self.block
+            .peek()
+            .or_else(|| self.ahead.map(|range| range.first))
     }
 
     /// One number from the block when it holds one and nobody waits (the warm path); `None`:
-    /// go through [`Self::take`].
+    /// go through [`Self::take`] (also when a refill ahead is due: `take` serves the caller,
+    /// then [`Self::refill_ahead`] gives the refill to start).
     pub fn take_one(&mut self) -> Option<i64> {
-        if self.waiting.is_empty() {
-            self.block.next()
-        } else {
-            None
-        }
+        self.peek()?;
+        self.take_held(1).map(|range| range.first)
     }
 
     /// `count` numbers (0 to [`MAX_COUNT`]): at once when the block holds them and nobody
@@ -164,7 +180,7 @@ impl BlockCounter {
         }
         let mut taken = Numbers::default();
         if self.waiting.is_empty() {
-            if let Some(range) = self.block.take(count) {
+            while let Some(range) = self.take_held(count.saturating_sub(taken.count())) {
                 taken.push(range);
             }
             if taken.count() == count {
@@ -178,6 +194,48 @@ impl BlockCounter {
             taken,
         });
         Ok(Take::Ticket(self.last_ticket))
+    }
+
+    /// Up to `max` numbers held: from the block, or from the range ahead once the block is dry.
+    fn take_held(&mut self, max: u64) -> Option<ReservedRange> {
+        if self.block.is_empty() {
+            let ahead = self.ahead.take()?;
+            // The block is empty: a refill cannot drop a number.
+            self.block.refill(ahead).ok()?;
+        }
+        self.block.take(max)
+    }
+
+    /// True when this counter refills ahead and it is time: half the block or less is left
+    /// (none ahead), nobody waits and no refill is in flight.
+    fn refill_ahead_due(&self) -> bool {
+        self.spec.refill_ahead()
+            && self.in_flight.is_none()
+            && self.ahead.is_none()
+            && self.waiting.is_empty()
+            && self.block.remaining().saturating_mul(2) <= self.spec.block()
+    }
+
+    /// The refill ahead to start now, in the background (`refillAhead`; see the module docs),
+    /// or `None` when none is due. Nobody waits for it: when it fails, the caller that next finds
+    /// the block dry runs its own refill (and gets its error).
+    pub fn refill_ahead(&mut self) -> Option<Refill> {
+        if !self.refill_ahead_due() {
+            return None;
+        }
+        let mut request = ReserveRequest::new(&self.counter_id, self.spec.block());
+        request.min_count = Some(1); // near the bound, what is left
+        let plan = Reservation::new(&self.spec, &request).ok()?;
+        self.last_refill = self.last_refill.saturating_add(1);
+        self.in_flight = Some(InFlight {
+            id: self.last_refill,
+            generation: self.generation,
+            owner: None,
+        });
+        Some(Refill {
+            id: self.last_refill,
+            plan,
+        })
     }
 
     /// The numbers of a served waiter (once), or `None` while it waits.
@@ -223,7 +281,7 @@ impl BlockCounter {
                 self.in_flight = Some(InFlight {
                     id: self.last_refill,
                     generation: self.generation,
-                    owner: ticket,
+                    owner: Some(ticket),
                 });
                 Ok(Some(Refill {
                     id: self.last_refill,
@@ -238,18 +296,23 @@ impl BlockCounter {
     }
 
     /// The refill `id` reserved `range`: the waiters are served from it in order, the rest
-    /// stays in the block. A refill that a [`Self::discard`] overtook is dropped (a gap).
+    /// stays in the block (or waits behind it: a refill ahead that comes back while the block
+    /// still holds numbers). A refill that a [`Self::discard`] overtook is dropped (a gap).
     pub fn refilled(&mut self, id: u64, range: ReservedRange) {
         let Some(in_flight) = self.in_flight.filter(|f| f.id == id) else {
             return;
         };
         self.in_flight = None;
-        if in_flight.generation != self.generation {
-            return;
-        }
-        self.block.discard(); // empty while anyone waits; a refill never drops a number
-        if self.block.refill(range).is_err() {
+        if in_flight.generation != self.generation || range.validate().is_err() {
             return; // a Reservation's range is always valid
+        }
+        if self.block.is_empty() {
+            // Empty while anyone waits (and the range ahead, if any, was served first).
+            if self.block.refill(range).is_err() {
+                return;
+            }
+        } else {
+            self.ahead = Some(range);
         }
         while let Some(waiter) = self.waiting.front_mut() {
             let Some(range) = self.block.take(waiter.wanted) else {
@@ -271,15 +334,18 @@ impl BlockCounter {
     pub fn refill_failed(&mut self, id: u64) {
         if let Some(in_flight) = self.in_flight.filter(|f| f.id == id) {
             self.in_flight = None;
-            self.waiting.retain(|w| w.ticket != in_flight.owner);
+            if let Some(owner) = in_flight.owner {
+                self.waiting.retain(|w| w.ticket != owner);
+            }
         }
     }
 
-    /// Drops the numbers of the block (after `setNext`; a gap) and invalidates the refill in
-    /// flight; returns how many numbers were dropped.
+    /// Drops the numbers of the block and the range ahead (after `setNext`; a gap) and
+    /// invalidates the refill in flight; returns how many numbers were dropped.
     pub fn discard(&mut self) -> u64 {
         self.generation = self.generation.wrapping_add(1);
-        self.block.discard()
+        let ahead = self.ahead.take().map_or(0, |range| range.count);
+        self.block.discard().saturating_add(ahead)
     }
 }
 
@@ -416,6 +482,62 @@ mod tests {
             serde_json::to_value(refill.plan.start().unwrap()).unwrap()["command"]["update"],
             json!({ "$inc": { "seq": { "$numberLong": "1" } } }),
             "a alone now"
+        );
+    }
+
+    #[test]
+    fn refill_ahead_keeps_numbers_in_order_and_holds_at_most_a_block_and_a_half() {
+        let mut c = counter(json!({ "name": "c", "block": 10, "refillAhead": true }));
+        let first = ticket(c.take(1).unwrap());
+        let refill = c.refill(first).unwrap().unwrap();
+        complete(&mut c, refill, 0);
+        let mut seen = values(c.ready(first));
+        let mut last = 10;
+        for _ in 0..100 {
+            let value = match c.take_one() {
+                Some(value) => value,
+                None => {
+                    let Take::Numbers(numbers) = c.take(1).unwrap() else {
+                        panic!("the block ahead is back before the block runs dry here")
+                    };
+                    let value: Vec<i64> = numbers.values().collect();
+                    if let Some(refill) = c.refill_ahead() {
+                        assert!(c.refill_ahead().is_none(), "one in flight");
+                        let held = c.block.remaining();
+                        assert!(held * 2 <= 10, "started at half a block: {held} left");
+                        let range = complete(&mut c, refill, last);
+                        last = range.last;
+                        assert!(held + range.count <= 15, "at most a block and a half held");
+                    }
+                    value[0]
+                }
+            };
+            seen.push(value);
+        }
+        assert_eq!(
+            seen,
+            (1..=101).collect::<Vec<_>>(),
+            "no gap, no repeat, in order"
+        );
+    }
+
+    #[test]
+    fn set_next_drops_the_range_ahead_and_the_refill_ahead_in_flight() {
+        let mut c = counter(json!({ "name": "c", "block": 4, "refillAhead": true }));
+        let first = ticket(c.take(3).unwrap());
+        let refill = c.refill(first).unwrap().unwrap();
+        complete(&mut c, refill, 0);
+        assert_eq!(values(c.ready(first)), [1, 2, 3]);
+        let ahead = c.refill_ahead().expect("one number left of 4: due");
+        complete(&mut c, ahead, 4);
+        assert_eq!(c.discard(), 5, "4 in hand, 5..8 ahead");
+        let late = c.refill_ahead().expect("due again: nothing held");
+        assert_eq!(c.discard(), 0);
+        complete(&mut c, late, 8);
+        assert_eq!(
+            c.take_one(),
+            None,
+            "the refill from before setNext was dropped"
         );
     }
 }

@@ -41,6 +41,17 @@ pub enum Collection {
     Leases,
 }
 
+impl Collection {
+    /// Its name in commands and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Counters => "counters",
+            Self::Documents => "documents",
+            Self::Leases => "leases",
+        }
+    }
+}
+
 /// `returnDocument` of findOneAndUpdate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -209,25 +220,32 @@ impl Command {
 }
 
 impl Serialize for Command {
+    /// The command's own fields, then its concerns, written straight to `serializer` (no
+    /// intermediate `Value`: this runs once per round trip of every plan).
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let mut value =
-            Command::serialize(self, serde_json::value::Serializer).map_err(S::Error::custom)?;
-        if let Value::Object(fields) = &mut value {
-            if let Some(concern) = self.write_concern() {
-                fields.insert(
-                    "writeConcern".to_owned(),
-                    serde_json::to_value(concern).map_err(S::Error::custom)?,
-                );
-            }
-            if let Some(concern) = self.read_concern() {
-                fields.insert(
-                    "readConcern".to_owned(),
-                    serde_json::to_value(concern).map_err(S::Error::custom)?,
-                );
+        /// The derived serializer of the command's fields, for `flatten`.
+        struct Fields<'a>(&'a Command);
+        impl Serialize for Fields<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                Command::serialize(self.0, serializer)
             }
         }
-        value.serialize(serializer)
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct WithConcerns<'a> {
+            #[serde(flatten)]
+            fields: Fields<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            write_concern: Option<crate::concern::WriteConcern>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            read_concern: Option<crate::concern::ReadConcern>,
+        }
+        WithConcerns {
+            fields: Fields(self),
+            write_concern: self.write_concern(),
+            read_concern: self.read_concern(),
+        }
+        .serialize(serializer)
     }
 }
 
@@ -281,7 +299,7 @@ pub struct UpdateStatement {
 
 /// The outcome of a command, as fed back to a plan. Serialized with a `kind` tag:
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
-/// `{"kind":"duplicateKey"}`, `{"kind":"documents","documents":[…]}`,
+/// `{"kind":"duplicateKey","errmsg"?:…,"keyPattern"?:{…}}`, `{"kind":"documents","documents":[…]}`,
 /// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
 /// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`,
 /// `{"kind":"numbers","values":[…]}`.
@@ -294,8 +312,17 @@ pub enum Reply {
     None,
     /// An insert succeeded.
     Inserted,
-    /// The server answered with a duplicate-key error (code 11000).
+    /// The server answered with a duplicate-key error (code 11000) on `_id`'s index, or one
+    /// that does not say which index.
     DuplicateKey,
+    /// A duplicate-key error on a unique index other than `_id` (`index`: its name, or its key
+    /// pattern). Sent as `duplicateKey` with what the server said (`errmsg`, `keyPattern`; or
+    /// the `index` name, as this variant serializes);
+    /// [`Reply::duplicate_key`] tells the two apart. Plans never see it: where a command's
+    /// duplicate key can only mean `_id` (`findOneAndUpdate`, `insertOne`) it ends the plan with
+    /// `UNIQUE_INDEX_CONFLICT`, elsewhere it is a `DuplicateKey` (see `driver`).
+    #[serde(rename = "duplicateKey")]
+    DuplicateKeyOn { index: String },
     /// A `find` or `aggregate` returned these documents (every batch, in order).
     Documents { documents: Vec<Value> },
     /// What an `update`/`updateMany` did.
@@ -381,7 +408,23 @@ impl Reply {
             }
             "none" => expect_keys(&[]).map(|()| Self::None),
             "inserted" => expect_keys(&[]).map(|()| Self::Inserted),
-            "duplicateKey" => expect_keys(&[]).map(|()| Self::DuplicateKey),
+            "duplicateKey" => {
+                expect_keys(&["errmsg", "keyPattern", "index"])?;
+                let text = |key: &str| match map.get(key) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(Value::String(text)) => Ok(Some(text.as_str())),
+                    Some(other) => Err(SeqError::unexpected_reply(format!(
+                        "`{key}` must be a string, got {}",
+                        ejson::describe(other)
+                    ))),
+                };
+                let key_pattern = map.get("keyPattern").filter(|pattern| !pattern.is_null());
+                // `index`: the name, as this reply serializes (an executor sends `errmsg`).
+                Ok(match text("index")? {
+                    Some(index) => Self::duplicate_key_on(Some(index), key_pattern),
+                    None => Self::duplicate_key(text("errmsg")?, key_pattern),
+                })
+            }
             "waited" => expect_keys(&[]).map(|()| Self::Waited),
             "documents" => {
                 expect_keys(&["documents"])?;
@@ -439,7 +482,7 @@ impl Reply {
             Self::Document { .. } => "document",
             Self::None => "none",
             Self::Inserted => "inserted",
-            Self::DuplicateKey => "duplicateKey",
+            Self::DuplicateKey | Self::DuplicateKeyOn { .. } => "duplicateKey",
             Self::Documents { .. } => "documents",
             Self::WriteResult(_) => "writeResult",
             Self::Waited => "waited",
@@ -449,6 +492,37 @@ impl Reply {
 }
 
 impl Reply {
+    /// The reply to a duplicate-key error (11000), from what the server said about it: the
+    /// index named by its `keyPattern`, else by its message (`… index: <name> dup key: …`).
+    /// [`Reply::DuplicateKey`] when that is `_id`'s index or neither names one;
+    /// [`Reply::DuplicateKeyOn`] otherwise. Every executor builds its reply with this.
+    pub fn duplicate_key(errmsg: Option<&str>, key_pattern: Option<&Value>) -> Self {
+        let named = errmsg.and_then(|message| {
+            let (_, rest) = message.split_once("index: ")?;
+            let name = rest.split_whitespace().next()?;
+            // Servers before 3.4 wrote `index: <db>.<collection>.$<name>`.
+            Some(name.rsplit_once('$').map_or(name, |(_, name)| name))
+        });
+        Self::duplicate_key_on(named, key_pattern)
+    }
+
+    /// [`Reply::duplicate_key`] with the index's name already known (or not).
+    fn duplicate_key_on(name: Option<&str>, key_pattern: Option<&Value>) -> Self {
+        let on_id = match key_pattern {
+            Some(Value::Object(pattern)) => pattern.len() == 1 && pattern.contains_key("_id"),
+            _ => name.map_or(true, |name| name == "_id_"),
+        };
+        if on_id {
+            return Self::DuplicateKey;
+        }
+        let index = match (name, key_pattern) {
+            (Some(name), _) => name.to_owned(),
+            (None, Some(pattern)) => serde_json::to_string(pattern).unwrap_or_default(),
+            (None, None) => String::new(),
+        };
+        Self::DuplicateKeyOn { index }
+    }
+
     /// The documents of the reply to a `find` or `aggregate` (`command` names it in the error).
     pub(crate) fn into_documents(self, command: &str) -> Result<Vec<Value>, SeqError> {
         match self {
@@ -598,6 +672,11 @@ pub trait Plan {
     fn start(&self) -> Result<Step<Self::Output>, SeqError>;
     /// Feeds the reply to the last command and returns the next step.
     fn feed(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError>;
+    /// The command waiting for its reply, borrowed (what `start()` gives as a copy), for shells
+    /// that only serialize it; `None` when done or failed, or when the plan cannot lend it.
+    fn pending_command(&self) -> Option<&Command> {
+        None
+    }
     /// What happened since the last call that the caller may want to log or count (see
     /// [`Note`]); call it after constructing the plan and after every `feed`. Most plans
     /// have none.
@@ -659,4 +738,50 @@ pub(crate) fn operator(op: &str, value: Value) -> Value {
     let mut map = Map::new();
     map.insert(op.to_owned(), value);
     Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Reply;
+
+    #[test]
+    fn a_duplicate_key_names_its_index_by_message_or_key_pattern() {
+        let on = |index: &str| Reply::DuplicateKeyOn {
+            index: index.to_owned(),
+        };
+        let message = |text: &str| Reply::duplicate_key(Some(text), None);
+        assert_eq!(
+            message("E11000 duplicate key error collection: a.counters index: _id_ dup key: { _id: \"x\" }"),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            message("E11000 duplicate key error collection: a.counters index: id_1_reference_value_1 dup key: { id: null, reference_value: null }"),
+            on("id_1_reference_value_1")
+        );
+        // Servers before 3.4: `index: <db>.<collection>.$<name>`.
+        assert_eq!(
+            message("E11000 duplicate key error index: a.counters.$_id_  dup key: { : \"x\" }"),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            message("E11000 duplicate key error"),
+            Reply::DuplicateKey,
+            "no index named: as before"
+        );
+        assert_eq!(
+            Reply::duplicate_key(None, Some(&json!({"_id": 1}))),
+            Reply::DuplicateKey
+        );
+        assert_eq!(
+            Reply::duplicate_key(None, Some(&json!({"id": 1, "reference_value": 1}))),
+            on(r#"{"id":1,"reference_value":1}"#)
+        );
+        // Which index: the key pattern when given; its name: the message. The serialized form reads back.
+        let reply = Reply::duplicate_key(Some("… index: _id_ …"), Some(&json!({"email": 1})));
+        assert_eq!(reply, on("_id_"));
+        let text = serde_json::to_value(on("email_1")).unwrap();
+        assert_eq!(Reply::from_json(&text).unwrap(), on("email_1"));
+    }
 }

@@ -77,11 +77,34 @@ impl<M: Machine> Plan for Driver<M> {
     }
 
     fn feed(&mut self, reply: Reply) -> Result<Step<M::Output>, SeqError> {
-        if !matches!(self.pending, Pending::Waiting(_)) {
+        let Pending::Waiting(command) = &self.pending else {
             return Err(SeqError::unexpected_reply("the plan is already finished"));
-        }
+        };
+        let reply = match reply {
+            Reply::DuplicateKeyOn { index } => match command {
+                // Their duplicate key can only be a clash on `_id` (a lost race): one on another
+                // unique index would be retried forever.
+                Command::FindOneAndUpdate { collection, .. }
+                | Command::InsertOne { collection, .. } => {
+                    let error = SeqError::UniqueIndexConflict {
+                        collection: collection.name().to_owned(),
+                        index,
+                    };
+                    return self.settle(Err(error));
+                }
+                _ => Reply::DuplicateKey,
+            },
+            reply => reply,
+        };
         let next = self.machine.on_reply(reply);
         self.settle(next)
+    }
+
+    fn pending_command(&self) -> Option<&Command> {
+        match &self.pending {
+            Pending::Waiting(command) => Some(command),
+            Pending::Done(_) | Pending::Failed(_) => None,
+        }
     }
 
     fn drain_notes(&mut self) -> Vec<Note> {

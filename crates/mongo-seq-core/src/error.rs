@@ -151,6 +151,13 @@ pub enum SeqError {
     /// The server could not satisfy the write concern of a write command.
     #[error("write concern error: {message} (code {code})")]
     WriteConcernFailed { code: i64, message: String },
+
+    /// A unique index other than `_id` refused a write the plan makes on `_id` alone: the
+    /// collection holds another tool's documents and their index (mongoose-sequence's counters
+    /// have a unique index on `{id, reference_value}`, which every counter without those fields
+    /// collides on). Not a lost race: retrying cannot help. Nothing was written.
+    #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): another tool's documents and index share this collection (mongoose-sequence's counters have a unique index on {{id, reference_value}}); give mongo-seq a {collection} collection of its own, or drop that index")]
+    UniqueIndexConflict { collection: String, index: String },
 }
 
 fn fmt_epoch(epoch: Option<i64>) -> String {
@@ -197,6 +204,7 @@ impl SeqError {
             Self::Fenced { .. } => "FENCED",
             Self::WriteFailed { .. } => "WRITE_FAILED",
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
+            Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
         }
     }
 
@@ -225,6 +233,7 @@ impl SeqError {
         "FENCED",
         "WRITE_FAILED",
         "WRITE_CONCERN_FAILED",
+        "UNIQUE_INDEX_CONFLICT",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -314,6 +323,10 @@ impl SeqError {
                 object([("index", (*index).into()), ("code", (*code).into())])
             }
             Self::WriteConcernFailed { code, .. } => object([("code", (*code).into())]),
+            Self::UniqueIndexConflict { collection, index } => object([
+                ("collection", collection.as_str().into()),
+                ("index", index.as_str().into()),
+            ]),
         };
         Some(details)
     }

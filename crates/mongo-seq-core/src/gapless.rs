@@ -33,7 +33,8 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::command::{
-    Collection, Command, QueryOptions, Reply, Step, UpdateStatement, DUPLICATE_KEY,
+    id_filter, unexpected, Collection, Command, QueryOptions, Reply, ReturnDocument, Step,
+    UpdateOptions, UpdateStatement, DUPLICATE_KEY,
 };
 use crate::driver::{launch, resume, Driver, Machine};
 use crate::ejson;
@@ -42,9 +43,9 @@ use crate::intent::{
     plan_completion, read_counter_extras, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
-use crate::lease::counters_of;
+use crate::lease::{counters_of, epoch_condition};
 use crate::note::Note;
-use crate::numbering::{id_key, id_keys, NumberingSpec};
+use crate::numbering::{id_key, id_keys, stored_value, NumberingSpec};
 
 /// How many times a completion writes and looks again before giving up (each round settles
 /// what the previous one could not: a deletion, a number taken by another document).
@@ -370,6 +371,10 @@ pub type CompleteIntent = Driver<CompleteIntentMachine>;
 #[derive(Debug, Clone)]
 enum CompletionPhase {
     Idle,
+    Claim,
+    /// The claim matched nothing: is the intent gone, or are we fenced?
+    Check,
+    Stamp,
     Read,
     Write {
         found: Vec<(Value, Option<Value>)>,
@@ -387,6 +392,7 @@ pub struct CompleteIntentMachine {
     intent: Intent,
     epoch: i64,
     taken: Vec<i64>,
+    claims: u32,
     rounds: u32,
     modified: u64,
     notes: Vec<Note>,
@@ -409,17 +415,92 @@ impl CompleteIntent {
             intent: intent.clone(),
             epoch,
             taken,
+            claims: 0,
             rounds: 0,
             modified: 0,
             notes: Vec::new(),
             phase: CompletionPhase::Idle,
         };
-        let first = machine.round();
+        let first = machine.claim();
         Ok(Driver::begin(machine, first))
     }
 }
 
 impl CompleteIntentMachine {
+    /// Claims the intent on the counter: a compare-and-set (not a read, which may be stale)
+    /// that matches only while this very intent is pending and no later holder has written
+    /// the counter, and raises the counter's epoch to ours.
+    fn claim(&mut self) -> Result<Step<u64>, SeqError> {
+        // Mutant (simulator only): complete on a possibly stale view, moves unfenced.
+        if crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion) {
+            return self.round();
+        }
+        if self.claims >= COMPLETION_ROUNDS {
+            return Err(out_of_rounds(
+                "claiming a gapless intent",
+                &self.counter_id,
+                self.claims,
+            ));
+        }
+        self.claims = self.claims.saturating_add(1);
+        self.phase = CompletionPhase::Claim;
+        let mut filter = id_filter(&self.counter_id);
+        if let Value::Object(intent) = self.intent.to_document() {
+            for (key, value) in intent {
+                filter.insert(format!("intent.{key}"), value);
+            }
+        }
+        filter.insert("epoch".to_owned(), epoch_condition(self.epoch));
+        Ok(Step::Command(Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: json!({ "$set": { "epoch": ejson::long(self.epoch) } }),
+            options: UpdateOptions {
+                upsert: false,
+                return_document: ReturnDocument::After,
+            },
+        }))
+    }
+
+    /// The claim matched nothing: a later holder wrote the counter (fenced), or the intent
+    /// was completed by someone else (nothing to do), or our read was stale (claim again).
+    fn on_check(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
+        let document = match reply {
+            Reply::Document { document } => document,
+            Reply::None => {
+                return Err(SeqError::malformed_counter(
+                    &self.counter_id,
+                    "the counter was deleted while an intent was pending",
+                ))
+            }
+            other => return Err(unexpected(&other, "a counter read")),
+        };
+        let (counter_epoch, pending) = read_counter_extras(&document, &self.counter_id)?;
+        if counter_epoch > self.epoch {
+            return Err(fenced(&self.counter_id, self.epoch, counter_epoch));
+        }
+        if pending.as_ref() == Some(&self.intent) {
+            return self.claim();
+        }
+        self.notes.push(Note::AlreadyFinished {
+            counter_id: self.counter_id.clone(),
+        });
+        Ok(Step::Done(self.modified))
+    }
+
+    /// Stamps the intent's documents with our epoch, so a holder before us that is still
+    /// completing this intent can no longer move their numbers.
+    fn stamp(&mut self) -> Step<u64> {
+        self.phase = CompletionPhase::Stamp;
+        let mut stamp = Map::new();
+        stamp.insert(self.numbering.fence_field(), ejson::long(self.epoch));
+        Step::Command(Command::UpdateMany {
+            collection: Collection::Documents,
+            filter: json!({ "_id": { "$in": self.intent.ids } }),
+            update: json!({ "$max": stamp }),
+        })
+    }
+
     /// Looks at the intent's documents (again).
     fn round(&mut self) -> Result<Step<u64>, SeqError> {
         if self.rounds >= COMPLETION_ROUNDS {
@@ -434,6 +515,7 @@ impl CompleteIntentMachine {
         let mut projection = Map::new();
         projection.insert("_id".to_owned(), json!(1));
         projection.insert(self.numbering.field().to_owned(), json!(1));
+        projection.insert(self.numbering.fence_field(), json!(1));
         Ok(Step::Command(Command::Find {
             collection: Collection::Documents,
             filter: json!({ "_id": { "$in": self.intent.ids } }),
@@ -442,8 +524,16 @@ impl CompleteIntentMachine {
     }
 
     fn on_read(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
-        let found: Vec<(Value, Option<Value>)> = reply
-            .into_documents("find")?
+        let documents = reply.into_documents("find")?;
+        let fence = self.numbering.fence_field();
+        let stamped = documents
+            .iter()
+            .filter_map(|d| stored_value(d, &fence).and_then(|v| ejson::read_i64(v).ok()))
+            .max();
+        if let Some(stamp) = stamped.filter(|stamp| *stamp > self.epoch) {
+            return Err(fenced(&self.counter_id, self.epoch, stamp));
+        }
+        let found: Vec<(Value, Option<Value>)> = documents
             .iter()
             .filter_map(|d| Some((d.get("_id")?.clone(), self.numbering.stored(d).cloned())))
             .collect();
@@ -479,7 +569,10 @@ impl CompleteIntentMachine {
         let updates = completion
             .assignments
             .iter()
-            .map(|a| self.numbering.statement(&a.id, a.number, a.previous))
+            .map(|a| {
+                self.numbering
+                    .fenced_statement(&a.id, a.number, a.previous, self.epoch)
+            })
             .collect();
         self.phase = CompletionPhase::Write {
             found,
@@ -526,6 +619,23 @@ impl Machine for CompleteIntentMachine {
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
         match std::mem::replace(&mut self.phase, CompletionPhase::Idle) {
+            CompletionPhase::Claim => match reply {
+                Reply::Document { .. } => Ok(self.stamp()),
+                Reply::None => {
+                    self.phase = CompletionPhase::Check;
+                    Ok(Step::Command(Command::FindOne {
+                        collection: Collection::Counters,
+                        filter: Value::Object(id_filter(&self.counter_id)),
+                        options: None,
+                    }))
+                }
+                other => Err(unexpected(&other, "claiming a gapless intent")),
+            },
+            CompletionPhase::Check => self.on_check(reply),
+            CompletionPhase::Stamp => {
+                reply.into_write_result("update")?;
+                self.round()
+            }
             CompletionPhase::Read => self.on_read(reply),
             CompletionPhase::Write {
                 found,
@@ -611,7 +721,11 @@ impl CompletePendingMachine {
             let Some(Value::String(counter_id)) = counter.get("_id").cloned() else {
                 continue;
             };
-            let (_, intent) = read_counter_extras(&counter, &counter_id)?;
+            let (counter_epoch, intent) = read_counter_extras(&counter, &counter_id)?;
+            let unfenced = crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion);
+            if counter_epoch > self.epoch && !unfenced {
+                return Err(fenced(&counter_id, self.epoch, counter_epoch));
+            }
             let Some(intent) = intent else { continue };
             self.notes.push(Note::CompletingIntent {
                 counter_id: counter_id.clone(),

@@ -22,15 +22,19 @@ pub enum Mutant {
     RenewWithoutEpoch,
     /// Counter writes with `w: 1`.
     CounterW1,
+    /// A gapless intent completed without claiming it on the counter and without fencing its
+    /// documents' moves (a stale holder moves numbers of an intent its successor finished).
+    UnfencedCompletion,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 5] = [
+    pub const ALL: [Mutant; 6] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
         Mutant::RenewWithoutEpoch,
         Mutant::CounterW1,
+        Mutant::UnfencedCompletion,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +44,7 @@ impl Mutant {
             Mutant::SkipPendingIntent => "skip-pending-intent",
             Mutant::RenewWithoutEpoch => "renew-without-epoch",
             Mutant::CounterW1 => "counter-w1",
+            Mutant::UnfencedCompletion => "unfenced-completion",
         }
     }
 }

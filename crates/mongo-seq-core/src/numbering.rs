@@ -16,6 +16,7 @@ use crate::command::{Collection, Command, UpdateStatement};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::field::check_field_path;
+use crate::lease::epoch_condition;
 use crate::options::SequenceSpec;
 
 /// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] or
@@ -94,6 +95,21 @@ impl NumberingSpec {
         if sequence.scope().iter().any(|scope| scope == field) {
             return Err(invalid("scope", "must not contain the numbered field"));
         }
+        if gapless {
+            let fence = fence_field(field);
+            if format_field == Some(fence.as_str()) {
+                return Err(invalid(
+                    "formatField",
+                    &format!("must differ from `{fence}`: gapless numbering fences moves with it"),
+                ));
+            }
+            if sequence.scope().contains(&fence) {
+                return Err(invalid(
+                    "scope",
+                    &format!("must not contain `{fence}`: gapless numbering fences moves with it"),
+                ));
+            }
+        }
         Ok(Self {
             sequence,
             field: field.to_owned(),
@@ -154,6 +170,14 @@ impl NumberingSpec {
         fields
     }
 
+    /// The field holding, on a document of a gapless intent that was completed (after a crash,
+    /// a takeover or a deletion), the highest epoch of a holder that completed it:
+    /// `<field>Epoch`. Moves are conditioned on it, so a holder that lost its lease while it
+    /// completed an intent cannot move a number after its successor completed the same intent.
+    pub fn fence_field(&self) -> String {
+        fence_field(&self.field)
+    }
+
     /// The number field's value in `document` (any value, `null` included), if present.
     pub(crate) fn stored<'a>(&self, document: &'a Value) -> Option<&'a Value> {
         stored_value(document, &self.field)
@@ -185,6 +209,24 @@ impl NumberingSpec {
             filter: Value::Object(filter),
             update: json!({ "$set": set }),
         }
+    }
+
+    /// [`NumberingSpec::statement`] for a holder of `epoch` completing an intent: it applies
+    /// only where no later holder has stamped the document (see [`NumberingSpec::fence_field`]).
+    pub(crate) fn fenced_statement(
+        &self,
+        id: &Value,
+        number: i64,
+        previous: Option<i64>,
+        epoch: i64,
+    ) -> UpdateStatement {
+        let mut statement = self.statement(id, number, previous);
+        // Mutant (simulator only): the moves of the time before the fence.
+        let unfenced = crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion);
+        if let (Value::Object(filter), false) = (&mut statement.filter, unfenced) {
+            filter.insert(self.fence_field(), epoch_condition(epoch));
+        }
+        statement
     }
 
     /// `{field: {$exists: false}}`: the documents without a number (what a backfill numbers).
@@ -246,6 +288,11 @@ pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
         })
 }
 
+/// See [`NumberingSpec::fence_field`].
+fn fence_field(field: &str) -> String {
+    format!("{field}Epoch")
+}
+
 /// A key for an `_id` in sets and maps (its JSON text).
 pub(crate) fn id_key(id: &Value) -> String {
     id.to_string()
@@ -299,6 +346,29 @@ mod tests {
         let spec = SequenceSpec::parse(&options).unwrap();
         NumberingSpec::new(spec, field, format_field, false)
             .map_err(|e| format!("{} {}", e.code(), e.option_name().unwrap_or("")))
+    }
+
+    #[test]
+    fn gapless_numbering_keeps_its_fence_field_free() {
+        let gapless = |options: Value, format_field: Option<&str>| {
+            let spec = SequenceSpec::parse(&options).unwrap();
+            NumberingSpec::new(spec, "no", format_field, true)
+                .map_err(|e| format!("{} {}", e.code(), e.option_name().unwrap_or("")))
+        };
+        let formatted = json!({"name": "o", "format": "X{seq}"});
+        let spec = gapless(formatted.clone(), Some("code")).unwrap();
+        assert_eq!(spec.fence_field(), "noEpoch");
+        assert_eq!(
+            gapless(formatted, Some("noEpoch")).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            gapless(json!({"name": "o", "scope": ["noEpoch"]}), None).unwrap_err(),
+            "INVALID_ARGUMENT scope"
+        );
+        // Only gapless numbering moves numbers, and only it reserves the name.
+        let plain = SequenceSpec::parse(&json!({"name": "o", "scope": ["noEpoch"]})).unwrap();
+        assert!(NumberingSpec::new(plain, "no", None, false).is_ok());
     }
 
     #[test]

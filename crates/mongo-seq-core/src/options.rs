@@ -8,6 +8,7 @@
 //! | `min`    | integer or null      | none    | lowest value ever issued (the bound when step < 0)  |
 //! | `max`    | integer or null      | none    | highest value ever issued (the bound when step > 0) |
 //! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
+//! | `refillAhead` | boolean         | false   | reserve the next block when half the block is left (`block` ≥ 2), see [`crate::BlockCounter`] |
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::scope`] |
 //! | `format` | string or null       | none    | template, see [`crate::format`]                     |
 //! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::counter`] |
@@ -27,20 +28,21 @@ use crate::limits::MAX_BLOCK;
 use crate::name::validate_name;
 use crate::scope::{self, MAX_SCOPE_FIELDS};
 
-const KNOWN_KEYS: [&str; 9] = [
+const KNOWN_KEYS: [&str; 10] = [
     "name",
     "start",
     "step",
     "min",
     "max",
     "block",
+    "refillAhead",
     "scope",
     "format",
     "counterField",
 ];
 
 /// The options a trigger (the sidecar's `[[trigger]]`) may set: all but `name` (the trigger
-/// names its sequence itself) and `block` (a trigger reserves per batch).
+/// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
 pub const TRIGGER_KEYS: [&str; 7] = [
     "start",
     "step",
@@ -62,6 +64,7 @@ pub struct SequenceSpec {
     min: Option<i64>,
     max: Option<i64>,
     block: u64,
+    refill_ahead: bool,
     scope: Vec<String>,
     format: Option<FormatTemplate>,
     counter_field: String,
@@ -142,6 +145,22 @@ impl SequenceSpec {
                 ))
             }
         };
+        let refill_ahead = match map.get("refillAhead") {
+            None | Some(Value::Null | Value::Bool(false)) => false,
+            Some(Value::Bool(true)) if block >= 2 => true,
+            Some(Value::Bool(true)) => {
+                return Err(invalid(
+                    "refillAhead",
+                    "needs `block` of at least 2 (with block 1 no number is held between calls, so there is nothing to refill ahead of)",
+                ))
+            }
+            Some(other) => {
+                return Err(invalid(
+                    "refillAhead",
+                    format!("must be a boolean, got {}", ejson::describe(other)),
+                ))
+            }
+        };
         let scope = parse_scope(map.get("scope"))?;
         let format = match map.get("format") {
             None | Some(Value::Null) => None,
@@ -206,6 +225,7 @@ impl SequenceSpec {
             min,
             max,
             block,
+            refill_ahead,
             scope,
             format,
             counter_field,
@@ -244,6 +264,10 @@ impl SequenceSpec {
     }
     pub fn block(&self) -> u64 {
         self.block
+    }
+    /// Whether a process reserves its next block before the one in hand runs out.
+    pub fn refill_ahead(&self) -> bool {
+        self.refill_ahead
     }
     pub fn scope(&self) -> &[String] {
         &self.scope

@@ -13,8 +13,8 @@ use mongo_seq_core::{
     AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
     CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest, InsertNumbered,
     Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec, OptimisticInsert, Plan,
-    RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, SeedFromExisting, SeedFromMax,
-    SeqError, SequenceSpec, SetNext, Step,
+    Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, SeedFromExisting,
+    SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -233,6 +233,16 @@ fn refill_step(
     }
 }
 
+/// A refill's first step; the refill stays open for `feed`/`abandon` (`null`: none to run).
+fn opened(refill: Option<Refill>, open: &mut Option<(u64, Reservation)>) -> Outcome {
+    let Some(refill) = refill else {
+        return Ok(Value::Null);
+    };
+    let step = refill_step(refill.plan.start()).map(|(view, _)| view);
+    *open = Some((refill.id, refill.plan));
+    step
+}
+
 fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
     let mut counter = BlockCounter::new(&spec(input)?, text(input, "counterId"))?;
     let mut open: Option<(u64, Reservation)> = None;
@@ -240,14 +250,10 @@ fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
         "take" => counter.take(args.u(0)).map(to_json),
         "takeOne" => Ok(to_json(counter.take_one())),
         "ready" => Ok(to_json(counter.ready(args.u(0)))),
-        "refill" => counter.refill(args.u(0)).and_then(|refill| match refill {
-            None => Ok(Value::Null),
-            Some(refill) => {
-                let step = refill_step(refill.plan.start()).map(|(view, _)| view);
-                open = Some((refill.id, refill.plan));
-                step
-            }
-        }),
+        "refill" => counter
+            .refill(args.u(0))
+            .and_then(|refill| opened(refill, &mut open)),
+        "refillAhead" => opened(counter.refill_ahead(), &mut open),
         "feed" => {
             let (id, mut plan) = open.take().expect("feed: no open refill");
             let step =

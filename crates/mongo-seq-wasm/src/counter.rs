@@ -9,7 +9,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use mongo_seq_core::{
-    check_count, BlockCounter, Numbers, Plan, Reply, Reservation, SeqError, Step, Take,
+    check_count, BlockCounter, Command, Numbers, Plan, Refill, Reply, Reservation, SeqError, Step,
+    Take,
 };
 use wasm_bindgen::prelude::*;
 
@@ -94,14 +95,17 @@ impl JsBlockCounter {
     ) -> Result<Option<JsPlan>, JsValue> {
         let ticket = read_ticket(&ticket)?;
         let refill = self.with(|counter| counter.refill(ticket))?.js()?;
-        Ok(refill.map(|refill| {
-            JsPlan::wrap(CounterRefill {
-                counter: Rc::clone(&self.0),
-                id: refill.id,
-                plan: refill.plan,
-                done: false,
-            })
-        }))
+        Ok(refill.map(|refill| self.plan_of(refill)))
+    }
+
+    /// The refill ahead to start now in the background (a `Plan` done with `null`; the sequence
+    /// option `refillAhead`), or `undefined`. Ask after a `take()`: `takeOne()` gives `NaN` when
+    /// one is due. Nobody waits on it: if it fails, free it; the next caller who finds the block
+    /// dry runs its own refill.
+    #[wasm_bindgen(js_name = refillAhead)]
+    pub fn refill_ahead(&self) -> Result<Option<JsPlan>, JsValue> {
+        let refill = self.with(BlockCounter::refill_ahead)?;
+        Ok(refill.map(|refill| self.plan_of(refill)))
     }
 
     /// Drops the numbers of the block (after `setNext`) and invalidates the refill in flight;
@@ -109,6 +113,18 @@ impl JsBlockCounter {
     pub fn discard(&self) -> Result<f64, JsValue> {
         #[allow(clippy::cast_precision_loss)] // at most a block
         self.with(|counter| counter.discard() as f64)
+    }
+}
+
+impl JsBlockCounter {
+    /// A refill as a `Plan` whose range goes to this counter.
+    fn plan_of(&self, refill: Refill) -> JsPlan {
+        JsPlan::wrap(CounterRefill {
+            counter: Rc::clone(&self.0),
+            id: refill.id,
+            plan: refill.plan,
+            done: false,
+        })
     }
 }
 
@@ -144,6 +160,10 @@ impl Plan for CounterRefill {
             Step::Command(command) => Step::Command(command),
             Step::Done(_) => Step::Done(()),
         })
+    }
+
+    fn pending_command(&self) -> Option<&Command> {
+        self.plan.pending_command()
     }
 
     fn feed(&mut self, reply: Reply) -> Result<Step<()>, SeqError> {

@@ -18,7 +18,7 @@ use crate::error::{to_js_error, IntoJsResult};
 trait ErasedPlan {
     fn start_js(&self) -> Result<JsValue, JsValue>;
     fn feed_js(&mut self, reply: Reply) -> Result<JsValue, JsValue>;
-    fn start_command(&self) -> Result<Option<Command>, SeqError>;
+    fn start_text(&self) -> Result<Option<String>, SeqError>;
     fn feed_command(&mut self, reply: Reply) -> Result<Option<Command>, SeqError>;
 }
 
@@ -35,8 +35,14 @@ where
         to_js(&self.feed(reply).js()?)
     }
 
-    fn start_command(&self) -> Result<Option<Command>, SeqError> {
-        self.start().map(command_of)
+    fn start_text(&self) -> Result<Option<String>, SeqError> {
+        // Serialized where it is kept: no copy of the command.
+        match self.pending_command() {
+            Some(command) => Ok(Some(text_of(command))),
+            None => self
+                .start()
+                .map(|step| command_of(step).as_ref().map(text_of)),
+        }
     }
 
     fn feed_command(&mut self, reply: Reply) -> Result<Option<Command>, SeqError> {
@@ -52,8 +58,8 @@ fn command_of<T>(step: Step<T>) -> Option<Command> {
 }
 
 /// A command as JSON text (commands are plain data: serializing cannot fail).
-fn command_text(command: Option<Command>) -> Option<String> {
-    command.map(|command| serde_json::to_string(&command).unwrap_or_default())
+fn text_of(command: &Command) -> String {
+    serde_json::to_string(command).unwrap_or_default()
 }
 
 /// A multi-step operation of the core. The caller runs each command with its driver and
@@ -93,7 +99,7 @@ impl JsPlan {
     /// done (`start()` then gives `{ done }`); throws the error that ended it.
     #[wasm_bindgen(js_name = commandJson)]
     pub fn command_json(&self) -> Result<Option<String>, JsValue> {
-        Ok(command_text(self.0.start_command().js()?))
+        self.0.start_text().js()
     }
 
     /// `feed` with the reply as JSON text; returns the next command as text, or `undefined`
@@ -114,6 +120,6 @@ impl JsPlan {
             })
         })?;
         let reply = Reply::from_json(&raw).js()?;
-        Ok(command_text(self.0.feed_command(reply).js()?))
+        Ok(self.0.feed_command(reply).js()?.as_ref().map(text_of))
     }
 }

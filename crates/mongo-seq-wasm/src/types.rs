@@ -29,6 +29,12 @@ export interface SequenceOptions {
   max?: Integer | null;
   /** Numbers reserved per round trip, 1 to 1,000,000 (default 1). Unused numbers of a block are a gap. */
   block?: Integer;
+  /**
+   * Reserve the next block when half of the one in hand is left, so callers rarely wait for a
+   * round trip (needs `block` ≥ 2; default false). A process then holds up to one and a half
+   * blocks, all lost (a gap) when it exits.
+   */
+  refillAhead?: boolean | null;
   /** Field paths: one counter per combination of their values in the document. */
   scope?: string[] | null;
   /** Id template such as `INV-{seq:06}`. */
@@ -47,6 +53,7 @@ export interface NormalizedSequenceOptions {
   min: CoreInteger | null;
   max: CoreInteger | null;
   block: CoreInteger;
+  refillAhead: boolean;
   scope: string[];
   format: string | null;
   counterField: string;
