@@ -70,6 +70,16 @@ export async function startSidecarConsumer({ uri, db, batchSize, gapless = false
   };
 }
 
+/**
+ * Starts the consumer of a run on inserts as they come (live, latency), connected through
+ * `proxy`: the sidecar, or the recipe after the unique index the sidecar would create.
+ */
+export async function startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless = false, bin }) {
+  if (consumer === "sidecar") return startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin });
+  await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
+  return startRecipeConsumer({ uri: proxy.uri, db });
+}
+
 /** Starts the recipe consumer (optionally after `startAfter`) and resolves once it watches. */
 export async function startRecipeConsumer({ uri, db, startAfter }) {
   const args = [RECIPE, uri, db, "orders", "seq", ...(startAfter ? [JSON.stringify(startAfter)] : [])];

@@ -4,7 +4,7 @@
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
 import { percentile, sleep, waitFor } from "../lib/stats.mjs";
-import { startSidecarConsumer, startRecipeConsumer } from "./consumers.mjs";
+import { startWatchingConsumer } from "./consumers.mjs";
 import { orders, totalCommands } from "./documents.mjs";
 
 // Enough concurrent writers to reach 1,000 inserts/s on the embedded server.
@@ -24,11 +24,7 @@ async function latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin 
   const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
   try {
     const collection = client.db(db).collection("orders");
-    if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
-    const running =
-      consumer === "sidecar"
-        ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, bin })
-        : await startRecipeConsumer({ uri: proxy.uri, db });
+    const running = await startWatchingConsumer({ consumer, proxy, collection, db, batch, bin });
     await proxy.reset();
     const sentAt = new Map(); // _id hex → ms
     const latencies = [];

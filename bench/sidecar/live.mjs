@@ -4,7 +4,7 @@
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
 import { concurrently } from "../lib/stats.mjs";
-import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumers.mjs";
+import { startWatchingConsumer, finishRun } from "./consumers.mjs";
 import { orders } from "./documents.mjs";
 
 export const WRITERS = 4;
@@ -16,11 +16,7 @@ export async function liveOnce({ consumer, batch = 1000, gapless = false, docs, 
       const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
       try {
         const collection = client.db(db).collection("orders");
-        if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
-        const running =
-          consumer === "sidecar"
-            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin })
-            : await startRecipeConsumer({ uri: proxy.uri, db });
+        const running = await startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless, bin });
         const backlog = orders(docs);
         await proxy.reset();
         const cpuBefore = running.cpu();
