@@ -15,7 +15,6 @@
 mod backfill;
 mod batch;
 mod index;
-mod linger;
 mod path;
 mod probe;
 mod session;

@@ -13,7 +13,6 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
-use super::linger::{linger, ArrivalRate};
 use super::{prefix_filter, Trigger};
 use crate::error::SidecarError;
 use crate::health::State;
@@ -73,11 +72,13 @@ impl<M: Mongo> Trigger<M> {
         checkpoint.stored(now_ms());
         // The token of the last batch applied (not necessarily stored yet).
         let mut applied_token = stored_token.clone();
-        let mut rate = ArrivalRate::new(Instant::now());
+        let mut last_read = Instant::now();
         let mut last_cluster_secs: Option<u32> = None;
         while !shutdown.is_cancelled() {
             fence.check()?;
-            let batch = self.next_batch(&mut stream, shutdown, &mut rate).await?;
+            let batch = self
+                .next_batch(&mut stream, shutdown, &mut last_read)
+                .await?;
             if let Some(secs) = last_cluster_secs {
                 // Literally "now minus the cluster time of the last processed event": it grows on
                 // a quiet collection.
@@ -154,21 +155,21 @@ impl<M: Mongo> Trigger<M> {
 
     /// The next batch: what the stream has now, at most `batch_size` events (its own reply's
     /// leftovers, else one round trip). When that is not a full batch and inserts are coming,
-    /// it waits once for more — as long as the stream's rate (over about the last second) needs
-    /// to fill the batch, at most `batch_delay` (see [`linger`]) — and reads once more. So a
-    /// batch costs at most two reads (two `getMore`s), however busy the stream; a quiet stream
-    /// is read at most once per poll interval (a real server also waits `max_await` inside its
-    /// `getMore`).
+    /// it waits once for more — as long as the rate just seen needs to fill the batch, at most
+    /// `batch_delay` — and reads once more. So a batch costs at most two reads (two `getMore`s),
+    /// however busy the stream; a quiet stream is read at most once per poll interval (a real
+    /// server also waits `max_await` inside its `getMore`).
     async fn next_batch(
         &self,
         stream: &mut M::Stream,
         shutdown: &CancellationToken,
-        rate: &mut ArrivalRate,
+        last_read: &mut Instant,
     ) -> Result<EventBatch, SidecarError> {
         let max = self.settings.batch_size;
         let asked = Instant::now();
+        let previous_read = *last_read;
         let mut batch = stream.next_batch(max).await?;
-        rate.read(batch.events.len(), Instant::now());
+        *last_read = Instant::now();
         if batch.events.is_empty() {
             let rest = self.settings.poll_interval.saturating_sub(asked.elapsed());
             tokio::select! {
@@ -182,15 +183,8 @@ impl<M: Mongo> Trigger<M> {
         let wait = linger(
             batch.events.len(),
             missing,
-            rate.per_sec(),
+            last_read.duration_since(previous_read),
             self.settings.batch_delay,
-        );
-        debug!(
-            trigger = self.id(),
-            events = batch.events.len(),
-            per_sec = rate.per_sec().round(),
-            wait_ms = wait.as_millis(),
-            "a batch short of full"
         );
         if wait.is_zero() {
             return Ok(batch);
@@ -201,7 +195,7 @@ impl<M: Mongo> Trigger<M> {
             () = tokio::time::sleep(wait) => {}
         }
         let more = stream.next_batch(missing).await?;
-        rate.read(more.events.len(), Instant::now());
+        *last_read = Instant::now();
         batch.events.extend(more.events);
         // Past every event of the batch (an empty read's token: past everything read).
         batch.resume_token = more.resume_token.or(batch.resume_token);
@@ -246,7 +240,65 @@ impl<M: Mongo> Trigger<M> {
     }
 }
 
+/// How long a batch of `got` events, `missing` short of full, waits for more: the time the rate
+/// just seen (`got` events since the previous read, `window` ago) needs to bring the missing
+/// ones, at most `cap`. Nothing when the batch is full, or when even that wait would not bring
+/// it to half full: a trickle, or a moderate rate, is numbered at once (latency matters more
+/// there than the few commands a bigger batch would save).
+fn linger(got: usize, missing: usize, window: Duration, cap: Duration) -> Duration {
+    if missing == 0 || cap.is_zero() {
+        return Duration::ZERO;
+    }
+    #[allow(clippy::cast_precision_loss)] // event counts
+    let (got, missing) = (got as f64, missing as f64);
+    let per_sec = got / window.as_secs_f64().max(0.001);
+    let fill = (missing / per_sec).min(cap.as_secs_f64());
+    if got + per_sec * fill < (got + missing) / 2.0 {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(fill)
+}
+
 /// A duration in whole milliseconds (the core's time unit).
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAP: Duration = Duration::from_millis(500);
+
+    #[test]
+    fn a_full_batch_or_no_delay_does_not_wait() {
+        assert_eq!(
+            linger(1000, 0, Duration::from_millis(10), CAP),
+            Duration::ZERO
+        );
+        assert_eq!(
+            linger(10, 990, Duration::from_millis(10), Duration::ZERO),
+            Duration::ZERO
+        );
+    }
+
+    #[test]
+    fn a_busy_stream_waits_as_long_as_its_rate_needs_to_fill_the_batch() {
+        // 150 events in 100 ms: 1,500/s; 850 missing need 567 ms, capped at 500 ms.
+        assert_eq!(linger(150, 850, Duration::from_millis(100), CAP), CAP);
+        // 500 events in 100 ms: 5,000/s; 500 missing need 100 ms.
+        let wait = linger(500, 500, Duration::from_millis(100), CAP);
+        assert!((wait.as_secs_f64() - 0.1).abs() < 1e-9, "{wait:?}");
+    }
+
+    #[test]
+    fn a_trickle_or_a_moderate_rate_is_numbered_at_once() {
+        // One event in 5 s: not one more expected within the cap.
+        assert_eq!(linger(1, 999, Duration::from_secs(5), CAP), Duration::ZERO);
+        // 20 events in 100 ms: 200/s; 500 ms bring 100 more, far from half of 1,000.
+        assert_eq!(
+            linger(20, 980, Duration::from_millis(100), CAP),
+            Duration::ZERO
+        );
+    }
 }
