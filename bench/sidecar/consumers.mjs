@@ -42,12 +42,12 @@ function metric(text, name) {
   return sum;
 }
 
-/** Starts the sidecar (release build) and resolves once it watches its stream. */
-export async function startSidecarConsumer({ uri, db, batchSize, gapless = false }) {
+/** Starts the sidecar (the release build, or `bin`) and resolves once it watches its stream. */
+export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, bin = SIDECAR_BIN }) {
   const dir = mkdtempSync(join(tmpdir(), "mongo-seq-bench-"));
   const config = join(dir, "mongo-seq.toml");
   writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless }));
-  const sidecar = await startSidecar(config, [], { bin: SIDECAR_BIN });
+  const sidecar = await startSidecar(config, [], { bin });
   const metrics = async () => (await fetch(`${sidecar.http}/metrics`)).text();
   const pid = sidecar.child.pid;
   return {
@@ -68,6 +68,16 @@ export async function startSidecarConsumer({ uri, db, batchSize, gapless = false
       if (code !== 0) throw new Error(`sidecar exited with ${code}:\n${sidecar.logs.slice(-20).join("\n")}`);
     },
   };
+}
+
+/**
+ * Starts the consumer of a run on inserts as they come (live, latency), connected through
+ * `proxy`: the sidecar, or the recipe after the unique index the sidecar would create.
+ */
+export async function startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless = false, bin }) {
+  if (consumer === "sidecar") return startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin });
+  await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
+  return startRecipeConsumer({ uri: proxy.uri, db });
 }
 
 /** Starts the recipe consumer (optionally after `startAfter`) and resolves once it watches. */

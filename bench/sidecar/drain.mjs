@@ -10,7 +10,7 @@ import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumer
 import { orders, insertBacklog } from "./documents.mjs";
 
 /** One consumer run: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`. */
-export async function drainOnce({ consumer, batch = 1000, gapless = false, delayMs, docs, capSeconds }) {
+export async function drainOnce({ consumer, batch = 1000, gapless = false, delayMs, docs, capSeconds, bin }) {
   return withServer("drain", ({ uri, db }) =>
     withProxy(uri, delayMs, async (proxy) => {
       const client = await MongoClient.connect(uri);
@@ -19,7 +19,7 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, delay
         // The resume point from before the inserts.
         let startAfter;
         if (consumer === "sidecar") {
-          const first = await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless });
+          const first = await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin });
           await first.stop();
         } else {
           // The index the sidecar creates, for the others too: every consumer maintains it.
@@ -38,7 +38,7 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, delay
 
         const running =
           consumer === "sidecar"
-            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless })
+            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin })
             : await startRecipeConsumer({ uri: proxy.uri, db, startAfter });
         const started = performance.now();
         return await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });

@@ -2,84 +2,94 @@
 // writers on a schedule, a reader polling every 10 ms for numbers above the last one it saw
 // (so the figures carry up to ~10 ms of polling granularity).
 import { MongoClient } from "mongodb";
-import { withServer } from "../lib/servers.mjs";
+import { withServer, withProxy } from "../lib/servers.mjs";
 import { percentile, sleep, waitFor } from "../lib/stats.mjs";
-import { startSidecarConsumer, startRecipeConsumer } from "./consumers.mjs";
-import { orders } from "./documents.mjs";
+import { startWatchingConsumer } from "./consumers.mjs";
+import { orders, totalCommands } from "./documents.mjs";
 
 // Enough concurrent writers to reach 1,000 inserts/s on the embedded server.
 const WRITERS = 8;
 
 const POLL_MS = 10;
 
-/** One run at `rate` inserts/s (0: as fast as the writers go) for `seconds`. */
-export async function latencyOnce({ consumer, batch = 1000, rate, seconds }) {
-  return withServer("latency", async ({ uri, db }) => {
-    const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
-    try {
-      const collection = client.db(db).collection("orders");
-      if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
-      const running =
-        consumer === "sidecar" ? await startSidecarConsumer({ uri, db, batchSize: batch }) : await startRecipeConsumer({ uri, db });
-      const sentAt = new Map(); // _id hex → ms
-      const latencies = [];
-      const insertMs = []; // insertOne() round trips: the floor of every latency
-      const pollMs = []; // the reader's own queries
-      let reading = true;
-      const reader = (async () => {
-        let last = 0;
-        while (reading || latencies.length < sentAt.size) {
-          const asked = performance.now();
-          const seen = await collection.find({ seq: { $gt: last } }, { projection: { _id: 1, seq: 1 } }).toArray();
-          const at = performance.now();
-          pollMs.push(at - asked);
-          for (const { _id, seq } of seen) {
-            const sent = sentAt.get(_id.toHexString());
-            if (sent !== undefined) latencies.push(at - sent);
-            last = Math.max(last, Number(seq));
-          }
-          if (!reading && performance.now() > drainDeadline) break;
-          await sleep(POLL_MS);
+/**
+ * One run at `rate` inserts/s (0: as fast as the writers go) for `seconds`; the consumer connects
+ * through the counting proxy (no added delay), so its commands per document are counted too.
+ */
+export async function latencyOnce({ consumer, batch = 1000, rate, seconds, bin }) {
+  return withServer("latency", ({ uri, db }) => withProxy(uri, 0, (proxy) => latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin })));
+}
+
+async function latencyRun({ uri, proxy, db, consumer, batch, rate, seconds, bin }) {
+  const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
+  try {
+    const collection = client.db(db).collection("orders");
+    const running = await startWatchingConsumer({ consumer, proxy, collection, db, batch, bin });
+    await proxy.reset();
+    const sentAt = new Map(); // _id hex → ms
+    const latencies = [];
+    const insertMs = []; // insertOne() round trips: the floor of every latency
+    const pollMs = []; // the reader's own queries
+    let reading = true;
+    const reader = (async () => {
+      let last = 0;
+      while (reading || latencies.length < sentAt.size) {
+        const asked = performance.now();
+        const seen = await collection.find({ seq: { $gt: last } }, { projection: { _id: 1, seq: 1 } }).toArray();
+        const at = performance.now();
+        pollMs.push(at - asked);
+        for (const { _id, seq } of seen) {
+          const sent = sentAt.get(_id.toHexString());
+          if (sent !== undefined) latencies.push(at - sent);
+          last = Math.max(last, Number(seq));
         }
-      })();
-      let drainDeadline = Infinity;
-      const planned = rate > 0 ? Math.round(rate * seconds) : Infinity;
-      const documents = orders(rate > 0 ? planned : 200_000);
-      const started = performance.now();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: WRITERS }, async () => {
-          for (;;) {
-            const i = next++;
-            if (i >= documents.length) return;
-            const due = rate > 0 ? started + (i / rate) * 1000 : started;
-            if (rate === 0 && performance.now() - started > seconds * 1000) return;
-            if (due > performance.now()) await sleep(due - performance.now());
-            const sent = performance.now();
-            sentAt.set(documents[i]._id.toHexString(), sent);
-            await collection.insertOne(documents[i]);
-            insertMs.push(performance.now() - sent);
-          }
-        }),
-      );
-      const insertSeconds = (performance.now() - started) / 1000;
-      drainDeadline = performance.now() + 30_000;
-      reading = false;
-      await reader;
-      await running.stop();
-      if (latencies.length < sentAt.size) throw new Error(`${consumer}: ${sentAt.size - latencies.length} documents not numbered 30 s after the last insert`);
-      return {
-        insertRate: sentAt.size / insertSeconds,
-        p50: percentile(latencies, 50),
-        p95: percentile(latencies, 95),
-        p99: percentile(latencies, 99),
-        insertP50: percentile(insertMs, 50),
-        pollP50: percentile(pollMs, 50),
-      };
-    } finally {
-      await client.close();
-    }
-  });
+        if (!reading && performance.now() > drainDeadline) break;
+        await sleep(POLL_MS);
+      }
+    })();
+    let drainDeadline = Infinity;
+    const planned = rate > 0 ? Math.round(rate * seconds) : Infinity;
+    const documents = orders(rate > 0 ? planned : 200_000);
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: WRITERS }, async () => {
+        for (;;) {
+          const i = next++;
+          if (i >= documents.length) return;
+          const due = rate > 0 ? started + (i / rate) * 1000 : started;
+          if (rate === 0 && performance.now() - started > seconds * 1000) return;
+          if (due > performance.now()) await sleep(due - performance.now());
+          const sent = performance.now();
+          sentAt.set(documents[i]._id.toHexString(), sent);
+          await collection.insertOne(documents[i]);
+          insertMs.push(performance.now() - sent);
+        }
+      }),
+    );
+    const insertSeconds = (performance.now() - started) / 1000;
+    drainDeadline = performance.now() + 30_000;
+    reading = false;
+    await reader;
+    const counts = await proxy.counts();
+    const commands = totalCommands(counts);
+    const batches = running.batches ? await running.batches() : undefined;
+    await running.stop();
+    if (latencies.length < sentAt.size) throw new Error(`${consumer}: ${sentAt.size - latencies.length} documents not numbered 30 s after the last insert`);
+    return {
+      insertRate: sentAt.size / insertSeconds,
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      p99: percentile(latencies, 99),
+      insertP50: percentile(insertMs, 50),
+      pollP50: percentile(pollMs, 50),
+      cmdsPerDoc: commands / sentAt.size,
+      commands: counts.commands,
+      docsPerBatch: batches ? sentAt.size / batches : undefined,
+    };
+  } finally {
+    await client.close();
+  }
 }
 
 /** The sidecar (batch 1000, defaults) at 200/s, 1,000/s and flat out; the recipe at 200/s (and 1,000/s in full mode). */
@@ -101,6 +111,8 @@ export async function runLatencySection({ options, report }) {
     }
     report.add(`${name}.insert_p50_ms`, result.insertP50, "ms", `${who}, ${at}: the insertOne() round trip itself, p50 (part of every latency)`);
     report.add(`${name}.reader_p50_ms`, result.pollP50, "ms", `${who}, ${at}: the reader's query, p50 (plus its 10 ms pause: the polling granularity)`);
+    report.add(`${name}.cmds_per_doc`, result.cmdsPerDoc, "commands/doc", `${who}, ${at}: every command on the wire per document (getMore, heartbeats included)`, { server: false });
+    if (result.docsPerBatch !== undefined) report.add(`${name}.docs_per_batch`, result.docsPerBatch, "docs/batch", `${who}, ${at}: documents per numbered batch`, { server: false });
     if (rate === 0) report.add(`${name}.insert_per_s`, result.insertRate, "inserts/s", `${who}: the insert rate the server sustained flat out (${WRITERS} writers)`);
   }
 }

@@ -4,23 +4,19 @@
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
 import { concurrently } from "../lib/stats.mjs";
-import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumers.mjs";
+import { startWatchingConsumer, finishRun } from "./consumers.mjs";
 import { orders } from "./documents.mjs";
 
 export const WRITERS = 4;
 
 /** One run: `{ numbered, seconds, rate, insertRate, commands, cpuSeconds, rssMiB, batches }`. */
-export async function liveOnce({ consumer, batch = 1000, gapless = false, docs, capSeconds }) {
+export async function liveOnce({ consumer, batch = 1000, gapless = false, docs, capSeconds, bin }) {
   return withServer("live", ({ uri, db }) =>
     withProxy(uri, 0, async (proxy) => {
       const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
       try {
         const collection = client.db(db).collection("orders");
-        if (consumer === "recipe") await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
-        const running =
-          consumer === "sidecar"
-            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless })
-            : await startRecipeConsumer({ uri: proxy.uri, db });
+        const running = await startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless, bin });
         const backlog = orders(docs);
         await proxy.reset();
         const cpuBefore = running.cpu();

@@ -560,7 +560,7 @@ fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTar
             // Checked as the BSON the server gets, kept as its canonical Extended JSON.
             let document =
                 crate::ejson::to_doc(value).map_err(|e| anyhow::anyhow!("--match: {e}"))?;
-            match crate::ejson::from_doc(&document) {
+            match crate::ejson::from_doc(document) {
                 serde_json::Value::Object(filter) => Ok(filter),
                 _ => Err(anyhow::anyhow!("--match: must be a JSON object")),
             }

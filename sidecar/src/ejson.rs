@@ -10,8 +10,8 @@ pub fn from_bson(value: &Bson) -> Value {
 }
 
 /// Canonical Extended JSON of a document.
-pub fn from_doc(document: &Document) -> Value {
-    Bson::Document(document.clone()).into_canonical_extjson()
+pub fn from_doc(document: Document) -> Value {
+    Bson::Document(document).into_canonical_extjson()
 }
 
 /// A BSON value from Extended JSON (canonical or relaxed).

@@ -5,6 +5,7 @@
 //! ARCHITECTURE.md.
 
 pub mod admin;
+pub mod allocator;
 pub mod check;
 pub mod cli;
 pub mod config;

@@ -1,3 +1,4 @@
 fn main() -> std::process::ExitCode {
+    mongo_seq::allocator::one_arena();
     mongo_seq::cli::run()
 }

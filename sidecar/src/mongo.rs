@@ -45,6 +45,9 @@ pub struct Watch {
     /// The `$match` stage on change events (`operationType` and the trigger's `match` on
     /// `fullDocument.…`), Extended JSON.
     pub filter: Value,
+    /// The paths of the inserted document the trigger reads (`_id` among them): events bring
+    /// only these in `fullDocument`, however large the documents are.
+    pub fields: Vec<String>,
     /// Resume after this token (`startAfter`); from now when `None`.
     pub start_after: Option<ResumeToken>,
     /// The cursor's `batchSize`.
@@ -57,8 +60,8 @@ pub struct Watch {
 /// One insert event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InsertEvent {
-    /// The inserted document (`fullDocument`), canonical Extended JSON; `None` when the server
-    /// sent none.
+    /// The inserted document (`fullDocument`, its [`Watch::fields`]), canonical Extended JSON;
+    /// `None` when the server sent none.
     pub document: Option<Value>,
     /// The seconds of the event's cluster time, when it has one (the lag metric).
     pub cluster_time_secs: Option<u32>,

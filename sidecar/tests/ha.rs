@@ -63,7 +63,10 @@ fn fence(epoch: i64) -> Fence {
 
 /// Documents as the change stream hands them to a batch (canonical Extended JSON).
 fn as_events(docs: &[Document]) -> Vec<serde_json::Value> {
-    docs.iter().map(mongo_seq::ejson::from_doc).collect()
+    docs.iter()
+        .cloned()
+        .map(mongo_seq::ejson::from_doc)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

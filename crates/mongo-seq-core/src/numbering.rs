@@ -145,6 +145,31 @@ impl NumberingSpec {
         self.gapless
     }
 
+    /// The paths of a document that batch numbering reads: `_id`, the scope fields, the
+    /// numbered field — sorted, none inside another (a projection refuses overlapping paths).
+    /// Projected to these (a backfill page, a change stream's `fullDocument`), a document is
+    /// numbered exactly as the whole one would be.
+    pub fn document_fields(&self) -> Vec<String> {
+        let mut paths: Vec<&str> = ["_id", self.field.as_str()]
+            .into_iter()
+            .chain(self.sequence.scope().iter().map(String::as_str))
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let mut fields: Vec<String> = Vec::new();
+        for path in paths {
+            // Sorted, so a path's ancestors come before it.
+            let inside = fields.iter().any(|outer| {
+                path.strip_prefix(outer.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
+            });
+            if !inside {
+                fields.push(path.to_owned());
+            }
+        }
+        fields
+    }
+
     /// The field holding, on a document of a gapless intent that was completed (after a crash,
     /// a takeover or a deletion), the highest epoch of a holder that completed it:
     /// `<field>Epoch`. Moves are conditioned on it, so a holder that lost its lease while it
@@ -284,6 +309,34 @@ pub(crate) fn id_keys(documents: &[Value]) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn document_fields_are_id_scope_and_field_none_inside_another() {
+        let spec = |options: Value, field: &str| {
+            NumberingSpec::new(SequenceSpec::parse(&options).unwrap(), field, None, false).unwrap()
+        };
+        assert_eq!(
+            spec(json!({ "name": "n" }), "seq").document_fields(),
+            ["_id", "seq"]
+        );
+        assert_eq!(
+            spec(
+                json!({ "name": "n", "scope": ["tenant", "a.b"] }),
+                "meta.seq"
+            )
+            .document_fields(),
+            ["_id", "a.b", "meta.seq", "tenant"]
+        );
+        // A scope inside another scope field, `_id` as a scope, a prefix that is not a parent.
+        assert_eq!(
+            spec(
+                json!({ "name": "n", "scope": ["a", "a.b", "_id", "ab"] }),
+                "a.seq"
+            )
+            .document_fields(),
+            ["_id", "a", "ab"]
+        );
+    }
 
     fn numbering(
         options: Value,

@@ -28,12 +28,11 @@ impl<M: Mongo> Trigger<M> {
             Some(m) => json!({ "$and": [numbering.unnumbered(), m] }),
             None => numbering.unnumbered(),
         };
-        let mut projection = Map::new();
-        projection.insert("_id".to_owned(), json!(1));
-        projection.insert(numbering.field().to_owned(), json!(1));
-        for scope in numbering.sequence().scope() {
-            projection.insert(scope.clone(), json!(1));
-        }
+        let projection: Map<String, Value> = numbering
+            .document_fields()
+            .into_iter()
+            .map(|field| (field, json!(1)))
+            .collect();
         let mut seed = SeedFromExisting::new(numbering)?;
         self.run_plan(&mut seed, fence).await?;
         let total = self.count(&filter).await?;

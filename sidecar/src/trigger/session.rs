@@ -145,6 +145,7 @@ impl<M: Mongo> Trigger<M> {
         };
         Watch {
             filter,
+            fields: self.spec.numbering.document_fields(),
             start_after: token,
             batch_size: u32::try_from(self.settings.batch_size.max(MIN_STREAM_READ))
                 .unwrap_or(u32::MAX),

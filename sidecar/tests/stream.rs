@@ -1,0 +1,75 @@
+//! The change stream as the binary reads it ([`Connection`]'s `watch`): events bring only the
+//! fields of the inserted document the numbering reads, however large the document is.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{client, unique_db_name};
+use mongo_seq::config::Namespace;
+use mongo_seq::connection::Connection;
+use mongo_seq::mongo::{EventStream, Mongo, Watch};
+use mongodb::bson::{doc, oid::ObjectId, Document};
+use serde_json::json;
+
+fn namespace(db: &str, coll: &str) -> Namespace {
+    Namespace {
+        db: db.to_owned(),
+        coll: coll.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn events_bring_only_the_fields_the_numbering_reads() {
+    let client = client().await;
+    let db = unique_db_name("stream_fields");
+    let mongo = Connection::for_trigger(
+        &client,
+        &namespace(&db, "orders"),
+        &namespace(&db, "counters"),
+        &namespace(&db, "state"),
+    );
+    let mut stream = mongo
+        .watch(Watch {
+            filter: json!({ "operationType": "insert" }),
+            fields: vec!["_id".into(), "meta.seq".into(), "tenant".into()],
+            start_after: None,
+            batch_size: 1000,
+            max_await: Duration::from_millis(200),
+        })
+        .await
+        .unwrap();
+    let id = ObjectId::new();
+    let large = "x".repeat(1 << 20);
+    client
+        .database(&db)
+        .collection::<Document>("orders")
+        .insert_one(doc! {
+            "_id": id,
+            "tenant": "a",
+            "meta": { "seq": 7, "note": &large },
+            "payload": &large,
+        })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let event = loop {
+        assert!(Instant::now() < deadline, "the insert event never came");
+        if let Some(event) = stream.next_batch(10).await.unwrap().events.pop() {
+            break event;
+        }
+    };
+    assert_eq!(
+        event.document,
+        Some(json!({
+            "_id": { "$oid": id.to_hex() },
+            "tenant": "a",
+            "meta": { "seq": { "$numberInt": "7" } },
+        }))
+    );
+    assert!(
+        event.cluster_time_secs.is_some(),
+        "the cluster time (the lag metric) is kept"
+    );
+    client.database(&db).drop().await.unwrap();
+}
