@@ -10,18 +10,29 @@
 //!                        ├─ pending {intent} ─► CompleteIntent(that intent) → find the ids still
 //!                        │     unnumbered {_id: {$in: ids}, field: {$exists: false}} → next round
 //!                        └─ fenced ─► FENCED
-//! CompleteIntent(intent, taken)                       at most COMPLETION_ROUNDS rounds:
-//!   find {_id: {$in: intent.ids}} projection {_id: 1, field: 1}
+//! CompleteIntent(intent, taken, E)                    at most COMPLETION_ROUNDS rounds:
+//!   claim: findAndModify {_id, intent.{first,count,ids,epoch}, epoch ≤ E} $set {epoch: E}
+//!     └─ no match → read the counter: epoch > E ─► FENCED; intent gone ─► done (note);
+//!                   the same intent (a stale read) → claim again
+//!   stamp: updateMany {_id: {$in: intent.ids}} $max {fenceField: E}
+//!   find {_id: {$in: intent.ids}} projection {_id: 1, field: 1, fenceField: 1}
+//!   → a stamp > E ─► FENCED (a later holder completes this intent)
 //!   → plan_completion(found, taken) ─┬─ nothing to write ─► FinishIntent(seq) ─► done
 //!                                    └─ assignments ─► update, ordered: true
-//!                                          q {_id, field: previous | {$exists: false}}, u {$set}
+//!                                          q {_id, field: previous | {$exists: false},
+//!                                             fenceField: ≤ E}, u {$set}
 //!                                          11000 on a statement: that number is taken (unless
 //!                                          one of the intent's own documents still holds it)
 //!                                       → next round
 //! CompletePending(numbering, E): find {$or: counters of the sequence, intent: {$exists: true}}
+//!   → a counter's epoch > E ─► FENCED
 //!   → CompleteIntent each pending intent, in the order found (when a holder takes over)
 //! FinishIntent: finished / alreadyFinished (note) / fenced (FENCED)
 //! ```
+//!
+//! Why the claim and the stamp (`fenceField` = `<field>Epoch`): a holder that lost its lease
+//! while completing (frozen, then woken) must not move a number of an intent its successor
+//! completed; a read of the counter may be stale, and a move touches only the document.
 //!
 //! Write replies: `writeConcernError` → `WRITE_CONCERN_FAILED`; a write error other than 11000
 //! → `WRITE_FAILED`. Running out of rounds → `TOO_MANY_RETRIES`. Outputs count the documents
