@@ -51,8 +51,8 @@ use crate::driver::{launch, resume, Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::intent::{
-    plan_completion, read_counter_extras, FinishIntent, FinishOutcome, GaplessReservation,
-    GaplessReserve, Intent,
+    plan_completion, read_command, read_counter_extras, FinishIntent, FinishOutcome,
+    GaplessReservation, GaplessReserve, Intent,
 };
 use crate::lease::{counters_of, epoch_condition};
 use crate::note::Note;
@@ -137,6 +137,15 @@ fn fenced(counter_id: &str, epoch: i64, counter_epoch: i64) -> SeqError {
         epoch,
         counter_epoch: Some(counter_epoch),
     }
+}
+
+/// Counts one more of a completion's rounds, or fails once [`COMPLETION_ROUNDS`] are spent.
+fn spend_round(rounds: &mut u32, operation: &str, counter_id: &str) -> Result<(), SeqError> {
+    if *rounds >= COMPLETION_ROUNDS {
+        return Err(out_of_rounds(operation, counter_id, *rounds));
+    }
+    *rounds = rounds.saturating_add(1);
+    Ok(())
 }
 
 fn out_of_rounds(operation: &str, counter_id: &str, rounds: u32) -> SeqError {
@@ -446,14 +455,11 @@ impl CompleteIntentMachine {
         if crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion) {
             return self.round();
         }
-        if self.claims >= COMPLETION_ROUNDS {
-            return Err(out_of_rounds(
-                "claiming a gapless intent",
-                &self.counter_id,
-                self.claims,
-            ));
-        }
-        self.claims = self.claims.saturating_add(1);
+        spend_round(
+            &mut self.claims,
+            "claiming a gapless intent",
+            &self.counter_id,
+        )?;
         self.phase = CompletionPhase::Claim;
         let mut filter = id_filter(&self.counter_id);
         if let Value::Object(intent) = self.intent.to_document() {
@@ -514,14 +520,11 @@ impl CompleteIntentMachine {
 
     /// Looks at the intent's documents (again).
     fn round(&mut self) -> Result<Step<u64>, SeqError> {
-        if self.rounds >= COMPLETION_ROUNDS {
-            return Err(out_of_rounds(
-                "completing a gapless intent",
-                &self.counter_id,
-                self.rounds,
-            ));
-        }
-        self.rounds = self.rounds.saturating_add(1);
+        spend_round(
+            &mut self.rounds,
+            "completing a gapless intent",
+            &self.counter_id,
+        )?;
         self.phase = CompletionPhase::Read;
         let mut projection = Map::new();
         projection.insert("_id".to_owned(), json!(1));
@@ -634,11 +637,7 @@ impl Machine for CompleteIntentMachine {
                 Reply::Document { .. } => Ok(self.stamp()),
                 Reply::None => {
                     self.phase = CompletionPhase::Check;
-                    Ok(Step::Command(Command::FindOne {
-                        collection: Collection::Counters,
-                        filter: Value::Object(id_filter(&self.counter_id)),
-                        options: None,
-                    }))
+                    Ok(Step::Command(read_command(&self.counter_id)))
                 }
                 other => Err(unexpected(&other, "claiming a gapless intent")),
             },

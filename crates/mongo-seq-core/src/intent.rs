@@ -177,7 +177,8 @@ pub struct GaplessReserveMachine {
     retries: Retries,
 }
 
-fn read_command(counter_id: &str) -> Command {
+/// The read of one counter document (`majority`: see [`crate::concern`]).
+pub(crate) fn read_command(counter_id: &str) -> Command {
     Command::FindOne {
         collection: Collection::Counters,
         filter: Value::Object(id_filter(counter_id)),
