@@ -6,6 +6,17 @@
 //!   commands go to the member the client believes primary; the view is refreshed by the
 //!   monitor now and then, and at once after a network error or a "not primary" answer, so a
 //!   client may keep writing to a deposed primary that has not stepped down yet.
+//! * Stale primaries (server discovery and monitoring, "Using electionId and setVersion to
+//!   detect stale primaries",
+//!   <https://github.com/mongodb/specifications/blob/master/source/server-discovery-and-monitoring/server-discovery-and-monitoring.md>):
+//!   "The client remembers the greatest electionId and setVersion reported by a primary, and
+//!   distrusts primaries from older electionIds or from the same electionId but with lesser
+//!   setVersion"; such a primary is marked Unknown ("This prevents the client from oscillating
+//!   between the old and new primary during a split-brain period"). A member's electionId here
+//!   is its term, the set's configuration (setVersion) never changes: once a client has seen
+//!   the primary of term t, it never selects a member claiming an older term, and waits for a
+//!   new primary instead (seed 3,013,611 went back to the deposed primary of term 1 after the
+//!   primary of term 2 crashed).
 //! * Retryable writes (<https://github.com/mongodb/specifications/blob/master/source/retryable-writes/retryable-writes.md>):
 //!   single-statement writes and `update`s without `multi` carry a session and a transaction
 //!   number and are retried once, with the same number, after a network error or a retryable
@@ -107,6 +118,9 @@ pub struct Client {
     pub name: String,
     pub options: ClientOptions,
     view: Mutex<Option<usize>>,
+    /// The newest term (electionId) a primary reported to this client: SDAM's
+    /// `maxElectionId`.
+    max_term: AtomicU64,
     lsid: u64,
     txn: AtomicU64,
 }
@@ -128,6 +142,7 @@ impl Client {
             name: name.to_owned(),
             options,
             view: Mutex::new(None),
+            max_term: AtomicU64::new(0),
             lsid,
             txn: AtomicU64::new(0),
         }
@@ -148,7 +163,8 @@ impl Client {
     }
 
     /// The member to send to: the current view, refreshed now and then by the monitor, or
-    /// discovered (the member claiming the newest term) after a failure.
+    /// discovered after a failure: the member claiming the newest term, unless that term is
+    /// older than one this client has already seen (a stale primary, Unknown to SDAM).
     pub async fn select(&self) -> Result<usize, DriverError> {
         let started = self.world.now_ms();
         if self.world.chance(0.2) {
@@ -160,14 +176,18 @@ impl Client {
                     return Ok(member);
                 }
             }
+            let seen = self.max_term.load(Ordering::Relaxed);
             let found = self.world.with(|w| {
                 w.cluster
                     .claimed_primaries()
                     .into_iter()
-                    .max_by_key(|m| w.cluster.node(*m).term())
+                    .filter_map(|m| Some((m, w.cluster.node(m).term()?)))
+                    .filter(|(_, term)| *term >= seen)
+                    .max_by_key(|(_, term)| *term)
             });
-            if found.is_some() {
-                self.set_view(found);
+            if let Some((member, term)) = found {
+                self.max_term.fetch_max(term, Ordering::Relaxed);
+                self.set_view(Some(member));
                 continue;
             }
             if self.world.now_ms().saturating_sub(started) > SERVER_SELECTION_MS
@@ -177,6 +197,11 @@ impl Client {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    #[cfg(test)]
+    fn node_term(&self, member: usize) -> Option<u64> {
+        self.world.with(|w| w.cluster.node(member).term())
     }
 
     fn draw_fault(&self) -> Option<WireFault> {
@@ -496,5 +521,64 @@ pub fn describe(operation: &Operation) -> String {
         Operation::Drop { collection } => format!("drop {collection}"),
         Operation::Rename { from, to } => format!("renameCollection {from} → {to}"),
         Operation::DropDatabase => "dropDatabase".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::Config;
+
+    fn quiet_world() -> World {
+        World::new(
+            Config {
+                seed: 1,
+                data_members: 3,
+                arbiters: 0,
+                server_default_write: WriteConcern::Majority { wtimeout_ms: None },
+                wire_fault_rate: 0.0,
+                failover_every_s: 0.0,
+                truncate_every_s: 0.0,
+                crash_every_s: 0.0,
+                sidecars: 0,
+                sidecar_crash_every_s: 0.0,
+                sidecar_pause_every_s: 0.0,
+                drop_every_s: 0.0,
+                mutant: None,
+            },
+            false,
+        )
+    }
+
+    /// Seed 3,013,611's topology: member 0 (term 1) cut off, member 1 elected (term 2), member 1
+    /// crashes while member 0 still claims term 1.
+    #[test]
+    fn a_client_never_goes_back_to_the_primary_of_an_older_term() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let world = quiet_world();
+            let client = Client::new(&world, "client", ClientOptions::default());
+            assert_eq!(client.select().await, Ok(0));
+            let newer = world.with(|w| {
+                w.cluster.isolate(0);
+                w.cluster.elect()
+            });
+            let newer = newer.expect("members 1 and 2 elect one of them");
+            client.set_view(None);
+            assert_eq!(client.select().await, Ok(newer));
+            world.with(|w| w.cluster.crash(newer));
+            client.set_view(None);
+            // Member 0 still says primary, of term 1: Unknown to this client, which waits for a
+            // primary of term 2 or later until server selection times out.
+            assert_eq!(client.node_term(0), Some(1));
+            assert_eq!(client.select().await, Err(DriverError::ServerSelection));
+            // A client that never saw term 2 has no reason to distrust member 0.
+            let fresh = Client::new(&world, "fresh", ClientOptions::default());
+            assert_eq!(fresh.select().await, Ok(0));
+        });
     }
 }
