@@ -56,3 +56,54 @@ test("writes carry w: majority, counter reads readConcern majority, not the call
     }
   }
 });
+
+// Where the package's reads go: the primary, whatever the caller's `Db` prefers (a lagging
+// secondary would give `seedFromMax` an old largest number, the optimistic loop an old
+// candidate). The embedded server is a standalone, to which drivers send no `$readPreference`:
+// the options the package hands the driver are what is checked here, through collections that
+// record them and pass every call on.
+test("every read the package sends asks for the primary, whatever the caller's Db prefers", async () => {
+  const name = mongo.freshDb("read_preference").databaseName;
+  const client = new MongoClient(mongo.server.uri, { readPreference: "secondaryPreferred" });
+  await client.connect();
+  const asked = [];
+  const recording = (collection) =>
+    new Proxy(collection, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (!["find", "findOne", "aggregate", "countDocuments"].includes(property) || typeof value !== "function") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (filter, options, ...rest) => {
+          asked.push({ method: property, collection: target.collectionName, readPreference: options?.readPreference });
+          return value.call(target, filter, options, ...rest);
+        };
+      },
+    });
+  try {
+    const real = client.db(name);
+    const db = new Proxy(real, {
+      get(target, property) {
+        if (property === "collection") return (collection, options) => recording(target.collection(collection, options));
+        const value = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const seqs = new Sequences(db);
+    const invoices = seqs.sequence("invoices", { block: 5 });
+    await invoices.next();
+    await invoices.setNext(100);
+    await invoices.current();
+    const documents = db.collection("documents");
+    await seqs.insertOne(documents, { kind: "one" }, { sequence: "documentId" });
+    await seqs.insertOptimistic(db.collection("optimistic"), { kind: "optimistic" });
+    await seqs.insertOptimistic(db.collection("optimistic"), { kind: "optimistic" });
+    await seqs.sequence("imported").seedFromMax(documents, "_id");
+  } finally {
+    await client.close();
+  }
+  const collections = new Set(asked.map((a) => a.collection));
+  assert.ok(collections.has("counters") && collections.has("optimistic") && collections.has("documents"), JSON.stringify(asked));
+  for (const read of asked) assert.equal(read.readPreference, "primary", JSON.stringify(read));
+});
+

@@ -7,7 +7,9 @@ use std::collections::VecDeque;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::TryStreamExt;
-use mongo_seq_core::{Collection as Target, Command, Reply, ReturnDocument, UpdateStatement};
+use mongo_seq_core::{
+    ClusterTime, Collection as Target, Command, Reply, ReturnDocument, UpdateStatement,
+};
 use mongodb::bson::{doc, Bson, Document, RawArrayBuf, RawBsonRef, RawDocumentBuf};
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::options::{self, IndexOptions};
@@ -83,11 +85,14 @@ impl Connection {
     async fn run(&self, command: Command) -> Result<Reply, Failed> {
         let place = |target| self.place(target).map_err(Failed::Invalid);
         // The concerns are the core's choice for the command (majority writes; majority reads of
-        // counters and state, local reads of documents): never the client's or the URI's.
+        // counters and state, local reads of documents): never the client's or the URI's. So is
+        // where a read goes: the primary, except a read causally after a change event
+        // (`Command::primary_only`), which may follow the URI's readPreference.
         let write = command.write_concern().map(|c| write_concern(&c));
-        let read = command
-            .read_concern()
-            .map(|c| options::ReadConcern::custom(c.level));
+        let concern = command.read_concern();
+        let read = concern
+            .as_ref()
+            .map(|c| options::ReadConcern::custom(c.level.clone()));
         match command {
             Command::FindOneAndUpdate {
                 collection,
@@ -119,6 +124,7 @@ impl Connection {
                 let mut find = place(collection)?
                     .collection
                     .find_one(doc_of(filter)?)
+                    .selection_criteria(primary())
                     .optional(read, |action, r| action.read_concern(r));
                 if let Some(options) = options {
                     find = find
@@ -144,10 +150,44 @@ impl Connection {
                 collection,
                 filter,
                 options,
+                after_cluster_time: Some(_),
+            } => {
+                // A read causally after a change event: the driver's `find` takes a read
+                // concern level only, so the command goes as the core built it, its
+                // `readConcern` with `afterClusterTime` (the driver iterates the cursor).
+                let place = place(collection)?;
+                let mut find = doc! { "find": place.collection.name(), "filter": doc_of(filter)? };
+                if let Some(projection) = options.projection {
+                    find.insert("projection", doc_of(projection)?);
+                }
+                if let Some(sort) = options.sort {
+                    find.insert("sort", doc_of(sort)?);
+                }
+                if let Some(limit) = options.limit {
+                    find.insert("limit", i64::try_from(limit).unwrap_or(i64::MAX));
+                }
+                if let Some(concern) = concern {
+                    find.insert("readConcern", doc_of(concern.to_json())?);
+                }
+                let cursor = place
+                    .db
+                    .run_cursor_command(find)
+                    .optional(place.db.selection_criteria().cloned(), |action, s| {
+                        action.selection_criteria(s)
+                    })
+                    .await?;
+                Ok(many(cursor.try_collect().await?))
+            }
+            Command::Find {
+                collection,
+                filter,
+                options,
+                after_cluster_time: None,
             } => {
                 let mut find = place(collection)?
                     .collection
                     .find(doc_of(filter)?)
+                    .selection_criteria(primary())
                     .optional(read, |action, r| action.read_concern(r));
                 if let Some(projection) = options.projection {
                     find = find.projection(doc_of(projection)?);
@@ -169,6 +209,7 @@ impl Connection {
                 let cursor = place(collection)?
                     .collection
                     .aggregate(pipeline)
+                    .selection_criteria(primary())
                     .optional(read, |action, r| action.read_concern(r))
                     .await?;
                 Ok(many(cursor.try_collect().await?))
@@ -258,6 +299,11 @@ impl Place {
         }
         Reply::from_json(&Value::Object(result)).map_err(|e| Failed::Invalid(e.into()))
     }
+}
+
+/// Read preference `primary` (reads that are not causally after an event, see `run`).
+fn primary() -> options::SelectionCriteria {
+    options::SelectionCriteria::ReadPreference(options::ReadPreference::Primary)
 }
 
 /// The driver's write concern for the core's.
@@ -559,11 +605,14 @@ impl DriverStream {
                 ),
                 Err(_) => None,
             };
-            let cluster_time_secs = event.get_timestamp("clusterTime").ok().map(|t| t.time);
+            let cluster_time = event
+                .get_timestamp("clusterTime")
+                .ok()
+                .and_then(|t| ClusterTime::new(t.time, t.increment));
             last = Some(token.clone());
             let event = InsertEvent {
                 document,
-                cluster_time_secs,
+                cluster_time,
             };
             self.buffered.push_back((event, token));
         }

@@ -25,6 +25,10 @@
 //!   acknowledges once the primary applied the write; `w: "majority"` once the write is
 //!   majority-committed, or a `writeConcernError` after `wtimeout`; a primary that steps down
 //!   while a write waits interrupts it (InterruptedDueToReplStateChange, 11602).
+//! * Read preference `secondaryPreferred` (server selection: "If secondaries are available,
+//!   select a secondary; otherwise the primary"): for the reads the command lets leave the
+//!   primary, a secondary the client can reach, picked at random (every member is within the
+//!   latency window), lagging its replication and its commit point.
 //! * Faults on each attempt (the seed's draw): the command lost before it reaches the server;
 //!   applied but its reply lost; refused with a retryable error (ShutdownInProgress, 91) or a
 //!   non-retryable one (OperationFailed, 96) before applying.
@@ -34,7 +38,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::model::error::{code, is_retryable_code};
-use crate::model::{execute, Operation, ReadLevel, Request, Response, ServerError, WriteStatus};
+use crate::model::{
+    execute, Operation, ReadLevel, Request, Response, ServerError, Ts, WriteStatus,
+};
 use crate::world::{World, WriteConcern};
 
 /// How long server selection waits for a primary (the drivers' default is 30 s).
@@ -90,6 +96,15 @@ impl std::fmt::Display for DriverError {
     }
 }
 
+/// Where reads that may leave the primary go (the connection string's `readPreference`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadPreference {
+    #[default]
+    Primary,
+    /// A secondary when one is available, else the primary.
+    SecondaryPreferred,
+}
+
 /// A client's options (what a `MongoClient` / `Db` would be configured with).
 #[derive(Debug, Clone, Copy)]
 pub struct ClientOptions {
@@ -99,6 +114,8 @@ pub struct ClientOptions {
     pub read_concern: Option<ReadLevel>,
     pub retry_writes: bool,
     pub retry_reads: bool,
+    /// Followed by the reads a command lets leave the primary (`Command::primary_only`).
+    pub read_preference: ReadPreference,
 }
 
 impl Default for ClientOptions {
@@ -108,6 +125,7 @@ impl Default for ClientOptions {
             read_concern: None,
             retry_writes: true,
             retry_reads: true,
+            read_preference: ReadPreference::Primary,
         }
     }
 }
@@ -121,6 +139,8 @@ pub struct Client {
     /// The newest term (electionId) a primary reported to this client: SDAM's
     /// `maxElectionId`.
     max_term: AtomicU64,
+    /// The client's own draws (which secondary serves a read), apart from the world's stream.
+    rng: Mutex<crate::rng::SimRng>,
     lsid: u64,
     txn: AtomicU64,
 }
@@ -143,6 +163,9 @@ impl Client {
             options,
             view: Mutex::new(None),
             max_term: AtomicU64::new(0),
+            rng: Mutex::new(crate::rng::SimRng::new(
+                world.with(|w| w.config.seed) ^ lsid.rotate_left(32),
+            )),
             lsid,
             txn: AtomicU64::new(0),
         }
@@ -199,6 +222,28 @@ impl Client {
         }
     }
 
+    /// A secondary for a `secondaryPreferred` read: one the client can reach, at random; the
+    /// primary when there is none.
+    async fn select_secondary(&self) -> Result<usize, DriverError> {
+        let secondaries: Vec<usize> = self.world.with(|w| {
+            (0..w.cluster.nodes.len())
+                .filter(|&m| {
+                    let node = w.cluster.node(m);
+                    node.up && !node.is_arbiter() && node.term().is_none()
+                })
+                .collect()
+        });
+        if secondaries.is_empty() {
+            return self.select().await;
+        }
+        let index = self
+            .rng
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .below(secondaries.len());
+        Ok(secondaries[index.min(secondaries.len() - 1)])
+    }
+
     #[cfg(test)]
     fn node_term(&self, member: usize) -> Option<u64> {
         self.world.with(|w| w.cluster.node(member).term())
@@ -226,6 +271,21 @@ impl Client {
         read: Option<ReadLevel>,
         write: Option<WriteConcern>,
     ) -> Result<Response, DriverError> {
+        self.run_after(db, operation, read, None, false, write)
+            .await
+    }
+
+    /// [`Client::run`] with a read's `afterClusterTime`, and whether the read may follow the
+    /// client's read preference (`false`: the primary).
+    pub async fn run_after(
+        &self,
+        db: &str,
+        operation: Operation,
+        read: Option<ReadLevel>,
+        after_cluster_time: Option<Ts>,
+        may_leave_primary: bool,
+        write: Option<WriteConcern>,
+    ) -> Result<Response, DriverError> {
         let is_write = operation.is_write();
         let retryable_write = is_write
             && self.options.retry_writes
@@ -243,6 +303,10 @@ impl Client {
             read_concern: read
                 .or(self.options.read_concern)
                 .unwrap_or(ReadLevel::Local),
+            after_cluster_time,
+            secondary_ok: !is_write
+                && may_leave_primary
+                && self.options.read_preference == ReadPreference::SecondaryPreferred,
             session,
         };
         let write = write
@@ -265,12 +329,74 @@ impl Client {
         }
     }
 
+    /// A `majority` read with `afterClusterTime`: the server blocks it until its majority
+    /// commit point has reached that time ("read operations with a specified afterClusterTime
+    /// return data that meet both the read concern level requirement and the specified
+    /// afterClusterTime requirement"). A deposed primary, cut off, waits until it is down, has
+    /// stepped down (the read then fails: not primary) or has rejoined and caught up; a new
+    /// primary until it commits an entry of its own term.
+    async fn wait_for_commit_point(
+        &self,
+        member: usize,
+        after: Ts,
+        secondary_ok: bool,
+    ) -> Result<(), DriverError> {
+        let started = self.world.now_ms();
+        let mut noted = false;
+        loop {
+            let (up, reached, primary, commit) = self.world.with(|w| {
+                let node = w.cluster.node(member);
+                (
+                    node.up,
+                    node.commit_ts >= after,
+                    node.term().is_some(),
+                    node.commit_ts,
+                )
+            });
+            if !up || self.world.finished() {
+                self.set_view(None);
+                return Err(DriverError::Network);
+            }
+            // A primary that stepped down fails the read (not primary) unless it may be
+            // served by a secondary: then it waits on, as a secondary.
+            if reached || (!primary && !secondary_ok) {
+                let waited = self.world.now_ms().saturating_sub(started);
+                self.world.with(|w| {
+                    let stats = &mut w.anchored;
+                    stats.reads += 1;
+                    if noted {
+                        stats.waited += 1;
+                        stats.wait_ms += waited;
+                        stats.max_wait_ms = stats.max_wait_ms.max(waited);
+                    }
+                });
+                if noted {
+                    self.world.note(&self.name, || {
+                        format!("member {member} reached t{after} after {waited} ms (commit point t{commit})")
+                    });
+                }
+                return Ok(());
+            }
+            if !noted {
+                noted = true;
+                self.world.note(&self.name, || {
+                    format!("member {member} waits for its majority commit point (t{commit}) to reach afterClusterTime t{after}")
+                });
+            }
+            self.world.pause(1, 5).await;
+        }
+    }
+
     async fn attempt(
         &self,
         request: &Request,
         write: WriteConcern,
     ) -> Result<Response, DriverError> {
-        let member = self.select().await?;
+        let member = if request.secondary_ok {
+            self.select_secondary().await?
+        } else {
+            self.select().await?
+        };
         self.world.pause(0, 2).await;
         let fault = self.draw_fault();
         let name = request.operation.name();
@@ -305,6 +431,10 @@ impl Client {
             }
             _ => {}
         }
+        if let Some(after) = request.after_cluster_time {
+            self.wait_for_commit_point(member, after, request.secondary_ok)
+                .await?;
+        }
         let outcome = self.world.with(|w| {
             if !w.cluster.node(member).up {
                 return Err(DriverError::Network);
@@ -330,7 +460,11 @@ impl Client {
                         session_text(request.session)
                     )
                 } else {
-                    format!("→ member {member} {db}: {op} [readConcern {rc:?}] {summary}")
+                    let after = request
+                        .after_cluster_time
+                        .map(|t| format!(" afterClusterTime t{t}"))
+                        .unwrap_or_default();
+                    format!("→ member {member} {db}: {op} [readConcern {rc:?}{after}] {summary}")
                 }
             });
             match executed {
@@ -544,6 +678,7 @@ mod tests {
                 sidecar_crash_every_s: 0.0,
                 sidecar_pause_every_s: 0.0,
                 drop_every_s: 0.0,
+                sidecar_read_preference: ReadPreference::Primary,
                 mutant: None,
             },
             false,

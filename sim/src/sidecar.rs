@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use mongo_seq::error::{MongoFailure, SidecarError};
 use mongo_seq::mongo::{EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch};
-use mongo_seq_core::{Collection, Command, Reply, SeqError};
+use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use serde_json::Value;
 
-use crate::driver::{Client, ClientOptions, DriverError};
+use crate::driver::{Client, ClientOptions, DriverError, ReadPreference};
 use crate::executor::{execute, to_document, to_json, PlanError, Target};
 use crate::model::error::code;
 use crate::model::stream::{self, Position};
@@ -74,9 +74,12 @@ struct Inner {
 }
 
 impl SimMongo {
+    /// `read_preference`: the connection string's (`secondaryPreferred` sends the reads the
+    /// core lets leave the primary to a secondary).
     pub fn new(
         world: &World,
         name: &str,
+        read_preference: ReadPreference,
         target: Target,
         skew_ms: i64,
         pause_every_s: f64,
@@ -85,7 +88,11 @@ impl SimMongo {
     ) -> Self {
         // The sidecar's client: the driver's defaults (retryable writes and reads on), no
         // concerns of its own: what it sends is what the core chose.
-        let client = Client::new(world, name, ClientOptions::default());
+        let options = ClientOptions {
+            read_preference,
+            ..ClientOptions::default()
+        };
+        let client = Client::new(world, name, options);
         Self {
             inner: Arc::new(Inner {
                 client,
@@ -382,7 +389,10 @@ impl EventStream for SimStream {
                 Ok("invalidate") => self.invalidated = true,
                 Ok("insert") => events.push(InsertEvent {
                     document: event.get_document("fullDocument").ok().map(to_json),
-                    cluster_time_secs: event.get_timestamp("clusterTime").ok().map(|t| t.time),
+                    cluster_time: event
+                        .get_timestamp("clusterTime")
+                        .ok()
+                        .and_then(|t| ClusterTime::new(t.time, t.increment)),
                 }),
                 _ => {}
             }

@@ -150,11 +150,16 @@ pub enum Command {
     },
     #[serde(rename_all = "camelCase")]
     Take { counter_id: String, count: u64 },
+    #[serde(rename_all = "camelCase")]
     Find {
         collection: Collection,
         filter: Value,
         #[serde(default, skip_serializing_if = "QueryOptions::is_empty")]
         options: QueryOptions,
+        /// Read causally after this cluster time (`readConcern: {level: "majority",
+        /// afterClusterTime}`, see [`crate::concern`]); serialized in `readConcern` only.
+        #[serde(default)]
+        after_cluster_time: Option<crate::concern::ClusterTime>,
     },
     Update {
         collection: Collection,
@@ -383,6 +388,7 @@ impl Command {
                 collection: on,
                 filter,
                 options,
+                ..
             } => {
                 put("op", text("find"));
                 put("collection", collection(on));
@@ -458,10 +464,7 @@ impl Command {
             );
         }
         if let Some(concern) = self.read_concern() {
-            put(
-                "readConcern",
-                Field::Owned(ejson::object([("level", concern.level.into())])),
-            );
+            put("readConcern", Field::Owned(concern.to_json()));
         }
     }
 }
@@ -471,9 +474,17 @@ impl<'de> Deserialize<'de> for Command {
         use serde::de::Error;
         let mut value = Value::deserialize(deserializer)?;
         if let Value::Object(fields) = &mut value {
-            // Derived from the command itself: whatever the text said is not kept.
+            // Derived from the command itself: whatever the text said is not kept, except a
+            // find's `afterClusterTime`, which is the command's own (`Find::after_cluster_time`).
             fields.remove("writeConcern");
-            fields.remove("readConcern");
+            let after = fields
+                .remove("readConcern")
+                .and_then(|mut concern| concern.get_mut("afterClusterTime").map(Value::take));
+            if let Some(after) = after {
+                if fields.get("op").and_then(Value::as_str) == Some("find") {
+                    fields.insert("afterClusterTime".to_owned(), after);
+                }
+            }
         }
         Command::deserialize(value).map_err(D::Error::custom)
     }

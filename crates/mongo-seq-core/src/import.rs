@@ -308,6 +308,7 @@ impl ImportCounters {
                 sort: Some(ejson::object([("_id", 1.into())])),
                 ..QueryOptions::default()
             },
+            after_cluster_time: None,
         };
         Driver::begin(machine, Ok(Step::Command(command)))
     }
@@ -509,6 +510,7 @@ impl ImportMachine {
             collection: Collection::Counters,
             filter: ejson::object([("_id", ejson::object([("$in", ids.into())]))]),
             options: QueryOptions::default(),
+            after_cluster_time: None,
         }))
     }
 

@@ -7,6 +7,8 @@ use super::*;
 
 fn request(operation: Operation, read_concern: ReadLevel) -> Request {
     Request {
+        after_cluster_time: None,
+        secondary_ok: false,
         db: "app".into(),
         operation,
         read_concern,
@@ -84,6 +86,16 @@ fn a_majority_write_survives_failover() {
         new, 1,
         "only the member holding the write can win (its oplog is newer)"
     );
+    // It holds the write (local), but learned the commit point from member 0 as of its fetch,
+    // before member 0 counted it: its majority snapshot is older until it commits an entry of
+    // its own term (what `afterClusterTime` waits for).
+    let local = run(&mut c, new, find_counter("o"), ReadLevel::Local);
+    assert_eq!(seq(&local.response), Some(1));
+    let read = run(&mut c, new, find_counter("o"), ReadLevel::Majority);
+    assert_eq!(seq(&read.response), None);
+    assert!(c.node(new).commit_ts < ts);
+    c.replicate(2, usize::MAX).unwrap();
+    assert!(c.node(new).commit_ts >= ts);
     let read = run(&mut c, new, find_counter("o"), ReadLevel::Majority);
     assert_eq!(seq(&read.response), Some(1));
 }
