@@ -327,3 +327,63 @@ fn with_an_arbiter_and_a_member_down_nothing_commits() {
         WriteStatus::Committed
     );
 }
+
+/// `waitForNumber`'s read (issue 25): the sidecar's numbering write, applied by a primary that
+/// fails before replicating it, is visible to `local` reads there and then rolled back (the
+/// document ends with another number); a `majority` read never shows it.
+#[test]
+fn a_number_read_local_may_roll_back_one_read_majority_may_not() {
+    let mut c = Cluster::new(3, 0);
+    let document = || Operation::Find {
+        collection: "ledger".into(),
+        filter: doc! {"_id": "a"},
+        projection: None,
+        sort: None,
+        limit: None,
+    };
+    let number = |c: &mut Cluster, node, level| {
+        let read = run(c, node, document(), level);
+        match read.response {
+            Response::Documents(docs) => docs.first().and_then(|d| d.get_i64("seq").ok()),
+            _ => None,
+        }
+    };
+    run(
+        &mut c,
+        0,
+        Operation::Insert {
+            collection: "ledger".into(),
+            documents: vec![doc! {"_id": "a"}],
+            ordered: true,
+        },
+        ReadLevel::Local,
+    );
+    while c.replicate_all() {}
+    let statement = |n: i64| Statement {
+        filter: doc! {"_id": "a", "seq": {"$exists": false}},
+        update: doc! {"$set": {"seq": n}},
+        multi: false,
+        upsert: false,
+    };
+    let numbering = |n| Operation::Update {
+        collection: "ledger".into(),
+        statements: vec![statement(n)],
+        ordered: true,
+    };
+    run(&mut c, 0, numbering(5), ReadLevel::Local);
+    assert_eq!(number(&mut c, 0, ReadLevel::Local), Some(5));
+    assert_eq!(number(&mut c, 0, ReadLevel::Majority), None);
+    c.crash(0);
+    let new = c.elect().expect("members 1 and 2 elect one of them");
+    run(&mut c, new, numbering(6), ReadLevel::Local);
+    while c.replicate_all() {}
+    c.restart(0);
+    while c.replicate_all() {}
+    let on_old = c
+        .node(0)
+        .data
+        .collection("app.ledger")
+        .and_then(|l| l.documents().next().and_then(|d| d.get_i64("seq").ok()));
+    assert_eq!(on_old, Some(6), "5 was rolled back on the old primary");
+    assert_eq!(number(&mut c, new, ReadLevel::Majority), Some(6));
+}
