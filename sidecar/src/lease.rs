@@ -9,7 +9,7 @@
 //! Monotonic time is `tokio::time` (a paused tokio clock drives it); the lease's `nowMs` is the
 //! interface's wall clock.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mongo_seq_core::{
@@ -22,6 +22,7 @@ use crate::config::LeaseSettings;
 use crate::drive::drive;
 use crate::error::SidecarError;
 use crate::liveness::{self, Beacon};
+use crate::lock::lock;
 use crate::metrics::lease_traffic;
 use crate::mongo::Mongo;
 use crate::trigger::Probe;
@@ -49,17 +50,11 @@ impl Fence {
     }
 
     fn valid_until(&self) -> Instant {
-        *self
-            .valid_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        *lock(&self.valid_until)
     }
 
     fn extend(&self, until: Instant) {
-        let mut valid = self
-            .valid_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut valid = lock(&self.valid_until);
         *valid = (*valid).max(until);
     }
 

@@ -19,6 +19,7 @@ pub mod http;
 pub mod import;
 pub mod lease;
 pub mod liveness;
+pub mod lock;
 pub mod metrics;
 pub mod mongo;
 pub mod redact;
