@@ -182,7 +182,7 @@ pub enum CheckError {
 
 impl From<mongodb::error::Error> for CheckError {
     fn from(e: mongodb::error::Error) -> Self {
-        Self::Failed(crate::connection::failure(e))
+        Self::Failed(SidecarError::Mongo(e.into()))
     }
 }
 

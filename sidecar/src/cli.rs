@@ -275,7 +275,7 @@ fn describe(e: &anyhow::Error) -> String {
     for cause in e.chain() {
         // A driver error without its debug fields (`labels: {}, source: None, …`).
         let cause = match cause.downcast_ref::<mongodb::error::Error>() {
-            Some(driver) => crate::connection::mongo_message(driver),
+            Some(driver) => crate::executor::mongo_message(driver),
             None => cause.to_string(),
         };
         if out.is_empty() {
@@ -558,9 +558,9 @@ fn check_targets(args: &CheckArgs) -> Result<(String, Vec<crate::check::CheckTar
             let value: serde_json::Value = serde_json::from_str(text)
                 .map_err(|e| anyhow::anyhow!("--match: not JSON ({e}): {text}"))?;
             // Checked as the BSON the server gets, kept as its canonical Extended JSON.
-            let document =
-                crate::ejson::to_doc(value).map_err(|e| anyhow::anyhow!("--match: {e}"))?;
-            match crate::ejson::from_doc(document) {
+            let document = crate::executor::convert::to_doc(value)
+                .map_err(|e| anyhow::anyhow!("--match: {e}"))?;
+            match crate::executor::convert::from_doc(document) {
                 serde_json::Value::Object(filter) => Ok(filter),
                 _ => Err(anyhow::anyhow!("--match: must be a JSON object")),
             }

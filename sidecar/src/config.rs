@@ -713,8 +713,8 @@ fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigEr
             let json: Value =
                 serde_json::to_value(&table).map_err(|e| invalid(key("match"), e.to_string()))?;
             // Checked as the BSON the server gets, kept as its canonical Extended JSON.
-            match crate::ejson::to_doc(json) {
-                Ok(doc) if !doc.is_empty() => match crate::ejson::from_doc(doc) {
+            match crate::executor::convert::to_doc(json) {
+                Ok(doc) if !doc.is_empty() => match crate::executor::convert::from_doc(doc) {
                     Value::Object(filter) => Some(filter),
                     _ => return Err(invalid(key("match"), "must be a table")),
                 },

@@ -65,7 +65,7 @@ fn fence(epoch: i64) -> Fence {
 fn as_events(docs: &[Document]) -> Vec<serde_json::Value> {
     docs.iter()
         .cloned()
-        .map(mongo_seq::ejson::from_doc)
+        .map(mongo_seq::executor::convert::from_doc)
         .collect()
 }
 

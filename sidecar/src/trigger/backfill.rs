@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use super::Trigger;
-use crate::ejson;
 use crate::error::SidecarError;
 use crate::lease::Fence;
 use crate::mongo::{documents, Mongo};
@@ -112,7 +111,7 @@ impl<M: Mongo> Trigger<M> {
             ],
         };
         let groups = documents(self.mongo.execute(count).await?, "count")?;
-        Ok(ejson::count(
+        Ok(crate::mongo::count(
             groups.first().and_then(|group| group.get("n")),
         ))
     }
