@@ -6,10 +6,10 @@ use mongo_seq_core::{
 };
 use serde_json::{json, Value};
 
-use crate::drive::drive_unleased;
 use crate::error::SidecarError;
 use crate::executor::convert;
 use crate::mongo::{documents, Mongo};
+use crate::run_plan::run_tool_plan;
 
 /// A counter document as listed: its id and `seq` read as an integer, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,5 +89,5 @@ pub async fn set_next<M: Mongo>(
     force: bool,
 ) -> Result<SetNextOutcome, SidecarError> {
     let mut plan = SetNext::new(spec, counter_id, next, force)?;
-    drive_unleased(mongo, &mut plan).await
+    run_tool_plan(mongo, &mut plan).await
 }

@@ -13,9 +13,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::config::Namespace;
-use crate::drive::drive_unleased;
 use crate::error::SidecarError;
 use crate::mongo::{documents, Mongo};
+use crate::run_plan::run_tool_plan;
 
 /// What `check` looks at.
 #[derive(Debug, Clone)]
@@ -227,7 +227,7 @@ pub async fn audit_collection<M: Mongo>(
     }
     for (counter_id, numbers) in groups {
         let counter = match CurrentValue::new(&target.spec, &counter_id) {
-            Ok(mut plan) => drive_unleased(mongo, &mut plan).await?.last,
+            Ok(mut plan) => run_tool_plan(mongo, &mut plan).await?.last,
             Err(_) => None,
         };
         let report = audit(&numbers, target.spec.start(), target.spec.step(), counter)?;

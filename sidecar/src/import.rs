@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::cli::{runtime, Failure, UriArg};
 use crate::config::Namespace;
 use crate::connection::Connection;
-use crate::drive::drive_unleased;
+use crate::run_plan::run_tool_plan;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Source {
@@ -106,7 +106,7 @@ pub(crate) fn run(args: &ImportArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::Runtime(e.into()))?;
         // The plugin's collection is the plan's `documents` collection.
         let mongo = Connection::for_tool(&client, Some(&source), &counters);
-        drive_unleased(&mongo, &mut ImportCounters::new(&request))
+        run_tool_plan(&mongo, &mut ImportCounters::new(&request))
             .await
             .map_err(|e| Failure::Runtime(e.into()))
     })?;

@@ -11,7 +11,7 @@ use tracing::info;
 
 use super::Trigger;
 use crate::error::SidecarError;
-use crate::lease::Fence;
+use crate::fence::Fence;
 use crate::mongo::{documents, Mongo};
 
 impl<M: Mongo> Trigger<M> {
@@ -33,7 +33,7 @@ impl<M: Mongo> Trigger<M> {
             .map(|field| (field, json!(1)))
             .collect();
         let mut seed = SeedFromExisting::new(numbering)?;
-        self.run_plan(&mut seed, fence).await?;
+        self.run_held(&mut seed, fence).await?;
         let total = self.count(&filter).await?;
         info!(
             trigger = self.id(),

@@ -11,8 +11,8 @@ use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge};
 use tracing::{debug, error, info, warn};
 
 use crate::error::{SidecarError, ERROR_KINDS};
+use crate::fence::Fence;
 use crate::health::{Health, State};
-use crate::lease::Fence;
 use crate::lock::lock;
 use crate::metrics::{Metrics, TokenAge};
 
