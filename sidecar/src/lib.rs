@@ -16,7 +16,6 @@ pub mod fence;
 pub mod health;
 pub mod health_check;
 pub mod http;
-pub mod import;
 pub mod lease_keeper;
 pub mod liveness;
 pub mod lock;
