@@ -4,9 +4,7 @@
 //! ([`mongo::Mongo`], implemented by [`connection::Connection`]), keeps time, and reports. See
 //! ARCHITECTURE.md.
 
-pub mod admin;
 pub mod allocator;
-pub mod check;
 pub mod cli;
 pub mod config;
 pub mod connection;
@@ -14,7 +12,6 @@ pub mod error;
 pub mod executor;
 pub mod fence;
 pub mod health;
-pub mod health_check;
 pub mod http;
 pub mod lease_keeper;
 pub mod liveness;
@@ -26,4 +23,5 @@ pub mod redact;
 pub mod run_plan;
 pub mod server;
 pub mod state;
+pub mod tools;
 pub mod trigger;

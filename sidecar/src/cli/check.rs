@@ -1,6 +1,5 @@
 //! `mongo-seq check`: what to audit (a config's triggers, or one given by flags — the same raw
-//! trigger the file gives, through the same validation), the audit (`check.rs` at the crate
-//! root), the report and the exit status.
+//! trigger the file gives, through the same validation), the audit (`tools/check.rs`), the report and the exit status.
 
 use std::path::PathBuf;
 
@@ -8,9 +7,9 @@ use clap::Args;
 use serde_json::{json, Map, Value};
 
 use super::{load_config, runtime, CliError, UriArg};
-use crate::check::{audit_collection, ensure_exists, CheckError, CheckSummary, CheckTarget};
 use crate::config::{self, Key, Keys, Namespace, RawTrigger};
 use crate::connection::Connection;
+use crate::tools::check::{audit_collection, ensure_exists, CheckError, CheckSummary, CheckTarget};
 
 #[derive(Debug, Args)]
 #[command(

@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::{runtime, CliError, CountersLocation};
-use crate::admin;
+use crate::tools::counters;
 
 #[derive(Debug, Args)]
 pub struct CountersArgs {
@@ -22,7 +22,7 @@ pub struct CountersArgs {
 pub(super) fn run(args: &CountersArgs) -> Result<(), CliError> {
     runtime()?.block_on(async {
         let (ns, mongo, config) = args.location.connect().await?;
-        let list = admin::list(&mongo).await.map_err(CliError::runtime)?;
+        let list = counters::list(&mongo).await.map_err(CliError::runtime)?;
         if args.json {
             // With --config, each counter of a trigger's sequence names that trigger.
             let triggers = config.as_ref().map_or(&[][..], |c| c.triggers.as_slice());
@@ -30,7 +30,7 @@ pub(super) fn run(args: &CountersArgs) -> Result<(), CliError> {
                 .iter()
                 .map(|row| {
                     let mut json = row.to_json();
-                    let sequence = admin::sequence_of(
+                    let sequence = counters::sequence_of(
                         &row.id,
                         triggers.iter().map(|t| t.numbering.sequence()),
                     );

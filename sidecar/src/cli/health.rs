@@ -43,7 +43,7 @@ pub(super) fn run(args: &HealthArgs) -> Result<(), CliError> {
     }
     let timeout = std::time::Duration::from_millis(args.timeout_ms);
     let reply = runtime()?
-        .block_on(crate::health_check::healthz(addr, timeout))
+        .block_on(crate::tools::health_check::healthz(addr, timeout))
         .map_err(CliError::runtime)?;
     if args.json {
         println!("{}", reply.body);

@@ -30,14 +30,17 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
     SetNext::new(&spec, &args.name, args.next, args.force).map_err(|e| core_usage(&e))?;
     runtime()?.block_on(async {
         let (_, mongo, _) = args.location.connect().await?;
-        let outcome = crate::admin::set_next(&mongo, &spec, &args.name, args.next, args.force)
-            .await
-            .map_err(|e| match e {
-                SidecarError::Core(core @ SeqError::BackwardsRefused { .. }) => CliError::runtime(
-                    anyhow::anyhow!("{core} (pass --force to move the counter backwards)"),
-                ),
-                other => CliError::runtime(other),
-            })?;
+        let outcome =
+            crate::tools::counters::set_next(&mongo, &spec, &args.name, args.next, args.force)
+                .await
+                .map_err(|e| match e {
+                    SidecarError::Core(core @ SeqError::BackwardsRefused { .. }) => {
+                        CliError::runtime(anyhow::anyhow!(
+                            "{core} (pass --force to move the counter backwards)"
+                        ))
+                    }
+                    other => CliError::runtime(other),
+                })?;
         println!(
             "{}: next number is {} (was {})",
             args.name,

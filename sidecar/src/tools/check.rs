@@ -69,7 +69,7 @@ pub struct CheckSummary {
 }
 
 fn exact_option<S: serde::Serializer>(n: &Option<i64>, out: S) -> Result<S::Ok, S::Error> {
-    n.map(crate::admin::exact_json).serialize(out)
+    n.map(super::counters::exact_json).serialize(out)
 }
 
 fn exact_map<S: serde::Serializer>(
@@ -77,7 +77,7 @@ fn exact_map<S: serde::Serializer>(
     out: S,
 ) -> Result<S::Ok, S::Error> {
     map.iter()
-        .map(|(id, n)| (id, n.map(crate::admin::exact_json)))
+        .map(|(id, n)| (id, n.map(super::counters::exact_json)))
         .collect::<BTreeMap<_, _>>()
         .serialize(out)
 }
