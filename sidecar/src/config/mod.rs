@@ -30,7 +30,7 @@ use std::path::Path;
 pub use error::{invalid, ConfigError, Key};
 pub use http::{HTTP_BIND_ENV, HTTP_PORT_ENV};
 pub use namespace::Namespace;
-pub use raw::{RawConfig, RawHttp, RawLease, RawMongo, RawSequence, RawSidecar, RawTrigger};
+pub use raw::{RawConfig, RawHttp, RawLease, RawMongo, RawSidecar, RawTrigger};
 pub use settings::{default_instance_id, hostname, LeaseSettings, Settings, INSTANCE_ENV};
 pub use trigger::{validate_sequence, validate_trigger, Keys, TriggerSpec};
 pub use uri::{check_uri, resolve_uri, FALLBACK_URI_ENV, URI_ENV};

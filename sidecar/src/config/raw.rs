@@ -62,7 +62,8 @@ pub struct RawLease {
     pub instance_id: Option<String>,
 }
 
-/// A `[[trigger]]`, or what a tool's flags say about one (`check --db … --step …`).
+/// A `[[trigger]]`, or what a tool's flags say about one (`check --db … --step …`; a tool that
+/// needs only a sequence fills only its keys, for `validate_sequence`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTrigger {
@@ -85,36 +86,6 @@ pub struct RawTrigger {
     #[serde(rename = "match")]
     pub filter: Option<Map<String, Value>>,
     pub gapless: Option<bool>,
-}
-
-/// A sequence's keys as written: a trigger's, or a tool's flags.
-#[derive(Debug, Default, Clone)]
-pub struct RawSequence {
-    /// The sequence's name (`sequence`).
-    pub name: Option<String>,
-    pub start: Option<Value>,
-    pub step: Option<Value>,
-    pub min: Option<Value>,
-    pub max: Option<Value>,
-    pub scope: Option<Value>,
-    pub format: Option<Value>,
-    pub counter_field: Option<Value>,
-}
-
-impl RawTrigger {
-    /// The trigger's sequence keys.
-    pub fn sequence(&self) -> RawSequence {
-        RawSequence {
-            name: self.sequence.clone(),
-            start: self.start.clone(),
-            step: self.step.clone(),
-            min: self.min.clone(),
-            max: self.max.clone(),
-            scope: self.scope.clone(),
-            format: self.format.clone(),
-            counter_field: self.counter_field.clone(),
-        }
-    }
 }
 
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {

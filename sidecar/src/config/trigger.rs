@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::error::{invalid, ConfigError, Key};
 use super::namespace::Namespace;
-use super::raw::{RawSequence, RawTrigger};
+use super::raw::RawTrigger;
 use crate::executor::convert;
 
 #[derive(Debug, Clone)]
@@ -76,7 +76,7 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
         (&t.database, keys.key("database")),
         (&t.collection, keys.key("collection")),
     )?;
-    let sequence = validate_sequence(t.sequence(), &ns.to_string(), keys)?;
+    let sequence = validate_sequence(&t, &ns.to_string(), keys)?;
     let numbering = NumberingSpec::new(
         sequence,
         &t.field,
@@ -106,29 +106,30 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
     })
 }
 
-/// A sequence's keys as written → the core's `SequenceSpec` (named `default_name` unless the
-/// keys name it).
+/// A trigger's sequence keys as written (`sequence`, `start`, `step`, `min`, `max`, `scope`,
+/// `format`, `counter_field`) → the core's `SequenceSpec`, named `default_name` unless the
+/// keys name it.
 pub fn validate_sequence(
-    raw: RawSequence,
+    raw: &RawTrigger,
     default_name: &str,
     keys: Keys,
 ) -> Result<SequenceSpec, ConfigError> {
-    let name = raw.name.unwrap_or_else(|| default_name.to_owned());
+    let name = raw.sequence.as_deref().unwrap_or(default_name);
     let mut options = Map::new();
     for (option, value) in [
-        ("start", raw.start),
-        ("step", raw.step),
-        ("min", raw.min),
-        ("max", raw.max),
-        ("scope", raw.scope),
-        ("format", raw.format),
-        ("counterField", raw.counter_field),
+        ("start", &raw.start),
+        ("step", &raw.step),
+        ("min", &raw.min),
+        ("max", &raw.max),
+        ("scope", &raw.scope),
+        ("format", &raw.format),
+        ("counterField", &raw.counter_field),
     ] {
         if let Some(value) = value {
-            options.insert(option.to_owned(), value);
+            options.insert(option.to_owned(), value.clone());
         }
     }
-    SequenceSpec::parse_trigger(&name, &options).map_err(|e| keys.core(&e))
+    SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))
 }
 
 /// A `match` expression: field conditions, `$and`, `$or`, `$nor`; checked as the BSON the
