@@ -2,7 +2,7 @@
 //! subcommand (a file each: its flags, their raw → validated step through `config`, the work,
 //! the output), and maps the result to an exit code (0 ok, 1 failure or failed check, 2 usage
 //! or configuration error). The only place that uses `anyhow`: every module below returns
-//! typed errors, which a subcommand classifies as a usage or a runtime failure ([`CliError`]).
+//! typed errors, which a subcommand classifies as a usage or a runtime failure (`CliError`).
 
 mod check;
 mod completions;

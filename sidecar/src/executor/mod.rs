@@ -7,7 +7,7 @@
 //! The concerns are the command's own (`Command::write_concern`/`read_concern`: majority writes,
 //! majority reads of counters and leases, local reads of documents), never the client's or the
 //! URI's. A duplicate key is the reply `duplicateKey`; an `update`'s write errors are data in
-//! its write result ([`update`]).
+//! its write result (`update.rs`).
 
 pub mod classify;
 pub mod convert;
