@@ -364,6 +364,10 @@ impl Client {
                 self.world.with(|w| {
                     let stats = &mut w.anchored;
                     stats.reads += 1;
+                    if !primary {
+                        stats.on_secondary += 1;
+                        stats.waited_on_secondary += u64::from(noted);
+                    }
                     if noted {
                         stats.waited += 1;
                         stats.wait_ms += waited;

@@ -64,6 +64,9 @@ pub struct AnchoredReads {
     pub waited: u64,
     pub wait_ms: u64,
     pub max_wait_ms: u64,
+    /// Of them, served by a secondary (`readPreference=secondaryPreferred`), and waited there.
+    pub on_secondary: u64,
+    pub waited_on_secondary: u64,
 }
 
 impl AnchoredReads {
@@ -72,6 +75,8 @@ impl AnchoredReads {
         self.waited += other.waited;
         self.wait_ms += other.wait_ms;
         self.max_wait_ms = self.max_wait_ms.max(other.max_wait_ms);
+        self.on_secondary += other.on_secondary;
+        self.waited_on_secondary += other.waited_on_secondary;
     }
 }
 
