@@ -109,6 +109,12 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
                         matches!(after, Bson::Timestamp(t) if events.contains(t)),
                         "{name} on {collection} is anchored at {after}, not at a change event's clusterTime ({events:?})"
                     );
+                    // A bounded wait for the member serving it to reach the event.
+                    assert_eq!(
+                        command.get("maxTimeMS").and_then(Bson::as_i64),
+                        Some(5_000),
+                        "{name} on {collection}: {command}"
+                    );
                     *checked
                         .entry(format!("{name} {collection} after an event"))
                         .or_default() += 1;

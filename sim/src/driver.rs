@@ -105,6 +105,19 @@ pub enum ReadPreference {
     SecondaryPreferred,
 }
 
+/// What a command says about its read, beside its operation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// The read concern level (`None`: the client's default).
+    pub level: Option<ReadLevel>,
+    /// `readConcern.afterClusterTime`.
+    pub after_cluster_time: Option<Ts>,
+    /// The read may follow the client's read preference (`false`: the primary).
+    pub may_leave_primary: bool,
+    /// `maxTimeMS`: how long the server may wait for `afterClusterTime`.
+    pub max_time_ms: Option<u64>,
+}
+
 /// A client's options (what a `MongoClient` / `Db` would be configured with).
 #[derive(Debug, Clone, Copy)]
 pub struct ClientOptions {
@@ -271,19 +284,19 @@ impl Client {
         read: Option<ReadLevel>,
         write: Option<WriteConcern>,
     ) -> Result<Response, DriverError> {
-        self.run_after(db, operation, read, None, false, write)
-            .await
+        let read = ReadOptions {
+            level: read,
+            ..ReadOptions::default()
+        };
+        self.run_with(db, operation, read, write).await
     }
 
-    /// [`Client::run`] with a read's `afterClusterTime`, and whether the read may follow the
-    /// client's read preference (`false`: the primary).
-    pub async fn run_after(
+    /// [`Client::run`] with a read's other options.
+    pub async fn run_with(
         &self,
         db: &str,
         operation: Operation,
-        read: Option<ReadLevel>,
-        after_cluster_time: Option<Ts>,
-        may_leave_primary: bool,
+        read: ReadOptions,
         write: Option<WriteConcern>,
     ) -> Result<Response, DriverError> {
         let is_write = operation.is_write();
@@ -301,12 +314,14 @@ impl Client {
             db: db.to_owned(),
             operation,
             read_concern: read
+                .level
                 .or(self.options.read_concern)
                 .unwrap_or(ReadLevel::Local),
-            after_cluster_time,
+            after_cluster_time: read.after_cluster_time,
             secondary_ok: !is_write
-                && may_leave_primary
+                && read.may_leave_primary
                 && self.options.read_preference == ReadPreference::SecondaryPreferred,
+            max_time_ms: read.max_time_ms,
             session,
         };
         let write = write
@@ -339,8 +354,9 @@ impl Client {
         &self,
         member: usize,
         after: Ts,
-        secondary_ok: bool,
+        request: &Request,
     ) -> Result<(), DriverError> {
+        let secondary_ok = request.secondary_ok;
         let started = self.world.now_ms();
         let mut noted = false;
         loop {
@@ -380,6 +396,29 @@ impl Client {
                     });
                 }
                 return Ok(());
+            }
+            let waited = self.world.now_ms().saturating_sub(started);
+            if request.max_time_ms.is_some_and(|max| waited >= max) {
+                self.world.with(|w| {
+                    let stats = &mut w.anchored;
+                    stats.reads += 1;
+                    stats.waited += 1;
+                    stats.expired += 1;
+                    stats.wait_ms += waited;
+                    stats.max_wait_ms = stats.max_wait_ms.max(waited);
+                    if !primary {
+                        stats.on_secondary += 1;
+                        stats.waited_on_secondary += 1;
+                    }
+                });
+                self.world.note(&self.name, || {
+                    format!("member {member} did not reach t{after} within maxTimeMS ({waited} ms, commit point t{commit})")
+                });
+                return Err(DriverError::Server(ServerError {
+                    code: code::MAX_TIME_MS_EXPIRED,
+                    name: "MaxTimeMSExpired",
+                    message: "operation exceeded time limit".into(),
+                }));
             }
             if !noted {
                 noted = true;
@@ -436,8 +475,7 @@ impl Client {
             _ => {}
         }
         if let Some(after) = request.after_cluster_time {
-            self.wait_for_commit_point(member, after, request.secondary_ok)
-                .await?;
+            self.wait_for_commit_point(member, after, request).await?;
         }
         let outcome = self.world.with(|w| {
             if !w.cluster.node(member).up {

@@ -10,7 +10,7 @@ use mongo_seq_core::{
 };
 use serde_json::Value;
 
-use crate::driver::{Client, DriverError};
+use crate::driver::{Client, DriverError, ReadOptions};
 use crate::invariants::integer;
 use crate::model::error::code;
 use crate::model::{IndexSpec, Operation, ReadLevel, Response, ServerError, Statement, Ts};
@@ -328,9 +328,13 @@ pub async fn execute(
         Operation::Insert { documents, .. } => documents.clone(),
         _ => Vec::new(),
     };
-    let result = client
-        .run_after(&db, operation, read, after, !command.primary_only(), write)
-        .await;
+    let read = ReadOptions {
+        level: read,
+        after_cluster_time: after,
+        may_leave_primary: !command.primary_only(),
+        max_time_ms: command.max_time_ms(),
+    };
+    let result = client.run_with(&db, operation, read, write).await;
     // A duplicate key on an index without the field the plan renumbers is the caller's error.
     let duplicate_is_reply = |message: &str| match command {
         Command::InsertDocument {

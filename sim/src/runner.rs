@@ -35,14 +35,15 @@ impl Totals {
         #[allow(clippy::cast_precision_loss)] // counts
         let share = 100.0 * a.waited as f64 / a.reads.max(1) as f64;
         format!(
-            "anchored reads={} waited={} ({share:.2}%) wait total={} ms mean={} ms max={} ms; on secondaries {} (waited {})",
+            "anchored reads={} waited={} ({share:.2}%) wait total={} ms mean={} ms max={} ms; on secondaries {} (waited {}); maxTimeMS expired {}",
             a.reads,
             a.waited,
             a.wait_ms,
             a.wait_ms.checked_div(a.waited).unwrap_or(0),
             a.max_wait_ms,
             a.on_secondary,
-            a.waited_on_secondary
+            a.waited_on_secondary,
+            a.expired
         )
     }
 }

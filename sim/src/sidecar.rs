@@ -194,7 +194,11 @@ fn failure(error: PlanError) -> SidecarError {
         }
         PlanError::Driver(error) => {
             let (code, transient) = match &error {
-                DriverError::Server(e) => (Some(e.code), error.retryable()),
+                // MaxTimeMSExpired too: the binary's classification (`classify.rs`).
+                DriverError::Server(e) => (
+                    Some(e.code),
+                    error.retryable() || e.code == code::MAX_TIME_MS_EXPIRED,
+                ),
                 DriverError::WriteConcern { error: e, .. } => (Some(e.code), true),
                 _ => (None, true),
             };

@@ -67,6 +67,8 @@ pub struct AnchoredReads {
     /// Of them, served by a secondary (`readPreference=secondaryPreferred`), and waited there.
     pub on_secondary: u64,
     pub waited_on_secondary: u64,
+    /// Of the waits, those that ended with MaxTimeMSExpired.
+    pub expired: u64,
 }
 
 impl AnchoredReads {
@@ -77,6 +79,7 @@ impl AnchoredReads {
         self.max_wait_ms = self.max_wait_ms.max(other.max_wait_ms);
         self.on_secondary += other.on_secondary;
         self.waited_on_secondary += other.waited_on_secondary;
+        self.expired += other.expired;
     }
 }
 

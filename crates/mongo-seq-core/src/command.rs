@@ -466,6 +466,9 @@ impl Command {
         if let Some(concern) = self.read_concern() {
             put("readConcern", Field::Owned(concern.to_json()));
         }
+        if let Some(ms) = self.max_time_ms() {
+            put("maxTimeMS", number(ms));
+        }
     }
 }
 
@@ -477,6 +480,7 @@ impl<'de> Deserialize<'de> for Command {
             // Derived from the command itself: whatever the text said is not kept, except a
             // find's `afterClusterTime`, which is the command's own (`Find::after_cluster_time`).
             fields.remove("writeConcern");
+            fields.remove("maxTimeMS");
             let after = fields
                 .remove("readConcern")
                 .and_then(|mut concern| concern.get_mut("afterClusterTime").map(Value::take));

@@ -82,6 +82,13 @@ impl WriteConcern {
     }
 }
 
+/// How long a read causally after an event may wait for the member serving it to reach the
+/// event (its `maxTimeMS`): a primary waits at most until it commits an entry of its term, a
+/// secondary its replication lag; a member cut off from the primary would wait until the
+/// partition heals. Past it the server answers MaxTimeMSExpired (50), a transient failure the
+/// sidecar retries (the next try may be served by another member).
+pub const ANCHORED_READ_MAX_TIME_MS: u64 = 5_000;
+
 /// A cluster time: a BSON timestamp, as a change event's `clusterTime` gives it (`t` seconds,
 /// `i` the ordinal within the second); Extended JSON `{"$timestamp": {"t": …, "i": …}}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -224,6 +231,12 @@ impl Command {
         }
     }
 
+    /// The command's `maxTimeMS` (`None`: the server's default, no limit): only a read causally
+    /// after an event, which may wait ([`ANCHORED_READ_MAX_TIME_MS`]).
+    pub fn max_time_ms(&self) -> Option<u64> {
+        (!self.primary_only()).then_some(ANCHORED_READ_MAX_TIME_MS)
+    }
+
     /// Whether the command must be served by the primary, whatever the client's read
     /// preference: everything but a read causally after a change event (see the module docs).
     pub fn primary_only(&self) -> bool {
@@ -315,6 +328,7 @@ mod tests {
             json!({"level": "majority", "afterClusterTime": {"$timestamp": {"t": 1_700_000_000u32, "i": 7}}})
         );
         assert!(text.get("afterClusterTime").is_none());
+        assert_eq!(text["maxTimeMS"], json!(super::ANCHORED_READ_MAX_TIME_MS));
         let back: Command = serde_json::from_value(text).unwrap();
         assert_eq!(back, find);
         // Without an event (a backfill page's documents): `local`, as before.

@@ -119,7 +119,7 @@ pub use command::{
     UpdateOptions, UpdateStatement, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY,
     MAX_RETRIES,
 };
-pub use concern::{ClusterTime, ReadConcern, WriteConcern};
+pub use concern::{ClusterTime, ReadConcern, WriteConcern, ANCHORED_READ_MAX_TIME_MS};
 pub use counter::{read_counter, CounterState, CurrentValue};
 pub use counter_id::{CounterKey, ScopeValue};
 pub use driver::{Driver, Machine};

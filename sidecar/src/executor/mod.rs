@@ -140,6 +140,7 @@ impl Executor {
     async fn run(&self, command: Command) -> Result<Reply, Failed> {
         let write = command.write_concern().map(|c| write_concern(&c));
         let concern = command.read_concern();
+        let max_time = command.max_time_ms();
         let read = concern
             .as_ref()
             .map(|c| options::ReadConcern::custom(c.level.clone()));
@@ -224,6 +225,9 @@ impl Executor {
                 }
                 if let Some(concern) = concern {
                     find.insert("readConcern", document(concern.to_json())?);
+                }
+                if let Some(ms) = max_time {
+                    find.insert("maxTimeMS", i64::try_from(ms).unwrap_or(i64::MAX));
                 }
                 let cursor = place
                     .db

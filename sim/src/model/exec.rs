@@ -151,6 +151,8 @@ pub struct Request {
     pub after_cluster_time: Option<Ts>,
     /// A read a secondary may serve (read preference other than `primary`).
     pub secondary_ok: bool,
+    /// The command's `maxTimeMS` (how long an `afterClusterTime` read may wait).
+    pub max_time_ms: Option<u64>,
     /// `(lsid, txnNumber)` of a retryable write.
     pub session: Option<(u64, u64)>,
 }

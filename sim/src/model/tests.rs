@@ -9,6 +9,7 @@ fn request(operation: Operation, read_concern: ReadLevel) -> Request {
     Request {
         after_cluster_time: None,
         secondary_ok: false,
+        max_time_ms: None,
         db: "app".into(),
         operation,
         read_concern,
