@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use mongo_seq_core::intent::Intent;
+use mongo_seq_core::Intent;
 use mongo_seq_core::{
     plan_completion, FinishIntent, GaplessReserve, Lease, LeaseHolder, LeaseRequest, Plan, Reply,
     SequenceSpec, Step,

@@ -2,7 +2,7 @@
 //! lease acquisition and renewal, backfill seeding and counter ids. Arbitrary documents and
 //! replies never panic; counter ids parse back to what made them, and only those parse.
 
-use mongo_seq_core::intent::Intent;
+use mongo_seq_core::Intent;
 use mongo_seq_core::{
     AcquireLease, CompleteIntent, CompletePending, CounterKey, LeaseRequest, NumberBatch,
     NumberGapless, NumberingSpec, Plan, RenewLease, Reply, ScopeValue, SeedFromExisting,

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use mongo_seq_core::intent::Intent;
+use mongo_seq_core::Intent;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
     AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
