@@ -163,7 +163,7 @@ impl JsProcess {
         target: &mut Target,
     ) -> Result<P::Output, PlanError> {
         let up = self.specs[spec].step() > 0;
-        let mut step = plan.start().map_err(PlanError::Core)?;
+        let mut step = plan.current_step().map_err(PlanError::Core)?;
         loop {
             let reply = match step {
                 Step::Done(output) => return Ok(output),

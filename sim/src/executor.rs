@@ -470,7 +470,7 @@ pub async fn run_plan<P: Plan>(
     mut plan: P,
     target: &mut Target,
 ) -> Result<P::Output, PlanError> {
-    let mut step = plan.start().map_err(PlanError::Core)?;
+    let mut step = plan.current_step().map_err(PlanError::Core)?;
     loop {
         match step {
             Step::Done(output) => return Ok(output),

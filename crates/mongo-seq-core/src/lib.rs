@@ -19,7 +19,7 @@
 //! let counter_id = spec.counter_id(None)?;
 //! let mut plan = Reservation::new(&spec, &ReserveRequest::new(&counter_id, 1))?;
 //!
-//! let mut step = plan.start()?;
+//! let mut step = plan.current_step()?;
 //! while let Step::Command(command) = step {
 //!     // Run `command` with the driver; here: the server's answer to the tutorial upsert.
 //!     let _ = command;
@@ -130,7 +130,7 @@ pub use protocol::command::{
 };
 pub use protocol::concern::{ReadConcern, WriteConcern};
 pub use protocol::duplicate_key::DuplicateKeyError;
-pub use protocol::machine::{Driver, Machine};
+pub use protocol::machine::{Machine, MachinePlan};
 pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};
 pub use protocol::reply::{Reply, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY};

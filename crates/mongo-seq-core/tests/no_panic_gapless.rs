@@ -98,7 +98,7 @@ fn spec() -> impl Strategy<Value = SequenceSpec> {
 }
 
 fn drive<P: Plan>(mut plan: P, replies: Vec<Reply>) {
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     for reply in replies {
         match step {
             Ok(Step::Command(_)) => step = plan.feed(reply),

@@ -137,7 +137,7 @@ fn numbering() -> impl Strategy<Value = NumberingSpec> {
 /// Feeds replies while the plan asks for commands, draining notes on the way.
 fn drive<P: Plan>(mut plan: P, replies: Vec<Reply>) {
     let _ = plan.drain_notes();
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     for reply in replies {
         match step {
             Ok(Step::Command(_)) => {

@@ -155,8 +155,8 @@ struct CounterRefill {
 impl Plan for CounterRefill {
     type Output = ();
 
-    fn start(&self) -> Result<Step<()>, SeqError> {
-        Ok(match self.plan.start()? {
+    fn current_step(&self) -> Result<Step<()>, SeqError> {
+        Ok(match self.plan.current_step()? {
             Step::Command(command) => Step::Command(command),
             Step::Done(_) => Step::Done(()),
         })

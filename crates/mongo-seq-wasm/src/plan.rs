@@ -23,8 +23,8 @@ enum ErasedStep {
 
 /// A core plan with its output type erased to its JSON text.
 trait ErasedPlan {
-    fn start_step(&self) -> Result<ErasedStep, SeqError>;
-    fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError>;
+    fn step_erased(&self) -> Result<ErasedStep, SeqError>;
+    fn feed_erased(&mut self, reply: Reply) -> Result<ErasedStep, SeqError>;
     /// The command the plan waits for, as text, serialized where it is kept (no copy).
     fn pending_text(&self) -> Option<String>;
 }
@@ -34,11 +34,11 @@ where
     P: Plan,
     P::Output: Serialize,
 {
-    fn start_step(&self) -> Result<ErasedStep, SeqError> {
-        self.start().map(erase)
+    fn step_erased(&self) -> Result<ErasedStep, SeqError> {
+        self.current_step().map(erase)
     }
 
-    fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError> {
+    fn feed_erased(&mut self, reply: Reply) -> Result<ErasedStep, SeqError> {
         self.feed(reply).map(erase)
     }
 
@@ -97,10 +97,12 @@ impl JsPlan {
 
 #[wasm_bindgen(js_class = Plan)]
 impl JsPlan {
-    /// The pending step: the first command, or the result/error once finished.
+    /// The current step, as often as asked: the command waiting for its reply (the first one
+    /// before any reply), or the result (the error) once finished. The core's
+    /// `Plan::current_step`; `start` in JS, the name the package has always exported.
     #[wasm_bindgen(unchecked_return_type = "PlanStep")]
     pub fn start(&self) -> Result<JsValue, JsValue> {
-        Ok(self.0.start_step().js()?.to_js())
+        Ok(self.0.step_erased().js()?.to_js())
     }
 
     /// Feeds the reply to the last command; returns the next step.
@@ -110,7 +112,7 @@ impl JsPlan {
         #[wasm_bindgen(unchecked_param_type = "Reply")] reply: JsValue,
     ) -> Result<JsValue, JsValue> {
         let reply = Reply::from_json(&args::reply(&reply)?).js()?;
-        Ok(self.0.feed_step(reply).js()?.to_js())
+        Ok(self.0.feed_erased(reply).js()?.to_js())
     }
 
     /// The pending command as canonical Extended JSON text, or `undefined` once the plan is
@@ -119,7 +121,7 @@ impl JsPlan {
     pub fn command_json(&self) -> Result<Option<String>, JsValue> {
         match self.0.pending_text() {
             Some(text) => Ok(Some(text)),
-            None => Ok(self.0.start_step().js()?.command_text()),
+            None => Ok(self.0.step_erased().js()?.command_text()),
         }
     }
 
@@ -141,6 +143,6 @@ impl JsPlan {
             })
         })?;
         let reply = Reply::from_json(&raw).js()?;
-        Ok(self.0.feed_step(reply).js()?.command_text())
+        Ok(self.0.feed_erased(reply).js()?.command_text())
     }
 }

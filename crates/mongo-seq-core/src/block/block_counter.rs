@@ -375,7 +375,7 @@ mod tests {
     /// Runs a refill against a counter document holding `last` before it.
     fn complete(counter: &mut BlockCounter, refill: Refill, last: i64) -> ReservedRange {
         let Refill { id, mut plan } = refill;
-        let Ok(Step::Command(command)) = plan.start() else {
+        let Ok(Step::Command(command)) = plan.current_step() else {
             panic!("a reservation starts with a command")
         };
         let increment = serde_json::to_value(&command).unwrap()["update"]["$inc"]["seq"]
@@ -480,7 +480,7 @@ mod tests {
         );
         let refill = c.refill(a).unwrap().unwrap();
         assert_eq!(
-            serde_json::to_value(refill.plan.start().unwrap()).unwrap()["command"]["update"],
+            serde_json::to_value(refill.plan.current_step().unwrap()).unwrap()["command"]["update"],
             json!({ "$inc": { "seq": { "$numberLong": "1" } } }),
             "a alone now"
         );

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::counter::document::read_counter;
 use crate::error::SeqError;
 use crate::protocol::command::{id_filter, Collection, Command};
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::options::SequenceSpec;
@@ -31,7 +31,7 @@ impl CounterState {
 }
 
 /// `current()`: one `findOne({_id})`, no writes.
-pub type CurrentValue = Driver<CurrentValueMachine>;
+pub type CurrentValue = MachinePlan<CurrentValueMachine>;
 
 /// The state of a [`CurrentValue`].
 #[derive(Debug, Clone)]
@@ -52,7 +52,7 @@ impl CurrentValue {
             spec: spec.clone(),
             counter_id: counter_id.to_owned(),
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(command))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(command))))
     }
 }
 

@@ -76,7 +76,7 @@ use crate::error::SeqError;
 use crate::protocol::command::{
     id_filter, operator, Collection, Command, ReturnDocument, UpdateOptions,
 };
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Retries, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::limits::MAX_COUNT;
@@ -254,7 +254,7 @@ enum Phase {
 }
 
 /// The reservation plan; see the module docs for the protocol.
-pub type Reservation = Driver<ReservationMachine>;
+pub type Reservation = MachinePlan<ReservationMachine>;
 
 /// The state of a [`Reservation`].
 #[derive(Debug, Clone)]
@@ -284,7 +284,7 @@ impl Reservation {
             retries: Retries::default(),
         };
         let first = machine.begin_update()?;
-        Ok(Driver::begin(machine, Ok(Step::Command(first))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(first))))
     }
 }
 

@@ -16,13 +16,13 @@ use crate::error::SeqError;
 use crate::protocol::command::{
     id_filter, operator, Collection, Command, ReturnDocument, UpdateOptions,
 };
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Retries, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::options::SequenceSpec;
 
 /// The seedFromMax plan; its output is the counter state afterwards.
-pub type SeedFromMax = Driver<SeedFromMaxMachine>;
+pub type SeedFromMax = MachinePlan<SeedFromMaxMachine>;
 
 /// The state of a [`SeedFromMax`].
 #[derive(Debug, Clone)]
@@ -65,7 +65,7 @@ impl SeedFromMax {
             command: command.clone(),
             retries: Retries::default(),
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(command))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(command))))
     }
 }
 

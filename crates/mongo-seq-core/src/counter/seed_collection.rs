@@ -14,7 +14,7 @@ use crate::counter::current::{CounterState, CurrentValue};
 use crate::counter::largest::{largest_number_query, read_found};
 use crate::counter::seed::SeedFromMax;
 use crate::error::SeqError;
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Plan, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::options::SequenceSpec;
@@ -27,7 +27,7 @@ enum Phase {
 }
 
 /// The seed-from-collection plan; its output is the counter state afterwards.
-pub type SeedFromCollection = Driver<SeedFromCollectionMachine>;
+pub type SeedFromCollection = MachinePlan<SeedFromCollectionMachine>;
 
 /// The state of a [`SeedFromCollection`].
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ impl SeedFromCollection {
             field: field.to_owned(),
             phase: Phase::Find,
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(find))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(find))))
     }
 
     /// The counter this plan seeds.
@@ -72,12 +72,12 @@ impl Machine for SeedFromCollectionMachine {
                     Reply::Document { document } => {
                         let found = read_found(&document, &self.field)?;
                         let plan = SeedFromMax::new(&self.spec, &self.counter_id, found)?;
-                        let first = plan.start()?;
+                        let first = plan.current_step()?;
                         (Phase::Seed(plan), first)
                     }
                     Reply::None => {
                         let plan = CurrentValue::new(&self.spec, &self.counter_id)?;
-                        let first = plan.start()?;
+                        let first = plan.current_step()?;
                         (Phase::Current(plan), first)
                     }
                     other => return Err(unexpected(&other, "findOne")),
@@ -116,7 +116,7 @@ mod tests {
     fn seeds_past_the_largest_number_found() {
         let spec = spec(json!({"name": "users"}));
         let mut plan = SeedFromCollection::new(&spec, "_id", None).unwrap();
-        let find = to_json(command(&plan.start().unwrap()));
+        let find = to_json(command(&plan.current_step().unwrap()));
         assert_eq!(find["op"], "findOne");
         assert_eq!(find["collection"], "documents");
         assert_eq!(find["options"]["sort"], json!({"_id": -1}));
@@ -155,7 +155,7 @@ mod tests {
         let spec = spec(json!({"name": "users", "step": -1, "start": 100}));
         let mut plan = SeedFromCollection::new(&spec, "n", None).unwrap();
         assert_eq!(
-            to_json(command(&plan.start().unwrap()))["options"]["sort"],
+            to_json(command(&plan.current_step().unwrap()))["options"]["sort"],
             json!({"n": 1})
         );
         let current = to_json(command(&plan.feed(Reply::None).unwrap()));
@@ -180,7 +180,7 @@ mod tests {
         let plan = SeedFromCollection::new(&spec, "_id", Some(&doc)).unwrap();
         assert_eq!(plan.counter_id(), "orders/tenant=acme");
         assert_eq!(
-            to_json(command(&plan.start().unwrap()))["filter"]["tenant"],
+            to_json(command(&plan.current_step().unwrap()))["filter"]["tenant"],
             "acme"
         );
         let code = |result: Result<SeedFromCollection, SeqError>| result.err().map(|e| e.code());
@@ -202,6 +202,6 @@ mod tests {
             document: json!({"_id": 11}),
         });
         assert_eq!(beyond.unwrap_err().code(), "OUT_OF_BOUNDS");
-        assert_eq!(plan.start().unwrap_err().code(), "OUT_OF_BOUNDS");
+        assert_eq!(plan.current_step().unwrap_err().code(), "OUT_OF_BOUNDS");
     }
 }

@@ -26,7 +26,7 @@ use crate::error::SeqError;
 use crate::protocol::command::{
     id_filter, operator, Collection, Command, ReturnDocument, UpdateOptions,
 };
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Retries, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::options::SequenceSpec;
@@ -50,7 +50,7 @@ enum Phase {
 }
 
 /// The setNext plan; see the module docs.
-pub type SetNext = Driver<SetNextMachine>;
+pub type SetNext = MachinePlan<SetNextMachine>;
 
 /// The state of a [`SetNext`].
 #[derive(Debug, Clone)]
@@ -93,7 +93,7 @@ impl SetNext {
             retries: Retries::default(),
         };
         let first = machine.update_command();
-        Ok(Driver::begin(machine, Ok(Step::Command(first))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(first))))
     }
 }
 

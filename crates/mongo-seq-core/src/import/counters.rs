@@ -35,7 +35,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::import::request::{CounterSource, ImportRequest};
 use crate::protocol::command::{Collection, Command, QueryOptions};
-use crate::protocol::machine::{launch, resume, Driver, Machine};
+use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::{unexpected, Step};
 use crate::protocol::reply::Reply;
@@ -97,7 +97,7 @@ enum Phase {
 }
 
 /// The import plan; see the module docs.
-pub type ImportCounters = Driver<ImportMachine>;
+pub type ImportCounters = MachinePlan<ImportMachine>;
 
 /// The state of an [`ImportCounters`].
 #[derive(Debug, Clone)]
@@ -138,7 +138,7 @@ impl ImportCounters {
                 ..QueryOptions::default()
             },
         };
-        Driver::begin(machine, Ok(Step::Command(command)))
+        MachinePlan::begin(machine, Ok(Step::Command(command)))
     }
 }
 

@@ -26,7 +26,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::insert::fields::check_insert_fields;
 use crate::protocol::command::{Collection, Command};
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Step, MAX_RETRIES};
 use crate::protocol::reply::{Reply, DUPLICATE_KEY};
 use crate::sequence::limits::MAX_COUNT;
@@ -42,7 +42,7 @@ pub struct InsertOutcome {
 }
 
 /// The insert plan; see the module docs.
-pub type InsertNumbered = Driver<InsertMachine>;
+pub type InsertNumbered = MachinePlan<InsertMachine>;
 
 #[derive(Debug, Clone)]
 enum Phase {
@@ -173,7 +173,7 @@ impl InsertMachine {
             attempts: 0,
         };
         let first = machine.take_pending();
-        Driver::begin(machine, first)
+        MachinePlan::begin(machine, first)
     }
 
     /// Groups the documents not inserted yet by counter and asks for the first group's numbers
@@ -355,7 +355,7 @@ mod tests {
         let spec = spec(json!({ "name": "users", "format": "U{seq}" }));
         let mut plan = InsertNumbered::one(&spec, "_id", Some("code"), None).unwrap();
         assert_eq!(
-            command(plan.start()),
+            command(plan.current_step()),
             json!({ "op": "take", "counterId": "users", "count": 1 })
         );
         let insert = command(plan.feed(numbers(&[1])));
@@ -382,7 +382,7 @@ mod tests {
             json!({ "t": "a" }),
         ];
         let mut plan = InsertNumbered::many(&spec, "n", None, 3, Some(&docs)).unwrap();
-        assert_eq!(command(plan.start())["counterId"], "inv/t=a");
+        assert_eq!(command(plan.current_step())["counterId"], "inv/t=a");
         assert_eq!(command(plan.feed(numbers(&[1, 2])))["counterId"], "inv/t=b");
         let insert = command(plan.feed(numbers(&[1])));
         assert_eq!(insert["first"], 0);
@@ -419,7 +419,7 @@ mod tests {
     fn gives_up_after_max_retries_and_checks_before_taking() {
         let spec_ = spec(json!({ "name": "users" }));
         let mut plan = InsertNumbered::one(&spec_, "_id", None, None).unwrap();
-        let mut step = plan.start();
+        let mut step = plan.current_step();
         for attempt in 1..=MAX_RETRIES {
             command(step);
             command(plan.feed(numbers(&[i64::from(attempt)])));
@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(error.code(), "MISSING_SCOPE_FIELD");
         let Ok(Step::Done(done)) = InsertNumbered::many(&spec_, "n", None, 0, None)
             .unwrap()
-            .start()
+            .current_step()
         else {
             panic!("nothing to insert")
         };

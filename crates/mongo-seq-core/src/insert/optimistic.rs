@@ -20,7 +20,7 @@ use crate::error::SeqError;
 use crate::insert::backoff::Backoff;
 use crate::insert::fields::check_insert_fields;
 use crate::protocol::command::{Collection, Command};
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::options::SequenceSpec;
@@ -48,7 +48,7 @@ enum Phase {
 }
 
 /// The optimistic insert plan; see the module docs.
-pub type OptimisticInsert = Driver<OptimisticInsertMachine>;
+pub type OptimisticInsert = MachinePlan<OptimisticInsertMachine>;
 
 /// The state of an [`OptimisticInsert`].
 #[derive(Debug, Clone)]
@@ -95,7 +95,7 @@ impl OptimisticInsert {
             attempts: 0,
             max_attempts,
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(find))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(find))))
     }
 }
 

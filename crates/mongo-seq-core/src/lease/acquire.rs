@@ -28,7 +28,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::{counters_of, stamp_epoch, Lease, LeaseOutcome, LeaseRequest};
 use crate::protocol::command::{Collection, Command, QueryOptions};
-use crate::protocol::machine::{launch, resume, Driver, Machine};
+use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::{Plan, Step};
 use crate::protocol::reply::Reply;
@@ -59,7 +59,7 @@ pub enum Acquisition {
 }
 
 /// Acquires a trigger's lease and fences its counters; see the module docs.
-pub type AcquireLease = Driver<AcquireLeaseMachine>;
+pub type AcquireLease = MachinePlan<AcquireLeaseMachine>;
 
 #[derive(Debug, Clone)]
 enum AcquirePhase {
@@ -105,7 +105,7 @@ impl AcquireLease {
             phase: AcquirePhase::Idle,
         };
         let first = machine.run_lease(plan);
-        Ok(Driver::begin(machine, first))
+        Ok(MachinePlan::begin(machine, first))
     }
 }
 
@@ -240,7 +240,7 @@ pub enum Renewal {
 }
 
 /// Renews a held lease; see the module docs.
-pub type RenewLease = Driver<RenewLeaseMachine>;
+pub type RenewLease = MachinePlan<RenewLeaseMachine>;
 
 /// The state of a [`RenewLease`].
 #[derive(Debug, Clone)]
@@ -265,8 +265,11 @@ impl RenewLease {
             held,
             plan: Box::new(plan),
         };
-        let first = machine.plan.start().and_then(|step| machine.renewal(step));
-        Ok(Driver::begin(machine, first))
+        let first = machine
+            .plan
+            .current_step()
+            .and_then(|step| machine.renewal(step));
+        Ok(MachinePlan::begin(machine, first))
     }
 }
 

@@ -35,7 +35,7 @@ use serde_json::{json, Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, UpdateOptions};
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Retries, Step};
 use crate::protocol::reply::Reply;
 
@@ -124,7 +124,7 @@ enum Phase {
 }
 
 /// The lease plan; see the module docs.
-pub type Lease = Driver<LeaseMachine>;
+pub type Lease = MachinePlan<LeaseMachine>;
 
 /// The state of a [`Lease`].
 #[derive(Debug, Clone)]
@@ -222,7 +222,7 @@ impl Lease {
             phase,
             retries: Retries::default(),
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(command))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(command))))
     }
 }
 
@@ -468,7 +468,7 @@ pub(crate) mod tests {
         replies: Vec<Reply>,
     ) -> (Vec<Command>, Result<LeaseOutcome, SeqError>) {
         let mut commands = Vec::new();
-        let mut step = plan.start();
+        let mut step = plan.current_step();
         for reply in replies {
             match step {
                 Ok(Step::Command(c)) => {

@@ -47,7 +47,7 @@ use crate::lease::document::epoch_condition;
 use crate::numbering::gapless::NumberGapless;
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
-use crate::protocol::machine::{launch, resume, Driver, Machine};
+use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{Reply, DUPLICATE_KEY};
@@ -73,7 +73,7 @@ pub struct BatchReport {
 }
 
 /// The batch numbering plan; see the module docs.
-pub type NumberBatch = Driver<NumberBatchMachine>;
+pub type NumberBatch = MachinePlan<NumberBatchMachine>;
 
 #[derive(Debug, Clone)]
 enum Action {
@@ -165,7 +165,7 @@ impl NumberBatch {
         } else {
             machine.advance()
         };
-        Ok(Driver::begin(machine, first))
+        Ok(MachinePlan::begin(machine, first))
     }
 }
 

@@ -54,7 +54,7 @@ use crate::numbering::spec::{id_key, id_keys, stored_value, NumberingSpec};
 use crate::protocol::command::{
     id_filter, Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
-use crate::protocol::machine::{launch, resume, Driver, Machine};
+use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::{unexpected, Step};
 use crate::protocol::reply::{Reply, DUPLICATE_KEY};
@@ -161,7 +161,7 @@ fn out_of_rounds(operation: &str, counter_id: &str, rounds: u32) -> SeqError {
 
 /// Numbers one group of a counter without gaps; see the module docs. Done with the number of
 /// documents that got a number (including those of a pending intent completed on the way).
-pub type NumberGapless = Driver<NumberGaplessMachine>;
+pub type NumberGapless = MachinePlan<NumberGaplessMachine>;
 
 #[derive(Debug, Clone)]
 enum GroupPhase {
@@ -213,7 +213,7 @@ impl NumberGapless {
             phase: GroupPhase::Idle,
         };
         let first = machine.round();
-        Ok(Driver::begin(machine, first))
+        Ok(MachinePlan::begin(machine, first))
     }
 }
 
@@ -387,7 +387,7 @@ impl Machine for NumberGaplessMachine {
 
 /// Completes a pending intent; see the module docs. Done with the number of documents that
 /// got their first number.
-pub type CompleteIntent = Driver<CompleteIntentMachine>;
+pub type CompleteIntent = MachinePlan<CompleteIntentMachine>;
 
 #[derive(Debug, Clone)]
 enum CompletionPhase {
@@ -443,7 +443,7 @@ impl CompleteIntent {
             phase: CompletionPhase::Idle,
         };
         let first = machine.claim();
-        Ok(Driver::begin(machine, first))
+        Ok(MachinePlan::begin(machine, first))
     }
 }
 
@@ -680,7 +680,7 @@ pub struct PendingReport {
 
 /// Completes every intent left pending on the sequence's counters (`name` and `name/…`), in
 /// the order found; see the module docs. Run it before numbering anything as a new holder.
-pub type CompletePending = Driver<CompletePendingMachine>;
+pub type CompletePending = MachinePlan<CompletePendingMachine>;
 
 #[derive(Debug, Clone)]
 enum PendingPhase {
@@ -721,7 +721,7 @@ impl CompletePending {
             }),
             options: QueryOptions::default(),
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(find))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(find))))
     }
 }
 

@@ -45,7 +45,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
 use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, UpdateOptions};
-use crate::protocol::machine::{Driver, Machine};
+use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{unexpected, Retries, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::options::SequenceSpec;
@@ -165,7 +165,7 @@ enum ReservePhase {
 }
 
 /// Reserves one number per id and records the intent atomically; see the module docs.
-pub type GaplessReserve = Driver<GaplessReserveMachine>;
+pub type GaplessReserve = MachinePlan<GaplessReserveMachine>;
 
 /// The state of a [`GaplessReserve`].
 #[derive(Debug, Clone)]
@@ -209,7 +209,7 @@ impl GaplessReserve {
             phase: ReservePhase::Read,
             retries: Retries::default(),
         };
-        Ok(Driver::begin(
+        Ok(MachinePlan::begin(
             machine,
             Ok(Step::Command(read_command(counter_id))),
         ))
@@ -461,7 +461,7 @@ enum FinishPhase {
 }
 
 /// Clears an intent and sets the counter to `seq`, in one update; see the module docs.
-pub type FinishIntent = Driver<FinishIntentMachine>;
+pub type FinishIntent = MachinePlan<FinishIntentMachine>;
 
 /// The state of a [`FinishIntent`].
 #[derive(Debug, Clone)]
@@ -510,7 +510,7 @@ impl FinishIntent {
             phase: FinishPhase::Update,
             retries: Retries::default(),
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(command))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(command))))
     }
 }
 

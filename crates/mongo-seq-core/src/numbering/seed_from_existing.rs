@@ -23,7 +23,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{Collection, Command};
-use crate::protocol::machine::{launch, resume, Driver, Machine};
+use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::Reply;
@@ -40,7 +40,7 @@ pub struct SeedReport {
 }
 
 /// Seeds every counter of a trigger from the numbers its collection holds; see the module docs.
-pub type SeedFromExisting = Driver<SeedFromExistingMachine>;
+pub type SeedFromExisting = MachinePlan<SeedFromExistingMachine>;
 
 #[derive(Debug, Clone)]
 enum SeedPhase {
@@ -87,7 +87,7 @@ impl SeedFromExisting {
             collection: Collection::Documents,
             pipeline,
         };
-        Ok(Driver::begin(machine, Ok(Step::Command(aggregate))))
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(aggregate))))
     }
 }
 

@@ -1,6 +1,7 @@
-//! One driver for every plan. A plan is a state machine ([`Machine`]: what to do with each
-//! reply) inside a [`Driver`], which keeps the pending step so `start()` can repeat it, refuses
-//! replies once the plan is finished, and remembers the error that ended it. Constructors
+//! The one implementation of [`Plan`] every plan of the core is. A plan is a state machine
+//! ([`Machine`]: what to do with each reply) inside a [`MachinePlan`], which keeps the pending
+//! step so `current_step()` can repeat it, refuses replies once the plan is finished, and
+//! remembers the error that ended it. Constructors
 //! compute the machine's first step themselves, so no plan exists without one.
 //!
 //! Composite plans (a batch, a lease acquisition) run other plans as steps of their own with
@@ -35,12 +36,12 @@ enum Pending<T> {
 
 /// A [`Machine`] driven as a [`Plan`].
 #[derive(Debug, Clone)]
-pub struct Driver<M: Machine> {
+pub struct MachinePlan<M: Machine> {
     machine: M,
     pending: Pending<M::Output>,
 }
 
-impl<M: Machine> Driver<M> {
+impl<M: Machine> MachinePlan<M> {
     /// The plan of `machine`, whose first step (or the error that ends it at once) is `first`.
     pub(crate) fn begin(machine: M, first: Result<Step<M::Output>, SeqError>) -> Self {
         let pending = match first {
@@ -68,10 +69,10 @@ impl<M: Machine> Driver<M> {
     }
 }
 
-impl<M: Machine> Plan for Driver<M> {
+impl<M: Machine> Plan for MachinePlan<M> {
     type Output = M::Output;
 
-    fn start(&self) -> Result<Step<M::Output>, SeqError> {
+    fn current_step(&self) -> Result<Step<M::Output>, SeqError> {
         match &self.pending {
             Pending::Waiting(command) => Ok(Step::Command(command.clone())),
             Pending::Done(output) => Ok(Step::Done(output.clone())),
@@ -111,7 +112,7 @@ pub(crate) fn launch<P: Plan>(
     park: impl FnOnce(Box<P>),
 ) -> Result<Step<P::Output>, SeqError> {
     notes.extend(plan.drain_notes());
-    let step = plan.start()?;
+    let step = plan.current_step()?;
     if matches!(step, Step::Command(_)) {
         park(Box::new(plan));
     }

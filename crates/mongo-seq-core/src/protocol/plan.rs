@@ -2,7 +2,7 @@
 //! identical for every plan:
 //!
 //! ```text
-//! let mut step = plan.start()?;
+//! let mut step = plan.current_step()?;
 //! while let Step::Command(command) = step {
 //!     let reply = execute(command);          // the driver call, see Command's docs
 //!     step = plan.feed(reply)?;
@@ -30,12 +30,12 @@ pub enum Step<T> {
 /// A multi-step operation driven by the caller (see the module docs for the loop).
 pub trait Plan {
     type Output;
-    /// The pending step: the first command before any reply, the result once done, or the
-    /// error that ended the plan.
-    fn start(&self) -> Result<Step<Self::Output>, SeqError>;
+    /// The plan's current step, as often as asked: the command waiting for its reply (the
+    /// first one before any reply), the result once done, or the error that ended the plan.
+    fn current_step(&self) -> Result<Step<Self::Output>, SeqError>;
     /// Feeds the reply to the last command and returns the next step.
     fn feed(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError>;
-    /// The command waiting for its reply, borrowed (what `start()` gives as a copy), for shells
+    /// The command waiting for its reply, borrowed (what `current_step()` gives as a copy), for shells
     /// that only serialize it; `None` when done or failed, or when the plan cannot lend it.
     fn pending_command(&self) -> Option<&Command> {
         None
