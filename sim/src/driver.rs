@@ -266,6 +266,7 @@ impl Client {
                     code: code::SHUTDOWN_IN_PROGRESS,
                     name: "ShutdownInProgress",
                     message: "the server is shutting down (injected)".into(),
+                    key_pattern: None,
                 }));
             }
             Some(WireFault::NonRetryableBefore) => {
@@ -276,6 +277,7 @@ impl Client {
                     code: code::OPERATION_FAILED,
                     name: "OperationFailed",
                     message: "operation failed (injected)".into(),
+                    key_pattern: None,
                 }));
             }
             _ => {}
@@ -358,6 +360,7 @@ impl Client {
                                     code: code::INTERRUPTED_DUE_TO_REPL_STATE_CHANGE,
                                     name: "InterruptedDueToReplStateChange",
                                     message: "operation was interrupted".into(),
+                                    key_pattern: None,
                                 })
                             } else {
                                 DriverError::Network
@@ -375,6 +378,7 @@ impl Client {
                                         code: code::WRITE_CONCERN_FAILED,
                                         name: "WriteConcernFailed",
                                         message: "waiting for replication timed out".into(),
+                                        key_pattern: None,
                                     },
                                     response: executed.response,
                                 });

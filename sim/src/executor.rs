@@ -1,8 +1,9 @@
 //! Runs the core's commands against the model — what `js/src/execute.js` does with the Node
 //! driver and the sidecar's `connection.rs` with the Rust driver: map the command to the
 //! server's command, send it through the simulated driver, and turn the answer into the reply
-//! the plan expects (a duplicate key is a reply; any other error ends the plan). The loop
-//! plan → command → reply is [`run_plan`], the same loop as `js/src/run-plan.js`.
+//! the plan expects (a duplicate key is a reply unless the core says it is the caller's own; any
+//! other error ends the plan). The loop plan → command → reply is [`run_plan`], the same loop as
+//! `js/src/run-plan.js`.
 
 use bson::{Bson, Document};
 use mongo_seq_core::{
@@ -110,26 +111,15 @@ fn with_fields(document: Option<&Document>, fields: &Value) -> Result<Document, 
     Ok(document)
 }
 
-/// The fields of the unique index a duplicate-key error names (`index: <name>` in its message).
-fn duplicate_index_fields(client: &Client, ns: &str, message: &str) -> Vec<String> {
-    let name = message
-        .split("index: ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_default();
-    if name == "_id_" {
-        return vec!["_id".to_owned()];
-    }
-    client.world.with(|w| {
-        w.cluster
-            .primary()
-            .and_then(|p| w.cluster.node(p).data.collection(ns))
-            .and_then(|c| {
-                c.indexes()
-                    .find(|i| i.name == name)
-                    .map(|i| i.keys.iter().map(|(k, _)| k.clone()).collect())
-            })
-            .unwrap_or_default()
+/// A duplicate-key error's key pattern as the server sends it (`{field: 1, …}`).
+fn key_pattern(fields: Option<&Vec<String>>) -> Option<Value> {
+    fields.map(|fields| {
+        Value::Object(
+            fields
+                .iter()
+                .map(|field| (field.clone(), Value::from(1)))
+                .collect(),
+        )
     })
 }
 
@@ -322,26 +312,19 @@ pub async fn execute(
         _ => Vec::new(),
     };
     let result = client.run(&db, operation, read, write).await;
-    // A duplicate key on an index without the field the plan renumbers is the caller's error.
-    let duplicate_is_reply = |message: &str| match command {
-        Command::InsertDocument {
-            duplicate_key_on: Some(field),
-            ..
+    // A duplicate key is the plan's reply unless the core says it is the caller's own error.
+    let duplicate = |code: i32, message: &str, fields: Option<&Vec<String>>| {
+        if code != code::DUPLICATE_KEY {
+            return None;
         }
-        | Command::InsertDocuments {
-            duplicate_key_on: field,
-            ..
-        } => duplicate_index_fields(client, &ns, message)
-            .iter()
-            .any(|f| f == field),
-        _ => true,
+        command.duplicate_key_reply(Some(message), key_pattern(fields).as_ref())
     };
-    let reply = match (command, result) {
-        (_, Err(DriverError::Server(e)))
-            if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) =>
-        {
-            Reply::DuplicateKey
+    if let Err(DriverError::Server(e)) = &result {
+        if let Some(reply) = duplicate(e.code, &e.message, e.key_pattern.as_ref()) {
+            return Ok(reply);
         }
+    }
+    let reply = match (command, result) {
         (
             Command::Update { .. } | Command::UpdateMany { .. },
             Err(DriverError::WriteConcern { error, response }),
@@ -384,10 +367,10 @@ pub async fn execute(
                 }
                 Reply::Inserted
             }
-            Some(e) if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) => {
-                Reply::DuplicateKey
-            }
-            Some(e) => return Err(write_error(e)),
+            Some(e) => match duplicate(e.code, &e.message, e.key_pattern.as_ref()) {
+                Some(reply) => reply,
+                None => return Err(write_error(e)),
+            },
         },
         (
             Command::InsertDocuments { first, .. },
@@ -409,7 +392,7 @@ pub async fn execute(
                 }
             }
             match write_errors.first() {
-                Some(e) if !(e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message)) => {
+                Some(e) if duplicate(e.code, &e.message, e.key_pattern.as_ref()).is_none() => {
                     return Err(write_error(e))
                 }
                 _ => Reply::WriteResult(write_result(Response::Write {
@@ -438,6 +421,7 @@ fn write_error(e: &crate::model::WriteError) -> PlanError {
         code: e.code,
         name: "WriteError",
         message: e.message.clone(),
+        key_pattern: e.key_pattern.clone(),
     }))
 }
 

@@ -129,7 +129,6 @@ pub use protocol::command::{
     Collection, Command, FindOptions, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
 pub use protocol::concern::{ReadConcern, WriteConcern};
-pub use protocol::duplicate_key::DuplicateKeyError;
 pub use protocol::machine::{Machine, MachinePlan};
 pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};

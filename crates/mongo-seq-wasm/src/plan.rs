@@ -25,8 +25,8 @@ enum ErasedStep {
 trait ErasedPlan {
     fn step_erased(&self) -> Result<ErasedStep, SeqError>;
     fn feed_erased(&mut self, reply: Reply) -> Result<ErasedStep, SeqError>;
-    /// The command the plan waits for, as text, serialized where it is kept (no copy).
-    fn pending_text(&self) -> Option<String>;
+    /// The command the plan waits for, borrowed where it is kept (no copy).
+    fn pending(&self) -> Option<&Command>;
 }
 
 impl<P> ErasedPlan for P
@@ -42,8 +42,8 @@ where
         self.feed(reply).map(erase)
     }
 
-    fn pending_text(&self) -> Option<String> {
-        self.pending_command().map(text_of)
+    fn pending(&self) -> Option<&Command> {
+        self.pending_command()
     }
 }
 
@@ -119,8 +119,8 @@ impl JsPlan {
     /// done (`start()` then gives `{ done }`); throws the error that ended it.
     #[wasm_bindgen(js_name = commandJson)]
     pub fn command_json(&self) -> Result<Option<String>, JsValue> {
-        match self.0.pending_text() {
-            Some(text) => Ok(Some(text)),
+        match self.0.pending() {
+            Some(command) => Ok(Some(text_of(command))),
             None => Ok(self.0.step_erased().js()?.command_text()),
         }
     }
@@ -144,5 +144,31 @@ impl JsPlan {
         })?;
         let reply = Reply::from_json(&raw).js()?;
         Ok(self.0.feed_erased(reply).js()?.command_text())
+    }
+
+    /// Whether the plan handles a duplicate-key error (11000) its pending command got, from
+    /// what the server said about the index (`errmsg`; `keyPattern` when the server sent one):
+    /// then feed it the `duplicateKey` reply (`insertDocuments`: the write result). `false`:
+    /// the error is the caller's own (a unique index of the application's that does not hold
+    /// the field the command numbers): throw the driver's error as it is.
+    #[wasm_bindgen(js_name = handlesDuplicateKey)]
+    pub fn handles_duplicate_key(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] errmsg: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | undefined")]
+        key_pattern: JsValue,
+    ) -> Result<bool, JsValue> {
+        let errmsg = args::optional_string("errmsg", &errmsg)?;
+        let key_pattern = args::document("keyPattern", &key_pattern)?;
+        let handles = |command: &Command| {
+            command.plan_handles_duplicate_key(errmsg.as_deref(), key_pattern.as_ref())
+        };
+        Ok(match self.0.pending() {
+            Some(command) => handles(command),
+            None => match self.0.step_erased().js()? {
+                ErasedStep::Command(command) => handles(&command),
+                ErasedStep::Done(_) => false,
+            },
+        })
     }
 }

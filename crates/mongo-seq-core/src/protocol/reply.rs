@@ -32,7 +32,8 @@ pub enum Reply {
     /// the `index` name, as this variant serializes);
     /// [`Reply::duplicate_key`] tells the two apart. Plans never see it: where a command's
     /// duplicate key can only mean `_id` (`findOneAndUpdate`, `insertOne`) it ends the plan with
-    /// `UNIQUE_INDEX_CONFLICT`, elsewhere it is a `DuplicateKey` (see `driver`).
+    /// `UNIQUE_INDEX_CONFLICT`, elsewhere it is a `DuplicateKey` (see
+    /// [`crate::protocol::duplicate_key`]).
     #[serde(rename = "duplicateKey")]
     DuplicateKeyOn { index: String },
     /// A `find` or `aggregate` returned these documents (every batch, in order).
