@@ -28,31 +28,6 @@ use crate::sequence::limits::MAX_BLOCK;
 use crate::sequence::name::validate_name;
 use crate::sequence::scope::{self, MAX_SCOPE_FIELDS};
 
-const KNOWN_KEYS: [&str; 10] = [
-    "name",
-    "start",
-    "step",
-    "min",
-    "max",
-    "block",
-    "refillAhead",
-    "scope",
-    "format",
-    "counterField",
-];
-
-/// The options a trigger (the sidecar's `[[trigger]]`) may set: all but `name` (the trigger
-/// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
-pub const TRIGGER_KEYS: [&str; 7] = [
-    "start",
-    "step",
-    "min",
-    "max",
-    "scope",
-    "format",
-    "counterField",
-];
-
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +70,33 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 }
 
 impl SequenceSpec {
+    /// Every option key, in the order of the table above: the one list of them (the Wasm
+    /// exports it as `optionKeys()`, for the mongoose plugin).
+    pub const KEYS: [&'static str; 10] = [
+        "name",
+        "start",
+        "step",
+        "min",
+        "max",
+        "block",
+        "refillAhead",
+        "scope",
+        "format",
+        "counterField",
+    ];
+
+    /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
+    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
+    const NOT_FOR_TRIGGERS: [&'static str; 3] = ["name", "block", "refillAhead"];
+
+    /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block` and
+    /// `refillAhead`.
+    pub fn trigger_keys() -> impl Iterator<Item = &'static str> {
+        Self::KEYS
+            .into_iter()
+            .filter(|key| !Self::NOT_FOR_TRIGGERS.contains(key))
+    }
+
     /// Validates raw options. Checks, in order: object shape, unknown keys, each key's type
     /// and value, then cross-field rules (bounds, start, block × step).
     pub fn parse(raw: &Value) -> Result<Self, SeqError> {
@@ -107,10 +109,10 @@ impl SequenceSpec {
                 ))
             }
         };
-        if let Some(key) = map.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+        if let Some(key) = map.keys().find(|k| !Self::KEYS.contains(&k.as_str())) {
             return Err(SeqError::UnknownOption {
                 key: key.clone(),
-                known: KNOWN_KEYS.join(", "),
+                known: Self::KEYS.join(", "),
             });
         }
 
@@ -233,13 +235,16 @@ impl SequenceSpec {
     }
 
     /// Validates a trigger's sequence options: `keys` as written (raw values, e.g. TOML turned
-    /// into JSON), among [`TRIGGER_KEYS`], for the sequence `name`. Same rules and messages as
+    /// into JSON), among [`SequenceSpec::trigger_keys`], for the sequence `name`. Same rules and messages as
     /// [`SequenceSpec::parse`]; [`SeqError::option_name`] tells which key an error is about.
     pub fn parse_trigger(name: &str, keys: &Map<String, Value>) -> Result<Self, SeqError> {
-        if let Some(key) = keys.keys().find(|k| !TRIGGER_KEYS.contains(&k.as_str())) {
+        if let Some(key) = keys
+            .keys()
+            .find(|k| !Self::trigger_keys().any(|known| known == k.as_str()))
+        {
             return Err(SeqError::UnknownOption {
                 key: key.clone(),
-                known: TRIGGER_KEYS.join(", "),
+                known: Self::trigger_keys().collect::<Vec<_>>().join(", "),
             });
         }
         let mut options = keys.clone();
@@ -474,6 +479,22 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_the_normalized_options_keys() {
+        let spec = SequenceSpec::parse(&json!({"name": "orders"})).expect("valid");
+        let normalized = serde_json::to_value(&spec).expect("serializable");
+        let mut keys: Vec<&str> = normalized
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut known = SequenceSpec::KEYS.to_vec();
+        keys.sort_unstable();
+        known.sort_unstable();
+        assert_eq!(keys, known);
+    }
+
+    #[test]
     fn defaults_and_round_trip() {
         let spec = SequenceSpec::parse(&json!({"name": "orders"})).expect("valid");
         assert_eq!((spec.start(), spec.step(), spec.block()), (1, 1, 1));
@@ -517,6 +538,10 @@ mod tests {
 
     #[test]
     fn trigger_keys() {
+        assert_eq!(
+            SequenceSpec::trigger_keys().collect::<Vec<_>>().join(", "),
+            "start, step, min, max, scope, format, counterField"
+        );
         let keys = |v: Value| v.as_object().cloned().unwrap();
         let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
         assert_eq!(spec.map(|s| (s.step(), s.block())), Ok((10, 1)));
