@@ -5,7 +5,6 @@
 mod args;
 mod block;
 mod convert;
-mod counter;
 mod error;
 mod plan;
 mod spec;
