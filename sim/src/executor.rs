@@ -11,7 +11,7 @@ use mongo_seq_core::{
 };
 use serde_json::Value;
 
-use crate::driver::{Client, DriverError};
+use crate::client::{Client, DriverError};
 use crate::invariants::integer;
 use crate::model::error::code;
 use crate::model::{IndexSpec, Operation, ReadLevel, Response, ServerError, Statement};
@@ -329,7 +329,7 @@ pub async fn execute(
             Command::Update { .. } | Command::UpdateMany { .. },
             Err(DriverError::WriteConcern { error, response }),
         ) => {
-            let mut result = write_result(response);
+            let mut result = write_result(*response);
             result.write_concern_error = Some(WriteConcernError {
                 code: i64::from(error.code),
                 errmsg: error.message,

@@ -15,7 +15,9 @@ use crate::convert::json_to_js;
 use crate::error::{to_js_error, IntoJsResult};
 
 /// A step with the plan's output already as JSON text: what every method of [`JsPlan`] needs,
-/// so only [`ErasedPlan`]'s two methods exist once per plan type.
+/// so only [`ErasedPlan`]'s few methods exist once per plan type.
+// Handed over, not kept (as the core's `Step`): boxing the command would allocate per command.
+#[allow(clippy::large_enum_variant)]
 enum ErasedStep {
     Command(Command),
     Done(String),

@@ -22,8 +22,8 @@ use crate::sequence::options::SequenceSpec;
 #[derive(Debug, Clone)]
 enum Phase {
     Find,
-    Seed(SeedFromMax),
-    Current(CurrentValue),
+    Seed(Box<SeedFromMax>),
+    Current(Box<CurrentValue>),
 }
 
 /// The seed-from-collection plan; its output is the counter state afterwards.
@@ -73,12 +73,12 @@ impl Machine for SeedFromCollectionMachine {
                         let found = read_found(&document, &self.field)?;
                         let plan = SeedFromMax::new(&self.spec, &self.counter_id, found)?;
                         let first = plan.current_step()?;
-                        (Phase::Seed(plan), first)
+                        (Phase::Seed(Box::new(plan)), first)
                     }
                     Reply::None => {
                         let plan = CurrentValue::new(&self.spec, &self.counter_id)?;
                         let first = plan.current_step()?;
-                        (Phase::Current(plan), first)
+                        (Phase::Current(Box::new(plan)), first)
                     }
                     other => return Err(unexpected(&other, "findOne")),
                 };

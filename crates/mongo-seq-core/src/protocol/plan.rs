@@ -22,6 +22,9 @@ use crate::protocol::reply::Reply;
 /// `{"command": {…}}` or `{"done": …}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+// A step is handed over once per round trip and not kept (a plan keeps its pending command, not
+// the step): boxing the command would cost an allocation per command for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Step<T> {
     Command(Command),
     Done(T),

@@ -39,7 +39,7 @@ pub enum DriverError {
     /// Applied, but the write concern was not satisfied (`writeConcernError`).
     WriteConcern {
         error: ServerError,
-        response: Response,
+        response: Box<Response>,
     },
     /// No primary was found in time.
     ServerSelection,
@@ -380,7 +380,7 @@ impl Client {
                                         message: "waiting for replication timed out".into(),
                                         key_pattern: None,
                                     },
-                                    response: executed.response,
+                                    response: Box::new(executed.response),
                                 });
                             }
                             self.world.pause(1, 5).await;
