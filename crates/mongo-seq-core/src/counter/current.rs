@@ -7,8 +7,8 @@ use crate::counter::document::read_counter;
 use crate::error::SeqError;
 use crate::protocol::command::{id_filter, Collection, Command};
 use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::{unexpected, Step};
-use crate::protocol::reply::Reply;
+use crate::protocol::plan::Step;
+use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
 /// Where a counter stands: the last number issued (`null` when the counter does not exist)

@@ -17,8 +17,8 @@ use crate::protocol::command::{
     id_filter, operator, Collection, Command, ReturnDocument, UpdateOptions,
 };
 use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::{unexpected, Retries, Step};
-use crate::protocol::reply::Reply;
+use crate::protocol::plan::{Retries, Step};
+use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
 /// The seedFromMax plan; its output is the counter state afterwards.

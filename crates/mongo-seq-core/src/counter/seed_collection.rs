@@ -15,8 +15,8 @@ use crate::counter::largest::{largest_number_query, read_found};
 use crate::counter::seed::SeedFromMax;
 use crate::error::SeqError;
 use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::{unexpected, Plan, Step};
-use crate::protocol::reply::Reply;
+use crate::protocol::plan::{Plan, Step};
+use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
 #[derive(Debug, Clone)]

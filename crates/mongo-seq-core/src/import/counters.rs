@@ -37,8 +37,8 @@ use crate::import::request::{CounterSource, ImportRequest};
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
-use crate::protocol::plan::{unexpected, Step};
-use crate::protocol::reply::Reply;
+use crate::protocol::plan::Step;
+use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
 /// What the import did (or, in a dry run, would do) to one counter.

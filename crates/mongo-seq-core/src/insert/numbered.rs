@@ -27,8 +27,8 @@ use crate::error::SeqError;
 use crate::insert::fields::check_insert_fields;
 use crate::protocol::command::{Collection, Command};
 use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::{unexpected, Step, MAX_RETRIES};
-use crate::protocol::reply::{Reply, DUPLICATE_KEY};
+use crate::protocol::plan::{Step, MAX_RETRIES};
+use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
 use crate::sequence::limits::MAX_COUNT;
 use crate::sequence::options::SequenceSpec;
 

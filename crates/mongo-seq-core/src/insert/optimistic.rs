@@ -21,8 +21,8 @@ use crate::insert::backoff::Backoff;
 use crate::insert::fields::check_insert_fields;
 use crate::protocol::command::{Collection, Command};
 use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::{unexpected, Step};
-use crate::protocol::reply::Reply;
+use crate::protocol::plan::Step;
+use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
 /// Inserts tried before `TOO_MANY_RETRIES`, unless the caller sets `maxAttempts`.

@@ -36,8 +36,8 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::{unexpected, Retries, Step};
-use crate::protocol::reply::Reply;
+use crate::protocol::plan::{Retries, Step};
+use crate::protocol::reply::{unexpected, Reply};
 
 /// What the caller wants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

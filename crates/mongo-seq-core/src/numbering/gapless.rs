@@ -56,8 +56,8 @@ use crate::protocol::command::{
 };
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
-use crate::protocol::plan::{unexpected, Step};
-use crate::protocol::reply::{Reply, DUPLICATE_KEY};
+use crate::protocol::plan::Step;
+use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
 
 /// How many times a completion writes and looks again before giving up (each round settles
 /// what the previous one could not: a deletion, a number taken by another document).

@@ -46,8 +46,8 @@ use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
 use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::{unexpected, Retries, Step};
-use crate::protocol::reply::Reply;
+use crate::protocol::plan::{Retries, Step};
+use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
 /// A pending intent as stored in a counter document.

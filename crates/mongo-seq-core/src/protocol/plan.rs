@@ -84,10 +84,3 @@ impl Retries {
         Ok(())
     }
 }
-
-pub(crate) fn unexpected(reply: &Reply, command: &str) -> SeqError {
-    SeqError::unexpected_reply(format!(
-        "`{}` is not a valid reply to {command}",
-        reply.name()
-    ))
-}

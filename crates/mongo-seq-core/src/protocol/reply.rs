@@ -7,7 +7,6 @@ use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::protocol::plan::unexpected;
 
 /// The outcome of a command, as fed back to a plan. Serialized with a `kind` tag:
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
@@ -331,6 +330,14 @@ fn errmsg_of(error: &Map<String, Value>) -> String {
         Some(Value::String(message)) => ejson::truncate_to(message, 1000),
         _ => String::new(),
     }
+}
+
+/// The error for a reply that is not one `command` can get.
+pub(crate) fn unexpected(reply: &Reply, command: &str) -> SeqError {
+    SeqError::unexpected_reply(format!(
+        "`{}` is not a valid reply to {command}",
+        reply.name()
+    ))
 }
 
 impl TryFrom<Value> for Reply {
