@@ -60,6 +60,11 @@ pub fn to_document(value: &Value) -> Result<Document, SeqError> {
     }
 }
 
+/// [`to_document`] of a value that may be absent.
+fn optional_document(value: Option<&Value>) -> Result<Option<Document>, SeqError> {
+    value.map(to_document).transpose()
+}
+
 /// A BSON document as canonical Extended JSON (what the core reads).
 pub fn to_json(document: &Document) -> Value {
     Bson::Document(document.clone()).into_canonical_extjson()
@@ -152,16 +157,8 @@ pub async fn execute(
         } => Operation::Find {
             collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
-            projection: options
-                .as_ref()
-                .map(|o| to_document(&o.projection))
-                .transpose()
-                .map_err(core)?,
-            sort: options
-                .as_ref()
-                .map(|o| to_document(&o.sort))
-                .transpose()
-                .map_err(core)?,
+            projection: optional_document(options.as_ref().map(|o| &o.projection)).map_err(core)?,
+            sort: optional_document(options.as_ref().map(|o| &o.sort)).map_err(core)?,
             limit: Some(1),
         },
         Command::InsertOne {
@@ -205,18 +202,8 @@ pub async fn execute(
         } => Operation::Find {
             collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
-            projection: options
-                .projection
-                .as_ref()
-                .map(to_document)
-                .transpose()
-                .map_err(core)?,
-            sort: options
-                .sort
-                .as_ref()
-                .map(to_document)
-                .transpose()
-                .map_err(core)?,
+            projection: optional_document(options.projection.as_ref()).map_err(core)?,
+            sort: optional_document(options.sort.as_ref()).map_err(core)?,
             limit: options.limit,
         },
         Command::Update {
@@ -285,11 +272,7 @@ pub async fn execute(
                     })
                     .collect(),
                 unique: *unique,
-                partial: partial_filter_expression
-                    .as_ref()
-                    .map(to_document)
-                    .transpose()
-                    .map_err(core)?,
+                partial: optional_document(partial_filter_expression.as_ref()).map_err(core)?,
             },
         },
         Command::Wait { min_ms, max_ms } => {
