@@ -19,7 +19,8 @@
 //!                                   does not hold it               - : the caller's error
 //! findOneAndUpdate, insertOne       `_id`'s, or unknown            retries (a lost race)
 //!                                   another one                    UNIQUE_INDEX_CONFLICT
-//! any other command                 any                            duplicateKey
+//! any other command (the optimistic  any                            duplicateKey
+//! insert loop's, createIndex, …)
 //! ```
 
 use serde_json::Value;
@@ -121,7 +122,8 @@ impl Reply {
     /// The reply to a duplicate-key error (11000), from what the server said about it: the
     /// index named by its `keyPattern`, else by its message (`… index: <name> dup key: …`).
     /// [`Reply::DuplicateKey`] when that is `_id`'s index or neither names one;
-    /// [`Reply::DuplicateKeyOn`] otherwise. Every executor builds its reply with this.
+    /// [`Reply::DuplicateKeyOn`] otherwise. How a `duplicateKey` reply with `errmsg` and
+    /// `keyPattern` (the JS package's) reads; [`Command::duplicate_key_reply`] uses it too.
     pub fn duplicate_key(errmsg: Option<&str>, key_pattern: Option<&Value>) -> Self {
         let named = errmsg.and_then(|message| {
             let (_, rest) = message.split_once("index: ")?;
