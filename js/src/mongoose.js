@@ -8,9 +8,9 @@
 import { Sequences, core } from "./index.js";
 import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument } from "./errors.js";
 
-/** The plugin's own options; the rest are the sequence's (validated by the core). */
+/** The plugin's own options; the rest are the sequence's (the core's keys but `name`, which is `sequence`). */
 const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters"];
-const SEQUENCE_KEYS = ["start", "step", "min", "max", "block", "refillAhead", "scope", "format", "counterField"];
+const SEQUENCE_KEYS = core.optionKeys().filter((key) => key !== "name");
 /** The statics every numbered schema gets. */
 const STATICS = ["sequence", "setNext", "current", "seedFromMax"];
 

@@ -25,6 +25,7 @@ export const core = Object.freeze({
   importRequest: bindings.importRequest,
   importCounters: bindings.importCounters,
   errorCodes: bindings.errorCodes,
+  optionKeys: bindings.optionKeys,
   maxRetries: bindings.maxRetries,
   version: bindings.version,
 });

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import mongoose8 from "mongoose";
 import mongoose9 from "mongoose9";
 import { sequencePlugin } from "mongo-seq/mongoose";
-import { isMongoSeqError } from "mongo-seq";
+import { core, isMongoSeqError } from "mongo-seq";
 import { startMongo, uniqueDbName, countCommands } from "../../tests/harness/mongo.mjs";
 import { runTogether } from "../../tests/harness/processes.mjs";
 import { LEAKS } from "./support.mjs";
@@ -199,6 +199,10 @@ for (const [label, mongoose] of [
       refused({ field: "n", block: 0 }, "INVALID_OPTION", /`block`/);
       refused({ field: "n", step: 0 }, "INVALID_STEP", /step/);
       refused({ field: "n", colour: "red" }, "UNKNOWN_OPTION", /colour/);
+      // The plugin's own options and every sequence option the core knows but `name` (its `sequence`).
+      const known = ["field", "sequence", "formatField", "counters", ...core.optionKeys().filter((key) => key !== "name")];
+      assert.deepEqual(core.optionKeys().slice(0, 3), ["name", "start", "step"]);
+      refused({ field: "n", colour: "red" }, "UNKNOWN_OPTION", new RegExp(`\\(known options: ${known.join(", ")}\\)$`));
       refused({ field: "n", format: "X{seq}" }, "INVALID_OPTION", /formatField/);
       refused({ field: "n", formatField: "ref" }, "INVALID_OPTION", /^invalid option `format`: is required with `formatField`/);
       refused({ field: "n", sequence: "a/b" }, "INVALID_NAME", /a\/b/);

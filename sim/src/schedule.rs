@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::client::{Client, ClientOptions};
 use crate::clients::{self, JsProcess};
-use crate::driver::{Client, ClientOptions};
 use crate::invariants::{check_counters, check_unique_numbers, integer};
 use crate::model::ReadLevel;
 use crate::mutants::Mutant;
@@ -138,7 +138,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
             tasks.push(tokio::spawn(triggers::writer(
                 world.clone(),
                 format!("writer{index}"),
-                options.clone(),
+                *options,
             )));
         }
         // It stops at quiescence, not awaited.
@@ -199,7 +199,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     }
 
     let counters = clients::counter_values(&world);
-    let mut violations = world.with(|w| check_counters(&w.ledger, &counters));
+    let mut violations = world.with(|w| check_counters(&w.issued, &counters));
     violations.extend(check_unique_numbers(
         clients::NUMBERED,
         clients::numbered_documents(&world).iter().filter_map(|d| {
@@ -232,6 +232,6 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         violations: w.violations.clone(),
         fingerprint: w.trace.fingerprint,
         trace: w.trace.lines().to_vec(),
-        summary: format!("{summary}; {} numbers handed out", w.ledger.count()),
+        summary: format!("{summary}; {} numbers handed out", w.issued.count()),
     })
 }

@@ -17,7 +17,7 @@ use mongo_seq::mongo::{EventBatch, EventStream, InsertEvent, Mongo, ResumeToken,
 use mongo_seq_core::{Collection, Command, Reply, SeqError};
 use serde_json::Value;
 
-use crate::driver::{Client, ClientOptions, DriverError};
+use crate::client::{Client, ClientOptions, DriverError};
 use crate::executor::{execute, to_document, to_json, PlanError, Target};
 use crate::model::error::code;
 use crate::model::stream::{self, Position};

@@ -1,4 +1,4 @@
-//! One simulated world: the replica set, the seed's random stream, the trace, the ledger of
+//! One simulated world: the replica set, the seed's random stream, the trace, the record of
 //! numbers handed out, and the environment task that replicates and injects the replica set's
 //! faults (failovers with rollback, crashes, oplog truncation) at times the seed chooses.
 //!
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::invariants::Ledger;
+use crate::invariants::Issued;
 use crate::model::Cluster;
 use crate::mutants::Mutant;
 use crate::rng::SimRng;
@@ -70,7 +70,7 @@ pub struct Inner {
     pub trace: Trace,
     pub config: Config,
     pub faults: BTreeMap<&'static str, u64>,
-    pub ledger: Ledger,
+    pub issued: Issued,
     pub violations: Vec<String>,
     /// Change-stream invalidations the sidecars' streams delivered.
     pub invalidations_seen: u64,
@@ -100,7 +100,7 @@ impl World {
             trace: Trace::new(trace),
             config,
             faults: BTreeMap::new(),
-            ledger: Ledger::default(),
+            issued: Issued::default(),
             violations: Vec::new(),
             invalidations_seen: 0,
             backfill_scans: std::collections::HashMap::new(),

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use mongo_seq_core::intent::Intent;
+use mongo_seq_core::Intent;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
     AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
@@ -94,7 +94,7 @@ where
 {
     let mut plan = plan?;
     trace.notes.extend(plan.drain_notes());
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     for (index, expected) in steps.iter().enumerate() {
         let command = match &step {
             Ok(Step::Command(command)) => to_json(command),
@@ -129,7 +129,7 @@ where
         }
     }
     // A finished plan reports the same result again and refuses further replies.
-    let replay = plan.start().map(|s| to_json(StepView::from(&s)));
+    let replay = plan.current_step().map(|s| to_json(StepView::from(&s)));
     let first = step
         .as_ref()
         .map(|s| to_json(StepView::from(s)))
@@ -137,7 +137,7 @@ where
     if replay.as_ref().map_err(SeqError::code) != first.as_ref().map_err(SeqError::code) {
         trace
             .problems
-            .push("start() after the last feed does not repeat the outcome".to_owned());
+            .push("current_step() after the last feed does not repeat the outcome".to_owned());
     }
     match step {
         Ok(Step::Done(output)) => {
@@ -238,7 +238,7 @@ fn opened(refill: Option<Refill>, open: &mut Option<(u64, Reservation)>) -> Outc
     let Some(refill) = refill else {
         return Ok(Value::Null);
     };
-    let step = refill_step(refill.plan.start()).map(|(view, _)| view);
+    let step = refill_step(refill.plan.current_step()).map(|(view, _)| view);
     *open = Some((refill.id, refill.plan));
     step
 }

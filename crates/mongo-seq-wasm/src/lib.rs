@@ -5,7 +5,6 @@
 mod args;
 mod block;
 mod convert;
-mod counter;
 mod error;
 mod plan;
 mod spec;
@@ -13,7 +12,7 @@ mod types;
 
 use mongo_seq_core::{
     audit, check_count, check_field_path, format_seq, ImportCounters, ImportRequest, SeqError,
-    MAX_RETRIES,
+    SequenceSpec, MAX_RETRIES,
 };
 use wasm_bindgen::prelude::*;
 
@@ -38,6 +37,15 @@ pub fn error_codes() -> js_sys::Array {
     SeqError::CODES
         .iter()
         .map(|code| JsValue::from_str(code))
+        .collect()
+}
+
+/// Every key of a sequence's options the core knows (`name` among them).
+#[wasm_bindgen(js_name = optionKeys, unchecked_return_type = "string[]")]
+pub fn option_keys() -> js_sys::Array {
+    SequenceSpec::KEYS
+        .iter()
+        .map(|key| JsValue::from_str(key))
         .collect()
 }
 

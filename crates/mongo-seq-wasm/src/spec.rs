@@ -7,8 +7,8 @@ use mongo_seq_core::{
 use wasm_bindgen::prelude::*;
 
 use crate::args;
+use crate::block::block_counter::JsBlockCounter;
 use crate::convert::to_js;
-use crate::counter::JsBlockCounter;
 use crate::error::{invalid_argument, IntoJsResult};
 use crate::plan::JsPlan;
 

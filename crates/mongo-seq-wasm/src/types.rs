@@ -158,7 +158,7 @@ export type Reply =
   | { kind: "document"; document: EjsonDocument }
   | { kind: "none" }
   | { kind: "inserted" }
-  | { kind: "duplicateKey" }
+  | { kind: "duplicateKey"; errmsg?: string; keyPattern?: Record<string, unknown>; index?: string }
   | { kind: "waited" }
   | { kind: "numbers"; values: Integer[] }
   | { kind: "writeResult"; n: number; nModified: number;

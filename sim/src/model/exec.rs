@@ -152,6 +152,8 @@ pub struct WriteError {
     pub index: u64,
     pub code: i32,
     pub message: String,
+    /// A duplicate key's: its unique index's key pattern (see [`ServerError::key_pattern`]).
+    pub key_pattern: Option<Vec<String>>,
 }
 
 /// The server's reply.
@@ -389,6 +391,7 @@ impl Writer<'_> {
                                 index: index as u64,
                                 code: error.code,
                                 message: error.message,
+                                key_pattern: error.key_pattern,
                             });
                             if *ordered {
                                 break;
@@ -434,6 +437,7 @@ impl Writer<'_> {
                             index: index as u64,
                             code: code::DUPLICATE_KEY,
                             message: "E11000 duplicate key error index: _id_".to_owned(),
+                            key_pattern: Some(vec!["_id".to_owned()]),
                         });
                         if *ordered {
                             break;
@@ -453,6 +457,7 @@ impl Writer<'_> {
                                 index: index as u64,
                                 code: error.code,
                                 message: error.message,
+                                key_pattern: error.key_pattern,
                             });
                             if *ordered {
                                 break;
@@ -570,13 +575,16 @@ impl Writer<'_> {
             .and_then(|c| document.get("_id").and_then(|id| c.record_of(id)))
             .is_some();
         if taken {
-            return Err(ModelError::duplicate_key(format!(
-                "E11000 duplicate key error index: _id_ dup key: {{ _id: {} }}",
-                document
-                    .get("_id")
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
-            )));
+            return Err(ModelError::duplicate_key(
+                format!(
+                    "E11000 duplicate key error index: _id_ dup key: {{ _id: {} }}",
+                    document
+                        .get("_id")
+                        .map(ToString::to_string)
+                        .unwrap_or_default()
+                ),
+                vec!["_id".to_owned()],
+            ));
         }
         Ok(())
     }
