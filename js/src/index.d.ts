@@ -142,7 +142,7 @@ export declare function importCounters(db: Db, options: ImportCountersOptions): 
 export declare function isMongoSeqError(error: unknown): error is import("./core.js").MongoSeqError;
 
 /** Codes raised by the JS layer itself (the core's: `core.errorCodes()`). */
-export declare const JS_ERROR_CODES: readonly ["WAIT_TIMEOUT", "SEQUENCE_CONFLICT"];
+export declare const JS_ERROR_CODES: readonly ["WAIT_TIMEOUT", "SEQUENCE_CONFLICT", "WASM_LOAD_FAILED"];
 
 /** The Wasm core: options, plans, allocator, formats, audit (for tools and tests). */
 export declare const core: typeof CoreModule;
