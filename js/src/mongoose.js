@@ -52,7 +52,8 @@ function checkPluginOptions(options) {
   const { field, sequence, formatField, counters = "counters", ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...SEQUENCE_KEYS]);
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
   if (sequence !== undefined && typeof sequence !== "string") throw invalidOption("sequence", `must be a sequence name, got ${describe(sequence)}`);
-  if (typeof counters !== "string" || counters === "") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
+  if (typeof counters !== "string") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
+  core.checkCollectionName("counters", counters);
   const hasFormat = rest.format !== undefined && rest.format !== null;
   if (hasFormat && formatField === undefined) {
     throw invalidOption("formatField", "is required with `format`: the path that receives the formatted id");
@@ -247,7 +248,7 @@ function sequencesOf(connection, counters) {
   if (byCounters === undefined) sequencesByConnection.set(connection, (byCounters = new Map()));
   let sequences = byCounters.get(counters);
   if (sequences === undefined) {
-    const db = { collection: (name) => connection.collection(name) };
+    const db = { collection: (name) => connection.collection(name), databaseName: typeof connection.name === "string" ? connection.name : undefined };
     sequences = new Sequences(db, { collection: counters, bson: connection.base?.mongo?.BSON });
     byCounters.set(counters, sequences);
   }

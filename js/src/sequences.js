@@ -24,9 +24,10 @@ export class Sequences {
   constructor(db, options) {
     if (typeof db?.collection !== "function") throw invalidArgument("db", `must be a mongodb Db, got ${describe(db)}`);
     const { collection = "counters", bson } = checkKnownKeys("Sequences options", options, ["collection", "bson"]);
-    if (typeof collection !== "string" || collection === "") {
-      throw invalidOption("collection", `must be a non-empty string, got ${describe(collection)}`);
-    }
+    if (typeof collection !== "string") throw invalidOption("collection", `must be a collection name (a string), got ${describe(collection)}`);
+    // The server's rules (`$`, NUL, `system.*`, the namespace's length), checked by the core
+    // before any command.
+    core.checkCollectionName("collection", collection, typeof db.databaseName === "string" ? db.databaseName : undefined);
     this.#codec = bsonCodec(bson);
     this.#counters = db.collection(collection);
   }

@@ -69,6 +69,7 @@ export const core = Object.freeze({
   rangeValues: bindings.rangeValues,
   checkCount: bindings.checkCount,
   checkFieldPath: bindings.checkFieldPath,
+  checkCollectionName: bindings.checkCollectionName,
   formatSeq: bindings.formatSeq,
   readInteger: bindings.readInteger,
   audit: bindings.audit,

@@ -145,7 +145,7 @@ impl Namespace {
             other => other.into(),
         };
         check_db_name(flags[0], db).map_err(named)?;
-        check_coll_name(flags[1], coll).map_err(named)?;
+        check_coll_name(flags[1], db, coll).map_err(named)?;
         Ok(Self {
             db: db.to_owned(),
             coll: coll.to_owned(),
@@ -680,7 +680,7 @@ fn lease_settings(
 fn validate_trigger(index: usize, t: RawTrigger) -> Result<TriggerSpec, ConfigError> {
     let key = |k: &str| format!("trigger[{index}].{k}");
     check_db_name(&key("database"), &t.database)?;
-    check_coll_name(&key("collection"), &t.collection)?;
+    check_coll_name(&key("collection"), &t.database, &t.collection)?;
     let ns = Namespace {
         db: t.database.clone(),
         coll: t.collection.clone(),
@@ -788,7 +788,7 @@ fn namespace(key: &str, value: &str, default_db: Option<&str>) -> Result<Namespa
         },
     };
     check_db_name(key, &db)?;
-    check_coll_name(key, &coll)?;
+    check_coll_name(key, &db, &coll)?;
     Ok(Namespace { db, coll })
 }
 
@@ -811,26 +811,15 @@ fn check_db_name(key: &str, name: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn check_coll_name(key: &str, name: &str) -> Result<(), ConfigError> {
-    if name.is_empty() || name.len() > 200 {
-        return Err(invalid(
-            key,
-            format!("collection name {name:?} must be 1..=200 bytes"),
-        ));
-    }
-    if name.contains('$')
-        || name.chars().any(char::is_control)
-        || name.starts_with("system.")
-        || name.starts_with('.')
-    {
-        return Err(invalid(
-            key,
-            format!(
-                "invalid collection name {name:?} (no `$`, no control characters, not system.*)"
-            ),
-        ));
-    }
-    Ok(())
+/// The core's collection-name rule (the package's `collection`/`counters` options use it too).
+fn check_coll_name(key: &str, db: &str, name: &str) -> Result<(), ConfigError> {
+    mongo_seq_core::name::check_collection_name(key, name, Some(db)).map_err(|error| {
+        let reason = match error {
+            SeqError::InvalidOption { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        invalid(key, format!("invalid collection name: {reason}"))
+    })
 }
 
 #[cfg(test)]

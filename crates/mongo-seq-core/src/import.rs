@@ -138,9 +138,8 @@ impl ImportRequest {
         let collection = |key: &str, default: &str| -> Result<String, SeqError> {
             match map.get(key) {
                 None | Some(Value::Null) => Ok(default.to_owned()),
-                Some(Value::String(name))
-                    if !name.is_empty() && !name.contains('\0') && !name.starts_with('$') =>
-                {
+                Some(Value::String(name)) => {
+                    crate::name::check_collection_name(key, name, None)?;
                     Ok(name.clone())
                 }
                 Some(other) => Err(invalid(
