@@ -124,7 +124,7 @@ pub use counter::{read_counter, CounterState, CurrentValue};
 pub use counter_id::{CounterKey, ScopeValue};
 pub use driver::{Driver, Machine};
 pub use error::{ErrorInfo, SeqError};
-pub use field::{check_field_path, check_insert_fields, check_number_field};
+pub use field::{check_document_fields, check_field_path, check_insert_fields, check_number_field};
 pub use format::{format_seq, FormatTemplate};
 pub use gapless::{
     CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,

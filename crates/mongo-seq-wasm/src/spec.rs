@@ -66,6 +66,20 @@ impl JsSequenceSpec {
         check_insert_fields(&self.0, &field, format_field.as_deref()).js()
     }
 
+    /// Checks where a document numbered in place (the mongoose plugin) gets its number and
+    /// formatted id: as `checkInsertFields`, but nested paths are allowed.
+    #[wasm_bindgen(js_name = checkDocumentFields)]
+    pub fn check_document_fields(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+    ) -> Result<(), JsValue> {
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        mongo_seq_core::check_document_fields(&self.0, &field, format_field.as_deref()).js()
+    }
+
     /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet? }`);
     /// done with a `ReservedRange`.
     pub fn reserve(
