@@ -100,6 +100,10 @@ export async function executeCommand(text, target) {
     }
     case "insertDocuments":
       return insertedMany(collection, command, target, write);
+    case "updateMany": {
+      const result = await collection.updateMany(command.filter, command.update, write);
+      return `{"kind":"writeResult","n":${result.matchedCount},"nModified":${result.modifiedCount}}`;
+    }
     case "take": {
       const values = await target.sequence.takeNumbers(command.counterId, Number(command.count));
       // join(): exact digits for numbers and BigInts alike.

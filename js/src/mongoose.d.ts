@@ -1,6 +1,6 @@
 // Type declarations of `mongo-seq/mongoose` (ESM and CJS entries share them).
 import type { Model, Schema } from "mongoose";
-import type { CounterState, Integer, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
+import type { CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
 
 /** Options of `schema.plugin(sequencePlugin, options)`: where the number goes, and the sequence's options. */
 export interface SequencePluginOptions extends SequenceOptions {
@@ -33,6 +33,8 @@ export interface SequenceStatics {
   setNext(next: Integer, options?: { field?: string; scope?: ScopeDocument; force?: boolean }): Promise<SetNextOutcome>;
   /** The last number reserved (null: no counter yet). */
   current(options?: { field?: string; scope?: ScopeDocument }): Promise<SequenceNumber | null>;
+  /** Every counter of the sequence (each scope) back to `start` (mongoose-sequence's `counterReset(id)`); RESET_REFUSED for counters a sidecar keeps unless `force`. */
+  resetAll(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
   /** Moves the counter past the largest number in the model's collection (never backwards). */
   seedFromMax(options?: { field?: string; scope?: ScopeDocument }): Promise<CounterState>;
 }

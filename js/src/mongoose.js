@@ -12,7 +12,7 @@ import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument } 
 const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters"];
 const SEQUENCE_KEYS = ["start", "step", "min", "max", "block", "refillAhead", "scope", "format", "counterField"];
 /** The statics every numbered schema gets. */
-const STATICS = ["sequence", "setNext", "current", "seedFromMax"];
+const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll"];
 
 /**
  * Numbers new documents of `schema` in `options.field`. Several calls number several fields.
@@ -206,6 +206,10 @@ function install(schema, fields) {
   schema.static("current", async function (options) {
     const { field, scope } = checkKnownKeys("current options", options, ["field", "scope"]);
     return sequenceOf(this, pick(fields, field)).current(scope);
+  });
+  schema.static("resetAll", async function (options) {
+    const { field, ...resetOptions } = checkKnownKeys("resetAll options", options, ["field", "force"]);
+    return sequenceOf(this, pick(fields, field)).resetAll(resetOptions);
   });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);

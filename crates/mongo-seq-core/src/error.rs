@@ -158,6 +158,15 @@ pub enum SeqError {
     /// collides on). Not a lost race: retrying cannot help. Nothing was written.
     #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): another tool's documents and index share this collection (mongoose-sequence's counters have a unique index on {{id, reference_value}}); give mongo-seq a {collection} collection of its own, or drop that index")]
     UniqueIndexConflict { collection: String, index: String },
+
+    /// `resetAll` found counters it may not set back without force (a gapless sequence's, one
+    /// with a pending intent, or one a sidecar trigger keeps when the mode is unknown).
+    #[error("sequence `{name}`: not reset: {reason}; nothing was written ({counters} counter(s) found; pass force to reset them anyway, after stopping whatever numbers from them)")]
+    ResetRefused {
+        name: String,
+        counters: u64,
+        reason: String,
+    },
 }
 
 fn fmt_epoch(epoch: Option<i64>) -> String {
@@ -205,6 +214,7 @@ impl SeqError {
             Self::WriteFailed { .. } => "WRITE_FAILED",
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
+            Self::ResetRefused { .. } => "RESET_REFUSED",
         }
     }
 
@@ -234,6 +244,7 @@ impl SeqError {
         "WRITE_FAILED",
         "WRITE_CONCERN_FAILED",
         "UNIQUE_INDEX_CONFLICT",
+        "RESET_REFUSED",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -326,6 +337,10 @@ impl SeqError {
             Self::UniqueIndexConflict { collection, index } => object([
                 ("collection", collection.as_str().into()),
                 ("index", index.as_str().into()),
+            ]),
+            Self::ResetRefused { name, counters, .. } => object([
+                ("name", name.as_str().into()),
+                ("counters", (*counters).into()),
             ]),
         };
         Some(details)

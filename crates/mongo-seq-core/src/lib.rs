@@ -101,6 +101,7 @@ pub mod optimistic;
 pub mod options;
 pub mod range;
 pub mod reservation;
+pub mod reset;
 pub mod scope;
 pub mod seed;
 pub mod seed_collection;
@@ -149,6 +150,7 @@ pub use optimistic::{
 pub use options::SequenceSpec;
 pub use range::ReservedRange;
 pub use reservation::{Reservation, ReserveRequest};
+pub use reset::{ResetOutcome, ResetSequence};
 pub use seed::SeedFromMax;
 pub use seed_collection::SeedFromCollection;
 pub use set_next::{SetNext, SetNextOutcome};

@@ -192,6 +192,26 @@ impl JsSequenceSpec {
             .map(JsPlan::wrap)
     }
 
+    /// Plan: every counter of the sequence (each scope) back to `start`; refused for a gapless
+    /// sequence unless `force` (`gapless` undefined: a counter a sidecar trigger keeps counts as
+    /// gapless); done with a `ResetOutcome` (`{ reset, next }`).
+    #[wasm_bindgen(js_name = resetAll)]
+    pub fn reset_all(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "boolean")] force: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] gapless: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let force = args::boolean("force", &force)?;
+        let gapless = if gapless.is_undefined() || gapless.is_null() {
+            None
+        } else {
+            Some(args::boolean("gapless", &gapless)?)
+        };
+        Ok(JsPlan::wrap(mongo_seq_core::ResetSequence::new(
+            &self.0, force, gapless,
+        )))
+    }
+
     /// Plan: move the counter past `value` (never backwards); done with a `CounterState`.
     #[wasm_bindgen(js_name = seedFromMax)]
     pub fn seed_from_max(

@@ -84,6 +84,11 @@ export interface SetNextOutcome {
   created: boolean;
   next: CoreInteger;
 }
+/** What `resetAll` did: how many counters (every scope) it set back, and the number each issues next. */
+export interface ResetOutcome {
+  reset: number;
+  next: CoreInteger;
+}
 /** What `importCounters` reads and writes: the plugin, dry run unless `apply`, collections, renames. */
 export interface ImportRequest {
   from: "mongoose-sequence" | "auto-increment";
