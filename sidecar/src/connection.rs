@@ -214,6 +214,14 @@ impl Connection {
                     Err(e) => Err(e.into()),
                 }
             }
+            Command::DropIndex { collection, name } => {
+                match place(collection)?.collection.drop_index(name).await {
+                    Ok(()) => Ok(Reply::None),
+                    // Already gone: IndexNotFound, or no collection at all (NamespaceNotFound).
+                    Err(e) if matches!(server_code(&e), Some(26 | 27)) => Ok(Reply::None),
+                    Err(e) => Err(e.into()),
+                }
+            }
             other => Err(Failed::Invalid(SidecarError::Reply(format!(
                 "the sidecar does not execute {other:?}"
             )))),

@@ -156,7 +156,7 @@ pub enum SeqError {
     /// collection holds another tool's documents and their index (mongoose-sequence's counters
     /// have a unique index on `{id, reference_value}`, which every counter without those fields
     /// collides on). Not a lost race: retrying cannot help. Nothing was written.
-    #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): another tool's documents and index share this collection (mongoose-sequence's counters have a unique index on {{id, reference_value}}); give mongo-seq a {collection} collection of its own, or drop that index")]
+    #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): {}", unique_index_remedy(collection, index))]
     UniqueIndexConflict { collection: String, index: String },
 
     /// `resetAll` found counters it may not set back without force (a gapless sequence's, one
@@ -167,6 +167,36 @@ pub enum SeqError {
         counters: u64,
         reason: String,
     },
+}
+
+/// Whose index a unique index on the counters collection is, by the shapes the peers create,
+/// and what to do about it.
+fn unique_index_remedy(collection: &str, index: &str) -> String {
+    let peer = match index {
+        "id_1_reference_value_1" => Some((
+            "mongoose-sequence",
+            "mongoose-sequence",
+            "{ id, reference_value }",
+        )),
+        "field_1_model_1" | "model_1_field_1" => Some((
+            "mongoose-auto-increment",
+            "auto-increment",
+            "{ field, model }",
+        )),
+        "field_1_modelName_1" | "modelName_1_field_1" => Some((
+            "@typegoose/auto-increment",
+            "auto-increment",
+            "{ field, modelName }",
+        )),
+        _ => None,
+    };
+    match peer {
+        Some((plugin, from, keys)) => format!(
+            "it is {plugin}'s index on {keys}, on which every counter without those fields collides after the first: its counters share this collection. Adopt them with `mongo-seq import --from {from} --apply` (the package's importCounters(db, {{ from: \"{from}\", apply: true }})){}, or give mongo-seq a {collection} collection of its own (the `collection` option; the mongoose plugin's `counters`); nothing was written",
+            if from == "mongoose-sequence" { ", which in place replaces that index by one over its own documents" } else { " into a counters collection of mongo-seq's" },
+        ),
+        None => format!("another tool's documents and index share this collection; give mongo-seq a {collection} collection of its own, or drop that index; nothing was written"),
+    }
 }
 
 fn fmt_epoch(epoch: Option<i64>) -> String {

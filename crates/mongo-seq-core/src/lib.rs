@@ -133,7 +133,7 @@ pub use gapless::{
 };
 pub use import::{
     CounterSource, ImportAction, ImportCounters, ImportReport, ImportRequest, ImportedCounter,
-    SkippedCounter,
+    IndexChange, SkippedCounter,
 };
 pub use insert::{InsertNumbered, InsertOutcome};
 pub use intent::{
