@@ -10,7 +10,7 @@ import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument } 
 
 /** The plugin's own options; the rest are the sequence's (validated by the core). */
 const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters"];
-const SEQUENCE_KEYS = ["start", "step", "min", "max", "block", "refillAhead", "scope", "format", "counterField"];
+const SEQUENCE_KEYS = ["start", "step", "min", "max", "block", "refillAhead", "scope", "format", "counterField", "counterId"];
 /** The statics every numbered schema gets. */
 const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll"];
 

@@ -45,7 +45,7 @@ export class Sequences {
   sequence(name, options) {
     // The core validates every option (unknown keys included), the name, and options that are
     // not an object at all.
-    const spec = new core.SequenceSpec(isDocument(options) ? namedOptions(name, options) : (options ?? { name }));
+    const spec = new core.SequenceSpec(isDocument(options) ? namedOptions(name, options, this.#codec) : (options ?? { name }));
     const existing = this.#sequences.get(name);
     if (existing !== undefined) {
       const wanted = spec.options();
@@ -148,13 +148,19 @@ export class Sequences {
   }
 }
 
-/** The options of `sequence(name, options)` as the core reads them: the name in, Longs as BigInt. */
-function namedOptions(name, options) {
+/**
+ * The options of `sequence(name, options)` as the core reads them: the name in, Longs as
+ * BigInt, a `counterId` document as canonical Extended JSON (its values may be any BSON value).
+ */
+function namedOptions(name, options, codec) {
   if (options.name !== undefined && options.name !== name) {
     throw invalidOption("name", `is the first argument of sequence() (${describe(name)}); the options say ${describe(options.name)}`);
   }
   const named = { name };
-  for (const [key, value] of Object.entries(options)) if (key !== "name") named[key] = toCoreInteger(value);
+  for (const [key, value] of Object.entries(options)) {
+    if (key === "counterId" && isDocument(value)) named[key] = codec.documentArgument("counterId", value);
+    else if (key !== "name") named[key] = toCoreInteger(value);
+  }
   return named;
 }
 

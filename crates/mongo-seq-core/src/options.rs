@@ -12,6 +12,7 @@
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::scope`] |
 //! | `format` | string or null       | none    | template, see [`crate::format`]                     |
 //! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::counter`] |
+//! | `counterId` | string or document or null | none | the counter's `_id` when it is not the name (unscoped only), see [`crate::counter`] |
 //!
 //! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
 //! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
@@ -28,7 +29,7 @@ use crate::limits::MAX_BLOCK;
 use crate::name::validate_name;
 use crate::scope::{self, MAX_SCOPE_FIELDS};
 
-const KNOWN_KEYS: [&str; 10] = [
+const KNOWN_KEYS: [&str; 11] = [
     "name",
     "start",
     "step",
@@ -39,10 +40,12 @@ const KNOWN_KEYS: [&str; 10] = [
     "scope",
     "format",
     "counterField",
+    "counterId",
 ];
 
 /// The options a trigger (the sidecar's `[[trigger]]`) may set: all but `name` (the trigger
 /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
+/// (`counterId` not yet: the sidecar's gapless protocol and lease stamps find counters by string ids.)
 pub const TRIGGER_KEYS: [&str; 7] = [
     "start",
     "step",
@@ -68,6 +71,9 @@ pub struct SequenceSpec {
     scope: Vec<String>,
     format: Option<FormatTemplate>,
     counter_field: String,
+    /// The counter's `_id` when the options give one (else the name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    counter_id: Option<Value>,
 }
 
 impl TryFrom<Value> for SequenceSpec {
@@ -184,6 +190,11 @@ impl SequenceSpec {
             }
         };
 
+        let counter_id = match map.get("counterId") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(counter::check_counter_key(value, &scope)?),
+        };
+
         if let (Some(min), Some(max)) = (min, max) {
             if min > max {
                 return Err(SeqError::InvalidBounds {
@@ -229,6 +240,7 @@ impl SequenceSpec {
             scope,
             format,
             counter_field,
+            counter_id,
         })
     }
 
@@ -280,9 +292,47 @@ impl SequenceSpec {
         &self.counter_field
     }
 
+    /// The counter's `_id` given by the `counterId` option, if any.
+    pub fn counter_key(&self) -> Option<&Value> {
+        self.counter_id.as_ref()
+    }
+
+    /// The `_id` of the counter document `counter_id` names: the `counterId` option's value for
+    /// the sequence's own counter when it has one, else the id itself.
+    pub fn counter_document_id(&self, counter_id: &str) -> Value {
+        match &self.counter_id {
+            Some(key) if counter_id == self.name => key.clone(),
+            _ => Value::String(counter_id.to_owned()),
+        }
+    }
+
+    /// `{ _id: <the counter document's _id> }`.
+    pub(crate) fn id_filter(&self, counter_id: &str) -> Map<String, Value> {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), self.counter_document_id(counter_id));
+        filter
+    }
+
+    /// `$or` branches matching every counter of the sequence (see [`crate::lease::counters_of`]),
+    /// and the one `counterId` names.
+    pub fn counters_of(&self) -> Value {
+        let mut branches = crate::lease::counters_of(&self.name);
+        if let (Some(key), Value::Array(list)) = (&self.counter_id, &mut branches) {
+            let mut branch = Map::new();
+            branch.insert("_id".to_owned(), key.clone());
+            list.push(Value::Object(branch));
+        }
+        branches
+    }
+
     /// The last number issued, read from a counter document (see [`counter::read_counter`]).
     pub(crate) fn read_counter(&self, document: &Value, counter_id: &str) -> Result<i64, SeqError> {
-        counter::read_counter(document, counter_id, &self.counter_field)
+        counter::read_counter_of(
+            document,
+            counter_id,
+            &self.counter_document_id(counter_id),
+            &self.counter_field,
+        )
     }
 
     /// The counter `_id` for a document (see [`crate::scope`]); the name when unscoped.

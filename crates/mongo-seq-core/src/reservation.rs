@@ -70,8 +70,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
-    UpdateOptions,
+    operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step, UpdateOptions,
 };
 use crate::driver::{Driver, Machine};
 use crate::ejson;
@@ -303,7 +302,7 @@ impl ReservationMachine {
     /// The atomic `$inc`, or a `findOne` when not even an empty counter could fit `count`.
     fn begin_update(&mut self) -> Result<Command, SeqError> {
         let increment = self.increment()?;
-        let mut filter = id_filter(self.counter_id());
+        let mut filter = self.spec.id_filter(self.counter_id());
         let mut seq_condition = integer_type_condition();
         // Room for the increment before the bound (the int64 limit when none is set).
         let (bound, _) = self.spec.limit();
@@ -353,7 +352,7 @@ impl ReservationMachine {
     fn check_command(&self) -> Command {
         Command::FindOne {
             collection: Collection::Counters,
-            filter: Value::Object(id_filter(self.counter_id())),
+            filter: Value::Object(self.spec.id_filter(self.counter_id())),
             options: None,
         }
     }
@@ -411,7 +410,7 @@ impl ReservationMachine {
         let next = last
             .checked_add(self.increment()?)
             .ok_or_else(|| SeqError::overflow(format!("counter {last} + {}", self.count)))?;
-        let mut filter = id_filter(self.counter_id());
+        let mut filter = self.spec.id_filter(self.counter_id());
         let mut unchanged = Map::new();
         unchanged.insert("$eq".to_owned(), stored.clone());
         unchanged.insert("$not".to_owned(), not_an_array());
@@ -497,7 +496,7 @@ impl ReservationMachine {
                     .and_then(|inc| initial.checked_add(inc))
                     .ok_or_else(|| SeqError::overflow("initial counter value"))?;
                 let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
-                let mut document = id_filter(self.counter_id());
+                let mut document = self.spec.id_filter(self.counter_id());
                 document.insert(self.spec.counter_field().to_owned(), ejson::long(offset));
                 document.extend(self.request.extra_set.clone());
                 self.phase = Phase::Insert(range);

@@ -1,5 +1,6 @@
 //! `resetAll`: every counter of a sequence back to its start — the counter without a scope and
-//! every scoped one (`<name>` and `<name>/…`, [`crate::lease::counters_of`]), what
+//! every scoped one (`<name>` and `<name>/…`, [`SequenceSpec::counters_of`], and the one the
+//! `counterId` option names), what
 //! mongoose-sequence's `counterReset(id)` does without a reference. The next number of each is
 //! `start` again. Only for collections whose documents were removed (tests, a new year's
 //! series): numbers already stored would be issued twice.
@@ -28,7 +29,6 @@ use crate::command::{operator, unexpected, Collection, Command, QueryOptions, Re
 use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
-use crate::lease::counters_of;
 use crate::options::SequenceSpec;
 
 /// What `resetAll` did: how many counters it set back, and the number each issues next.
@@ -61,7 +61,7 @@ impl ResetSequence {
         }
         let command = Command::Find {
             collection: Collection::Counters,
-            filter: operator("$or", counters_of(spec.name())),
+            filter: operator("$or", spec.counters_of()),
             options: QueryOptions {
                 projection: Some(Value::Object(projection)),
                 sort: Some(operator("_id", 1.into())),
@@ -122,7 +122,7 @@ impl ResetMachine {
 
     fn update(&mut self) -> Step<ResetOutcome> {
         let mut filter = Map::new();
-        filter.insert("$or".to_owned(), counters_of(self.spec.name()));
+        filter.insert("$or".to_owned(), self.spec.counters_of());
         if !self.force {
             let absent = operator("$exists", false.into());
             filter.insert("intent".to_owned(), absent.clone());

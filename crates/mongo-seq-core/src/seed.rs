@@ -10,8 +10,7 @@
 use serde_json::{Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
-    UpdateOptions,
+    operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step, UpdateOptions,
 };
 use crate::counter::CounterState;
 use crate::driver::{Driver, Machine};
@@ -50,7 +49,7 @@ impl SeedFromMax {
         );
         let command = Command::FindOneAndUpdate {
             collection: Collection::Counters,
-            filter: Value::Object(id_filter(counter_id)),
+            filter: Value::Object(spec.id_filter(counter_id)),
             update: Value::Object(update),
             options: UpdateOptions {
                 upsert: true,

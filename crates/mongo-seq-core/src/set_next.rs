@@ -20,10 +20,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::command::{
-    id_filter, operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step,
-    UpdateOptions,
+    operator, unexpected, Collection, Command, Reply, Retries, ReturnDocument, Step, UpdateOptions,
 };
-use crate::counter::read_counter;
+use crate::counter::read_counter_of;
 use crate::driver::{Driver, Machine};
 use crate::ejson;
 use crate::error::SeqError;
@@ -55,6 +54,8 @@ pub type SetNext = Driver<SetNextMachine>;
 #[derive(Debug, Clone)]
 pub struct SetNextMachine {
     counter_id: String,
+    /// The counter document's `_id` (the `counterId` option's, or the id).
+    id: Value,
     counter_field: String,
     step: i64,
     next: i64,
@@ -83,6 +84,7 @@ impl SetNext {
         }
         let machine = SetNextMachine {
             counter_id: counter_id.to_owned(),
+            id: spec.counter_document_id(counter_id),
             counter_field: spec.counter_field().to_owned(),
             step: spec.step(),
             next,
@@ -97,8 +99,14 @@ impl SetNext {
 }
 
 impl SetNextMachine {
+    fn id_filter(&self) -> Map<String, Value> {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), self.id.clone());
+        filter
+    }
+
     fn update_command(&self) -> Command {
-        let mut filter = id_filter(&self.counter_id);
+        let mut filter = self.id_filter();
         if !self.force {
             let op = if self.step > 0 { "$lte" } else { "$gte" };
             let mut seq = integer_type_condition();
@@ -128,7 +136,7 @@ impl SetNextMachine {
 
     /// The last number a counter document holds.
     fn read(&self, document: &Value) -> Result<i64, SeqError> {
-        read_counter(document, &self.counter_id, &self.counter_field)
+        read_counter_of(document, &self.counter_id, &self.id, &self.counter_field)
     }
 
     fn done(&self, previous_last: Option<i64>, created: bool) -> Step<SetNextOutcome> {
@@ -156,7 +164,7 @@ impl SetNextMachine {
             (Phase::Update, Reply::None) if self.force => Ok(self.done(None, true)),
             (Phase::Update, Reply::None) => {
                 self.phase = Phase::Check;
-                let filter = Value::Object(id_filter(&self.counter_id));
+                let filter = Value::Object(self.id_filter());
                 Ok(Step::Command(Command::FindOne {
                     collection: Collection::Counters,
                     filter,
@@ -187,7 +195,7 @@ impl SetNextMachine {
                     Some(stored) => {
                         self.retries.bump("setNext", &self.counter_id)?;
                         self.phase = Phase::CompareAndSet;
-                        let mut filter = id_filter(&self.counter_id);
+                        let mut filter = self.id_filter();
                         filter.insert(
                             self.counter_field.clone(),
                             ejson::object([("$eq", stored.clone()), ("$not", not_an_array())]),
@@ -199,7 +207,7 @@ impl SetNextMachine {
             }
             (Phase::Check, Reply::None) => {
                 self.phase = Phase::Insert;
-                let mut document = id_filter(&self.counter_id);
+                let mut document = self.id_filter();
                 document.insert(self.counter_field.clone(), ejson::long(self.target));
                 Ok(Step::Command(Command::InsertOne {
                     collection: Collection::Counters,

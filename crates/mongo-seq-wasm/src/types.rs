@@ -44,6 +44,11 @@ export interface SequenceOptions {
    * block-allocation article's counters, `seq_value` for the Atlas trigger recipe's.
    */
   counterField?: string | null;
+  /**
+   * The counter document's `_id` when it is not the name (an unscoped sequence only): a string,
+   * or a document such as the Atlas trigger recipe's `{ db, coll }` (its field order kept).
+   */
+  counterId?: string | { [key: string]: unknown } | null;
 }
 /** Options after validation, defaults filled in. */
 export interface NormalizedSequenceOptions {
@@ -57,6 +62,8 @@ export interface NormalizedSequenceOptions {
   scope: string[];
   format: string | null;
   counterField: string;
+  /** Present when the options name the counter's `_id`. */
+  counterId?: string | EjsonDocument;
 }
 
 /** What to reserve; `minCount` (default `count`) accepts a shorter range near the bound. */
