@@ -84,7 +84,7 @@ function checkPluginOptions(options) {
   const spec = new core.SequenceSpec({ ...rest, name: typeof sequence === "string" ? sequence : "mongoose" });
   let normalized;
   try {
-    spec.checkDocumentFields(field, formatField);
+    spec.checkInsertFields(field, formatField, true);
     normalized = spec.options();
   } finally {
     spec.free();

@@ -54,30 +54,24 @@ impl JsSequenceSpec {
 
     /// Checks where an insert writes the number (`field`) and the formatted id
     /// (`formatField`, optional); throws `INVALID_ARGUMENT` naming the one that cannot be used.
+    /// `nested`: the document is numbered in place (the mongoose plugin), so either may be a
+    /// nested path (`parent.nested`).
     #[wasm_bindgen(js_name = checkInsertFields)]
     pub fn check_insert_fields(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
         #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
         format_field: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] nested: JsValue,
     ) -> Result<(), JsValue> {
         let field = args::string("field", &field)?;
         let format_field = args::optional_string("formatField", &format_field)?;
-        check_insert_fields(&self.0, &field, format_field.as_deref()).js()
-    }
-
-    /// Checks where a document numbered in place (the mongoose plugin) gets its number and
-    /// formatted id: as `checkInsertFields`, but nested paths are allowed.
-    #[wasm_bindgen(js_name = checkDocumentFields)]
-    pub fn check_document_fields(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
-        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
-        format_field: JsValue,
-    ) -> Result<(), JsValue> {
-        let field = args::string("field", &field)?;
-        let format_field = args::optional_string("formatField", &format_field)?;
-        mongo_seq_core::check_document_fields(&self.0, &field, format_field.as_deref()).js()
+        let check = if nested.is_truthy() {
+            mongo_seq_core::check_document_fields
+        } else {
+            check_insert_fields
+        };
+        check(&self.0, &field, format_field.as_deref()).js()
     }
 
     /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet? }`);
