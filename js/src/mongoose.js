@@ -144,9 +144,9 @@ function checkPath(schema, option, path) {
   return type;
 }
 
+/** "as a String", "as an ObjectId": a schema type's name for messages. */
 function typeName(type) {
-  const name = type.instance === "Array" || type.$isMongooseDocumentArray ? "an array" : type.instance;
-  return /^[AEIOU]/.test(name) ? `as an ${name}` : `as a ${name}`;
+  return /^[AEIOU]/.test(type.instance) ? `as an ${type.instance}` : `as a ${type.instance}`;
 }
 
 /**
