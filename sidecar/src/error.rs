@@ -1,22 +1,13 @@
 //! The sidecar's errors (anyhow only at the edge, in `cli`). Nothing here knows the driver: a
 //! failed database operation arrives as a [`MongoFailure`], already classified by whoever
-//! implements the [`Mongo`](crate::mongo::Mongo) interface (the binary's `connection`, or a
-//! simulator), so the trigger decides retries and reports from data.
+//! implements the [`Mongo`](crate::mongo::Mongo) interface (the binary's `connection`, through
+//! the executor's `classify`, or a simulator), so the trigger decides retries and reports from
+//! data.
 
 use mongo_seq_core::error::SeqError;
 
-/// A database operation that failed (the server refused it, or could not be reached).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MongoFailure {
-    /// The server's error code, when it sent one.
-    pub code: Option<i32>,
-    /// Whether the same work may succeed after a pause: a network error, an election, a
-    /// stepdown, a shutdown (the trigger retries from its stored resume token either way;
-    /// this only labels the error).
-    pub transient: bool,
-    /// For humans: what the driver or server said, without the driver's debug fields.
-    pub message: String,
-}
+use crate::executor::ExecuteError;
+pub use crate::executor::MongoFailure;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarError {
@@ -53,6 +44,20 @@ impl From<SeqError> for SidecarError {
         match error {
             SeqError::Fenced { .. } => Self::Fenced(error.to_string()),
             other => Self::Core(other),
+        }
+    }
+}
+
+/// What the executor reports, as the interface reports it.
+impl From<ExecuteError> for SidecarError {
+    fn from(error: ExecuteError) -> Self {
+        match error {
+            ExecuteError::Mongo(failure) => Self::Mongo(failure),
+            ExecuteError::MalformedCounter { counter, message } => {
+                Self::MalformedCounter { counter, message }
+            }
+            ExecuteError::Invalid(reason) => Self::Reply(reason),
+            ExecuteError::Reply(error) => error.into(),
         }
     }
 }

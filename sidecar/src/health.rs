@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::lock::lock;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
@@ -43,7 +45,7 @@ pub struct Health {
 
 impl Health {
     fn update(&self, trigger: &str, f: impl FnOnce(&mut TriggerHealth)) {
-        let mut map = self.inner.lock().expect("health lock");
+        let mut map = lock(&self.inner);
         let entry = map
             .entry(trigger.to_owned())
             .or_insert_with(|| TriggerHealth {
@@ -96,11 +98,11 @@ impl Health {
 
     /// This instance's id (shown by `/healthz`).
     pub fn set_instance(&self, id: &str) {
-        *self.instance.lock().expect("health lock") = id.to_owned();
+        *lock(&self.instance) = id.to_owned();
     }
 
     pub fn instance(&self) -> String {
-        self.instance.lock().expect("health lock").clone()
+        lock(&self.instance).clone()
     }
 
     /// Records who holds the trigger's lease.
@@ -114,7 +116,7 @@ impl Health {
 
     /// Every trigger's health, and whether all are healthy.
     pub fn snapshot(&self) -> (bool, BTreeMap<String, TriggerHealth>) {
-        let map = self.inner.lock().expect("health lock").clone();
+        let map = lock(&self.inner).clone();
         (map.values().all(|h| h.healthy), map)
     }
 }

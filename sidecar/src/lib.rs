@@ -1,27 +1,43 @@
 //! The `mongo-seq` binary's library: the sidecar (change streams → batches → counters) and its
 //! tools (`check`, `counters`, `set-next`, `health`, `import`). Every protocol is the core's
 //! (`mongo-seq-core`); this crate runs its commands through one interface to MongoDB
-//! ([`mongo::Mongo`], implemented by [`connection::Connection`]), keeps time, and reports. See
-//! ARCHITECTURE.md.
+//! ([`mongo::Mongo`], implemented by [`connection::Connection`] over the [`executor`]), keeps
+//! time, and reports. See ARCHITECTURE.md.
+//!
+//! Modules by layer: a module uses its own layer's and those below (`tests/tidy.rs` fails on an
+//! import cycle).
 
-pub mod admin;
-pub mod allocator;
-pub mod check;
+// The binary's edge: flags, subcommands, exit codes (the only `anyhow`); the daemon's wiring.
 pub mod cli;
-pub mod config;
-pub mod connection;
-pub mod drive;
-pub mod ejson;
-pub mod error;
-pub mod health;
-pub mod health_check;
-pub mod http;
-pub mod import;
-pub mod lease;
-pub mod liveness;
-pub mod metrics;
-pub mod mongo;
-pub mod redact;
 pub mod server;
+
+// One trigger and what it holds: its lease, its state document, what it tells the operator.
+pub mod fence;
+pub mod lease_keeper;
+pub mod liveness;
+pub mod probe;
 pub mod state;
 pub mod trigger;
+
+// The operator's tools; the HTTP endpoint and what it serves.
+pub mod health;
+pub mod http;
+pub mod metrics;
+pub mod tools;
+
+// Plans run through the interface to MongoDB; the binary's implementation of it.
+pub mod connection;
+pub mod error;
+pub mod mongo;
+pub mod run_plan;
+
+// Configuration: raw (file or flags) → validated.
+pub mod config;
+
+// A core command → the `mongodb` crate → a core reply: nothing of the sidecar.
+pub mod executor;
+
+// Small shared pieces.
+pub mod allocator;
+pub mod lock;
+pub mod redact;

@@ -72,9 +72,7 @@ impl TokenAge {
     }
 
     fn stored(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, i64>> {
-        self.stored_ms
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::lock::lock(&self.stored_ms)
     }
 
     /// `trigger`'s token was stored at `at_ms` (wall clock); `only_if_unknown`: unless a newer

@@ -115,6 +115,14 @@ pub trait EventStream: Send {
     fn resume_token(&self) -> Option<ResumeToken>;
 }
 
+/// A count the server sent (`n`, `count`): 0 when absent or not a non-negative integer.
+pub fn count(value: Option<&Value>) -> u64 {
+    value
+        .and_then(|n| mongo_seq_core::ejson::read_i64(n).ok())
+        .and_then(|n| u64::try_from(n).ok())
+        .unwrap_or(0)
+}
+
 /// The documents of a `find` or `aggregate` reply (`what` names the command in the error).
 pub fn documents(reply: Reply, what: &str) -> Result<Vec<Value>, SidecarError> {
     match reply {

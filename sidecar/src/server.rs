@@ -12,7 +12,8 @@ use tokio_util::task::TaskTracker;
 use tracing::{error, info, warn};
 
 use crate::config::Config;
-use crate::connection::{mongo_message, Connection};
+use crate::connection::Connection;
+use crate::executor::mongo_message;
 use crate::health::Health;
 use crate::metrics::Metrics;
 use crate::redact::redact;

@@ -9,9 +9,9 @@ use mongo_seq_core::{Collection, Command, Reply, SeqError, UpdateStatement};
 use serde_json::{json, Map, Value};
 
 use crate::error::SidecarError;
-use crate::lease::Fence;
+use crate::fence::Fence;
 use crate::mongo::{Mongo, ResumeToken};
-use crate::trigger::Probe;
+use crate::probe::Probe;
 
 #[derive(Debug, Clone, Default)]
 pub struct Stored {

@@ -8,8 +8,8 @@ use common::*;
 use futures_util::TryStreamExt;
 use mongo_seq::config::Config;
 use mongo_seq::connection::Connection;
+use mongo_seq::fence::Fence;
 use mongo_seq::health::{Health, TriggerHealth};
-use mongo_seq::lease::Fence;
 use mongo_seq::metrics::Metrics;
 use mongo_seq::trigger::{Shared, Trigger};
 use mongodb::bson::{doc, Document};
@@ -65,7 +65,7 @@ fn fence(epoch: i64) -> Fence {
 fn as_events(docs: &[Document]) -> Vec<serde_json::Value> {
     docs.iter()
         .cloned()
-        .map(mongo_seq::ejson::from_doc)
+        .map(mongo_seq::executor::convert::from_doc)
         .collect()
 }
 

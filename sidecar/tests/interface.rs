@@ -21,8 +21,11 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone)]
 struct Unreachable {
     start: Instant,
-    sent: Arc<Mutex<Vec<(u128, Option<&'static str>)>>>,
+    sent: Arc<Mutex<Vec<Sent>>>,
 }
+
+/// A command's (virtual) milliseconds since the start, and the collection it named.
+type Sent = (u128, Option<&'static str>);
 
 fn unreachable() -> SidecarError {
     SidecarError::Mongo(MongoFailure {
@@ -90,7 +93,7 @@ async fn a_trigger_on_another_mongo_and_a_paused_clock_retries_on_an_exact_sched
 
     // Each attempt reads the lease (a `find`) and fails; then 200, 400, 800, 1600, 3200 ms.
     let sent = mongo.sent.lock().unwrap().clone();
-    let expected: Vec<(u128, Option<&str>)> = [0, 200, 600, 1400, 3000, 6200]
+    let expected: Vec<Sent> = [0, 200, 600, 1400, 3000, 6200]
         .into_iter()
         .map(|at| (at, Some("find")))
         .collect();

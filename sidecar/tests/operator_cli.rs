@@ -232,10 +232,10 @@ fn version_and_completions() {
 }
 
 #[test]
-fn tools_refuse_bad_database_and_collection_names_before_connecting() {
+fn tools_refuse_bad_flags_before_connecting() {
     // Nothing listens at this URI: a name refused before connecting exits 2 at once.
     let uri = "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200";
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["counters", "--counters", ".counters"], "--counters: database name \"\""),
         (&["counters", "--counters", "db.system.x"], "--counters: invalid collection name"),
         (&["check", "--db", "a b", "--collection", "c", "--field", "n"], "--db: database name \"a b\""),
@@ -243,6 +243,10 @@ fn tools_refuse_bad_database_and_collection_names_before_connecting() {
         (&["import", "--from", "auto-increment", "--db", "a.b"], "--db: database name \"a.b\""),
         (&["import", "--from", "auto-increment", "--db", "d", "--source", "system.x"], "--source: invalid option `source`: must not start with `system.`"),
         (&["import", "--from", "auto-increment", "--db", "d", "--counters", "identitycounters"], "--counters: invalid option `counters`: `identitycounters` is the auto-increment plugins' collection"),
+        // check's flags are a trigger, validated as the file's `[[trigger]]` is (named by flag).
+        (&["check", "--db", "d", "--collection", "c", "--match", r#"{"$where": "1"}"#], "--match: top-level `$where` is not supported"),
+        (&["check", "--db", "d", "--collection", "c", "--step", "0"], "--step: "),
+        (&["check", "--db", "d", "--collection", "c", "--field", "n", "--scope", "n"], "--scope: "),
     ];
     for (args, message) in cases {
         let (code, _, err) = run(&[args, &["--uri", uri]].concat(), &[]);

@@ -1,5 +1,5 @@
 //! Runs the core's commands against the model — what `js/src/execute.js` does with the Node
-//! driver and the sidecar's `connection.rs` with the Rust driver: map the command to the
+//! driver and the sidecar's `executor/` with the Rust driver: map the command to the
 //! server's command, send it through the simulated driver, and turn the answer into the reply
 //! the plan expects (a duplicate key is a reply; any other error ends the plan). The loop
 //! plan → command → reply is [`run_plan`], the same loop as `js/src/run-plan.js`.

@@ -1,7 +1,7 @@
 //! The sidecar in the simulated world: the product's own [`Trigger`] (built with the sidecar's
 //! constructor, as `mongo-seq sidecar` builds it) on [`SimMongo`], this crate's implementation
 //! of the sidecar's [`Mongo`] interface over the model. The binary implements the same trait
-//! with the `mongodb` crate (`sidecar/src/connection.rs`); nothing of the trigger loop, the
+//! with the `mongodb` crate (`sidecar/src/connection/`); nothing of the trigger loop, the
 //! lease, the backfill or the numbering plans is re-implemented here.
 //!
 //! What the interface adds to the world's faults: a sidecar paused past its lease between its

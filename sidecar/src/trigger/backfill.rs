@@ -10,9 +10,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use super::Trigger;
-use crate::ejson;
 use crate::error::SidecarError;
-use crate::lease::Fence;
+use crate::fence::Fence;
 use crate::mongo::{documents, Mongo};
 
 impl<M: Mongo> Trigger<M> {
@@ -34,7 +33,7 @@ impl<M: Mongo> Trigger<M> {
             .map(|field| (field, json!(1)))
             .collect();
         let mut seed = SeedFromExisting::new(numbering)?;
-        self.run_plan(&mut seed, fence).await?;
+        self.run_held(&mut seed, fence).await?;
         let total = self.count(&filter).await?;
         info!(
             trigger = self.id(),
@@ -112,7 +111,7 @@ impl<M: Mongo> Trigger<M> {
             ],
         };
         let groups = documents(self.mongo.execute(count).await?, "count")?;
-        Ok(ejson::count(
+        Ok(crate::mongo::count(
             groups.first().and_then(|group| group.get("n")),
         ))
     }

@@ -6,9 +6,9 @@ use mongo_seq_core::{Collection, Command, Reply};
 use serde_json::{json, Map, Value};
 
 use super::Trigger;
-use crate::ejson;
 use crate::error::{DuplicateNumbers, SidecarError};
-use crate::mongo::{documents, Mongo};
+use crate::executor::convert;
+use crate::mongo::{count, documents, Mongo};
 
 impl<M: Mongo> Trigger<M> {
     pub(super) async fn ensure_index(&self) -> Result<(), SidecarError> {
@@ -54,13 +54,12 @@ impl<M: Mongo> Trigger<M> {
             )));
         };
         let key = duplicate.get("_id").cloned().unwrap_or(Value::Null);
-        let shown = |name: &str| key.get(name).map_or("null".to_owned(), ejson::relaxed);
+        let shown = |name: &str| key.get(name).map_or("null".to_owned(), convert::relaxed);
         let scope: Vec<String> = scope
             .iter()
             .enumerate()
             .map(|(i, name)| format!("{name}: {}", shown(&format!("s{i}"))))
             .collect();
-        let count = ejson::count(duplicate.get("count"));
         Ok(SidecarError::DuplicateNumbers(Box::new(DuplicateNumbers {
             index,
             namespace: self.spec.ns.to_string(),
@@ -71,7 +70,7 @@ impl<M: Mongo> Trigger<M> {
             } else {
                 format!(" in scope {{{}}}", scope.join(", "))
             },
-            count,
+            count: count(duplicate.get("count")),
         })))
     }
 }

@@ -13,10 +13,9 @@
 //! field and log line through the trigger's [`Probe`].
 
 mod backfill;
-mod batch;
 mod index;
 mod path;
-mod probe;
+mod plans;
 mod session;
 
 use std::sync::Arc;
@@ -26,19 +25,20 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 pub use path::prefix_filter;
-pub use probe::Probe;
 
 use crate::config::{Settings, TriggerSpec};
 use crate::error::SidecarError;
+use crate::fence::Fence;
 use crate::health::{Health, State};
-use crate::lease::{Acquired, Fence, LeaseKeeper};
+use crate::lease_keeper::{Acquired, LeaseKeeper};
 use crate::liveness::Beacon;
 use crate::metrics::Metrics;
 use crate::mongo::Mongo;
+use crate::probe::Probe;
 use crate::state::StateStore;
 
 /// How long a shutdown waits for the batch in flight (then the lease release has
-/// [`crate::lease::RELEASE_TIMEOUT`], all within [`crate::server::SHUTDOWN_GRACE`]).
+/// [`crate::lease_keeper::RELEASE_TIMEOUT`], all within [`crate::server::SHUTDOWN_GRACE`]).
 pub const BATCH_GRACE: Duration = Duration::from_secs(8);
 
 /// What the triggers of one process share.

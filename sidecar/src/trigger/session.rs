@@ -15,8 +15,8 @@ use tracing::{debug, info};
 
 use super::{prefix_filter, Trigger};
 use crate::error::SidecarError;
+use crate::fence::Fence;
 use crate::health::State;
-use crate::lease::Fence;
 use crate::mongo::{EventBatch, EventStream, Mongo, ResumeToken, Watch};
 
 /// Fewest events one read of the change stream may bring (its cursor's `batchSize`, when the

@@ -7,30 +7,37 @@
 use std::collections::BTreeMap;
 
 use mongo_seq_core::numbering::stored_value;
-use mongo_seq_core::{audit, Collection, Command, CurrentValue, QueryOptions, SequenceSpec};
+use mongo_seq_core::{audit, Collection, Command, CurrentValue, QueryOptions};
 use mongodb::Client;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::config::Namespace;
-use crate::drive::drive_unleased;
+use crate::config::{Namespace, TriggerSpec};
 use crate::error::SidecarError;
 use crate::mongo::{documents, Mongo};
+use crate::run_plan::run_tool_plan;
 
-/// What `check` looks at.
+/// What `check` looks at: what a trigger numbers (its collection, field, sequence, `match`),
+/// and its counters.
 #[derive(Debug, Clone)]
 pub struct CheckTarget {
-    /// The trigger id when taken from a config.
-    pub trigger: Option<String>,
-    pub db: String,
-    pub collection: String,
-    pub field: String,
+    /// A config's trigger, or the one a tool's flags describe.
+    pub trigger: TriggerSpec,
     pub counters: Namespace,
-    pub spec: SequenceSpec,
-    /// Only documents matching this (the trigger's `match`), Extended JSON.
-    pub filter: Option<Map<String, Value>>,
+    /// The trigger is a config's: its reports name it.
+    pub named: bool,
+}
+
+impl CheckTarget {
+    /// The numbered field.
+    pub fn field(&self) -> &str {
+        self.trigger.numbering.field()
+    }
+
     /// Gaps make the summary unclean.
-    pub gapless: bool,
+    pub fn gapless(&self) -> bool {
+        self.trigger.numbering.gapless()
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -62,7 +69,7 @@ pub struct CheckSummary {
 }
 
 fn exact_option<S: serde::Serializer>(n: &Option<i64>, out: S) -> Result<S::Ok, S::Error> {
-    n.map(crate::admin::exact_json).serialize(out)
+    n.map(super::counters::exact_json).serialize(out)
 }
 
 fn exact_map<S: serde::Serializer>(
@@ -70,7 +77,7 @@ fn exact_map<S: serde::Serializer>(
     out: S,
 ) -> Result<S::Ok, S::Error> {
     map.iter()
-        .map(|(id, n)| (id, n.map(crate::admin::exact_json)))
+        .map(|(id, n)| (id, n.map(super::counters::exact_json)))
         .collect::<BTreeMap<_, _>>()
         .serialize(out)
 }
@@ -109,10 +116,9 @@ impl CheckSummary {
             odd.push_str(&format!(", {} off the step grid", self.off_grid));
         }
         format!(
-            "{}.{} field {}: {} documents, {} numbered, {} unnumbered{odd}, {} duplicates, {} gaps, largest {}, {counters}{}",
-            target.db,
-            target.collection,
-            target.field,
+            "{} field {}: {} documents, {} numbered, {} unnumbered{odd}, {} duplicates, {} gaps, largest {}, {counters}{}",
+            target.trigger.ns,
+            target.field(),
             self.documents,
             self.numbered,
             self.unnumbered,
@@ -150,12 +156,13 @@ impl CheckSummary {
 
 /// Refuses a database or collection that does not exist (one `listCollections`).
 pub async fn ensure_exists(client: &Client, target: &CheckTarget) -> Result<(), CheckError> {
-    let mut names = client.database(&target.db).list_collection_names().await?;
-    if names.iter().any(|n| n == &target.collection) {
+    let ns = &target.trigger.ns;
+    let mut names = client.database(&ns.db).list_collection_names().await?;
+    if names.iter().any(|n| n == &ns.coll) {
         return Ok(());
     }
     if names.is_empty() {
-        return Err(Missing::Database(target.db.clone()).into());
+        return Err(Missing::Database(ns.db.clone()).into());
     }
     names.sort();
     let shown = names.iter().take(20).map(|n| format!("`{n}`"));
@@ -164,8 +171,8 @@ pub async fn ensure_exists(client: &Client, target: &CheckTarget) -> Result<(), 
         existing.push_str(", …");
     }
     Err(Missing::Collection {
-        db: target.db.clone(),
-        collection: target.collection.clone(),
+        db: ns.db.clone(),
+        collection: ns.coll.clone(),
         existing,
     }
     .into())
@@ -182,7 +189,7 @@ pub enum CheckError {
 
 impl From<mongodb::error::Error> for CheckError {
     fn from(e: mongodb::error::Error) -> Self {
-        Self::Failed(crate::connection::failure(e))
+        Self::Failed(SidecarError::Mongo(e.into()))
     }
 }
 
@@ -191,15 +198,17 @@ pub async fn audit_collection<M: Mongo>(
     mongo: &M,
     target: &CheckTarget,
 ) -> Result<CheckSummary, SidecarError> {
+    let spec = target.trigger.numbering.sequence();
+    let field = target.field();
     let mut projection = Map::new();
     projection.insert("_id".to_owned(), json!(0));
-    projection.insert(target.field.clone(), json!(1));
-    for scope in target.spec.scope() {
+    projection.insert(field.to_owned(), json!(1));
+    for scope in spec.scope() {
         projection.insert(scope.clone(), json!(1));
     }
     let find = Command::Find {
         collection: Collection::Documents,
-        filter: Value::Object(target.filter.clone().unwrap_or_default()),
+        filter: Value::Object(target.trigger.filter.clone().unwrap_or_default()),
         options: QueryOptions::projection(Value::Object(projection)),
     };
     let mut summary = CheckSummary {
@@ -209,11 +218,10 @@ pub async fn audit_collection<M: Mongo>(
     let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for document in documents(mongo.execute(find).await?, "find")? {
         summary.documents += 1;
-        match stored_value(&document, &target.field) {
+        match stored_value(&document, field) {
             Some(value) if mongo_seq_core::ejson::read_i64(value).is_ok() => {
                 summary.numbered += 1;
-                let counter_id = target
-                    .spec
+                let counter_id = spec
                     .counter_id(Some(&document))
                     .unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
                 groups.entry(counter_id).or_default().push(value.clone());
@@ -222,19 +230,19 @@ pub async fn audit_collection<M: Mongo>(
             None => summary.unnumbered += 1,
         }
     }
-    if groups.is_empty() && target.spec.scope().is_empty() {
-        groups.insert(target.spec.name().to_owned(), Vec::new());
+    if groups.is_empty() && spec.scope().is_empty() {
+        groups.insert(spec.name().to_owned(), Vec::new());
     }
     for (counter_id, numbers) in groups {
-        let counter = match CurrentValue::new(&target.spec, &counter_id) {
-            Ok(mut plan) => drive_unleased(mongo, &mut plan).await?.last,
+        let counter = match CurrentValue::new(spec, &counter_id) {
+            Ok(mut plan) => run_tool_plan(mongo, &mut plan).await?.last,
             Err(_) => None,
         };
-        let report = audit(&numbers, target.spec.start(), target.spec.step(), counter)?;
+        let report = audit(&numbers, spec.start(), spec.step(), counter)?;
         summary.duplicates += report.duplicate_values;
         summary.gaps += report.gap_count;
         summary.off_grid += report.off_grid;
-        summary.largest = target.spec.further(summary.largest, report.largest);
+        summary.largest = spec.further(summary.largest, report.largest);
         summary.counters_ok &= report.counter_ok;
         summary.counters.insert(counter_id.clone(), counter);
         summary.reports.insert(

@@ -6,10 +6,10 @@ use mongo_seq_core::{
 };
 use serde_json::{json, Value};
 
-use crate::drive::drive_unleased;
-use crate::ejson;
 use crate::error::SidecarError;
+use crate::executor::convert;
 use crate::mongo::{documents, Mongo};
+use crate::run_plan::run_tool_plan;
 
 /// A counter document as listed: its id and `seq` read as an integer, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,12 +56,12 @@ pub async fn list<M: Mongo>(mongo: &M) -> Result<Vec<CounterRow>, SidecarError> 
         .map(|d| {
             let id = match d.get("_id") {
                 Some(Value::String(id)) => id.clone(),
-                Some(other) => ejson::relaxed(other),
+                Some(other) => convert::relaxed(other),
                 None => String::new(),
             };
             let seq = match d.get("seq") {
                 None => Err("missing".to_owned()),
-                Some(v) => mongo_seq_core::ejson::read_i64(v).map_err(|_| ejson::relaxed(v)),
+                Some(v) => mongo_seq_core::ejson::read_i64(v).map_err(|_| convert::relaxed(v)),
             };
             CounterRow { id, seq }
         })
@@ -89,5 +89,5 @@ pub async fn set_next<M: Mongo>(
     force: bool,
 ) -> Result<SetNextOutcome, SidecarError> {
     let mut plan = SetNext::new(spec, counter_id, next, force)?;
-    drive_unleased(mongo, &mut plan).await
+    run_tool_plan(mongo, &mut plan).await
 }

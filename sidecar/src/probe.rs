@@ -11,8 +11,9 @@ use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge};
 use tracing::{debug, error, info, warn};
 
 use crate::error::{SidecarError, ERROR_KINDS};
+use crate::fence::Fence;
 use crate::health::{Health, State};
-use crate::lease::Fence;
+use crate::lock::lock;
 use crate::metrics::{Metrics, TokenAge};
 
 /// One trigger's metrics, health and logs.
@@ -239,10 +240,7 @@ impl Probe {
 
     /// Whether the document `id` is met for the first time (and remembers it).
     fn first_time(&self, id: &serde_json::Value) -> bool {
-        self.inner
-            .unnumberable
-            .lock()
-            .map_or(true, |mut seen| seen.insert(id.to_string()))
+        lock(&self.inner.unnumberable).insert(id.to_string())
     }
 
     /// What a core plan noted: the log line, and the metric where there is one.

@@ -16,7 +16,7 @@ use serde_json::Value;
 const MAX_BODY: usize = 1 << 20;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ProbeError {
+pub enum HealthCheckError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
     #[error("no answer from {url} within {timeout:?}")]
@@ -87,7 +87,7 @@ impl HealthReply {
 
 /// GETs `http://{addr}/healthz`, within `timeout` from connecting to the last body byte. An
 /// unspecified address (a sidecar bound to `0.0.0.0` or `::`) is asked on loopback.
-pub async fn healthz(addr: SocketAddr, timeout: Duration) -> Result<HealthReply, ProbeError> {
+pub async fn healthz(addr: SocketAddr, timeout: Duration) -> Result<HealthReply, HealthCheckError> {
     let addr = match addr.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => {
             SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
@@ -100,12 +100,12 @@ pub async fn healthz(addr: SocketAddr, timeout: Duration) -> Result<HealthReply,
     let url = format!("http://{addr}/healthz");
     match tokio::time::timeout(timeout, get(addr, &url)).await {
         Ok(result) => result,
-        Err(_) => Err(ProbeError::Timeout { url, timeout }),
+        Err(_) => Err(HealthCheckError::Timeout { url, timeout }),
     }
 }
 
-async fn get(addr: SocketAddr, url: &str) -> Result<HealthReply, ProbeError> {
-    let unreachable = |reason: String| ProbeError::Unreachable {
+async fn get(addr: SocketAddr, url: &str) -> Result<HealthReply, HealthCheckError> {
+    let unreachable = |reason: String| HealthCheckError::Unreachable {
         url: url.to_owned(),
         reason,
     };
@@ -116,7 +116,7 @@ async fn get(addr: SocketAddr, url: &str) -> Result<HealthReply, ProbeError> {
         .await
         .map_err(|e| unreachable(e.to_string()))?;
     // The connection is driven by its own task; it ends with the exchange (or the timeout).
-    let driver = tokio::spawn(connection);
+    let connection_task = tokio::spawn(connection);
     let request = Request::get("/healthz")
         .header(HOST, addr.to_string())
         .body(Empty::<Bytes>::new())
@@ -126,7 +126,7 @@ async fn get(addr: SocketAddr, url: &str) -> Result<HealthReply, ProbeError> {
         .await
         .map_err(|e| unreachable(e.to_string()))?;
     let status = response.status().as_u16();
-    let not_healthz = |reason: String| ProbeError::NotHealthz {
+    let not_healthz = |reason: String| HealthCheckError::NotHealthz {
         url: url.to_owned(),
         status,
         reason,
@@ -136,7 +136,7 @@ async fn get(addr: SocketAddr, url: &str) -> Result<HealthReply, ProbeError> {
         .await
         .map_err(|e| not_healthz(e.to_string()))?
         .to_bytes();
-    driver.abort();
+    connection_task.abort();
     let body: Value = serde_json::from_slice(&body).map_err(|e| not_healthz(e.to_string()))?;
     if body.get("status").and_then(Value::as_str).is_none() {
         return Err(not_healthz("no `status` field".to_owned()));

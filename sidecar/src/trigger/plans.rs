@@ -8,10 +8,10 @@ use mongo_seq_core::{BatchReport, CompletePending, NumberBatch, Plan};
 use serde_json::Value;
 
 use super::Trigger;
-use crate::drive::drive;
 use crate::error::SidecarError;
-use crate::lease::Fence;
+use crate::fence::Fence;
 use crate::mongo::Mongo;
+use crate::run_plan::run_plan;
 
 impl<M: Mongo> Trigger<M> {
     /// Numbers a batch of inserted documents (Extended JSON, in the order the stream or the
@@ -25,7 +25,7 @@ impl<M: Mongo> Trigger<M> {
     ) -> Result<BatchReport, SidecarError> {
         fence.check()?;
         let mut plan = NumberBatch::new(&self.spec.numbering, documents, fence.epoch, verify)?;
-        let report = self.run_plan(&mut plan, fence).await?;
+        let report = self.run_held(&mut plan, fence).await?;
         self.probe.numbered(&report);
         Ok(report)
     }
@@ -37,13 +37,13 @@ impl<M: Mongo> Trigger<M> {
             return Ok(());
         }
         let mut plan = CompletePending::new(&self.spec.numbering, fence.epoch)?;
-        self.run_plan(&mut plan, fence).await?;
+        self.run_held(&mut plan, fence).await?;
         Ok(())
     }
 
     /// Runs a core plan as the holder of `fence`: a write refused by a later holder's epoch is
     /// counted once, and the lease is then lost.
-    pub(super) async fn run_plan<P>(
+    pub(super) async fn run_held<P>(
         &self,
         plan: &mut P,
         fence: &Fence,
@@ -52,7 +52,7 @@ impl<M: Mongo> Trigger<M> {
         P: Plan + Send,
         P::Output: Send,
     {
-        let result = drive(&self.mongo, plan, || fence.check(), |n| self.probe.note(n)).await;
+        let result = run_plan(&self.mongo, plan, || fence.check(), |n| self.probe.note(n)).await;
         if let Err(SidecarError::Fenced(_)) = &result {
             self.probe.fenced();
             fence.lose();

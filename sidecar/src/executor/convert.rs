@@ -1,5 +1,6 @@
-//! Extended JSON v2 (the core's language, and the sidecar's) ↔ BSON (the driver's), through the
-//! bson crate.
+//! Extended JSON v2 (the core's language) ↔ BSON (the driver's), through the bson crate: the
+//! executor's side of the conversion every shell has between its host's values and the core's
+//! canonical Extended JSON (the Wasm crate's `convert.rs` is the JS side).
 
 use mongodb::bson::{Bson, Document};
 use serde_json::Value;
@@ -33,12 +34,4 @@ pub fn relaxed(value: &Value) -> String {
         Ok(bson) => bson.into_relaxed_extjson().to_string(),
         Err(_) => value.to_string(),
     }
-}
-
-/// A count the server sent (`n`, `count`): 0 when absent or not a non-negative integer.
-pub fn count(value: Option<&Value>) -> u64 {
-    value
-        .and_then(|n| mongo_seq_core::ejson::read_i64(n).ok())
-        .and_then(|n| u64::try_from(n).ok())
-        .unwrap_or(0)
 }

@@ -1,15 +1,15 @@
-//! The trigger's lease, the sidecar's side (the protocols are the core's: `AcquireLease`,
-//! `RenewLease`, the `Lease` plan's release; see `crates/mongo-seq-core/src/acquire.rs`): a
-//! standby tries to acquire it every `renew` interval; the holder renews it every `renew`
-//! interval and considers it lost `margin` before it could expire, by its own monotonic clock
-//! (so a process paused past its lease, e.g. SIGSTOP, stops before it sends anything), or as
-//! soon as a renewal finds someone else holding it. Every write of a holder checks its
-//! [`Fence`] first.
+//! The keeper of a trigger's lease, the sidecar's side of the core's lease protocols
+//! (`AcquireLease`, `RenewLease`, the `Lease` plan's release; see
+//! `crates/mongo-seq-core/src/acquire.rs`): a standby tries to acquire it every `renew`
+//! interval; the holder renews it every `renew` interval and considers it lost `margin` before
+//! it could expire, by its own monotonic clock (so a process paused past its lease, e.g.
+//! SIGSTOP, stops before it sends anything), or as soon as a renewal finds someone else holding
+//! it. Every write of a holder checks its [`Fence`] first.
 //!
 //! Monotonic time is `tokio::time` (a paused tokio clock drives it); the lease's `nowMs` is the
 //! interface's wall clock.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mongo_seq_core::{
@@ -19,78 +19,16 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use crate::config::LeaseSettings;
-use crate::drive::drive;
 use crate::error::SidecarError;
+use crate::fence::Fence;
 use crate::liveness::{self, Beacon};
 use crate::metrics::lease_traffic;
 use crate::mongo::Mongo;
-use crate::trigger::Probe;
+use crate::probe::Probe;
+use crate::run_plan::run_plan;
 
 /// How long a graceful shutdown tries to release a lease (it expires by itself otherwise).
 pub const RELEASE_TIMEOUT: Duration = Duration::from_millis(1500);
-
-/// What the holder of a lease carries: its epoch, and until when (monotonic) it may act.
-#[derive(Debug)]
-pub struct Fence {
-    pub owner: String,
-    pub epoch: i64,
-    valid_until: Mutex<Instant>,
-    lost: tokio_util::sync::CancellationToken,
-}
-
-impl Fence {
-    pub fn new(owner: &str, epoch: i64, valid_until: Instant) -> Self {
-        Self {
-            owner: owner.to_owned(),
-            epoch,
-            valid_until: Mutex::new(valid_until),
-            lost: tokio_util::sync::CancellationToken::new(),
-        }
-    }
-
-    fn valid_until(&self) -> Instant {
-        *self
-            .valid_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn extend(&self, until: Instant) {
-        let mut valid = self
-            .valid_until
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        *valid = (*valid).max(until);
-    }
-
-    /// Marks the lease lost.
-    pub fn lose(&self) {
-        self.lost.cancel();
-    }
-
-    /// Cancelled when the lease is lost.
-    pub fn lost(&self) -> &tokio_util::sync::CancellationToken {
-        &self.lost
-    }
-
-    /// `Err(LeaseLost)` once the lease is lost or may have expired: called before every write.
-    pub fn check(&self) -> Result<(), SidecarError> {
-        if self.lost.is_cancelled() {
-            return Err(SidecarError::LeaseLost(format!(
-                "epoch {} was taken over or not renewed",
-                self.epoch
-            )));
-        }
-        if Instant::now() >= self.valid_until() {
-            self.lost.cancel();
-            return Err(SidecarError::LeaseLost(format!(
-                "epoch {} not renewed in time (by this process's clock)",
-                self.epoch
-            )));
-        }
-        Ok(())
-    }
-}
 
 /// What an acquisition attempt found.
 pub enum Acquired {
@@ -220,7 +158,7 @@ impl<M: Mongo> LeaseKeeper<M> {
                 ))
             }
         };
-        let acquisition = drive(&self.mongo, &mut plan, in_time, |note| {
+        let acquisition = run_plan(&self.mongo, &mut plan, in_time, |note| {
             self.probe.note(note)
         })
         .await?;
@@ -271,16 +209,16 @@ impl<M: Mongo> LeaseKeeper<M> {
 
     async fn renew(&self, fence: &Fence) -> Result<Renewal, SidecarError> {
         let mut plan = RenewLease::new(&self.request(Some(fence.epoch), false))?;
-        self.drive_held(&mut plan, fence).await
+        self.run_held(&mut plan, fence).await
     }
 
     /// Runs a lease plan of the holder of `fence` (its writes stop once the fence is gone).
-    async fn drive_held<P>(&self, plan: &mut P, fence: &Fence) -> Result<P::Output, SidecarError>
+    async fn run_held<P>(&self, plan: &mut P, fence: &Fence) -> Result<P::Output, SidecarError>
     where
         P: Plan + Send,
         P::Output: Send,
     {
-        drive(
+        run_plan(
             &self.mongo,
             plan,
             || fence.check(),
@@ -293,7 +231,7 @@ impl<M: Mongo> LeaseKeeper<M> {
     pub async fn release(&self, fence: &Fence) {
         let release = async {
             let mut plan = Lease::new(&self.request(Some(fence.epoch), true))?;
-            self.drive_held(&mut plan, fence).await
+            self.run_held(&mut plan, fence).await
         };
         match tokio::time::timeout(RELEASE_TIMEOUT, release).await {
             Ok(Ok(_)) => info!(

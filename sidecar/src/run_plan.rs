@@ -1,5 +1,6 @@
 //! The one loop that runs a core plan through the [`Mongo`] interface: command → reply → next
-//! command, until the plan is done. Every plan of the sidecar and of its tools runs here.
+//! command, until the plan is done. Every plan of the sidecar and of its tools runs here (the
+//! npm package's loop is `js/src/run-plan.js`, the simulator's `sim/src/executor.rs`'s).
 
 use mongo_seq_core::{Command, Note, Plan, Step};
 
@@ -10,7 +11,7 @@ use crate::mongo::Mongo;
 /// holder's fence: a stale holder sends nothing); every note the plan records goes to `note` as
 /// it is recorded, also when the plan then fails. A core error keeps its variant
 /// ([`SidecarError`]'s `From`: a later holder's fence is [`SidecarError::Fenced`]).
-pub async fn drive<M, P>(
+pub async fn run_plan<M, P>(
     mongo: &M,
     plan: &mut P,
     before_write: impl Fn() -> Result<(), SidecarError> + Sync,
@@ -40,13 +41,13 @@ where
 
 /// Runs a plan of a tool: no lease, and its notes are not reported (`current`, `setNext` and
 /// the audit's reads record none).
-pub async fn drive_unleased<M, P>(mongo: &M, plan: &mut P) -> Result<P::Output, SidecarError>
+pub async fn run_tool_plan<M, P>(mongo: &M, plan: &mut P) -> Result<P::Output, SidecarError>
 where
     M: Mongo,
     P: Plan + Send,
     P::Output: Send,
 {
-    drive(mongo, plan, || Ok(()), |_| {}).await
+    run_plan(mongo, plan, || Ok(()), |_| {}).await
 }
 
 /// Whether `command` may change something (every command but the reads and the wait).

@@ -6,10 +6,10 @@
 use mongo_seq_core::{ImportAction, ImportCounters, ImportReport, ImportRequest};
 use serde_json::{json, Map, Value};
 
-use crate::cli::{runtime, Failure, UriArg};
-use crate::config::Namespace;
+use super::{runtime, CliError, UriArg};
+use crate::config::{Key, Namespace};
 use crate::connection::Connection;
-use crate::drive::drive_unleased;
+use crate::run_plan::run_tool_plan;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Source {
@@ -63,11 +63,11 @@ pub struct ImportArgs {
 }
 
 /// The core's request from the arguments (a usage error when the core refuses them).
-fn request(args: &ImportArgs) -> Result<ImportRequest, Failure> {
+fn request(args: &ImportArgs) -> Result<ImportRequest, CliError> {
     let mut names = Map::new();
     for pair in &args.names {
         let Some((key, name)) = pair.split_once('=') else {
-            return Err(Failure::Usage(anyhow::anyhow!(
+            return Err(CliError::usage(anyhow::anyhow!(
                 "--name {pair:?}: expected <source key>=<sequence name>"
             )));
         };
@@ -88,27 +88,26 @@ fn request(args: &ImportArgs) -> Result<ImportRequest, Failure> {
             Some(option) => format!("--{option}"),
             None => "import".to_owned(),
         };
-        Failure::Usage(anyhow::anyhow!("{flag}: {e} ({})", e.code()))
+        CliError::usage(anyhow::anyhow!("{flag}: {e} ({})", e.code()))
     })
 }
 
-pub(crate) fn run(args: &ImportArgs) -> Result<(), Failure> {
+pub(super) fn run(args: &ImportArgs) -> Result<(), CliError> {
     let request = request(args)?;
     // Checked before connecting: a bad name is a usage error, and nothing is read or written.
-    let source = Namespace::from_flags(["--db", "--source"], &args.db, &request.source)
-        .map_err(Failure::Usage)?;
-    let counters = Namespace::from_flags(["--db", "--counters"], &args.db, &request.counters)
-        .map_err(Failure::Usage)?;
-    let uri = args.uri.resolve().map_err(Failure::Usage)?;
+    let db = (args.db.as_str(), Key::flag("--db"));
+    let source = Namespace::checked(db.clone(), (&request.source, Key::flag("--source")))?;
+    let counters = Namespace::checked(db, (&request.counters, Key::flag("--counters")))?;
+    let uri = args.uri.resolve()?;
     let report: ImportReport = runtime()?.block_on(async {
         let client = crate::server::connect(&uri)
             .await
-            .map_err(|e| Failure::Runtime(e.into()))?;
+            .map_err(CliError::runtime)?;
         // The plugin's collection is the plan's `documents` collection.
         let mongo = Connection::for_tool(&client, Some(&source), &counters);
-        drive_unleased(&mongo, &mut ImportCounters::new(&request))
+        run_tool_plan(&mongo, &mut ImportCounters::new(&request))
             .await
-            .map_err(|e| Failure::Runtime(e.into()))
+            .map_err(CliError::runtime)
     })?;
     if args.json {
         println!(

@@ -1,0 +1,204 @@
+//! `mongo-seq check`: what to audit (a config's triggers, or one given by flags — the same raw
+//! trigger the file gives, through the same validation), the audit (`tools/check.rs`), the report and the exit status.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use super::{load_config, runtime, CliError, UriArg};
+use crate::config::{self, Key, Keys, Namespace, RawTrigger};
+use crate::connection::Connection;
+use crate::tools::check::{audit_collection, ensure_exists, CheckError, CheckSummary, CheckTarget};
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 when the summary is clean, 1 when it is not (numbers held \
+by several documents, values that are not integers, numbers off the step grid, unnumbered \
+documents, a counter behind the largest number; gaps too with --gapless or a gapless trigger; \
+the reasons go to standard error), 2 on a usage error or when the database or collection does \
+not exist. Run it when the sidecar has caught up: documents inserted a moment ago are not \
+numbered yet."
+)]
+pub struct CheckArgs {
+    /// Check the triggers of this sidecar config: connection, collection, field, sequence
+    /// options, counters and `match` all come from it.
+    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", "start", "step", "scope", "filter"])]
+    pub config: Option<PathBuf>,
+    /// With --config: only the trigger with this name (default: every trigger).
+    #[arg(long, requires = "config")]
+    pub trigger: Option<String>,
+    #[command(flatten)]
+    pub uri: UriArg,
+    /// Database of the collection.
+    #[arg(long, required_unless_present = "config")]
+    pub db: Option<String>,
+    /// The numbered collection.
+    #[arg(long, required_unless_present = "config")]
+    pub collection: Option<String>,
+    /// The field holding the number.
+    #[arg(long, default_value = "seq", conflicts_with = "config")]
+    pub field: String,
+    /// Counter (sequence) name; default `<db>.<collection>` like the sidecar's.
+    #[arg(long)]
+    pub sequence: Option<String>,
+    /// Counters collection: `collection` in --db, or `database.collection`.
+    #[arg(long, default_value = "counters")]
+    pub counters: String,
+    /// First number of the sequence.
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
+    pub start: i64,
+    /// Step of the sequence.
+    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
+    pub step: i64,
+    /// Scope fields (per-tenant counters), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub scope: Vec<String>,
+    /// Only documents matching this query, as JSON (a trigger's `match`), e.g. '{"type": "order"}'.
+    #[arg(long = "match", id = "filter", value_name = "JSON")]
+    pub filter: Option<String>,
+    /// Also fail (exit 1) when there are gaps (implied for a gapless trigger with --config).
+    #[arg(long)]
+    pub gapless: bool,
+    /// Print the full report as JSON instead of the one-line summary (with --config: an array,
+    /// one report per trigger). `largest` and the counters are JSON numbers, or decimal strings
+    /// beyond 2^53 − 1.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
+    let (uri, targets) = targets(args)?;
+    let reports = runtime()?.block_on(async {
+        let client = crate::server::connect(&uri)
+            .await
+            .map_err(CliError::runtime)?;
+        let mut reports = Vec::with_capacity(targets.len());
+        for target in targets {
+            ensure_exists(&client, &target).await.map_err(|e| match e {
+                CheckError::Missing(missing) => CliError::usage(missing),
+                CheckError::Failed(e) => CliError::runtime(e),
+            })?;
+            let mongo = Connection::for_tool(&client, Some(&target.trigger.ns), &target.counters);
+            let summary = audit_collection(&mongo, &target)
+                .await
+                .map_err(CliError::runtime)?;
+            reports.push((target, summary));
+        }
+        Ok::<_, CliError>(reports)
+    })?;
+    if args.json {
+        let json = |(target, summary): &(CheckTarget, CheckSummary)| {
+            let mut value = serde_json::to_value(summary).unwrap_or_default();
+            if let (true, Some(object)) = (target.named, value.as_object_mut()) {
+                object.insert("trigger".to_owned(), json!(target.trigger.id));
+            }
+            value
+        };
+        let value = match args.config {
+            Some(_) => Value::Array(reports.iter().map(json).collect()),
+            None => reports.first().map(json).unwrap_or_default(),
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        for (target, summary) in &reports {
+            println!("{}", summary.line(target));
+        }
+    }
+    let mut clean = true;
+    for (target, summary) in &reports {
+        let problems = summary.problems(target.gapless() || args.gapless);
+        if !problems.is_empty() {
+            clean = false;
+            eprintln!(
+                "mongo-seq: check failed for {} field {}: {}",
+                target.trigger.ns,
+                target.field(),
+                problems.join(", ")
+            );
+        }
+    }
+    if clean {
+        Ok(())
+    } else {
+        Err(CliError::CheckFailed)
+    }
+}
+
+/// The connection string and what to check: the config's triggers, or the one the flags give.
+fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
+    let Some(path) = &args.config else {
+        let uri = args.uri.resolve()?;
+        return Ok((uri, vec![flags_target(args)?]));
+    };
+    let config = load_config(path)?;
+    let targets: Vec<CheckTarget> = config
+        .triggers
+        .iter()
+        .filter(|t| args.trigger.as_ref().map_or(true, |name| &t.id == name))
+        .map(|t| CheckTarget {
+            trigger: t.clone(),
+            counters: config.counters.clone(),
+            named: true,
+        })
+        .collect();
+    if targets.is_empty() {
+        let names: Vec<String> = config
+            .triggers
+            .iter()
+            .map(|t| format!("`{}`", t.id))
+            .collect();
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--trigger: {} has no trigger named `{}` (its triggers: {})",
+            path.display(),
+            args.trigger.as_deref().unwrap_or_default(),
+            names.join(", ")
+        )));
+    }
+    Ok((config.uri, targets))
+}
+
+/// The trigger the flags describe: the raw trigger a `[[trigger]]` would be, validated as one
+/// (errors name the flags).
+fn flags_target(args: &CheckArgs) -> Result<CheckTarget, CliError> {
+    let (Some(db), Some(collection)) = (&args.db, &args.collection) else {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "pass --config, or --db and --collection"
+        )));
+    };
+    let raw = RawTrigger {
+        database: db.clone(),
+        collection: collection.clone(),
+        field: args.field.clone(),
+        sequence: args.sequence.clone(),
+        start: Some(json!(args.start)),
+        step: Some(json!(args.step)),
+        scope: (!args.scope.is_empty()).then(|| json!(args.scope)),
+        filter: args.filter.as_deref().map(match_flag).transpose()?,
+        gapless: Some(args.gapless),
+        ..RawTrigger::default()
+    };
+    let trigger = config::validate_trigger(raw, Keys::Flags)?;
+    let counters = Namespace::parse(&Key::flag("--counters"), &args.counters, Some(db))?;
+    Ok(CheckTarget {
+        trigger,
+        counters,
+        named: false,
+    })
+}
+
+/// `--match` as written: a JSON object (validated with the trigger, as a file's `match`).
+fn match_flag(text: &str) -> Result<Map<String, Value>, CliError> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(filter)) => Ok(filter),
+        Ok(_) => Err(CliError::usage(anyhow::anyhow!(
+            "--match: must be a JSON object"
+        ))),
+        Err(e) => Err(CliError::usage(anyhow::anyhow!(
+            "--match: not JSON ({e}): {text}"
+        ))),
+    }
+}

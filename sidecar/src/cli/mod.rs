@@ -1,0 +1,205 @@
+//! Command line, the binary's edge: parses arguments (clap), sets up logging, runs one
+//! subcommand (a file each: its flags, their raw → validated step through `config`, the work,
+//! the output), and maps the result to an exit code (0 ok, 1 failure or failed check, 2 usage
+//! or configuration error). The only place that uses `anyhow`: every module below returns
+//! typed errors, which a subcommand classifies as a usage or a runtime failure (`CliError`).
+
+mod check;
+mod completions;
+mod counters;
+mod health;
+mod import;
+mod location;
+mod set_next;
+mod sidecar;
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, ValueEnum};
+
+use crate::config::{self, Config, ConfigError};
+use crate::redact::{redact, RedactingWriter};
+
+pub use check::CheckArgs;
+pub use completions::CompletionsArgs;
+pub use counters::CountersArgs;
+pub use health::HealthArgs;
+pub use import::{ImportArgs, Source};
+pub use location::{CountersLocation, UriArg};
+pub use set_next::SetNextArgs;
+pub use sidecar::SidecarArgs;
+
+/// `--version`: the crate's version, with the commit when the build was given one
+/// (`MONGO_SEQ_COMMIT`, set by `make image`).
+pub fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| match option_env!("MONGO_SEQ_COMMIT") {
+        Some(commit) if !commit.is_empty() => {
+            format!("{} (commit {commit})", env!("CARGO_PKG_VERSION"))
+        }
+        _ => env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mongo-seq",
+    version = version(),
+    about = "Sequential numbers for MongoDB documents: the sidecar and its tools"
+)]
+pub struct Cli {
+    /// Log format (logs go to standard error).
+    #[arg(long, global = true, value_enum, env = "MONGO_SEQ_LOG_FORMAT", default_value_t = LogFormat::Human)]
+    pub log_format: LogFormat,
+    /// Log filter, e.g. `info`, `debug`, `mongo_seq=debug` (RUST_LOG wins when set).
+    #[arg(
+        long,
+        global = true,
+        env = "MONGO_SEQ_LOG_LEVEL",
+        default_value = "info"
+    )]
+    pub log_level: String,
+    #[command(subcommand)]
+    pub subcommand: Subcommand,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Human,
+    Json,
+}
+
+/// What `mongo-seq` is asked to do (a MongoDB command is a core `Command`; this is not one).
+#[derive(Debug, clap::Subcommand)]
+pub enum Subcommand {
+    /// Run the daemon: number inserted documents of every configured trigger.
+    Sidecar(SidecarArgs),
+    /// Audit a collection's numbers: duplicates, gaps, unnumbered documents, counter.
+    Check(CheckArgs),
+    /// List the counters and their values.
+    Counters(CountersArgs),
+    /// Make N the next number a counter issues (never backwards without --force).
+    SetNext(SetNextArgs),
+    /// Ask a running sidecar's /healthz: exit 0 when healthy, 1 otherwise (for container checks).
+    Health(HealthArgs),
+    /// Adopt the counters of mongoose-sequence or mongoose-auto-increment/@typegoose (dry run unless --apply).
+    Import(ImportArgs),
+    /// Print a shell completion script (e.g. `mongo-seq completions bash > /etc/bash_completion.d/mongo-seq`).
+    Completions(CompletionsArgs),
+}
+
+/// How a subcommand failed, which decides the exit code.
+pub(crate) enum CliError {
+    /// Exit 2: the arguments or the configuration are refused (nothing was done).
+    Usage(anyhow::Error),
+    /// Exit 1: the work failed.
+    Runtime(anyhow::Error),
+    /// Exit 1 without a message of its own: a check found problems (already reported).
+    CheckFailed,
+}
+
+impl CliError {
+    pub(crate) fn usage(e: impl Into<anyhow::Error>) -> Self {
+        Self::Usage(e.into())
+    }
+
+    pub(crate) fn runtime(e: impl Into<anyhow::Error>) -> Self {
+        Self::Runtime(e.into())
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(e: ConfigError) -> Self {
+        Self::usage(e)
+    }
+}
+
+impl From<anyhow::Error> for CliError {
+    fn from(e: anyhow::Error) -> Self {
+        Self::Runtime(e)
+    }
+}
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format, &cli.log_level);
+    match dispatch(cli.subcommand) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::CheckFailed) => ExitCode::from(1),
+        Err(CliError::Usage(e)) => {
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
+            ExitCode::from(2)
+        }
+        Err(CliError::Runtime(e)) => {
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
+    match subcommand {
+        Subcommand::Sidecar(args) => sidecar::run(&args),
+        Subcommand::Check(args) => check::run(&args),
+        Subcommand::Counters(args) => counters::run(&args),
+        Subcommand::SetNext(args) => set_next::run(&args),
+        Subcommand::Health(args) => health::run(&args),
+        Subcommand::Import(args) => import::run(&args),
+        Subcommand::Completions(args) => completions::run(&args),
+    }
+}
+
+/// An error and its causes, `a: b: c`, leaving out a cause its parent already quotes (most of
+/// our errors put their cause in their own message).
+fn describe(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        // A driver error without its debug fields (`labels: {}, source: None, …`).
+        let cause = match cause.downcast_ref::<mongodb::error::Error>() {
+            Some(driver) => crate::executor::mongo_message(driver),
+            None => cause.to_string(),
+        };
+        if out.is_empty() {
+            out = cause;
+        } else if !out.contains(&cause) {
+            out.push_str(": ");
+            out.push_str(&cause);
+        }
+    }
+    out
+}
+
+fn init_logging(format: LogFormat, level: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(level))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let writer = || RedactingWriter(std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false);
+    let _ = match format {
+        LogFormat::Human => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+}
+
+/// The async runtime a subcommand runs its work on.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")
+}
+
+/// A config file, read and validated (refused: a usage error).
+fn load_config(path: &std::path::Path) -> Result<Config, CliError> {
+    Ok(config::load(path)?)
+}
+
+/// A core refusal of the arguments: a usage error with the core's code.
+fn core_usage(e: &mongo_seq_core::SeqError) -> CliError {
+    CliError::usage(anyhow::anyhow!("{e} ({})", e.code()))
+}

@@ -1,0 +1,104 @@
+//! The configuration as written: the TOML file's tables (unknown keys rejected by serde), and
+//! the same structures filled from a tool's flags, so both go through one validation.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::error::ConfigError;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub mongodb: RawMongo,
+    #[serde(default)]
+    pub sidecar: RawSidecar,
+    #[serde(default)]
+    pub http: RawHttp,
+    #[serde(default)]
+    pub lease: RawLease,
+    #[serde(default, rename = "trigger")]
+    pub triggers: Vec<RawTrigger>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMongo {
+    pub uri: Option<String>,
+    pub database: Option<String>,
+    pub counters: Option<String>,
+    pub state: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSidecar {
+    pub batch_size: Option<u32>,
+    pub poll_interval_ms: Option<u64>,
+    pub max_await_ms: Option<u64>,
+    pub batch_delay_ms: Option<u64>,
+    pub checkpoint_ms: Option<u64>,
+    pub heartbeat_secs: Option<u64>,
+    pub backoff_initial_ms: Option<u64>,
+    pub backoff_max_ms: Option<u64>,
+    pub progress_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    pub enabled: Option<bool>,
+    pub bind: Option<String>,
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLease {
+    pub ttl_ms: Option<u64>,
+    pub renew_ms: Option<u64>,
+    pub margin_ms: Option<u64>,
+    pub instance_id: Option<String>,
+}
+
+/// A `[[trigger]]`, or what a tool's flags say about one (`check --db … --step …`; a tool that
+/// needs only a sequence fills only its keys, for `validate_sequence`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTrigger {
+    pub name: Option<String>,
+    pub database: String,
+    pub collection: String,
+    pub field: String,
+    pub sequence: Option<String>,
+    // The sequence's options, as written: the core checks them (types included).
+    pub start: Option<Value>,
+    pub step: Option<Value>,
+    pub min: Option<Value>,
+    pub max: Option<Value>,
+    pub scope: Option<Value>,
+    pub format: Option<Value>,
+    pub format_field: Option<String>,
+    /// The counter documents' number field (`seq` by default; the core's `counterField`).
+    pub counter_field: Option<Value>,
+    /// Extended JSON (a flag can say `null`, which TOML cannot).
+    #[serde(rename = "match")]
+    pub filter: Option<Map<String, Value>>,
+    pub gapless: Option<bool>,
+}
+
+pub(super) fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// TOML text (`origin` names it in messages) as written.
+pub(super) fn parse_raw(text: &str, origin: &str) -> Result<RawConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: origin.to_owned(),
+        message: e.to_string(),
+    })
+}

@@ -1,0 +1,145 @@
+//! The configuration file's validation: defaults, environment overrides, errors naming the key.
+
+use super::*;
+
+fn check(text: &str) -> Result<Config, String> {
+    let raw: RawConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+    validate(raw, |_| None).map_err(|e| e.to_string())
+}
+
+const BASE: &str = "[mongodb]\nuri = \"mongodb://u:p@h/\"\n";
+
+#[test]
+fn minimal_config_gets_defaults() {
+    let c = check(&format!(
+        "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
+    ))
+    .unwrap();
+    assert_eq!(c.counters.to_string(), "app.counters");
+    assert_eq!(c.state.to_string(), "app.mongo_seq_state");
+    assert_eq!(c.triggers[0].numbering.sequence().name(), "app.orders");
+    assert_eq!(c.triggers[0].id, "app.orders.seq");
+    assert_eq!(c.settings.batch_size, 1000);
+    assert_eq!(c.http.unwrap().to_string(), "127.0.0.1:9464");
+}
+
+#[test]
+fn http_bind_from_the_environment() {
+    let text = format!(
+        "{BASE}[http]\nbind = \"127.0.0.2\"\nport = 9500\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
+    );
+    let with = |bind: &'static str| {
+        let raw: RawConfig = toml::from_str(&text).unwrap();
+        validate(raw, move |name| {
+            (name == HTTP_BIND_ENV).then(|| bind.to_owned())
+        })
+    };
+    assert_eq!(
+        check(&text).unwrap().http.unwrap().to_string(),
+        "127.0.0.2:9500"
+    );
+    assert_eq!(
+        with("0.0.0.0").unwrap().http.unwrap().to_string(),
+        "0.0.0.0:9500"
+    );
+    assert_eq!(with("::").unwrap().http.unwrap().to_string(), "[::]:9500");
+    let err = with("everywhere").unwrap_err().to_string();
+    assert!(err.contains(HTTP_BIND_ENV), "{err}");
+}
+
+#[test]
+fn errors_name_the_key() {
+    let t = "[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n";
+    let cases = [
+        (
+            format!("{BASE}[sidecar]\nbacth_size = 1\n{t}"),
+            "bacth_size",
+        ),
+        (
+            format!("{BASE}[[trigger]]\ndatabase = \"app\"\nfield = \"seq\"\n"),
+            "collection",
+        ),
+        (
+            format!("{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = 5\nfield = \"seq\"\n"),
+            "collection",
+        ),
+        (
+            format!("{BASE}{t}sequence = \"a/b\"\n"),
+            "trigger[0].sequence",
+        ),
+        (format!("{BASE}{t}{t}"), "duplicate trigger"),
+        (
+            format!("{BASE}{t}format = \"X{{seq}}\"\n"),
+            "trigger[0].format_field",
+        ),
+        (
+            format!(
+                "{BASE}{t}gapless = true\nformat = \"X{{seq}}\"\nformat_field = \"seqEpoch\"\n"
+            ),
+            "trigger[0].format_field",
+        ),
+        (
+            format!("{BASE}{t}gapless = true\nscope = [\"seqEpoch\"]\n"),
+            "trigger[0].scope",
+        ),
+        (
+            format!("{BASE}{t}counter_field = \"a.b\"\n"),
+            "trigger[0].counter_field",
+        ),
+        (
+            format!("{BASE}{t}counter_field = 5\n"),
+            "trigger[0].counter_field",
+        ),
+        (
+            format!(
+                "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"_id\"\n"
+            ),
+            "trigger[0].field",
+        ),
+        (
+            format!(
+                "{BASE}[[trigger]]\ndatabase = \"a.b\"\ncollection = \"orders\"\nfield = \"seq\"\n"
+            ),
+            "trigger[0].database",
+        ),
+        (BASE.to_string(), "trigger"),
+        (format!("[mongodb]\n{t}"), "mongodb.uri"),
+    ];
+    for (text, key) in cases {
+        let err = check(&text).expect_err(&text);
+        assert!(err.contains(key), "{err:?} should name {key}");
+    }
+}
+
+#[test]
+fn flags_go_through_the_file_s_validation_and_are_named_as_flags() {
+    let raw = |filter: serde_json::Value| RawTrigger {
+        database: "app".to_owned(),
+        collection: "orders".to_owned(),
+        field: "seq".to_owned(),
+        step: Some(serde_json::json!(0)),
+        filter: filter.as_object().cloned(),
+        ..RawTrigger::default()
+    };
+    let err = validate_trigger(raw(serde_json::json!({ "a": 1 })), Keys::Flags)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("--step: "), "{err}");
+    let mut top_level = raw(serde_json::json!({ "$where": "1" }));
+    top_level.step = None;
+    let err = validate_trigger(top_level, Keys::Flags)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("--match: top-level `$where`"), "{err}");
+    let mut bad_db = raw(serde_json::json!({ "a": 1 }));
+    bad_db.database = "a b".to_owned();
+    let err = validate_trigger(bad_db, Keys::Flags)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("--db: database name \"a b\""), "{err}");
+    // The file's keys for the same mistakes.
+    let err = validate_trigger(raw(serde_json::json!({ "a": 1 })), Keys::File { index: 2 })
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("config key `trigger[2].step`: "), "{err}");
+}

@@ -1,0 +1,158 @@
+//! A trigger as written (a `[[trigger]]`, or a tool's flags) → validated [`TriggerSpec`]: its
+//! namespace, its sequence (the core's `SequenceSpec::parse_trigger`: the JS package's schema
+//! and messages), its numbering (`NumberingSpec::new`), its `match`. An error names the key the
+//! core's `option_name` points at, as the file or the flags spell it.
+
+use mongo_seq_core::{NumberingSpec, SeqError, SequenceSpec};
+use serde_json::{Map, Value};
+
+use super::error::{invalid, ConfigError, Key};
+use super::namespace::Namespace;
+use super::raw::RawTrigger;
+use crate::executor::convert;
+
+#[derive(Debug, Clone)]
+pub struct TriggerSpec {
+    /// Stable id: `name`, or `<db>.<collection>.<field>`; the key of the trigger's state document.
+    pub id: String,
+    pub ns: Namespace,
+    /// The sequence, the numbered field, the formatted id's field, the mode (gapless or not).
+    pub numbering: NumberingSpec,
+    /// The `match` expression on the inserted document's fields (Extended JSON).
+    pub filter: Option<Map<String, Value>>,
+}
+
+/// How a trigger's keys are named in errors.
+#[derive(Debug, Clone, Copy)]
+pub enum Keys {
+    /// The file's `[[trigger]]` number `index`: `trigger[0].step`.
+    File { index: usize },
+    /// A tool's flags: `--step` (`--db` for `database`).
+    Flags,
+}
+
+impl Keys {
+    /// The key `name` (as the file spells it: `format_field`).
+    pub fn key(self, name: &str) -> Key {
+        match self {
+            Self::File { index } => Key::File(format!("trigger[{index}].{name}")),
+            Self::Flags => Key::Flag(match name {
+                "database" => "--db".to_owned(),
+                other => format!("--{}", other.replace('_', "-")),
+            }),
+        }
+    }
+
+    /// The trigger as a whole.
+    pub fn whole(self) -> Key {
+        match self {
+            Self::File { index } => Key::File(format!("trigger[{index}]")),
+            Self::Flags => Key::Flags,
+        }
+    }
+
+    /// A core error, named by the key its `option_name` points at.
+    fn core(self, e: &SeqError) -> ConfigError {
+        let key = match e.option_name() {
+            Some("name") => self.key("sequence"),
+            Some("formatField") => self.key("format_field"),
+            Some("counterField") => self.key("counter_field"),
+            Some(option) => self.key(option),
+            None => self.whole(),
+        };
+        let reason = match e {
+            SeqError::InvalidOption { reason, .. } | SeqError::InvalidArgument { reason, .. } => {
+                reason.clone()
+            }
+            other => other.to_string(),
+        };
+        invalid(key, format!("{reason} ({})", e.code()))
+    }
+}
+
+/// A trigger as written → validated; errors name its keys as `keys` says.
+pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, ConfigError> {
+    let ns = Namespace::checked(
+        (&t.database, keys.key("database")),
+        (&t.collection, keys.key("collection")),
+    )?;
+    let sequence = validate_sequence(&t, &ns.to_string(), keys)?;
+    let numbering = NumberingSpec::new(
+        sequence,
+        &t.field,
+        t.format_field.as_deref(),
+        t.gapless.unwrap_or(false),
+    )
+    .map_err(|e| keys.core(&e))?;
+    let filter = match t.filter {
+        None => None,
+        Some(filter) => Some(validate_match(filter, keys.key("match"))?),
+    };
+    let id = match t.name {
+        Some(name) if name.is_empty() || name.chars().any(char::is_control) => {
+            return Err(invalid(
+                keys.key("name"),
+                "must be a non-empty string without control characters",
+            ))
+        }
+        Some(name) => name,
+        None => format!("{ns}.{}", t.field),
+    };
+    Ok(TriggerSpec {
+        id,
+        ns,
+        numbering,
+        filter,
+    })
+}
+
+/// A trigger's sequence keys as written (`sequence`, `start`, `step`, `min`, `max`, `scope`,
+/// `format`, `counter_field`) → the core's `SequenceSpec`, named `default_name` unless the
+/// keys name it.
+pub fn validate_sequence(
+    raw: &RawTrigger,
+    default_name: &str,
+    keys: Keys,
+) -> Result<SequenceSpec, ConfigError> {
+    let name = raw.sequence.as_deref().unwrap_or(default_name);
+    let mut options = Map::new();
+    for (option, value) in [
+        ("start", &raw.start),
+        ("step", &raw.step),
+        ("min", &raw.min),
+        ("max", &raw.max),
+        ("scope", &raw.scope),
+        ("format", &raw.format),
+        ("counterField", &raw.counter_field),
+    ] {
+        if let Some(value) = value {
+            options.insert(option.to_owned(), value.clone());
+        }
+    }
+    SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))
+}
+
+/// A `match` expression: field conditions, `$and`, `$or`, `$nor`; checked as the BSON the
+/// server gets, kept as its canonical Extended JSON.
+fn validate_match(filter: Map<String, Value>, key: Key) -> Result<Map<String, Value>, ConfigError> {
+    if let Some(op) = filter
+        .keys()
+        .find(|k| k.starts_with('$') && !matches!(k.as_str(), "$and" | "$or" | "$nor"))
+    {
+        return Err(invalid(
+            key,
+            format!("top-level `{op}` is not supported (use field conditions, $and, $or, $nor)"),
+        ));
+    }
+    match convert::to_doc(Value::Object(filter)) {
+        Ok(doc) if !doc.is_empty() => match convert::from_doc(doc) {
+            Value::Object(filter) => Ok(filter),
+            _ => Err(invalid(key, "must be a table")),
+        },
+        Ok(_) => Err(invalid(
+            key,
+            "must not be empty (leave it out to take every document)",
+        )),
+        Err(e) => Err(invalid(key, e)),
+    }
+}

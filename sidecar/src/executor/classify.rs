@@ -1,0 +1,116 @@
+//! What a driver error means, decided once for every caller of the executor: the server's code,
+//! whether a pause and a retry may get past it ([`MongoFailure::transient`]), a lost change
+//! stream history, a duplicate key (a reply the core reads, not an error), and the message for
+//! humans without the driver's debug fields.
+
+use mongo_seq_core::Reply;
+use mongodb::error::{Error, ErrorKind, WriteFailure};
+
+/// A database operation that failed (the server refused it, or could not be reached).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MongoFailure {
+    /// The server's error code, when it sent one.
+    pub code: Option<i32>,
+    /// Whether the same work may succeed after a pause: a network error, an election, a
+    /// stepdown, a shutdown (the trigger retries from its stored resume token either way;
+    /// this only labels the error).
+    pub transient: bool,
+    /// For humans: what the driver or server said, without the driver's debug fields.
+    pub message: String,
+}
+
+impl From<Error> for MongoFailure {
+    fn from(e: Error) -> Self {
+        Self {
+            code: server_code(&e),
+            transient: is_transient(&e),
+            message: mongo_message(&e),
+        }
+    }
+}
+
+/// Server error codes of elections, stepdowns and shutdowns: retry, resume from the stored token.
+const TRANSIENT_CODES: [i32; 16] = [
+    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43,
+];
+
+/// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
+/// ChangeStreamFatalError).
+const HISTORY_LOST_CODES: [i32; 2] = [286, 280];
+
+/// TypeMismatch: `$inc` on a counter whose `seq` is not a number.
+pub(super) const TYPE_MISMATCH: i32 = 14;
+
+/// The server error code of a driver error, if it carries one.
+pub fn server_code(e: &Error) -> Option<i32> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        _ => None,
+    }
+}
+
+fn is_transient(e: &Error) -> bool {
+    matches!(
+        e.kind.as_ref(),
+        ErrorKind::Io(_)
+            | ErrorKind::ConnectionPoolCleared { .. }
+            | ErrorKind::ServerSelection { .. }
+    ) || e.contains_label("ResumableChangeStreamError")
+        || e.contains_label("RetryableWriteError")
+        || server_code(e).is_some_and(|c| TRANSIENT_CODES.contains(&c))
+}
+
+/// Whether a change stream's error means its resume point is gone.
+pub fn is_history_lost(e: &Error) -> bool {
+    server_code(e).is_some_and(|code| HISTORY_LOST_CODES.contains(&code))
+}
+
+pub(super) fn is_duplicate_key(e: &Error) -> bool {
+    server_code(e) == Some(11000)
+}
+
+/// A duplicate-key error as the core reads it: its message names the index (the core tells a
+/// clash on `_id` from one on another unique index, which no retry can get past).
+pub(super) fn duplicate_key_reply(e: &Error) -> Reply {
+    let message = match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.message.as_str()),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.message.as_str()),
+        _ => None,
+    };
+    Reply::duplicate_key(message, None)
+}
+
+/// A driver error for humans: its kind's message, without the driver's debug fields
+/// (`labels: {}, source: None, server response: None`).
+pub fn mongo_message(e: &Error) -> String {
+    without_driver_fields(&e.kind.to_string())
+}
+
+/// Removes the driver's debug fields from a message, also where the driver nests another
+/// error's `Display` (server selection quotes each server's error).
+fn without_driver_fields(text: &str) -> String {
+    let mut out = text.replace("Kind: ", "");
+    for field in [", source: None", ", server response: None"] {
+        out = out.replace(field, "");
+    }
+    while let Some(start) = out.find(", labels: {") {
+        let end = out[start..]
+            .find('}')
+            .map_or(out.len(), |close| start + close + 1);
+        out.replace_range(start..end, "");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_fields_are_removed() {
+        assert_eq!(
+            super::without_driver_fields("Server selection timeout: Topology: { Servers: [ { Error: Kind: I/O error: refused, labels: {\"A\", \"B\"}, source: None, server response: None } ] }"),
+            "Server selection timeout: Topology: { Servers: [ { Error: I/O error: refused } ] }"
+        );
+    }
+}

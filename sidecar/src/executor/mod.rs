@@ -1,0 +1,351 @@
+//! The command executor: a core [`Command`] → the official `mongodb` crate → a core [`Reply`].
+//! The only place where a core command meets a driver call, and where the driver's errors are
+//! classified ([`classify`]). It knows the core and the driver, nothing of the sidecar (no
+//! configuration, metrics, trigger or lease), so a Rust application can run the core's plans
+//! through it as the sidecar does (see `tidy.rs`: nothing here imports the rest of the crate).
+//!
+//! The concerns are the command's own (`Command::write_concern`/`read_concern`: majority writes,
+//! majority reads of counters and leases, local reads of documents), never the client's or the
+//! URI's. A duplicate key is the reply `duplicateKey`; an `update`'s write errors are data in
+//! its write result (`update.rs`).
+
+pub mod classify;
+pub mod convert;
+mod update;
+
+use futures_util::TryStreamExt;
+use mongo_seq_core::{
+    Collection as Target, Command, Reply, ReturnDocument, SeqError, UpdateStatement,
+};
+use mongodb::bson::Document;
+use mongodb::error::Error;
+use mongodb::options::{self, IndexOptions};
+use mongodb::{Collection, Database, IndexModel};
+use serde_json::Value;
+
+pub use classify::{mongo_message, MongoFailure};
+
+/// Why a command did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecuteError {
+    /// The driver failed or the server refused (classified).
+    #[error("MongoDB: {}", .0.message)]
+    Mongo(MongoFailure),
+    /// The server refused to update a counter document (TypeMismatch: `seq` is not a number).
+    #[error("counter `{counter}` is malformed: {message}")]
+    MalformedCounter { counter: String, message: String },
+    /// A command this executor cannot send: a document that is not Extended JSON (or BSON), a
+    /// collection it was not given, a command it does not run.
+    #[error("{0}")]
+    Invalid(String),
+    /// A reply the core cannot read.
+    #[error(transparent)]
+    Reply(#[from] SeqError),
+}
+
+/// One collection and its database (the `update` command runs on the database).
+#[derive(Clone)]
+struct Place {
+    db: Database,
+    collection: Collection<Document>,
+}
+
+impl Place {
+    fn new(collection: Collection<Document>) -> Self {
+        Self {
+            db: collection.client().database(&collection.namespace().db),
+            collection,
+        }
+    }
+}
+
+/// Runs core commands on the collections a command can name: its counters, and when given, the
+/// documents collection and the leases collection (the sidecar's state collection).
+#[derive(Clone)]
+pub struct Executor {
+    documents: Option<Place>,
+    counters: Place,
+    leases: Option<Place>,
+}
+
+impl Executor {
+    /// An executor of the commands on `counters` (`Collection::Counters`).
+    pub fn new(counters: Collection<Document>) -> Self {
+        Self {
+            documents: None,
+            counters: Place::new(counters),
+            leases: None,
+        }
+    }
+
+    /// `Collection::Documents` is `documents`.
+    #[must_use]
+    pub fn with_documents(mut self, documents: Collection<Document>) -> Self {
+        self.documents = Some(Place::new(documents));
+        self
+    }
+
+    /// `Collection::Leases` is `leases`.
+    #[must_use]
+    pub fn with_leases(mut self, leases: Collection<Document>) -> Self {
+        self.leases = Some(Place::new(leases));
+        self
+    }
+
+    /// The documents collection, when given.
+    pub fn documents(&self) -> Option<&Collection<Document>> {
+        self.documents.as_ref().map(|place| &place.collection)
+    }
+
+    /// Runs one command. Server errors a plan reads are replies; every other failure is an
+    /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`].
+    pub async fn execute(&self, command: Command) -> Result<Reply, ExecuteError> {
+        // The counter a TypeMismatch is about: the `_id` of a counter update.
+        let counter = match &command {
+            Command::FindOneAndUpdate {
+                collection: Target::Counters,
+                filter,
+                ..
+            } => filter.get("_id").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        };
+        self.run(command)
+            .await
+            .map_err(|failed| match (failed, counter) {
+                (Failed::Other(error), _) => error,
+                (Failed::Driver(e), Some(counter))
+                    if classify::server_code(&e) == Some(classify::TYPE_MISMATCH) =>
+                {
+                    ExecuteError::MalformedCounter {
+                        counter,
+                        message: mongo_message(&e),
+                    }
+                }
+                (Failed::Driver(e), _) => ExecuteError::Mongo(e.into()),
+            })
+    }
+
+    fn place(&self, target: Target) -> Result<&Place, Failed> {
+        let missing =
+            |what: &str| Failed::Other(ExecuteError::Invalid(format!("no {what} collection here")));
+        match target {
+            Target::Counters => Ok(&self.counters),
+            Target::Documents => self.documents.as_ref().ok_or_else(|| missing("documents")),
+            Target::Leases => self.leases.as_ref().ok_or_else(|| missing("state")),
+        }
+    }
+
+    async fn run(&self, command: Command) -> Result<Reply, Failed> {
+        let write = command.write_concern().map(|c| write_concern(&c));
+        let read = command
+            .read_concern()
+            .map(|c| options::ReadConcern::custom(c.level));
+        match command {
+            Command::FindOneAndUpdate {
+                collection,
+                filter,
+                update,
+                options,
+            } => {
+                let result = self
+                    .place(collection)?
+                    .collection
+                    .find_one_and_update(document(filter)?, document(update)?)
+                    .optional(write, |action, w| action.write_concern(w))
+                    .upsert(options.upsert)
+                    .return_document(match options.return_document {
+                        ReturnDocument::Before => options::ReturnDocument::Before,
+                        ReturnDocument::After => options::ReturnDocument::After,
+                    })
+                    .await;
+                match result {
+                    Ok(found) => Ok(one(found)),
+                    Err(e) if classify::is_duplicate_key(&e) => {
+                        Ok(classify::duplicate_key_reply(&e))
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Command::FindOne {
+                collection,
+                filter,
+                options,
+            } => {
+                let mut find = self
+                    .place(collection)?
+                    .collection
+                    .find_one(document(filter)?)
+                    .optional(read, |action, r| action.read_concern(r));
+                if let Some(options) = options {
+                    find = find
+                        .sort(document(options.sort)?)
+                        .projection(document(options.projection)?);
+                }
+                Ok(one(find.await?))
+            }
+            Command::InsertOne {
+                collection,
+                document: inserted,
+            } => match self
+                .place(collection)?
+                .collection
+                .insert_one(document(inserted)?)
+                .optional(write, |action, w| action.write_concern(w))
+                .await
+            {
+                Ok(_) => Ok(Reply::Inserted),
+                Err(e) if classify::is_duplicate_key(&e) => Ok(classify::duplicate_key_reply(&e)),
+                Err(e) => Err(e.into()),
+            },
+            Command::Find {
+                collection,
+                filter,
+                options,
+            } => {
+                let mut find = self
+                    .place(collection)?
+                    .collection
+                    .find(document(filter)?)
+                    .optional(read, |action, r| action.read_concern(r));
+                if let Some(projection) = options.projection {
+                    find = find.projection(document(projection)?);
+                }
+                if let Some(sort) = options.sort {
+                    find = find.sort(document(sort)?);
+                }
+                if let Some(limit) = options.limit {
+                    find = find.limit(i64::try_from(limit).unwrap_or(i64::MAX));
+                }
+                Ok(many(find.await?.try_collect().await?))
+            }
+            Command::Aggregate {
+                collection,
+                pipeline,
+            } => {
+                let pipeline: Vec<Document> = pipeline
+                    .into_iter()
+                    .map(document)
+                    .collect::<Result<_, _>>()?;
+                let cursor = self
+                    .place(collection)?
+                    .collection
+                    .aggregate(pipeline)
+                    .optional(read, |action, r| action.read_concern(r))
+                    .await?;
+                Ok(many(cursor.try_collect().await?))
+            }
+            Command::Update {
+                collection,
+                updates,
+                ordered,
+            } => {
+                self.place(collection)?
+                    .update(updates, false, ordered, write)
+                    .await
+            }
+            Command::UpdateMany {
+                collection,
+                filter,
+                update,
+            } => {
+                self.place(collection)?
+                    .update(vec![UpdateStatement { filter, update }], true, true, write)
+                    .await
+            }
+            Command::CreateIndex {
+                collection,
+                name,
+                keys,
+                unique,
+                partial_filter_expression,
+            } => {
+                let options = IndexOptions::builder()
+                    .name(name)
+                    .unique(unique)
+                    .partial_filter_expression(partial_filter_expression.map(document).transpose()?)
+                    .build();
+                let index = IndexModel::builder()
+                    .keys(document(keys)?)
+                    .options(options)
+                    .build();
+                match self.place(collection)?.collection.create_index(index).await {
+                    Ok(_) => Ok(Reply::None),
+                    // About the index being built, whichever it is.
+                    Err(e) if classify::is_duplicate_key(&e) => Ok(Reply::DuplicateKey),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Command::DropIndex { collection, name } => {
+                match self.place(collection)?.collection.drop_index(name).await {
+                    Ok(()) => Ok(Reply::None),
+                    // Already gone: IndexNotFound, or no collection at all (NamespaceNotFound).
+                    Err(e) if matches!(classify::server_code(&e), Some(26 | 27)) => Ok(Reply::None),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            other => Err(Failed::Other(ExecuteError::Invalid(format!(
+                "the executor does not run {other:?}"
+            )))),
+        }
+    }
+}
+
+/// Why a command did not run: the driver failed (classified by [`Executor::execute`], which
+/// knows the command), or it could not even be sent.
+enum Failed {
+    Driver(Error),
+    Other(ExecuteError),
+}
+
+impl From<Error> for Failed {
+    fn from(e: Error) -> Self {
+        Self::Driver(e)
+    }
+}
+
+/// The driver's write concern for the core's.
+fn write_concern(concern: &mongo_seq_core::WriteConcern) -> options::WriteConcern {
+    let w = match &concern.w {
+        Value::String(tag) if tag == "majority" => options::Acknowledgment::Majority,
+        Value::String(tag) => options::Acknowledgment::Custom(tag.clone()),
+        other => options::Acknowledgment::Nodes(
+            other
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(1),
+        ),
+    };
+    options::WriteConcern::builder().w(w).build()
+}
+
+/// Sets an option on a driver action when there is one.
+trait Optional: Sized {
+    fn optional<T>(self, value: Option<T>, set: impl FnOnce(Self, T) -> Self) -> Self {
+        match value {
+            Some(value) => set(self, value),
+            None => self,
+        }
+    }
+}
+
+impl<A> Optional for A {}
+
+/// A command's Extended JSON document as BSON.
+fn document(value: Value) -> Result<Document, Failed> {
+    convert::to_doc(value).map_err(|e| Failed::Other(ExecuteError::Invalid(e)))
+}
+
+fn one(document: Option<Document>) -> Reply {
+    match document {
+        Some(document) => Reply::Document {
+            document: convert::from_doc(document),
+        },
+        None => Reply::None,
+    }
+}
+
+fn many(documents: Vec<Document>) -> Reply {
+    Reply::Documents {
+        documents: documents.into_iter().map(convert::from_doc).collect(),
+    }
+}

@@ -1,0 +1,7 @@
+//! The operator's tools, as work on MongoDB (or on a sidecar's `/healthz`) with typed results:
+//! `check`'s audit, `counters`' list and `set-next`, `health`'s HTTP client. The command line
+//! (`cli/`) parses their flags, calls them, prints and picks the exit code.
+
+pub mod check;
+pub mod counters;
+pub mod health_check;

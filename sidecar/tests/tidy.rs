@@ -1,0 +1,175 @@
+//! Tidy tests: the sidecar's structural rules (ARCHITECTURE.md), checked on its source text, so
+//! that breaking one fails `cargo test` instead of waiting for a reviewer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The limit the protocol issue set: a file longer than this holds more than one concern.
+const MAX_LINES: usize = 500;
+
+fn sidecar() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under `dir`, with its path relative to `dir`.
+fn rust_files(dir: &Path) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).expect("read a source folder") {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("read a source file");
+                let relative = path.strip_prefix(dir).expect("below dir");
+                files.push((relative.to_string_lossy().replace('\\', "/"), text));
+            }
+        }
+    }
+    files.sort();
+    assert!(!files.is_empty(), "no sources under {}", dir.display());
+    files
+}
+
+/// The source without comment lines (doc links are not dependencies).
+fn code(text: &str) -> String {
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level module a source file belongs to (`cli/check.rs` → `cli`).
+fn module(path: &str) -> String {
+    let first = path.split('/').next().unwrap_or(path);
+    first.trim_end_matches(".rs").to_owned()
+}
+
+/// The top-level modules a file's code names as `crate::<module>`.
+fn dependencies(text: &str) -> BTreeSet<String> {
+    let code = code(text);
+    let mut found = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            found.insert(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_is_longer_than_the_limit() {
+    let mut long = Vec::new();
+    for folder in ["src", "tests"] {
+        for (path, text) in rust_files(&sidecar().join(folder)) {
+            let lines = text.lines().count();
+            if lines > MAX_LINES {
+                long.push(format!("{folder}/{path}: {lines} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines (split by concern; move a big test module to its own file): {long:?}"
+    );
+}
+
+#[test]
+fn anyhow_is_only_at_the_binary_s_edge() {
+    let outside: Vec<String> = rust_files(&sidecar().join("src"))
+        .into_iter()
+        .filter(|(path, text)| !path.starts_with("cli/") && code(text).contains("anyhow"))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "anyhow outside src/cli/ (return a typed error, thiserror): {outside:?}"
+    );
+}
+
+#[test]
+fn the_executor_knows_nothing_of_the_sidecar() {
+    // Ready to move into a library crate an application shares with the sidecar (issue 21).
+    for (path, text) in rust_files(&sidecar().join("src/executor")) {
+        let foreign: Vec<String> = dependencies(&text)
+            .into_iter()
+            .filter(|module| module != "executor")
+            .collect();
+        assert!(
+            foreign.is_empty(),
+            "executor/{path} uses crate::{foreign:?}: the executor depends on the core and the driver only"
+        );
+    }
+}
+
+#[test]
+fn module_dependencies_read_top_to_bottom() {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (path, text) in rust_files(&sidecar().join("src")) {
+        let from = module(&path);
+        let edges = graph.entry(from.clone()).or_default();
+        edges.extend(dependencies(&text).into_iter().filter(|to| *to != from));
+    }
+    // Depth-first search for a path back to where it started.
+    fn cycle(
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        let here = path.last().cloned().unwrap_or_default();
+        for next in graph.get(&here).into_iter().flatten() {
+            if let Some(at) = path.iter().position(|m| m == next) {
+                let mut found = path[at..].to_vec();
+                found.push(next.clone());
+                return Some(found);
+            }
+            if done.contains(next) {
+                continue;
+            }
+            path.push(next.clone());
+            if let Some(found) = cycle(graph, path, done) {
+                return Some(found);
+            }
+            path.pop();
+        }
+        done.insert(here);
+        None
+    }
+    let mut done = BTreeSet::new();
+    for start in graph.keys() {
+        if let Some(found) = cycle(&graph, &mut vec![start.clone()], &mut done) {
+            panic!("import cycle between modules: {}", found.join(" → "));
+        }
+    }
+}
+
+#[test]
+fn one_way_to_take_a_lock_and_one_wall_clock() {
+    for (path, text) in rust_files(&sidecar().join("src")) {
+        let code = code(&text);
+        if path != "lock.rs" {
+            assert!(
+                !code.contains(".lock()"),
+                "{path}: take a lock with crate::lock::lock (one way to treat a poisoned mutex)"
+            );
+        }
+        // The trigger's only clocks are the interface's `now_ms` and tokio's.
+        if !matches!(path.as_str(), "connection/mod.rs" | "metrics.rs") {
+            assert!(
+                !code.contains("SystemTime"),
+                "{path}: the wall clock is Mongo::now_ms (a simulator's is simulated)"
+            );
+        }
+        assert!(
+            !code.contains("std::time::Instant"),
+            "{path}: monotonic time is tokio::time::Instant (a paused tokio clock drives it)"
+        );
+    }
+}
