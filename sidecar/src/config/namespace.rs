@@ -66,11 +66,13 @@ pub(super) fn check_db_name(key: Key, name: &str) -> Result<(), ConfigError> {
 /// The core's collection-name rule (the package's `collection`/`counters` options use it
 /// too), with the database it lives in: `$`, NUL, `system.*`, the 255-byte namespace.
 fn check_coll_name(key: Key, db: &str, name: &str) -> Result<(), ConfigError> {
-    mongo_seq_core::sequence::name::check_collection_name("collection", name, Some(db)).map_err(|error| {
-        let reason = match error {
-            mongo_seq_core::SeqError::InvalidOption { reason, .. } => reason,
-            other => other.to_string(),
-        };
-        invalid(key, format!("invalid collection name: {reason}"))
-    })
+    mongo_seq_core::sequence::name::check_collection_name("collection", name, Some(db)).map_err(
+        |error| {
+            let reason = match error {
+                mongo_seq_core::SeqError::InvalidOption { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            invalid(key, format!("invalid collection name: {reason}"))
+        },
+    )
 }
