@@ -8,58 +8,47 @@
 // inherited from the caller's `Db`; so is where a read goes: the primary, whatever read preference
 // the `Db` has (the core's `Command::primary_only`: only a read causally after a change event,
 // which the package never sends, may be served elsewhere).
-// The only decisions here are about I/O: which collection object, which driver error is a
-// duplicate key (code 11000; on the field the command names, when it names one) that the plan
-// handles itself (passed on with what the server said about the index: the core tells `_id`
-// from another unique index), the random draw and sleep of a `wait` (the core says how long at most; it
-// reads no clock and draws no random numbers), and asking the caller's sequence for the numbers
-// of a `take`; every other error propagates.
+// The only decisions here are about I/O: which collection object, the random draw and sleep of a
+// `wait` (the core says how long at most; it reads no clock and draws no random numbers), and
+// asking the caller's sequence for the numbers of a `take`. A duplicate-key error (code 11000)
+// is handed to the core with what the server said about the index (its message and key
+// pattern): the plan either handles it (a reply) or it is the caller's own, rethrown as the
+// driver raised it. Every other error propagates.
 import { setTimeout as sleep } from "node:timers/promises";
 
 const DUPLICATE_KEY = 11000;
+const INDEX_NOT_FOUND = 27;
+const NAMESPACE_NOT_FOUND = 26;
 const NONE = '{"kind":"none"}';
 const INSERTED = '{"kind":"inserted"}';
-const DUPLICATE = '{"kind":"duplicateKey"}';
 const WAITED = '{"kind":"waited"}';
 
 /** True when `error` is a duplicate-key error (single write or the first of a bulk write). */
-export function isDuplicateKey(error) {
+function isDuplicateKey(error) {
   // Number(): with promoteValues off, the driver hands the error's code over as an Int32 too.
   return Number(error?.code) === DUPLICATE_KEY || Number(error?.writeErrors?.[0]?.code) === DUPLICATE_KEY;
 }
 
 /**
- * The fields of the unique index a duplicate-key error is about, or undefined when the error
- * does not say: `keyPattern` when the server sends it, else the `dup key: { field: … }` part of
- * the message (servers and test servers that omit keyPattern still write it).
+ * What the server said about a duplicate-key error — its message and the key pattern of the
+ * unique index (sent by MongoDB 4.2 and later) — when the plan handles it; the core decides
+ * (`Plan.handlesDuplicateKey`). Any other error, a duplicate key the core calls the caller's
+ * own among them, is rethrown as the driver raised it.
  */
-export function duplicateKeyFields(error) {
-  const source = error?.writeErrors?.[0]?.err ?? error;
-  const pattern = source?.keyPattern ?? error?.keyPattern;
-  if (pattern !== undefined && pattern !== null) return Object.keys(pattern);
-  const message = String(source?.errmsg ?? error?.errmsg ?? error?.message ?? "");
-  const match = /dup key: \{ ?"?([^":]+)"?\s*:/.exec(message);
-  return match ? [match[1].trim()] : undefined;
-}
-
-/**
- * The reply to a duplicate-key error: what the server said about the index (its message and
- * key pattern). The core tells a clash on `_id` (a lost race) from one on another unique index.
- */
-function duplicateKeyReply(error) {
+function duplicateKeyFacts(error, plan) {
+  if (!isDuplicateKey(error)) throw error;
   const source = error?.writeErrors?.[0]?.err ?? error?.writeErrors?.[0] ?? error;
   const errmsg = String(source?.errmsg ?? error?.errmsg ?? error?.message ?? "");
   const pattern = source?.keyPattern ?? error?.keyPattern;
   // Only the keys matter (the values may be Int32s with promoteValues off).
   const keyPattern = pattern && typeof pattern === "object" ? Object.fromEntries(Object.keys(pattern).map((key) => [key, 1])) : undefined;
-  return JSON.stringify({ kind: "duplicateKey", errmsg, keyPattern });
+  if (!plan.handlesDuplicateKey(errmsg, keyPattern)) throw error;
+  return { errmsg, keyPattern };
 }
 
-/** A duplicate key the command's plan handles: any, or one on the field the command names. */
-function planDuplicate(error, field) {
-  if (!isDuplicateKey(error)) return false;
-  const fields = field === undefined ? undefined : duplicateKeyFields(error);
-  return fields === undefined || fields.includes(field);
+/** The `duplicateKey` reply to a duplicate-key error the plan handles. */
+function duplicateKeyReply(error, plan) {
+  return JSON.stringify({ kind: "duplicateKey", ...duplicateKeyFacts(error, plan) });
 }
 
 /**
@@ -71,9 +60,11 @@ function planDuplicate(error, field) {
  *           its `_id` recorded in `insertedId`) or documents (`insertDocuments`: `_id`s in
  *           `insertedIds` by index); the sequence whose counters answer a `take`; the BSON
  *           codec of the collections' driver (bson.js)
+ * @param {{ handlesDuplicateKey(errmsg: string, keyPattern?: object): boolean }} plan  the core's
+ *           plan waiting for the reply (it tells whether a duplicate key is its to handle)
  * @returns {Promise<string>} the reply, JSON text
  */
-export async function executeCommand(text, target) {
+export async function executeCommand(text, target, plan) {
   const command = target.codec.parseCommand(text);
   const collection = command.collection === "counters" ? target.counters : target.documents;
   const write = concerns(command);
@@ -81,11 +72,11 @@ export async function executeCommand(text, target) {
   switch (command.op) {
     case "findOneAndUpdate": {
       const options = { ...read, upsert: command.options.upsert, returnDocument: command.options.returnDocument };
-      return found(() => collection.findOneAndUpdate(command.filter, command.update, options), target.codec);
+      return found(() => collection.findOneAndUpdate(command.filter, command.update, options), target.codec, plan);
     }
     case "findOne": {
       const options = command.options ? { ...read, sort: command.options.sort, projection: command.options.projection } : read;
-      return found(() => collection.findOne(command.filter, options), target.codec);
+      return found(() => collection.findOne(command.filter, options), target.codec, plan);
     }
     case "find": {
       const { projection, sort, limit } = command.options ?? {};
@@ -93,15 +84,39 @@ export async function executeCommand(text, target) {
       return `{"kind":"documents","documents":[${documents.map((document) => target.codec.documentJson(document)).join(",")}]}`;
     }
     case "insertOne":
-      return inserted(() => collection.insertOne(command.document, write));
+      return inserted(() => collection.insertOne(command.document, write), plan);
     case "insertDocument": {
       const document = { ...target.document, ...command.fields };
-      const reply = await inserted(() => collection.insertOne(document, write), command.duplicateKeyOn);
+      const reply = await inserted(() => collection.insertOne(document, write), plan);
       if (reply === INSERTED) target.insertedId = document._id;
       return reply;
     }
     case "insertDocuments":
-      return insertedMany(collection, command, target, write);
+      return insertedMany(collection, command, target, write, plan);
+    case "updateMany": {
+      const result = await collection.updateMany(command.filter, command.update, write);
+      return `{"kind":"writeResult","n":${result.matchedCount},"nModified":${result.modifiedCount}}`;
+    }
+    case "createIndex": {
+      const options = { name: command.name, unique: command.unique, ...write };
+      if (command.partialFilterExpression !== undefined) options.partialFilterExpression = command.partialFilterExpression;
+      try {
+        // Key directions come as Int32 objects (canonical EJSON): the driver wants numbers.
+        const keys = Object.fromEntries(Object.entries(command.keys).map(([key, direction]) => [key, Number(direction)]));
+        await collection.createIndex(keys, options);
+        return NONE;
+      } catch (error) {
+        return duplicateKeyReply(error, plan);
+      }
+    }
+    case "dropIndex":
+      try {
+        await collection.dropIndex(command.name, write);
+      } catch (error) {
+        // Already gone (IndexNotFound; NamespaceNotFound: no collection at all).
+        if (Number(error?.code) !== INDEX_NOT_FOUND && Number(error?.code) !== NAMESPACE_NOT_FOUND) throw error;
+      }
+      return NONE;
     case "take": {
       const values = await target.sequence.takeNumbers(command.counterId, Number(command.count));
       // join(): exact digits for numbers and BigInts alike.
@@ -133,29 +148,26 @@ function plain(w) {
   return typeof w === "string" ? w : Number(w);
 }
 
-async function found(run, codec) {
+async function found(run, codec, plan) {
   try {
     const document = await run();
     return document ? `{"kind":"document","document":${codec.documentJson(document)}}` : NONE;
   } catch (error) {
-    if (isDuplicateKey(error)) return duplicateKeyReply(error);
-    throw error;
+    return duplicateKeyReply(error, plan);
   }
 }
 
-async function inserted(run, field) {
+async function inserted(run, plan) {
   try {
     await run();
     return INSERTED;
   } catch (error) {
-    if (field === undefined && isDuplicateKey(error)) return duplicateKeyReply(error);
-    if (planDuplicate(error, field)) return DUPLICATE;
-    throw error;
+    return duplicateKeyReply(error, plan);
   }
 }
 
 /** `insertDocuments`: the caller's documents from `first`, with the core's fields, in order. */
-async function insertedMany(collection, command, target, write) {
+async function insertedMany(collection, command, target, write, plan) {
   const first = Number(command.first);
   const documents = command.fields.map((fields, i) => ({ ...target.batch[first + i], ...fields }));
   try {
@@ -163,12 +175,11 @@ async function insertedMany(collection, command, target, write) {
     documents.forEach((_, i) => (target.insertedIds[first + i] = result.insertedIds[i]));
     return `{"kind":"writeResult","n":${documents.length},"nModified":0}`;
   } catch (error) {
-    if (!planDuplicate(error, command.duplicateKeyOn)) throw error;
+    const { errmsg } = duplicateKeyFacts(error, plan);
     // Ordered: the documents before the refused one are in (the driver set their `_id`).
-    const refused = error.writeErrors?.[0] ?? {};
-    const index = Number(refused.index ?? 0);
+    const index = Number(error.writeErrors?.[0]?.index ?? 0);
     for (let i = 0; i < index; i++) target.insertedIds[first + i] = documents[i]._id;
-    const writeError = { index, code: DUPLICATE_KEY, errmsg: String(refused.errmsg ?? error.message ?? "") };
+    const writeError = { index, code: DUPLICATE_KEY, errmsg };
     return JSON.stringify({ kind: "writeResult", n: index, nModified: 0, writeErrors: [writeError] });
   }
 }

@@ -11,7 +11,7 @@ import { invalidOption } from "./errors.js";
 export async function runPlan(plan, target, { output = true } = {}) {
   try {
     let command = plan.commandJson();
-    while (command !== undefined) command = plan.feedJson(await executeCommand(command, target));
+    while (command !== undefined) command = plan.feedJson(await executeCommand(command, target, plan));
     return output ? plan.start().done : undefined;
   } catch (error) {
     // The driver refused values of another BSON major before sending anything: the Db comes

@@ -43,6 +43,19 @@ test("insertOne surfaces a duplicate key on another unique field at once", async
   assert.equal(mongo.commands.count("findAndModify"), 1);
 });
 
+test("insertMany surfaces a duplicate key on another unique field at once; the documents before it are in", async () => {
+  const db = mongo.freshDb("ins_many_other_dup");
+  const users = db.collection("users");
+  await users.createIndex({ email: 1 }, { unique: true });
+  await users.insertOne({ _id: "taken", email: "b@example.com" });
+  const seqs = new Sequences(db);
+  mongo.commands.reset();
+  const docs = [{ email: "a@example.com" }, { email: "b@example.com" }, { email: "c@example.com" }];
+  await assert.rejects(seqs.insertMany(users, docs, { sequence: "userid", field: "n" }), { code: 11000 });
+  assert.equal(mongo.commands.count("insert"), 1, "no retry loop on a foreign duplicate");
+  assert.deepEqual((await users.find({ n: { $exists: true } }).toArray()).map((d) => [d.email, d.n]), [["a@example.com", 1]]);
+});
+
 test("insertMany of 1,000 documents issues exactly one counter command", async () => {
   const db = mongo.freshDb("ins_many");
   const seqs = new Sequences(db);

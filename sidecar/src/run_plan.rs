@@ -23,7 +23,7 @@ where
     P::Output: Send,
 {
     plan.drain_notes().into_iter().for_each(&note);
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     loop {
         match step? {
             Step::Done(output) => return Ok(output),

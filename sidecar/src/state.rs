@@ -4,7 +4,7 @@
 //! so every write here is conditioned on still holding it (the core's `held_filter`): a stale
 //! instance cannot move the token. Reads and writes are core commands on `Collection::Leases`.
 
-use mongo_seq_core::lease::held_filter;
+use mongo_seq_core::lease::document::held_filter;
 use mongo_seq_core::{Collection, Command, Reply, SeqError, UpdateStatement};
 use serde_json::{json, Map, Value};
 

@@ -5,7 +5,7 @@
 //! `{level: "majority"}`, the reads of the watched collection that check a change event's
 //! documents `{level: "majority", afterClusterTime: <the newest event's clusterTime>}` (issue
 //! 25), and its other reads (a backfill's) `{level: "local"}`
-//! (`crates/mongo-seq-core/src/concern.rs`). Seen with the driver's command monitoring, in both
+//! (`crates/mongo-seq-core/src/protocol/concern.rs`). Seen with the driver's command monitoring, in both
 //! modes, with a backfill.
 
 mod common;

@@ -4,7 +4,7 @@
 //! refilled → ready), `InsertNumbered` for numbered inserts (its `take` commands served by the
 //! process's own counters), `SetNext`, `SeedFromMax`, `OptimisticInsert`, each run with the same
 //! loop (plan → command → reply). Several processes reserve from the same counters
-//! concurrently; every number handed to the application goes into the ledger.
+//! concurrently; every number handed to the application goes into the record of numbers issued ([`crate::invariants::Issued`]).
 
 use std::collections::HashMap;
 
@@ -15,7 +15,7 @@ use mongo_seq_core::{
 };
 use serde_json::{json, Value};
 
-use crate::driver::{Client, ClientOptions};
+use crate::client::{Client, ClientOptions};
 use crate::executor::{execute, run_plan, to_json, PlanError, Target};
 use crate::model::{IndexSpec, Operation};
 use crate::world::World;
@@ -137,7 +137,7 @@ impl JsProcess {
                 Ok(range) => {
                     client.world.with(|w| {
                         if let Some(v) =
-                            w.ledger
+                            w.issued
                                 .check_reservation(counter_id, started, range.first, up)
                         {
                             w.note("CHECK", || format!("VIOLATION {v}"));
@@ -163,7 +163,7 @@ impl JsProcess {
         target: &mut Target,
     ) -> Result<P::Output, PlanError> {
         let up = self.specs[spec].step() > 0;
-        let mut step = plan.start().map_err(PlanError::Core)?;
+        let mut step = plan.current_step().map_err(PlanError::Core)?;
         loop {
             let reply = match step {
                 Step::Done(output) => return Ok(output),
@@ -182,7 +182,7 @@ impl JsProcess {
         let who = self.name();
         self.client.world.with(|w| {
             let at = w.now_ms();
-            let found = w.ledger.hand_out(counter, numbers, up, &who, at);
+            let found = w.issued.hand_out(counter, numbers, up, &who, at);
             let list = numbers
                 .iter()
                 .map(ToString::to_string)
@@ -224,7 +224,7 @@ impl JsProcess {
             }
             2 => {
                 // setNext a little past the furthest number handed out (forward only, no force).
-                let furthest = world.with(|w| w.ledger.furthest_of(&counter_id));
+                let furthest = world.with(|w| w.issued.furthest_of(&counter_id));
                 let base = furthest.unwrap_or(spec.start());
                 let next = base.saturating_add(
                     spec.step()
@@ -241,7 +241,7 @@ impl JsProcess {
                             let floor = next - spec.step();
                             world.with(|w| {
                                 let at = w.now_ms();
-                                w.ledger.floor(&counter_id, floor, at);
+                                w.issued.floor(&counter_id, floor, at);
                             });
                             format!("setNext({next}) → {o:?}")
                         })
@@ -251,7 +251,7 @@ impl JsProcess {
             }
             3 => {
                 // seedFromMax(value): numbers up to `value` exist elsewhere (an import).
-                let furthest = world.with(|w| w.ledger.furthest_of(&counter_id));
+                let furthest = world.with(|w| w.issued.furthest_of(&counter_id));
                 let value = furthest.unwrap_or(spec.start()).saturating_add(
                     spec.step()
                         .saturating_mul(i64::try_from(world.between(0, 20)).unwrap_or(0)),
@@ -263,7 +263,7 @@ impl JsProcess {
                             .map(|state| {
                                 world.with(|w| {
                                     let at = w.now_ms();
-                                    w.ledger.floor(&counter_id, value, at);
+                                    w.issued.floor(&counter_id, value, at);
                                 });
                                 format!("seedFromMax({value}) → {state:?}")
                             })

@@ -1,8 +1,9 @@
 //! Runs the core's commands against the model — what `js/src/execute.js` does with the Node
 //! driver and the sidecar's `executor/` with the Rust driver: map the command to the
 //! server's command, send it through the simulated driver, and turn the answer into the reply
-//! the plan expects (a duplicate key is a reply; any other error ends the plan). The loop
-//! plan → command → reply is [`run_plan`], the same loop as `js/src/run-plan.js`.
+//! the plan expects (a duplicate key is a reply unless the core says it is the caller's own; any
+//! other error ends the plan). The loop plan → command → reply is [`run_plan`], the same loop as
+//! `js/src/run-plan.js`.
 
 use bson::{Bson, Document};
 use mongo_seq_core::{
@@ -10,7 +11,7 @@ use mongo_seq_core::{
 };
 use serde_json::Value;
 
-use crate::driver::{Client, DriverError, ReadOptions};
+use crate::client::{Client, DriverError, ReadOptions};
 use crate::invariants::integer;
 use crate::model::error::code;
 use crate::model::{IndexSpec, Operation, ReadLevel, Response, ServerError, Statement, Ts};
@@ -57,6 +58,11 @@ pub fn to_document(value: &Value) -> Result<Document, SeqError> {
         Ok(other) => Err(unexpected(format!("expected a document, got {other}"))),
         Err(e) => Err(unexpected(format!("not Extended JSON: {e}"))),
     }
+}
+
+/// [`to_document`] of a value that may be absent.
+fn optional_document(value: Option<&Value>) -> Result<Option<Document>, SeqError> {
+    value.map(to_document).transpose()
 }
 
 /// A BSON document as canonical Extended JSON (what the core reads).
@@ -116,26 +122,15 @@ fn with_fields(document: Option<&Document>, fields: &Value) -> Result<Document, 
     Ok(document)
 }
 
-/// The fields of the unique index a duplicate-key error names (`index: <name>` in its message).
-fn duplicate_index_fields(client: &Client, ns: &str, message: &str) -> Vec<String> {
-    let name = message
-        .split("index: ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_default();
-    if name == "_id_" {
-        return vec!["_id".to_owned()];
-    }
-    client.world.with(|w| {
-        w.cluster
-            .primary()
-            .and_then(|p| w.cluster.node(p).data.collection(ns))
-            .and_then(|c| {
-                c.indexes()
-                    .find(|i| i.name == name)
-                    .map(|i| i.keys.iter().map(|(k, _)| k.clone()).collect())
-            })
-            .unwrap_or_default()
+/// A duplicate-key error's key pattern as the server sends it (`{field: 1, …}`).
+fn key_pattern(fields: Option<&Vec<String>>) -> Option<Value> {
+    fields.map(|fields| {
+        Value::Object(
+            fields
+                .iter()
+                .map(|field| (field.clone(), Value::from(1)))
+                .collect(),
+        )
     })
 }
 
@@ -168,16 +163,8 @@ pub async fn execute(
         } => Operation::Find {
             collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
-            projection: options
-                .as_ref()
-                .map(|o| to_document(&o.projection))
-                .transpose()
-                .map_err(core)?,
-            sort: options
-                .as_ref()
-                .map(|o| to_document(&o.sort))
-                .transpose()
-                .map_err(core)?,
+            projection: optional_document(options.as_ref().map(|o| &o.projection)).map_err(core)?,
+            sort: optional_document(options.as_ref().map(|o| &o.sort)).map_err(core)?,
             limit: Some(1),
         },
         Command::InsertOne {
@@ -222,18 +209,8 @@ pub async fn execute(
         } => Operation::Find {
             collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
-            projection: options
-                .projection
-                .as_ref()
-                .map(to_document)
-                .transpose()
-                .map_err(core)?,
-            sort: options
-                .sort
-                .as_ref()
-                .map(to_document)
-                .transpose()
-                .map_err(core)?,
+            projection: optional_document(options.projection.as_ref()).map_err(core)?,
+            sort: optional_document(options.sort.as_ref()).map_err(core)?,
             limit: options.limit,
         },
         Command::Update {
@@ -302,11 +279,7 @@ pub async fn execute(
                     })
                     .collect(),
                 unique: *unique,
-                partial: partial_filter_expression
-                    .as_ref()
-                    .map(to_document)
-                    .transpose()
-                    .map_err(core)?,
+                partial: optional_document(partial_filter_expression.as_ref()).map_err(core)?,
             },
         },
         Command::Wait { min_ms, max_ms } => {
@@ -316,6 +289,12 @@ pub async fn execute(
         Command::Take { .. } => {
             return Err(core(unexpected(
                 "a `take` runs on the caller's own counter, not on the server".into(),
+            )))
+        }
+        Command::DropIndex { .. } => {
+            return Err(core(unexpected(
+                "`dropIndex` (an import in place) is not modelled: no simulated client imports"
+                    .into(),
             )))
         }
     };
@@ -335,31 +314,24 @@ pub async fn execute(
         max_time_ms: command.max_time_ms(),
     };
     let result = client.run_with(&db, operation, read, write).await;
-    // A duplicate key on an index without the field the plan renumbers is the caller's error.
-    let duplicate_is_reply = |message: &str| match command {
-        Command::InsertDocument {
-            duplicate_key_on: Some(field),
-            ..
+    // A duplicate key is the plan's reply unless the core says it is the caller's own error.
+    let duplicate = |code: i32, message: &str, fields: Option<&Vec<String>>| {
+        if code != code::DUPLICATE_KEY {
+            return None;
         }
-        | Command::InsertDocuments {
-            duplicate_key_on: field,
-            ..
-        } => duplicate_index_fields(client, &ns, message)
-            .iter()
-            .any(|f| f == field),
-        _ => true,
+        command.duplicate_key_reply(Some(message), key_pattern(fields).as_ref())
     };
-    let reply = match (command, result) {
-        (_, Err(DriverError::Server(e)))
-            if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) =>
-        {
-            Reply::DuplicateKey
+    if let Err(DriverError::Server(e)) = &result {
+        if let Some(reply) = duplicate(e.code, &e.message, e.key_pattern.as_ref()) {
+            return Ok(reply);
         }
+    }
+    let reply = match (command, result) {
         (
             Command::Update { .. } | Command::UpdateMany { .. },
             Err(DriverError::WriteConcern { error, response }),
         ) => {
-            let mut result = write_result(response);
+            let mut result = write_result(*response);
             result.write_concern_error = Some(WriteConcernError {
                 code: i64::from(error.code),
                 errmsg: error.message,
@@ -397,10 +369,10 @@ pub async fn execute(
                 }
                 Reply::Inserted
             }
-            Some(e) if e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message) => {
-                Reply::DuplicateKey
-            }
-            Some(e) => return Err(write_error(e)),
+            Some(e) => match duplicate(e.code, &e.message, e.key_pattern.as_ref()) {
+                Some(reply) => reply,
+                None => return Err(write_error(e)),
+            },
         },
         (
             Command::InsertDocuments { first, .. },
@@ -422,7 +394,7 @@ pub async fn execute(
                 }
             }
             match write_errors.first() {
-                Some(e) if !(e.code == code::DUPLICATE_KEY && duplicate_is_reply(&e.message)) => {
+                Some(e) if duplicate(e.code, &e.message, e.key_pattern.as_ref()).is_none() => {
                     return Err(write_error(e))
                 }
                 _ => Reply::WriteResult(write_result(Response::Write {
@@ -451,6 +423,7 @@ fn write_error(e: &crate::model::WriteError) -> PlanError {
         code: e.code,
         name: "WriteError",
         message: e.message.clone(),
+        key_pattern: e.key_pattern.clone(),
     }))
 }
 
@@ -483,7 +456,7 @@ pub async fn run_plan<P: Plan>(
     mut plan: P,
     target: &mut Target,
 ) -> Result<P::Output, PlanError> {
-    let mut step = plan.start().map_err(PlanError::Core)?;
+    let mut step = plan.current_step().map_err(PlanError::Core)?;
     loop {
         match step {
             Step::Done(output) => return Ok(output),

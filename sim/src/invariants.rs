@@ -1,6 +1,6 @@
 //! The promises checked on every schedule.
 //!
-//! While it runs, the [`Ledger`] records every number handed to a client (a `next()`, a
+//! While it runs, [`Issued`] records every number handed to a client (a `next()`, a
 //! numbered insert acknowledged, a value imported with `seedFromMax`), and flags a number
 //! handed out twice at once. At the end, after quiescence, [`check_counters`] and the trigger
 //! checks read the settled replica set.
@@ -20,7 +20,7 @@ pub struct Holder {
 
 /// Numbers handed out, per counter id.
 #[derive(Debug, Default)]
-pub struct Ledger {
+pub struct Issued {
     numbers: BTreeMap<String, HashMap<i64, Holder>>,
     /// Counting direction per counter (`true`: up).
     up: HashMap<String, bool>,
@@ -29,7 +29,7 @@ pub struct Ledger {
     floors: HashMap<String, Vec<(u64, i64)>>,
 }
 
-impl Ledger {
+impl Issued {
     /// Records `numbers` of `counter` handed to `who`; returns a violation for each number
     /// someone already held.
     pub fn hand_out(
@@ -141,9 +141,9 @@ pub fn integer(value: &Bson) -> Option<i64> {
 
 /// Counters never below the largest number handed out: `counters` maps counter ids to their
 /// settled `seq`.
-pub fn check_counters(ledger: &Ledger, counters: &HashMap<String, Option<i64>>) -> Vec<String> {
+pub fn check_counters(issued: &Issued, counters: &HashMap<String, Option<i64>>) -> Vec<String> {
     let mut violations = Vec::new();
-    for (counter, furthest, up) in ledger.furthest() {
+    for (counter, furthest, up) in issued.furthest() {
         let seq = counters.get(&counter).copied().flatten();
         let behind = match seq {
             None => true,

@@ -4,8 +4,8 @@
 //! plans, the JS package's client loop and the sidecar's trigger loop, run against a seeded
 //! model of MongoDB ([`model`]). See the README's "Simulation" section and `ARCHITECTURE.md`.
 
+pub mod client;
 pub mod clients;
-pub mod driver;
 pub mod executor;
 pub mod invariants;
 pub mod model;

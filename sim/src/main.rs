@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use mongo_seq_sim::mutants::Mutant;
-use mongo_seq_sim::runner::{replay, run_many};
+use mongo_seq_sim::runner::{replay, run_many, Runs};
 use mongo_seq_sim::schedule::Outcome;
 
 /// Deterministic simulation of mongo-seq under replica-set faults.
@@ -111,28 +111,27 @@ fn main() -> ExitCode {
     }
     let started = Instant::now();
     let last_report = std::sync::Mutex::new(Instant::now());
-    let totals = run_many(
-        args.seed,
-        args.schedules,
+    let runs = Runs {
+        first: args.seed,
+        count: args.schedules,
         limit,
         jobs,
-        args.mutant,
-        false,
-        &print_failure,
-        &|t| {
-            let mut last = last_report.lock().expect("progress");
-            if last.elapsed() >= Duration::from_secs(10) {
-                eprintln!(
-                    "progress: {} schedules, {} faults, {} violations, {:.0} s",
-                    t.schedules,
-                    t.faults,
-                    t.violations,
-                    started.elapsed().as_secs_f64()
-                );
-                *last = Instant::now();
-            }
-        },
-    );
+        mutant: args.mutant,
+        stop_at_first_failure: false,
+    };
+    let totals = run_many(runs, &print_failure, &|t| {
+        let mut last = last_report.lock().expect("progress");
+        if last.elapsed() >= Duration::from_secs(10) {
+            eprintln!(
+                "progress: {} schedules, {} faults, {} violations, {:.0} s",
+                t.schedules,
+                t.faults,
+                t.violations,
+                started.elapsed().as_secs_f64()
+            );
+            *last = Instant::now();
+        }
+    });
     eprintln!(
         "{} schedules in {:.1} s ({:.1}/s on {jobs} threads){}",
         totals.schedules,
@@ -163,16 +162,19 @@ fn hunt_mutants(args: &Args, jobs: usize) -> ExitCode {
     for mutant in Mutant::ALL {
         let started = Instant::now();
         let found = std::sync::Mutex::new(None::<u64>);
-        let totals = run_many(
-            args.seed,
-            args.schedules,
-            None,
+        let runs = Runs {
+            first: args.seed,
+            count: args.schedules,
+            limit: None,
             jobs,
-            Some(mutant),
-            true,
+            mutant: Some(mutant),
+            stop_at_first_failure: true,
+        };
+        let totals = run_many(
+            runs,
             &|outcome| {
                 let mut found = found.lock().expect("found");
-                if found.is_none_or(|f| outcome.seed < f) {
+                if found.map_or(true, |f| outcome.seed < f) {
                     *found = Some(outcome.seed);
                 }
             },

@@ -48,18 +48,33 @@ impl Totals {
     }
 }
 
-/// Runs schedules `first, first+1, …` on `jobs` threads until `count` are done or `limit`
-/// has passed; `on_fail` gets each failing outcome (in the order found).
+/// What [`run_many`] runs: schedules `first, first+1, …` on `jobs` threads until `count` are
+/// done or `limit` has passed (or, with `stop_at_first_failure`, one failed), with `mutant`
+/// switched on.
+#[derive(Debug, Clone, Copy)]
+pub struct Runs {
+    pub first: u64,
+    pub count: u64,
+    pub limit: Option<Duration>,
+    pub jobs: usize,
+    pub mutant: Option<Mutant>,
+    pub stop_at_first_failure: bool,
+}
+
+/// Runs `runs`; `on_fail` gets each failing outcome (in the order found).
 pub fn run_many(
-    first: u64,
-    count: u64,
-    limit: Option<Duration>,
-    jobs: usize,
-    mutant: Option<Mutant>,
-    stop_at_first_failure: bool,
+    runs: Runs,
     on_fail: &(dyn Fn(&Outcome) + Sync),
     on_progress: &(dyn Fn(&Totals) + Sync),
 ) -> Totals {
+    let Runs {
+        first,
+        count,
+        limit,
+        jobs,
+        mutant,
+        stop_at_first_failure,
+    } = runs;
     let next = AtomicU64::new(0);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let started = Instant::now();

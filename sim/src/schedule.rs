@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::client::{Client, ClientOptions};
 use crate::clients::{self, JsProcess};
-use crate::driver::{Client, ClientOptions};
 use crate::invariants::{check_counters, check_unique_numbers, integer};
 use crate::model::ReadLevel;
 use crate::mutants::Mutant;
@@ -61,7 +61,7 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
         sidecar_crash_every_s: [0.0, 20.0, 6.0][rng.below(3)],
         sidecar_pause_every_s: [0.0, 30.0, 8.0][rng.below(3)],
         drop_every_s: [0.0, 0.0, 40.0][rng.below(3)],
-        sidecar_read_preference: crate::driver::ReadPreference::Primary,
+        sidecar_read_preference: crate::client::ReadPreference::Primary,
         mutant,
     };
     let processes = rng.between(2, 4);
@@ -80,14 +80,14 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
             retry_writes: rng.chance(0.85),
             retry_reads: true,
             // The package sends every read with `primary` (none is causally anchored).
-            read_preference: crate::driver::ReadPreference::Primary,
+            read_preference: crate::client::ReadPreference::Primary,
         })
         .collect();
     // Drawn last, so a schedule's other draws stay what they were before it existed. Some
     // operators' connection strings say `readPreference=secondaryPreferred`.
     let mut config = config;
     if rng.chance(0.25) {
-        config.sidecar_read_preference = crate::driver::ReadPreference::SecondaryPreferred;
+        config.sidecar_read_preference = crate::client::ReadPreference::SecondaryPreferred;
     }
     (config, clients)
 }
@@ -150,7 +150,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
             tasks.push(tokio::spawn(triggers::writer(
                 world.clone(),
                 format!("writer{index}"),
-                options.clone(),
+                *options,
             )));
         }
         // It stops at quiescence, not awaited.
@@ -211,7 +211,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     }
 
     let counters = clients::counter_values(&world);
-    let mut violations = world.with(|w| check_counters(&w.ledger, &counters));
+    let mut violations = world.with(|w| check_counters(&w.issued, &counters));
     violations.extend(check_unique_numbers(
         clients::NUMBERED,
         clients::numbered_documents(&world).iter().filter_map(|d| {
@@ -244,7 +244,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         violations: w.violations.clone(),
         fingerprint: w.trace.fingerprint,
         trace: w.trace.lines().to_vec(),
-        summary: format!("{summary}; {} numbers handed out", w.ledger.count()),
+        summary: format!("{summary}; {} numbers handed out", w.issued.count()),
         anchored: w.anchored,
     })
 }

@@ -17,7 +17,7 @@ use mongo_seq::mongo::{EventBatch, EventStream, InsertEvent, Mongo, ResumeToken,
 use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use serde_json::Value;
 
-use crate::driver::{Client, ClientOptions, DriverError, ReadPreference};
+use crate::client::{Client, ClientOptions, DriverError, ReadPreference};
 use crate::executor::{execute, to_document, to_json, PlanError, Target};
 use crate::model::error::code;
 use crate::model::stream::{self, Position};
@@ -74,30 +74,33 @@ struct Inner {
 }
 
 impl SimMongo {
-    /// `read_preference`: the connection string's (`secondaryPreferred` sends the reads the
-    /// core lets leave the primary to a secondary).
+    /// The sidecar's client: the driver's defaults (retryable writes and reads on), no
+    /// concerns of its own (what it sends is what the core chose), the connection string's
+    /// `readPreference` (`secondaryPreferred` sends the reads the core lets leave the primary
+    /// to a secondary).
+    pub fn client(world: &World, name: &str, read_preference: ReadPreference) -> Client {
+        let options = ClientOptions {
+            read_preference,
+            ..ClientOptions::default()
+        };
+        Client::new(world, name, options)
+    }
+
+    /// A trigger's `Mongo` over `client` (see [`SimMongo::client`]).
     pub fn new(
-        world: &World,
-        name: &str,
-        read_preference: ReadPreference,
+        client: Client,
         target: Target,
         skew_ms: i64,
         pause_every_s: f64,
         lease_ttl: Duration,
         freeze: Arc<Freeze>,
     ) -> Self {
-        // The sidecar's client: the driver's defaults (retryable writes and reads on), no
-        // concerns of its own: what it sends is what the core chose.
-        let options = ClientOptions {
-            read_preference,
-            ..ClientOptions::default()
-        };
-        let client = Client::new(world, name, options);
+        let name = client.name.clone();
         Self {
             inner: Arc::new(Inner {
                 client,
                 target,
-                name: name.to_owned(),
+                name,
                 skew_ms,
                 acquired: Mutex::new(None),
                 pause_every_s,

@@ -18,7 +18,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::driver::{Client, ClientOptions};
+use crate::client::{Client, ClientOptions};
 use crate::executor::Target;
 use crate::invariants::{check_unique_numbers, integer};
 use crate::model::{Op, Operation};
@@ -144,9 +144,7 @@ fn start(
         .iter()
         .map(|watched| {
             let mongo = SimMongo::new(
-                world,
-                &name,
-                read_preference,
+                SimMongo::client(world, &name, read_preference),
                 watched.target(),
                 skew,
                 pause_every_s,
@@ -343,7 +341,7 @@ pub fn all_numbered(world: &World) -> bool {
         };
         let node = w.cluster.node(primary);
         WATCHED.iter().all(|watched| {
-            node.committed.collection(&watched.ns()).is_none_or(|c| {
+            node.committed.collection(&watched.ns()).map_or(true, |c| {
                 c.documents()
                     .all(|d| d.get(FIELD).and_then(integer).is_some())
             })
@@ -408,7 +406,7 @@ pub fn check(world: &World, sidecars: &Sidecars) -> Vec<String> {
             let largest = numbered.iter().map(|(_, n)| *n).max();
             if let Some(largest) = largest {
                 let counter = counters.get(watched.collection).copied();
-                if counter.is_none_or(|c| c < largest) {
+                if counter.map_or(true, |c| c < largest) {
                     violations.push(format!(
                         "counter `{}` holds {counter:?} but {ns} holds number {largest}",
                         watched.collection

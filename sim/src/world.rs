@@ -1,4 +1,4 @@
-//! One simulated world: the replica set, the seed's random stream, the trace, the ledger of
+//! One simulated world: the replica set, the seed's random stream, the trace, the record of
 //! numbers handed out, and the environment task that replicates and injects the replica set's
 //! faults (failovers with rollback, crashes, oplog truncation) at times the seed chooses.
 //!
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::invariants::Ledger;
+use crate::invariants::Issued;
 use crate::model::Cluster;
 use crate::mutants::Mutant;
 use crate::rng::SimRng;
@@ -52,7 +52,7 @@ pub struct Config {
     /// Mean simulated seconds between drops of a watched collection (0: none).
     pub drop_every_s: f64,
     /// The read preference of the sidecars' connection string.
-    pub sidecar_read_preference: crate::driver::ReadPreference,
+    pub sidecar_read_preference: crate::client::ReadPreference,
     pub mutant: Option<Mutant>,
 }
 
@@ -99,7 +99,7 @@ pub struct Inner {
     pub trace: Trace,
     pub config: Config,
     pub faults: BTreeMap<&'static str, u64>,
-    pub ledger: Ledger,
+    pub issued: Issued,
     pub violations: Vec<String>,
     /// Change-stream invalidations the sidecars' streams delivered.
     pub invalidations_seen: u64,
@@ -130,7 +130,7 @@ impl World {
             trace: Trace::new(trace),
             config,
             faults: BTreeMap::new(),
-            ledger: Ledger::default(),
+            issued: Issued::default(),
             violations: Vec::new(),
             invalidations_seen: 0,
             anchored: AnchoredReads::default(),

@@ -19,7 +19,7 @@
 //! let counter_id = spec.counter_id(None)?;
 //! let mut plan = Reservation::new(&spec, &ReserveRequest::new(&counter_id, 1))?;
 //!
-//! let mut step = plan.start()?;
+//! let mut step = plan.current_step()?;
 //! while let Step::Command(command) = step {
 //!     // Run `command` with the driver; here: the server's answer to the tutorial upsert.
 //!     let _ = command;
@@ -32,18 +32,26 @@
 //! # Ok::<(), mongo_seq_core::SeqError>(())
 //! ```
 //!
-//! Modules: [`options`] (raw options → [`SequenceSpec`]), [`name`], [`scope`] (scoped counter
-//! ids), [`counter_id`] (reading them back), [`mod@format`] (id templates), [`ejson`] (Extended
-//! JSON integers), [`command`] (the command/reply protocol), [`driver`] (the one driver of every
-//! plan), [`note`] (what plans report for logs and metrics), [`counter`] (counter documents,
-//! `current`), [`reservation`] (`reserve`), [`set_next`], [`seed`] (`seedFromMax`),
-//! [`optimistic`] (`insertOptimistic`), [`block`] (hi/lo allocator), [`mod@audit`], [`error`]
-//! (codes), [`lease`] (leases and fencing epochs for several sidecars), [`intent`] (crash-safe
-//! gapless numbering). The sidecar's protocols: [`numbering`] (a trigger's numbering),
-//! [`batch`] (a batch of inserted documents), [`gapless`] (gapless groups, intent completion),
-//! [`acquire`] (acquiring and renewing a trigger's lease), [`backfill`] (seeding counters from
-//! the collection). Each module's docs hold its protocol diagram; the crate README has the
-//! error code table.
+//! The code map is the folder tree, lower layers first:
+//!
+//! * [`error`] (the one error type, stable codes), [`ejson`] (Extended JSON values: integers in
+//!   every form, values described in messages), [`mutants`] (the simulator's protocol mutants);
+//! * [`protocol`]: commands, replies (a duplicate key's meaning among them), the [`Plan`] trait
+//!   and the [`MachinePlan`] every plan is, read and write concerns, notes;
+//! * [`sequence`]: options → [`SequenceSpec`], names, scoped counter ids and reading them back,
+//!   formats, field paths, limits;
+//! * [`counter`]: one counter document and its plans: `current`, `reserve`, `setNext`,
+//!   `seedFromMax`, `seedFromCollection`;
+//! * [`block`]: blocks in a client process (the hi/lo allocator, the package's
+//!   [`BlockCounter`]);
+//! * [`insert`]: the package's numbered inserts and the optimistic insert loop;
+//! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
+//!   batches, gapless groups and intents, seeding before a backfill, checkpoints;
+//! * [`lease`]: a trigger's lease and its fencing epoch;
+//! * [`import`]: adopting other plugins' counters;
+//! * [`ledger`]: accounting for a series' numbers (the audit).
+//!
+//! Each module's docs hold its protocol diagram; the crate README has the error code table.
 
 #![forbid(unsafe_code)]
 #![deny(
@@ -69,86 +77,65 @@
     )
 )]
 
-pub mod acquire;
-pub mod audit;
-pub mod backfill;
-pub mod backoff;
-pub mod batch;
 pub mod block;
-pub mod block_counter;
-pub mod checkpoint;
-pub mod command;
-pub mod concern;
 pub mod counter;
-pub mod counter_id;
-pub mod driver;
 pub mod ejson;
 pub mod error;
-pub mod field;
-pub mod format;
-pub mod gapless;
 pub mod import;
 pub mod insert;
-pub mod intent;
-pub mod largest;
 pub mod lease;
-pub mod limits;
+pub mod ledger;
 pub mod mutants;
-pub mod name;
-pub mod note;
 pub mod numbering;
-pub mod optimistic;
-pub mod options;
-pub mod range;
-pub mod reservation;
-pub mod scope;
-pub mod seed;
-pub mod seed_collection;
-pub mod set_next;
+pub mod protocol;
+pub mod sequence;
 
-pub use acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
-pub use audit::{audit, AuditReport, Duplicate, Gap};
-pub use backfill::{SeedFromExisting, SeedReport};
-pub use backoff::{Backoff, WaitWindow};
-pub use batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
-pub use block::{BlockAllocator, SharedBlockAllocator};
-pub use block_counter::{BlockCounter, Numbers, Refill, Take};
-pub use checkpoint::Checkpoint;
-pub use command::{
-    Collection, Command, FindOptions, Plan, QueryOptions, Reply, ReturnDocument, Step,
-    UpdateOptions, UpdateStatement, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY,
-    MAX_RETRIES,
-};
-pub use concern::{ClusterTime, ReadConcern, WriteConcern, ANCHORED_READ_MAX_TIME_MS};
-pub use counter::{read_counter, CounterState, CurrentValue};
-pub use counter_id::{CounterKey, ScopeValue};
-pub use driver::{Driver, Machine};
+pub use block::allocator::{BlockAllocator, SharedBlockAllocator};
+pub use block::block_counter::{BlockCounter, Numbers, Refill, Take};
+pub use counter::current::{CounterState, CurrentValue};
+pub use counter::document::read_counter;
+pub use counter::range::ReservedRange;
+pub use counter::reservation::{Reservation, ReserveRequest};
+pub use counter::reset::{ResetOutcome, ResetSequence};
+pub use counter::seed::SeedFromMax;
+pub use counter::seed_collection::SeedFromCollection;
+pub use counter::set_next::{SetNext, SetNextOutcome};
 pub use error::{ErrorInfo, SeqError};
-pub use field::{check_field_path, check_insert_fields, check_number_field};
-pub use format::{format_seq, FormatTemplate};
-pub use gapless::{
+pub use import::counters::{
+    ImportAction, ImportCounters, ImportReport, ImportedCounter, IndexChange, SkippedCounter,
+};
+pub use import::request::{CounterSource, ImportRequest};
+pub use insert::backoff::{Backoff, WaitWindow};
+pub use insert::fields::{check_document_fields, check_insert_fields};
+pub use insert::numbered::{InsertNumbered, InsertOutcome};
+pub use insert::optimistic::{
+    OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
+};
+pub use lease::acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
+pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
+pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
+pub use numbering::batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
+pub use numbering::checkpoint::Checkpoint;
+pub use numbering::gapless::{
     CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
     PENDING_ROUNDS,
 };
-pub use import::{
-    CounterSource, ImportAction, ImportCounters, ImportReport, ImportRequest, ImportedCounter,
-    SkippedCounter,
-};
-pub use insert::{InsertNumbered, InsertOutcome};
-pub use intent::{
+pub use numbering::intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
-pub use lease::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
-pub use limits::{check_count, MAX_BLOCK, MAX_COUNT};
-pub use note::Note;
-pub use numbering::NumberingSpec;
-pub use optimistic::{
-    OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
+pub use numbering::seed_from_existing::{SeedFromExisting, SeedReport};
+pub use numbering::spec::NumberingSpec;
+pub use protocol::command::{
+    Collection, Command, FindOptions, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
-pub use options::SequenceSpec;
-pub use range::ReservedRange;
-pub use reservation::{Reservation, ReserveRequest};
-pub use seed::SeedFromMax;
-pub use seed_collection::SeedFromCollection;
-pub use set_next::{SetNext, SetNextOutcome};
+pub use protocol::concern::{ClusterTime, ReadConcern, WriteConcern, ANCHORED_READ_MAX_TIME_MS};
+pub use protocol::machine::{Machine, MachinePlan};
+pub use protocol::note::Note;
+pub use protocol::plan::{Plan, Step, MAX_RETRIES};
+pub use protocol::reply::{Reply, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY};
+pub use sequence::counter_id::{CounterKey, ScopeValue};
+pub use sequence::field::{check_field_path, check_number_field};
+pub use sequence::format::{format_seq, FormatTemplate};
+pub use sequence::limits::{check_count, MAX_BLOCK, MAX_COUNT};
+pub use sequence::options::SequenceSpec;

@@ -128,7 +128,7 @@ fn counter_call() -> impl Strategy<Value = CounterCall> {
 
 /// Feeds replies until the plan finishes; checks outputs with `check`.
 fn drive<P: Plan>(mut plan: P, replies: &[Value], mut check: impl FnMut(&P::Output)) {
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     for raw in replies {
         match step {
             Ok(Step::Command(_)) => {}
@@ -272,7 +272,7 @@ proptest! {
                 }
                 CounterCall::Feed(raw) => {
                     let Some((id, mut plan)) = open.take() else { continue };
-                    let raw = raw.unwrap_or_else(|| match plan.start() {
+                    let raw = raw.unwrap_or_else(|| match plan.current_step() {
                         Ok(Step::Command(command)) => model_answer(&serde_json::to_value(command).expect("json"), &mut last),
                         _ => json!({"kind": "none"}),
                     });

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use mongo_seq_core::intent::Intent;
+use mongo_seq_core::Intent;
 use mongo_seq_core::{
     plan_completion, FinishIntent, GaplessReserve, Lease, LeaseHolder, LeaseRequest, Plan, Reply,
     SequenceSpec, Step,
@@ -98,7 +98,7 @@ fn spec() -> impl Strategy<Value = SequenceSpec> {
 }
 
 fn drive<P: Plan>(mut plan: P, replies: Vec<Reply>) {
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     for reply in replies {
         match step {
             Ok(Step::Command(_)) => step = plan.feed(reply),

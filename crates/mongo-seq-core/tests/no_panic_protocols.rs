@@ -2,7 +2,7 @@
 //! lease acquisition and renewal, backfill seeding and counter ids. Arbitrary documents and
 //! replies never panic; counter ids parse back to what made them, and only those parse.
 
-use mongo_seq_core::intent::Intent;
+use mongo_seq_core::Intent;
 use mongo_seq_core::{
     AcquireLease, ClusterTime, CompleteIntent, CompletePending, CounterKey, LeaseRequest,
     NumberBatch, NumberGapless, NumberingSpec, Plan, RenewLease, Reply, ScopeValue,
@@ -142,7 +142,7 @@ fn cluster_time() -> impl Strategy<Value = Option<ClusterTime>> {
 
 fn drive<P: Plan>(mut plan: P, replies: Vec<Reply>) {
     let _ = plan.drain_notes();
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     for reply in replies {
         match step {
             Ok(Step::Command(_)) => {

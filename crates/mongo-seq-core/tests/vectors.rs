@@ -7,14 +7,14 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use mongo_seq_core::intent::Intent;
+use mongo_seq_core::Intent;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
     AcquireLease, BlockAllocator, BlockCounter, ClusterTime, CompleteIntent, CompletePending,
     CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
     InsertNumbered, Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec,
     OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
-    SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -100,7 +100,7 @@ where
 {
     let mut plan = plan?;
     trace.notes.extend(plan.drain_notes());
-    let mut step = plan.start();
+    let mut step = plan.current_step();
     for (index, expected) in steps.iter().enumerate() {
         let command = match &step {
             Ok(Step::Command(command)) => to_json(command),
@@ -135,7 +135,7 @@ where
         }
     }
     // A finished plan reports the same result again and refuses further replies.
-    let replay = plan.start().map(|s| to_json(StepView::from(&s)));
+    let replay = plan.current_step().map(|s| to_json(StepView::from(&s)));
     let first = step
         .as_ref()
         .map(|s| to_json(StepView::from(s)))
@@ -143,7 +143,7 @@ where
     if replay.as_ref().map_err(SeqError::code) != first.as_ref().map_err(SeqError::code) {
         trace
             .problems
-            .push("start() after the last feed does not repeat the outcome".to_owned());
+            .push("current_step() after the last feed does not repeat the outcome".to_owned());
     }
     match step {
         Ok(Step::Done(output)) => {
@@ -244,7 +244,7 @@ fn opened(refill: Option<Refill>, open: &mut Option<(u64, Reservation)>) -> Outc
     let Some(refill) = refill else {
         return Ok(Value::Null);
     };
-    let step = refill_step(refill.plan.start()).map(|(view, _)| view);
+    let step = refill_step(refill.plan.current_step()).map(|(view, _)| view);
     *open = Some((refill.id, refill.plan));
     step
 }
@@ -323,6 +323,12 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             let force = arg(input, "force").as_bool().unwrap_or(false);
             let plan = spec(input)
                 .and_then(|spec| SetNext::new(&spec, counter_id, int(input, "next"), force));
+            drive(plan, &steps, trace)
+        }
+        "resetAll" => {
+            let force = arg(input, "force").as_bool().unwrap_or(false);
+            let gapless = arg(input, "gapless").as_bool();
+            let plan = spec(input).map(|spec| ResetSequence::new(&spec, force, gapless));
             drive(plan, &steps, trace)
         }
         "seedFromMax" => drive(

@@ -5,7 +5,6 @@
 mod args;
 mod block;
 mod convert;
-mod counter;
 mod error;
 mod plan;
 mod spec;
@@ -13,7 +12,7 @@ mod types;
 
 use mongo_seq_core::{
     audit, check_count, check_field_path, format_seq, ImportCounters, ImportRequest, SeqError,
-    MAX_RETRIES,
+    SequenceSpec, MAX_RETRIES,
 };
 use wasm_bindgen::prelude::*;
 
@@ -38,6 +37,15 @@ pub fn error_codes() -> js_sys::Array {
     SeqError::CODES
         .iter()
         .map(|code| JsValue::from_str(code))
+        .collect()
+}
+
+/// Every key of a sequence's options the core knows (`name` among them).
+#[wasm_bindgen(js_name = optionKeys, unchecked_return_type = "string[]")]
+pub fn option_keys() -> js_sys::Array {
+    SequenceSpec::KEYS
+        .iter()
+        .map(|key| JsValue::from_str(key))
         .collect()
 }
 
@@ -67,6 +75,20 @@ pub fn check_field_path_js(
     let argument = args::string("argument", &argument)?;
     let field = args::string(&argument, &field)?;
     check_field_path(&argument, &field).js()
+}
+
+/// Checks a collection name as the server would (`$`, NUL, `system.*`, the 255-byte namespace
+/// with `database` when given): `INVALID_OPTION` naming `option`, before any command.
+#[wasm_bindgen(js_name = checkCollectionName)]
+pub fn check_collection_name_js(
+    #[wasm_bindgen(unchecked_param_type = "string")] option: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | undefined")] database: JsValue,
+) -> Result<(), JsValue> {
+    let option = args::string("option", &option)?;
+    let name = args::string(&option, &name)?;
+    let database = args::optional_string("database", &database)?;
+    mongo_seq_core::sequence::name::check_collection_name(&option, &name, database.as_deref()).js()
 }
 
 /// Reads a batch size (`nextMany`'s count, `insertMany`'s number of documents): an integer

@@ -15,7 +15,9 @@ use crate::convert::json_to_js;
 use crate::error::{to_js_error, IntoJsResult};
 
 /// A step with the plan's output already as JSON text: what every method of [`JsPlan`] needs,
-/// so only [`ErasedPlan`]'s two methods exist once per plan type.
+/// so only [`ErasedPlan`]'s few methods exist once per plan type.
+// Handed over, not kept (as the core's `Step`): boxing the command would allocate per command.
+#[allow(clippy::large_enum_variant)]
 enum ErasedStep {
     Command(Command),
     Done(String),
@@ -23,10 +25,10 @@ enum ErasedStep {
 
 /// A core plan with its output type erased to its JSON text.
 trait ErasedPlan {
-    fn start_step(&self) -> Result<ErasedStep, SeqError>;
-    fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError>;
-    /// The command the plan waits for, as text, serialized where it is kept (no copy).
-    fn pending_text(&self) -> Option<String>;
+    fn step_erased(&self) -> Result<ErasedStep, SeqError>;
+    fn feed_erased(&mut self, reply: Reply) -> Result<ErasedStep, SeqError>;
+    /// The command the plan waits for, borrowed where it is kept (no copy).
+    fn pending(&self) -> Option<&Command>;
 }
 
 impl<P> ErasedPlan for P
@@ -34,16 +36,16 @@ where
     P: Plan,
     P::Output: Serialize,
 {
-    fn start_step(&self) -> Result<ErasedStep, SeqError> {
-        self.start().map(erase)
+    fn step_erased(&self) -> Result<ErasedStep, SeqError> {
+        self.current_step().map(erase)
     }
 
-    fn feed_step(&mut self, reply: Reply) -> Result<ErasedStep, SeqError> {
+    fn feed_erased(&mut self, reply: Reply) -> Result<ErasedStep, SeqError> {
         self.feed(reply).map(erase)
     }
 
-    fn pending_text(&self) -> Option<String> {
-        self.pending_command().map(text_of)
+    fn pending(&self) -> Option<&Command> {
+        self.pending_command()
     }
 }
 
@@ -97,10 +99,12 @@ impl JsPlan {
 
 #[wasm_bindgen(js_class = Plan)]
 impl JsPlan {
-    /// The pending step: the first command, or the result/error once finished.
+    /// The current step, as often as asked: the command waiting for its reply (the first one
+    /// before any reply), or the result (the error) once finished. The core's
+    /// `Plan::current_step`; `start` in JS, the name the package has always exported.
     #[wasm_bindgen(unchecked_return_type = "PlanStep")]
     pub fn start(&self) -> Result<JsValue, JsValue> {
-        Ok(self.0.start_step().js()?.to_js())
+        Ok(self.0.step_erased().js()?.to_js())
     }
 
     /// Feeds the reply to the last command; returns the next step.
@@ -110,16 +114,16 @@ impl JsPlan {
         #[wasm_bindgen(unchecked_param_type = "Reply")] reply: JsValue,
     ) -> Result<JsValue, JsValue> {
         let reply = Reply::from_json(&args::reply(&reply)?).js()?;
-        Ok(self.0.feed_step(reply).js()?.to_js())
+        Ok(self.0.feed_erased(reply).js()?.to_js())
     }
 
     /// The pending command as canonical Extended JSON text, or `undefined` once the plan is
     /// done (`start()` then gives `{ done }`); throws the error that ended it.
     #[wasm_bindgen(js_name = commandJson)]
     pub fn command_json(&self) -> Result<Option<String>, JsValue> {
-        match self.0.pending_text() {
-            Some(text) => Ok(Some(text)),
-            None => Ok(self.0.start_step().js()?.command_text()),
+        match self.0.pending() {
+            Some(command) => Ok(Some(text_of(command))),
+            None => Ok(self.0.step_erased().js()?.command_text()),
         }
     }
 
@@ -141,6 +145,32 @@ impl JsPlan {
             })
         })?;
         let reply = Reply::from_json(&raw).js()?;
-        Ok(self.0.feed_step(reply).js()?.command_text())
+        Ok(self.0.feed_erased(reply).js()?.command_text())
+    }
+
+    /// Whether the plan handles a duplicate-key error (11000) its pending command got, from
+    /// what the server said about the index (`errmsg`; `keyPattern` when the server sent one):
+    /// then feed it the `duplicateKey` reply (`insertDocuments`: the write result). `false`:
+    /// the error is the caller's own (a unique index of the application's that does not hold
+    /// the field the command numbers): throw the driver's error as it is.
+    #[wasm_bindgen(js_name = handlesDuplicateKey)]
+    pub fn handles_duplicate_key(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] errmsg: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | undefined")]
+        key_pattern: JsValue,
+    ) -> Result<bool, JsValue> {
+        let errmsg = args::optional_string("errmsg", &errmsg)?;
+        let key_pattern = args::document("keyPattern", &key_pattern)?;
+        let handles = |command: &Command| {
+            command.plan_handles_duplicate_key(errmsg.as_deref(), key_pattern.as_ref())
+        };
+        Ok(match self.0.pending() {
+            Some(command) => handles(command),
+            None => match self.0.step_erased().js()? {
+                ErasedStep::Command(command) => handles(&command),
+                ErasedStep::Done(_) => false,
+            },
+        })
     }
 }

@@ -73,8 +73,11 @@ pub(super) fn is_duplicate_key(e: &Error) -> bool {
     server_code(e) == Some(11000)
 }
 
-/// A duplicate-key error as the core reads it: its message names the index (the core tells a
-/// clash on `_id` from one on another unique index, which no retry can get past).
+/// A duplicate-key error as the core reads it: what the server said, its message naming the
+/// index (the driver keeps no `keyPattern`). The core decides what it means for the command
+/// (`mongo_seq_core::protocol::duplicate_key`): a lost race, or another unique index than
+/// `_id`'s, which no retry can get past. No command the sidecar runs numbers the caller's
+/// documents, so none is the caller's own error.
 pub(super) fn duplicate_key_reply(e: &Error) -> Reply {
     let message = match e.kind.as_ref() {
         ErrorKind::Command(c) => Some(c.message.as_str()),

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use mongo_seq_core::numbering::stored_value;
+use mongo_seq_core::numbering::spec::stored_value;
 use mongo_seq_core::{audit, Collection, Command, CurrentValue, QueryOptions};
 use mongodb::Client;
 use serde::Serialize;

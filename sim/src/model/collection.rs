@@ -145,10 +145,13 @@ impl Collection {
             .get("_id")
             .map(ToString::to_string)
             .unwrap_or_default();
-        ModelError::duplicate_key(format!(
-            "E11000 duplicate key error index: {} dup key (document _id {id})",
-            spec.name
-        ))
+        ModelError::duplicate_key(
+            format!(
+                "E11000 duplicate key error index: {} dup key (document _id {id})",
+                spec.name
+            ),
+            spec.keys.iter().map(|(key, _)| key.clone()).collect(),
+        )
     }
 
     /// Checks `document` (as record `record`) against every unique index.
@@ -161,9 +164,10 @@ impl Collection {
         }
         if let Some(other) = self.by_id.get(&key(id)) {
             if *other != record {
-                return Err(ModelError::duplicate_key(format!(
-                    "E11000 duplicate key error index: _id_ dup key: {{ _id: {id} }}"
-                )));
+                return Err(ModelError::duplicate_key(
+                    format!("E11000 duplicate key error index: _id_ dup key: {{ _id: {id} }}"),
+                    vec!["_id".to_owned()],
+                ));
             }
         }
         let mut all = Vec::new();

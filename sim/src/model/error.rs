@@ -20,6 +20,9 @@ pub struct ServerError {
     pub code: i32,
     pub name: &'static str,
     pub message: String,
+    /// A duplicate key's: the fields of the unique index's key pattern (`keyPattern`, which
+    /// servers send from 4.2 on; its values left out).
+    pub key_pattern: Option<Vec<String>>,
 }
 
 impl fmt::Display for ModelError {
@@ -76,6 +79,7 @@ impl ModelError {
             code,
             name,
             message: message.into(),
+            key_pattern: None,
         })
     }
     pub fn unsupported(what: impl Into<String>) -> Self {
@@ -87,8 +91,14 @@ impl ModelError {
     pub fn type_mismatch(message: impl Into<String>) -> Self {
         Self::server(code::TYPE_MISMATCH, "TypeMismatch", message)
     }
-    pub fn duplicate_key(message: impl Into<String>) -> Self {
-        Self::server(code::DUPLICATE_KEY, "DuplicateKey", message)
+    /// A duplicate key on the unique index of `key_pattern`'s fields.
+    pub fn duplicate_key(message: impl Into<String>, key_pattern: Vec<String>) -> Self {
+        Self::Server(ServerError {
+            code: code::DUPLICATE_KEY,
+            name: "DuplicateKey",
+            message: message.into(),
+            key_pattern: Some(key_pattern),
+        })
     }
     pub fn not_writable_primary() -> Self {
         Self::server(

@@ -16,7 +16,7 @@
 //!   the member's newest data, which may later be rolled back; `majority` reads the data as of
 //!   the member's majority commit point. With `afterClusterTime` (`Request::after_cluster_time`)
 //!   a `majority` read first waits until the member's commit point has reached that time (the
-//!   driver's side of the model waits, `driver.rs`, as the server blocks the command): a
+//!   driver's side of the model waits, `client.rs`, as the server blocks the command): a
 //!   deposed primary, whose commit point cannot move, or a new primary that has not committed
 //!   an entry of its term yet, does not answer from an older snapshot.
 //! * Reads and writes go to the primary (read preference `primary`); a member that is not
@@ -163,6 +163,8 @@ pub struct WriteError {
     pub index: u64,
     pub code: i32,
     pub message: String,
+    /// A duplicate key's: its unique index's key pattern (see [`ServerError::key_pattern`]).
+    pub key_pattern: Option<Vec<String>>,
 }
 
 /// The server's reply.
@@ -403,6 +405,7 @@ impl Writer<'_> {
                                 index: index as u64,
                                 code: error.code,
                                 message: error.message,
+                                key_pattern: error.key_pattern,
                             });
                             if *ordered {
                                 break;
@@ -448,6 +451,7 @@ impl Writer<'_> {
                             index: index as u64,
                             code: code::DUPLICATE_KEY,
                             message: "E11000 duplicate key error index: _id_".to_owned(),
+                            key_pattern: Some(vec!["_id".to_owned()]),
                         });
                         if *ordered {
                             break;
@@ -467,6 +471,7 @@ impl Writer<'_> {
                                 index: index as u64,
                                 code: error.code,
                                 message: error.message,
+                                key_pattern: error.key_pattern,
                             });
                             if *ordered {
                                 break;
@@ -584,13 +589,16 @@ impl Writer<'_> {
             .and_then(|c| document.get("_id").and_then(|id| c.record_of(id)))
             .is_some();
         if taken {
-            return Err(ModelError::duplicate_key(format!(
-                "E11000 duplicate key error index: _id_ dup key: {{ _id: {} }}",
-                document
-                    .get("_id")
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
-            )));
+            return Err(ModelError::duplicate_key(
+                format!(
+                    "E11000 duplicate key error index: _id_ dup key: {{ _id: {} }}",
+                    document
+                        .get("_id")
+                        .map(ToString::to_string)
+                        .unwrap_or_default()
+                ),
+                vec!["_id".to_owned()],
+            ));
         }
         Ok(())
     }

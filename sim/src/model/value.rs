@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(
             compare(
                 &Bson::Int64(i64::MAX - 1),
-                &Bson::Double(9.223372036854775807e18)
+                &Bson::Double(9.223_372_036_854_776e18)
             ),
             Ordering::Less
         );

@@ -40,17 +40,10 @@ pub fn number() -> impl Strategy<Value = Value> {
 }
 
 pub fn key() -> impl Strategy<Value = String> {
-    prop_oneof![
-        prop::sample::select(vec![
-            "name",
-            "start",
-            "step",
-            "min",
-            "max",
-            "block",
-            "scope",
-            "format",
-            "counterField",
+    // The option keys the core knows, and keys of documents, replies and Extended JSON.
+    let keys: Vec<&'static str> = mongo_seq_core::SequenceSpec::KEYS
+        .into_iter()
+        .chain([
             "_id",
             "seq",
             "kind",
@@ -60,9 +53,8 @@ pub fn key() -> impl Strategy<Value = String> {
             "$oid",
             "$numberLong",
         ])
-        .prop_map(str::to_owned),
-        ".{0,8}",
-    ]
+        .collect();
+    prop_oneof![prop::sample::select(keys).prop_map(str::to_owned), ".{0,8}",]
 }
 
 pub fn text() -> impl Strategy<Value = String> {

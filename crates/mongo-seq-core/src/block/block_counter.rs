@@ -1,0 +1,544 @@
+//! `BlockCounter`: one counter's numbers as a client process hands them out — the block it
+//! holds, the callers waiting for numbers, the refill in flight, and the `setNext` generation.
+//! No I/O: a refill is a [`Reservation`] the caller runs with its driver.
+//!
+//! ```text
+//! take(n) ──▶ the block holds n and nobody waits ──▶ numbers (no round trip)
+//!    │
+//!    └──▶ otherwise: what the block holds now, and a ticket for the rest (queued in order)
+//! refill(ticket) ──▶ a Reservation to run (none while one is in flight: wait for it)
+//!    ├─ done ──▶ refilled(id, range): waiters served in arrival order ──▶ ready(ticket)
+//!    └─ failed ─▶ refill_failed(id): the waiter that ran it gives up; the others run their own
+//! discard() (after setNext): the block is dropped and the refill in flight no longer counts
+//!
+//! refillAhead: true ──▶ take_one() says no once half the block is gone (nobody waiting, no refill
+//!    in flight) ──▶ take(n) serves the caller ──▶ refill_ahead(): a Reservation nobody waits for
+//!    └─ done: the range waits behind the block ("ahead") / failed: nothing (the next caller who
+//!       finds the block dry runs its own refill and sees the error)
+//! ```
+//!
+//! **Refilling ahead** (`refillAhead`, `block` ≥ 2). Without it, the caller who finds the block
+//! dry, and every caller after it, waits one round trip per `block` numbers. With it, the next
+//! block is reserved when half of the current one is left, so callers find numbers in hand
+//! unless they take half a block faster than one round trip. One refill is in flight at a time.
+//! The cost: a process holds up to one and a half blocks (the rest of its block and the block
+//! ahead), all lost when it exits or crashes (a gap; never a repeat), instead of up to one; and
+//! a process that stops before using the block ahead reserved it for nothing. Numbers from one
+//! process still increase: the block ahead is served only after the block in hand.
+//!
+//! **What a refill reserves.** At least one `block`, and at least what the waiters need up to
+//! and including the one running it (its `minCount`: near the bound the range may come back
+//! shorter than asked, never shorter than that). With `block: 1` the counter holds no numbers
+//! between calls, so a refill reserves exactly what every waiting caller asked for: concurrent
+//! callers share one `$inc` and get their numbers in arrival order, with no gap (coalescing;
+//! with larger blocks each refill is one block, so one round trip per `block` numbers).
+//!
+//! **Order.** Waiters are served first come, first served, each from consecutive numbers of the
+//! block (a caller that found part of its numbers in the block gets the rest from the refill).
+//! While anyone waits, the block is empty, so nobody overtakes a waiter.
+//!
+//! **setNext.** Numbers reserved before a `setNext` must not be handed out after it: `discard`
+//! drops the block (a gap, never a repeat) and a refill in flight during it is dropped when it
+//! comes back; its waiters run a new one. Numbers already handed to a waiter stay its own.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::block::allocator::BlockAllocator;
+use crate::counter::range::ReservedRange;
+use crate::counter::reservation::{Reservation, ReserveRequest};
+use crate::error::SeqError;
+use crate::sequence::limits::MAX_COUNT;
+use crate::sequence::options::SequenceSpec;
+
+/// Numbers handed to one caller, in order: one range, or two when the block held part of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Numbers(Vec<ReservedRange>);
+
+impl Numbers {
+    /// Every number, in order.
+    pub fn values(&self) -> impl Iterator<Item = i64> + '_ {
+        self.0.iter().flat_map(ReservedRange::iter)
+    }
+
+    /// How many numbers.
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(|range| range.count).sum()
+    }
+
+    fn push(&mut self, range: ReservedRange) {
+        self.0.push(range);
+    }
+}
+
+impl Serialize for Numbers {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.values())
+    }
+}
+
+/// What [`BlockCounter::take`] gives: the numbers now, or a ticket to wait with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Take {
+    Numbers(Numbers),
+    Ticket(u64),
+}
+
+/// A refill to run: the reservation, and its id for [`BlockCounter::refilled`] /
+/// [`BlockCounter::refill_failed`].
+#[derive(Debug, Clone)]
+pub struct Refill {
+    pub id: u64,
+    pub plan: Reservation,
+}
+
+#[derive(Debug, Clone)]
+struct Waiter {
+    ticket: u64,
+    /// Numbers still missing.
+    wanted: u64,
+    taken: Numbers,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    id: u64,
+    generation: u64,
+    /// The waiter running it: the one a failure fails (none for a refill ahead).
+    owner: Option<u64>,
+}
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct BlockCounter {
+    spec: SequenceSpec,
+    counter_id: String,
+    block: BlockAllocator,
+    /// The range a refill ahead reserved, served once `block` is dry.
+    ahead: Option<ReservedRange>,
+    waiting: VecDeque<Waiter>,
+    /// Served waiters whose numbers were not collected yet.
+    ready: Vec<(u64, Numbers)>,
+    in_flight: Option<InFlight>,
+    generation: u64,
+    last_ticket: u64,
+    last_refill: u64,
+}
+
+impl BlockCounter {
+    /// The counter `counter_id` of the sequence `spec` (see [`SequenceSpec::counter_id`]),
+    /// holding no numbers yet.
+    pub fn new(spec: &SequenceSpec, counter_id: &str) -> Result<Self, SeqError> {
+        spec.check_counter_id(counter_id)?;
+        Ok(Self {
+            spec: spec.clone(),
+            counter_id: counter_id.to_owned(),
+            block: BlockAllocator::new(spec.block())?,
+            ahead: None,
+            waiting: VecDeque::new(),
+            ready: Vec::new(),
+            in_flight: None,
+            generation: 0,
+            last_ticket: 0,
+            last_refill: 0,
+        })
+    }
+
+    /// The counter id.
+    pub fn counter_id(&self) -> &str {
+        &self.counter_id
+    }
+
+    /// The number [`Self::take_one`] would hand out now, without taking it.
+    pub fn peek(&self) -> Option<i64> {
+        if !self.waiting.is_empty() || self.refill_ahead_due() {
+            return None;
+        }
+        self.block
+            .peek()
+            .or_else(|| self.ahead.map(|range| range.first))
+    }
+
+    /// One number from the block when it holds one and nobody waits (the warm path); `None`:
+    /// go through [`Self::take`] (also when a refill ahead is due: `take` serves the caller,
+    /// then [`Self::refill_ahead`] gives the refill to start).
+    pub fn take_one(&mut self) -> Option<i64> {
+        self.peek()?;
+        self.take_held(1).map(|range| range.first)
+    }
+
+    /// `count` numbers (0 to [`MAX_COUNT`]): at once when the block holds them and nobody
+    /// waits; otherwise a ticket (the block's numbers are taken now, the rest wait for a refill).
+    pub fn take(&mut self, count: u64) -> Result<Take, SeqError> {
+        if count > MAX_COUNT {
+            return Err(SeqError::invalid_argument(
+                "count",
+                format!("must be an integer from 0 to {MAX_COUNT}, got {count}"),
+            ));
+        }
+        let mut taken = Numbers::default();
+        if self.waiting.is_empty() {
+            while let Some(range) = self.take_held(count.saturating_sub(taken.count())) {
+                taken.push(range);
+            }
+            if taken.count() == count {
+                return Ok(Take::Numbers(taken));
+            }
+        }
+        self.last_ticket = self.last_ticket.saturating_add(1);
+        self.waiting.push_back(Waiter {
+            ticket: self.last_ticket,
+            wanted: count.saturating_sub(taken.count()),
+            taken,
+        });
+        Ok(Take::Ticket(self.last_ticket))
+    }
+
+    /// Up to `max` numbers held: from the block, or from the range ahead once the block is dry.
+    fn take_held(&mut self, max: u64) -> Option<ReservedRange> {
+        if self.block.is_empty() {
+            let ahead = self.ahead.take()?;
+            // The block is empty: a refill cannot drop a number.
+            self.block.refill(ahead).ok()?;
+        }
+        self.block.take(max)
+    }
+
+    /// True when this counter refills ahead and it is time: half the block or less is left
+    /// (none ahead), nobody waits and no refill is in flight.
+    fn refill_ahead_due(&self) -> bool {
+        self.spec.refill_ahead()
+            && self.in_flight.is_none()
+            && self.ahead.is_none()
+            && self.waiting.is_empty()
+            && self.block.remaining().saturating_mul(2) <= self.spec.block()
+    }
+
+    /// The refill ahead to start now, in the background (`refillAhead`; see the module docs),
+    /// or `None` when none is due. Nobody waits for it: when it fails, the caller that next finds
+    /// the block dry runs its own refill (and gets its error).
+    pub fn refill_ahead(&mut self) -> Option<Refill> {
+        if !self.refill_ahead_due() {
+            return None;
+        }
+        let mut request = ReserveRequest::new(&self.counter_id, self.spec.block());
+        request.min_count = Some(1); // near the bound, what is left
+        let plan = Reservation::new(&self.spec, &request).ok()?;
+        self.last_refill = self.last_refill.saturating_add(1);
+        self.in_flight = Some(InFlight {
+            id: self.last_refill,
+            generation: self.generation,
+            owner: None,
+        });
+        Some(Refill {
+            id: self.last_refill,
+            plan,
+        })
+    }
+
+    /// The numbers of a served waiter (once), or `None` while it waits.
+    pub fn ready(&mut self, ticket: u64) -> Option<Numbers> {
+        let index = self.ready.iter().position(|(t, _)| *t == ticket)?;
+        Some(self.ready.swap_remove(index).1)
+    }
+
+    /// The refill the waiter `ticket` should run, or `None` when there is nothing to run: one
+    /// is in flight (wait for it), or the waiter was served (collect with [`Self::ready`]).
+    /// When the reservation cannot even be built (`OVERFLOW`), the waiter gives up with it.
+    pub fn refill(&mut self, ticket: u64) -> Result<Option<Refill>, SeqError> {
+        if self.in_flight.is_some() || self.ready.iter().any(|(t, _)| *t == ticket) {
+            return Ok(None);
+        }
+        let Some(position) = self.waiting.iter().position(|w| w.ticket == ticket) else {
+            return Err(SeqError::invalid_argument(
+                "ticket",
+                format!(
+                    "no caller of counter `{}` waits with ticket {ticket}",
+                    self.counter_id
+                ),
+            ));
+        };
+        let sum = |waiters: usize| -> u64 {
+            self.waiting
+                .iter()
+                .take(waiters)
+                .fold(0, |sum: u64, w| sum.saturating_add(w.wanted))
+        };
+        let through_owner = sum(position.saturating_add(1));
+        let count = if self.spec.block() == 1 {
+            sum(self.waiting.len())
+        } else {
+            through_owner.max(self.spec.block())
+        }
+        .clamp(1, MAX_COUNT);
+        let mut request = ReserveRequest::new(&self.counter_id, count);
+        request.min_count = Some(through_owner.clamp(1, count));
+        match Reservation::new(&self.spec, &request) {
+            Ok(plan) => {
+                self.last_refill = self.last_refill.saturating_add(1);
+                self.in_flight = Some(InFlight {
+                    id: self.last_refill,
+                    generation: self.generation,
+                    owner: Some(ticket),
+                });
+                Ok(Some(Refill {
+                    id: self.last_refill,
+                    plan,
+                }))
+            }
+            Err(error) => {
+                self.waiting.retain(|w| w.ticket != ticket);
+                Err(error)
+            }
+        }
+    }
+
+    /// The refill `id` reserved `range`: the waiters are served from it in order, the rest
+    /// stays in the block (or waits behind it: a refill ahead that comes back while the block
+    /// still holds numbers). A refill that a [`Self::discard`] overtook is dropped (a gap).
+    pub fn refilled(&mut self, id: u64, range: ReservedRange) {
+        let Some(in_flight) = self.in_flight.filter(|f| f.id == id) else {
+            return;
+        };
+        self.in_flight = None;
+        if in_flight.generation != self.generation || range.validate().is_err() {
+            return; // a Reservation's range is always valid
+        }
+        if self.block.is_empty() {
+            // Empty while anyone waits (and the range ahead, if any, was served first).
+            if self.block.refill(range).is_err() {
+                return;
+            }
+        } else {
+            self.ahead = Some(range);
+        }
+        while let Some(waiter) = self.waiting.front_mut() {
+            let Some(range) = self.block.take(waiter.wanted) else {
+                break;
+            };
+            waiter.wanted = waiter.wanted.saturating_sub(range.count);
+            waiter.taken.push(range);
+            if waiter.wanted > 0 {
+                break;
+            }
+            if let Some(served) = self.waiting.pop_front() {
+                self.ready.push((served.ticket, served.taken));
+            }
+        }
+    }
+
+    /// The refill `id` failed (its driver error or the core's goes to the waiter that ran it):
+    /// that waiter gives up, the others run a refill of their own.
+    pub fn refill_failed(&mut self, id: u64) {
+        if let Some(in_flight) = self.in_flight.filter(|f| f.id == id) {
+            self.in_flight = None;
+            if let Some(owner) = in_flight.owner {
+                self.waiting.retain(|w| w.ticket != owner);
+            }
+        }
+    }
+
+    /// Drops the numbers of the block and the range ahead (after `setNext`; a gap) and
+    /// invalidates the refill in flight; returns how many numbers were dropped.
+    pub fn discard(&mut self) -> u64 {
+        self.generation = self.generation.wrapping_add(1);
+        let ahead = self.ahead.take().map_or(0, |range| range.count);
+        self.block.discard().saturating_add(ahead)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::plan::{Plan, Step};
+    use crate::protocol::reply::Reply;
+    use serde_json::json;
+
+    fn counter(options: serde_json::Value) -> BlockCounter {
+        let spec = SequenceSpec::parse(&options).unwrap();
+        BlockCounter::new(&spec, spec.name()).unwrap()
+    }
+
+    fn ticket(take: Take) -> u64 {
+        match take {
+            Take::Ticket(ticket) => ticket,
+            Take::Numbers(numbers) => panic!("expected a ticket, got {numbers:?}"),
+        }
+    }
+
+    fn values(numbers: Option<Numbers>) -> Vec<i64> {
+        numbers.expect("served").values().collect()
+    }
+
+    /// Runs a refill against a counter document holding `last` before it.
+    fn complete(counter: &mut BlockCounter, refill: Refill, last: i64) -> ReservedRange {
+        let Refill { id, mut plan } = refill;
+        let Ok(Step::Command(command)) = plan.current_step() else {
+            panic!("a reservation starts with a command")
+        };
+        let increment = serde_json::to_value(&command).unwrap()["update"]["$inc"]["seq"]
+            ["$numberLong"]
+            .as_str()
+            .unwrap()
+            .parse::<i64>()
+            .unwrap();
+        let reply = Reply::Document {
+            document: json!({ "_id": "c", "seq": { "$numberLong": last.checked_add(increment).unwrap().to_string() } }),
+        };
+        let Ok(Step::Done(range)) = plan.feed(reply) else {
+            panic!("one command")
+        };
+        counter.refilled(id, range);
+        range
+    }
+
+    #[test]
+    fn block_one_coalesces_waiters_in_order() {
+        let mut c = counter(json!({ "name": "c" }));
+        let tickets: Vec<u64> = (0..3).map(|_| ticket(c.take(1).unwrap())).collect();
+        let many = ticket(c.take(2).unwrap());
+        let refill = c.refill(tickets[1]).unwrap().expect("a refill");
+        assert!(c.refill(tickets[0]).unwrap().is_none(), "one in flight");
+        let range = complete(&mut c, refill, 0);
+        assert_eq!(
+            (range.first, range.last),
+            (1, 5),
+            "one $inc for all five numbers"
+        );
+        assert_eq!(values(c.ready(tickets[0])), [1]);
+        assert_eq!(values(c.ready(tickets[1])), [2]);
+        assert_eq!(values(c.ready(tickets[2])), [3]);
+        assert_eq!(values(c.ready(many)), [4, 5]);
+        assert_eq!(c.ready(many), None, "collected once");
+        assert_eq!(c.take_one(), None, "no gap: nothing left");
+    }
+
+    #[test]
+    fn larger_blocks_refill_one_block_at_a_time() {
+        let mut c = counter(json!({ "name": "c", "block": 2 }));
+        let tickets: Vec<u64> = (0..3).map(|_| ticket(c.take(1).unwrap())).collect();
+        let refill = c.refill(tickets[0]).unwrap().unwrap();
+        complete(&mut c, refill, 0);
+        assert_eq!(values(c.ready(tickets[0])), [1]);
+        assert_eq!(values(c.ready(tickets[1])), [2]);
+        assert_eq!(c.ready(tickets[2]), None);
+        let refill = c.refill(tickets[2]).unwrap().unwrap();
+        complete(&mut c, refill, 2);
+        assert_eq!(values(c.ready(tickets[2])), [3]);
+        assert_eq!(c.take_one(), Some(4));
+        assert_eq!(c.take(0).unwrap(), Take::Numbers(Numbers::default()));
+    }
+
+    #[test]
+    fn a_partial_block_then_the_rest_and_no_overtaking() {
+        let mut c = counter(json!({ "name": "c", "block": 3 }));
+        let first = ticket(c.take(1).unwrap());
+        let refill = c.refill(first).unwrap().unwrap();
+        complete(&mut c, refill, 0);
+        assert_eq!(values(c.ready(first)), [1]);
+        let many = ticket(c.take(4).unwrap()); // 2, 3 now; 2 more from the refill
+        let late = ticket(c.take(1).unwrap());
+        assert_eq!(c.peek(), None, "nobody overtakes a waiter");
+        let refill = c.refill(late).unwrap().unwrap();
+        complete(&mut c, refill, 3);
+        assert_eq!(values(c.ready(many)), [2, 3, 4, 5]);
+        assert_eq!(values(c.ready(late)), [6]);
+    }
+
+    #[test]
+    fn set_next_during_a_refill_drops_its_range() {
+        let mut c = counter(json!({ "name": "c", "block": 10 }));
+        let waiter = ticket(c.take(1).unwrap());
+        let refill = c.refill(waiter).unwrap().unwrap();
+        assert_eq!(c.discard(), 0);
+        complete(&mut c, refill, 0);
+        assert_eq!(
+            c.ready(waiter),
+            None,
+            "the block reserved before setNext is dropped"
+        );
+        let refill = c
+            .refill(waiter)
+            .unwrap()
+            .expect("the waiter runs a new refill");
+        complete(&mut c, refill, 5000);
+        assert_eq!(values(c.ready(waiter)), [5001]);
+    }
+
+    #[test]
+    fn a_failed_refill_fails_the_waiter_that_ran_it() {
+        let mut c = counter(json!({ "name": "c" }));
+        let a = ticket(c.take(1).unwrap());
+        let b = ticket(c.take(1).unwrap());
+        let refill = c.refill(b).unwrap().unwrap();
+        c.refill_failed(refill.id);
+        assert!(
+            c.refill(b).is_err(),
+            "b gave up: its ticket is no longer known"
+        );
+        let refill = c.refill(a).unwrap().unwrap();
+        assert_eq!(
+            serde_json::to_value(refill.plan.current_step().unwrap()).unwrap()["command"]["update"],
+            json!({ "$inc": { "seq": { "$numberLong": "1" } } }),
+            "a alone now"
+        );
+    }
+
+    #[test]
+    fn refill_ahead_keeps_numbers_in_order_and_holds_at_most_a_block_and_a_half() {
+        let mut c = counter(json!({ "name": "c", "block": 10, "refillAhead": true }));
+        let first = ticket(c.take(1).unwrap());
+        let refill = c.refill(first).unwrap().unwrap();
+        complete(&mut c, refill, 0);
+        let mut seen = values(c.ready(first));
+        let mut last = 10;
+        for _ in 0..100 {
+            let value = match c.take_one() {
+                Some(value) => value,
+                None => {
+                    let Take::Numbers(numbers) = c.take(1).unwrap() else {
+                        panic!("the block ahead is back before the block runs dry here")
+                    };
+                    let value: Vec<i64> = numbers.values().collect();
+                    if let Some(refill) = c.refill_ahead() {
+                        assert!(c.refill_ahead().is_none(), "one in flight");
+                        let held = c.block.remaining();
+                        assert!(held * 2 <= 10, "started at half a block: {held} left");
+                        let range = complete(&mut c, refill, last);
+                        last = range.last;
+                        assert!(held + range.count <= 15, "at most a block and a half held");
+                    }
+                    value[0]
+                }
+            };
+            seen.push(value);
+        }
+        assert_eq!(
+            seen,
+            (1..=101).collect::<Vec<_>>(),
+            "no gap, no repeat, in order"
+        );
+    }
+
+    #[test]
+    fn set_next_drops_the_range_ahead_and_the_refill_ahead_in_flight() {
+        let mut c = counter(json!({ "name": "c", "block": 4, "refillAhead": true }));
+        let first = ticket(c.take(3).unwrap());
+        let refill = c.refill(first).unwrap().unwrap();
+        complete(&mut c, refill, 0);
+        assert_eq!(values(c.ready(first)), [1, 2, 3]);
+        let ahead = c.refill_ahead().expect("one number left of 4: due");
+        complete(&mut c, ahead, 4);
+        assert_eq!(c.discard(), 5, "4 in hand, 5..8 ahead");
+        let late = c.refill_ahead().expect("due again: nothing held");
+        assert_eq!(c.discard(), 0);
+        complete(&mut c, late, 8);
+        assert_eq!(
+            c.take_one(),
+            None,
+            "the refill from before setNext was dropped"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! One counter document (`{ _id: <counter id>, seq: <last issued> }`) and the plans on it:
+//! reading it ([`document`], [`current`]), reserving numbers ([`reservation`], giving a
+//! [`range`]), moving it ([`set_next`], [`seed`]: `seedFromMax`, [`seed_collection`]:
+//! `seedFromCollection`, which finds the [`largest`] number a collection holds).
+
+pub mod current;
+pub mod document;
+pub mod largest;
+pub mod range;
+pub mod reservation;
+pub mod reset;
+pub mod seed;
+pub mod seed_collection;
+pub mod set_next;

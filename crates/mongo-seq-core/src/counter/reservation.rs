@@ -1,0 +1,537 @@
+//! `reserve(n)`: atomically take the next `n` numbers of a counter.
+//!
+//! Every reservation's filter admits only a counter that is well formed and has room, so the
+//! server itself refuses the rest, whatever the server: `seq` stored as an integer and not an
+//! array (`$type` matches an array holding an integer, so `$not: {$type: "array"}` too), at
+//! least the value before the first number the bounds allow (`min - step` counting up), and at
+//! most `bound - n·step` (`bound` is `max`, or `i64::MAX` without one: the top of the int64
+//! range is a bound like any other, so a counter never wraps). Counting down mirrors it.
+//!
+//! Two protocols, chosen from the options (diagram below):
+//!
+//! * **Upsert** (the tutorial's, used when `start == step`, no bound in the counting direction
+//!   and no extra filter): `findOneAndUpdate({_id, seq: {…}}, {$inc: {seq: n·step}}, upsert,
+//!   after)`. A missing counter is created holding `n·step`, which is right exactly when
+//!   `start == step`. A duplicate-key error means the counter exists but did not match: two
+//!   upserts raced, the counter is malformed, or it has no room left. A `findOne` tells which
+//!   (see below).
+//! * **Guarded** (everything else): no upsert. A null reply triggers a `findOne({_id})`:
+//!   missing → `insertOne({_id, seq: start - step + n·step})` (duplicate key → retry the
+//!   update); present with room → lost a race, retry; present without room →
+//!   `SEQUENCE_EXHAUSTED` (`OVERFLOW` without a bound), or, with `minCount < count`, retry with
+//!   what is left.
+//!
+//! A counter the filter refused is read by the `findOne`; one that is not an integer, or lies
+//! outside the range a counter of the sequence can hold, fails with `MALFORMED_COUNTER`, and
+//! nothing was written. A counter stored as an integral double (the legacy shell writes
+//! `seq: 0` as `0.0`) does not match the integer filter either: the plan checks its room from
+//! the `findOne` and sets it to the new value as an int64 only if it still holds exactly the
+//! value read (`findOneAndUpdate({_id, seq: {$eq: <that double>}}, {$set: {seq: <long>}})`).
+//! That first reservation costs three commands; from then on the counter is an int64 and every
+//! reservation one command, so many processes on a tutorial counter do not keep losing the
+//! compare-and-set to each other.
+//!
+//! Restarts are capped by [`MAX_RETRIES`](crate::protocol::plan::MAX_RETRIES); counts by
+//! [`MAX_COUNT`].
+//!
+//! `extraFilter`/`extraSet` let later callers (fencing) add conditions and fields to the same
+//! atomic update; the inserted counter also receives the `extraSet` fields.
+//!
+//! ```text
+//! reserve(n), inc = n·step:
+//!
+//! ok = {$type: ["int", "long"], $not: {$type: "array"},   never $inc a string, a fraction, NaN or an array
+//!       $lte: bound-inc,                                   room for n (bound = max, else the i64 limit)
+//!       $gte: min-step}                                    not behind the sequence's range (when min is set)
+//!
+//! start == step, no bound, no extraFilter  (the tutorial's upsert)
+//!   findOneAndUpdate {_id, seq:ok} {$inc:{seq:inc}} upsert:true after
+//!      ├─ document ─────────────────────────────► done: [seq-inc+step … seq]
+//!      └─ duplicateKey (racing upserts, no room, or a malformed counter) ─► findOne {_id} (as below)
+//!
+//! otherwise (guarded)
+//!   findOneAndUpdate {_id, seq:ok, …extraFilter} {$inc, $set: extraSet} upsert:false after
+//!      ├─ document ──────────────────────────────► done
+//!      └─ none ─► findOne {_id}
+//!                  ├─ none ─► insertOne {_id, seq: start-step+inc, …extraSet}
+//!                  │           ├─ inserted ─────► done: [start … start+(n-1)·step]
+//!                  │           └─ duplicateKey ─► retry update
+//!                  └─ document ─┬─ seq not an integer, or outside the sequence's range: MALFORMED_COUNTER (nothing was written)
+//!                               ├─ seq an integral double (legacy shell's 0.0), room for n:
+//!                               │    findOneAndUpdate {_id, seq: {$eq: <that double>}} {$set: {seq: <long: seq+inc>}}
+//!                               │      ─► done (an int64 from now on) / none: findOne again
+//!                               ├─ room for n: retry update (raced) / CONDITION_NOT_MET (extraFilter)
+//!                               ├─ room for k ≥ minCount: retry update with n = k
+//!                               └─ otherwise: SEQUENCE_EXHAUSTED (OVERFLOW without a bound)
+//! ```
+//! (Mirrored when counting down: `$gte: bound-inc`, `$lte: max-step`.)
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::counter::document::read_spec_counter;
+use crate::counter::range::ReservedRange;
+use crate::ejson;
+use crate::error::SeqError;
+use crate::protocol::command::{operator, Collection, Command, ReturnDocument, UpdateOptions};
+use crate::protocol::machine::{Machine, MachinePlan};
+use crate::protocol::plan::{Retries, Step};
+use crate::protocol::reply::{unexpected, Reply};
+use crate::sequence::limits::MAX_COUNT;
+use crate::sequence::options::SequenceSpec;
+
+/// What to reserve. `minCount` (default `count`) allows a shorter range near the bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "Value")]
+pub struct ReserveRequest {
+    pub counter_id: String,
+    pub count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_count: Option<u64>,
+    /// Extra conditions ANDed into the update filter (not `_id`/`seq`).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra_filter: Map<String, Value>,
+    /// Extra top-level fields `$set` by the update and written into a newly created counter.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra_set: Map<String, Value>,
+}
+
+impl TryFrom<Value> for ReserveRequest {
+    type Error = SeqError;
+    fn try_from(raw: Value) -> Result<Self, SeqError> {
+        Self::from_json(&raw)
+    }
+}
+
+impl ReserveRequest {
+    /// A plain request for `count` numbers.
+    pub fn new(counter_id: &str, count: u64) -> Self {
+        Self {
+            counter_id: counter_id.to_owned(),
+            count,
+            min_count: None,
+            extra_filter: Map::new(),
+            extra_set: Map::new(),
+        }
+    }
+
+    /// Parses a raw request (`{counterId, count, minCount?, extraFilter?, extraSet?}`) with
+    /// typed errors (`INVALID_ARGUMENT`) naming the key.
+    pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
+        const KEYS: [&str; 5] = ["counterId", "count", "minCount", "extraFilter", "extraSet"];
+        let bad = |reason: String| SeqError::invalid_argument("request", reason);
+        let Value::Object(map) = raw else {
+            return Err(bad(format!(
+                "must be an object {{ counterId, count, … }}, got {}",
+                ejson::describe(raw)
+            )));
+        };
+        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
+            return Err(bad(format!(
+                "has an unknown key `{}` (known: {})",
+                ejson::truncate(key),
+                KEYS.join(", ")
+            )));
+        }
+        let counter_id = match map.get("counterId") {
+            Some(Value::String(id)) => id.clone(),
+            other => {
+                return Err(bad(format!(
+                    "`counterId` must be a string, got {}",
+                    other.map_or_else(|| "nothing".to_owned(), ejson::describe)
+                )))
+            }
+        };
+        let count = |key: &str| -> Result<Option<u64>, SeqError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(value) => ejson::read_i64(value)
+                    .ok()
+                    .and_then(|count| u64::try_from(count).ok())
+                    .map(Some)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "`{key}` must be a non-negative integer, got {}",
+                            ejson::describe(value)
+                        ))
+                    }),
+            }
+        };
+        let document = |key: &str| -> Result<Map<String, Value>, SeqError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(Map::new()),
+                Some(Value::Object(document)) => Ok(document.clone()),
+                Some(other) => Err(bad(format!(
+                    "`{key}` must be a document, got {}",
+                    ejson::describe(other)
+                ))),
+            }
+        };
+        Ok(Self {
+            counter_id,
+            count: count("count")?.ok_or_else(|| bad("has no `count`".to_owned()))?,
+            min_count: count("minCount")?,
+            extra_filter: document("extraFilter")?,
+            extra_set: document("extraSet")?,
+        })
+    }
+
+    fn validate(&self, counter_field: &str) -> Result<u64, SeqError> {
+        if self.count == 0 || self.count > MAX_COUNT {
+            return Err(SeqError::invalid_argument(
+                "count",
+                format!("must be from 1 to {MAX_COUNT}, got {}", self.count),
+            ));
+        }
+        let min_count = self.min_count.unwrap_or(self.count);
+        if min_count == 0 || min_count > self.count {
+            return Err(SeqError::invalid_argument(
+                "minCount",
+                format!("must be 1..={}, got {min_count}", self.count),
+            ));
+        }
+        for key in self.extra_filter.keys() {
+            if is_counter_field(key, counter_field) || key.is_empty() {
+                return Err(SeqError::invalid_argument(
+                    "extraFilter",
+                    format!("key {} is reserved or empty", ejson::quoted(key)),
+                ));
+            }
+        }
+        for key in self.extra_set.keys() {
+            if is_counter_field(key, counter_field)
+                || key.is_empty()
+                || key.starts_with('$')
+                || key.contains('.')
+            {
+                return Err(SeqError::invalid_argument(
+                    "extraSet",
+                    format!(
+                        "key {} must be a plain top-level field other than _id and the counter field",
+                        ejson::quoted(key)
+                    ),
+                ));
+            }
+        }
+        Ok(min_count)
+    }
+}
+
+/// `seq` stored as an integer, not in an array: never `$inc` a string, a fraction, NaN, or an
+/// array (which `$type` alone would match when it holds an integer).
+pub(crate) fn integer_type_condition() -> Map<String, Value> {
+    let mut condition = Map::new();
+    condition.insert(
+        "$type".to_owned(),
+        Value::Array(vec!["int".into(), "long".into()]),
+    );
+    condition.insert("$not".to_owned(), not_an_array());
+    condition
+}
+
+/// `{$type: "array"}`, to be negated with `$not`.
+pub(crate) fn not_an_array() -> Value {
+    ejson::object([("$type", "array".into())])
+}
+
+fn is_counter_field(key: &str, counter_field: &str) -> bool {
+    ["_id", counter_field].iter().any(|f| {
+        key == *f
+            || key
+                .strip_prefix(f)
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    Update,
+    Check,
+    CompareAndIncrement,
+    Insert(ReservedRange),
+}
+
+/// The reservation plan; see the module docs for the protocol.
+pub type Reservation = MachinePlan<ReservationMachine>;
+
+/// The state of a [`Reservation`].
+#[derive(Debug, Clone)]
+pub struct ReservationMachine {
+    spec: SequenceSpec,
+    request: ReserveRequest,
+    count: u64,
+    min_count: u64,
+    upsert: bool,
+    phase: Phase,
+    retries: Retries,
+}
+
+impl Reservation {
+    pub fn new(spec: &SequenceSpec, request: &ReserveRequest) -> Result<Self, SeqError> {
+        spec.check_counter_id(&request.counter_id)?;
+        let min_count = request.validate(spec.counter_field())?;
+        let (_, bounded) = spec.limit();
+        let upsert = spec.start() == spec.step() && !bounded && request.extra_filter.is_empty();
+        let mut machine = ReservationMachine {
+            spec: spec.clone(),
+            request: request.clone(),
+            count: request.count,
+            min_count,
+            upsert,
+            phase: Phase::Update,
+            retries: Retries::default(),
+        };
+        let first = machine.begin_update()?;
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(first))))
+    }
+}
+
+impl ReservationMachine {
+    fn counter_id(&self) -> &str {
+        &self.request.counter_id
+    }
+
+    fn increment(&self) -> Result<i64, SeqError> {
+        i64::try_from(self.count)
+            .ok()
+            .and_then(|count| count.checked_mul(self.spec.step()))
+            .ok_or_else(|| {
+                SeqError::overflow(format!("count {} × step {}", self.count, self.spec.step()))
+            })
+    }
+
+    /// The atomic `$inc`, or a `findOne` when not even an empty counter could fit `count`.
+    fn begin_update(&mut self) -> Result<Command, SeqError> {
+        let increment = self.increment()?;
+        let mut filter = self.spec.id_filter(self.counter_id());
+        let mut seq_condition = integer_type_condition();
+        // Room for the increment before the bound (the int64 limit when none is set).
+        let (bound, _) = self.spec.limit();
+        let Some(threshold) = bound.checked_sub(increment) else {
+            self.phase = Phase::Check;
+            return Ok(self.check_command());
+        };
+        // And not behind the start of the range a counter can hold (min - step counting up).
+        let (low, high) = self.spec.counter_range();
+        let (room_op, behind_op, behind, unlimited) = if self.spec.step() > 0 {
+            ("$lte", "$gte", low, i64::MIN)
+        } else {
+            ("$gte", "$lte", high, i64::MAX)
+        };
+        seq_condition.insert(room_op.to_owned(), ejson::long(threshold));
+        if behind != unlimited {
+            seq_condition.insert(behind_op.to_owned(), ejson::long(behind));
+        }
+        filter.insert(
+            self.spec.counter_field().to_owned(),
+            Value::Object(seq_condition),
+        );
+        filter.extend(self.request.extra_filter.clone());
+        let mut update = Map::new();
+        update.insert(
+            "$inc".to_owned(),
+            operator(self.spec.counter_field(), ejson::long(increment)),
+        );
+        if !self.request.extra_set.is_empty() {
+            update.insert(
+                "$set".to_owned(),
+                Value::Object(self.request.extra_set.clone()),
+            );
+        }
+        self.phase = Phase::Update;
+        Ok(Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: Value::Object(update),
+            options: UpdateOptions {
+                upsert: self.upsert,
+                return_document: ReturnDocument::After,
+            },
+        })
+    }
+
+    fn check_command(&self) -> Command {
+        Command::FindOne {
+            collection: Collection::Counters,
+            filter: Value::Object(self.spec.id_filter(self.counter_id())),
+            options: None,
+        }
+    }
+
+    fn restart(&mut self) -> Result<Step<ReservedRange>, SeqError> {
+        self.retries.bump("reserve", &self.request.counter_id)?;
+        self.begin_update().map(Step::Command)
+    }
+
+    /// Range from the post-update counter value, checked against the bounds.
+    fn finish(&self, last: i64) -> Result<Step<ReservedRange>, SeqError> {
+        let range = ReservedRange::ending_at(last, self.spec.step(), self.count)?;
+        if !self.spec.in_bounds(range.first) || !self.spec.in_bounds(range.last) {
+            return Err(SeqError::malformed_counter(
+                self.counter_id(),
+                format!(
+                    "counter now at {last} issued {}..{} outside the sequence bounds (repair with setNext force)",
+                    range.first, range.last
+                ),
+            ));
+        }
+        Ok(Step::Done(range))
+    }
+
+    fn on_update(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Document { document } => {
+                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
+                self.finish(last)
+            }
+            Reply::None if self.upsert => Err(SeqError::unexpected_reply(
+                "findOneAndUpdate with upsert and returnDocument after returned no document",
+            )),
+            Reply::None => {
+                self.phase = Phase::Check;
+                Ok(Step::Command(self.check_command()))
+            }
+            // The counter exists but did not match: a racing upsert, or a non-integer `seq`.
+            Reply::DuplicateKey if self.upsert => {
+                self.phase = Phase::Check;
+                Ok(Step::Command(self.check_command()))
+            }
+            other => Err(unexpected(&other, "findOneAndUpdate")),
+        }
+    }
+
+    /// Sets a counter stored as an integral double (`stored`, read as `last`) to `last + n·step`
+    /// as an int64, only while it still holds `stored` (the value the room was checked against).
+    fn compare_and_increment(
+        &mut self,
+        stored: &Value,
+        last: i64,
+    ) -> Result<Step<ReservedRange>, SeqError> {
+        self.retries.bump("reserve", &self.request.counter_id)?;
+        let next = last
+            .checked_add(self.increment()?)
+            .ok_or_else(|| SeqError::overflow(format!("counter {last} + {}", self.count)))?;
+        let mut filter = self.spec.id_filter(self.counter_id());
+        let mut unchanged = Map::new();
+        unchanged.insert("$eq".to_owned(), stored.clone());
+        unchanged.insert("$not".to_owned(), not_an_array());
+        filter.insert(
+            self.spec.counter_field().to_owned(),
+            Value::Object(unchanged),
+        );
+        filter.extend(self.request.extra_filter.clone());
+        let mut set = self.request.extra_set.clone();
+        set.insert(self.spec.counter_field().to_owned(), ejson::long(next));
+        let mut update = Map::new();
+        update.insert("$set".to_owned(), Value::Object(set));
+        self.phase = Phase::CompareAndIncrement;
+        Ok(Step::Command(Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: Value::Object(update),
+            options: UpdateOptions {
+                upsert: false,
+                return_document: ReturnDocument::After,
+            },
+        }))
+    }
+
+    fn on_compare_and_increment(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Document { document } => {
+                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
+                self.finish(last)
+            }
+            // Changed since we read it: read it again.
+            Reply::None => {
+                self.phase = Phase::Check;
+                Ok(Step::Command(self.check_command()))
+            }
+            other => Err(unexpected(&other, "findOneAndUpdate")),
+        }
+    }
+
+    fn on_check(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Document { document } => {
+                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
+                let last = self.spec.check_counter(self.counter_id(), last)?;
+                let legacy_double = document
+                    .get(self.spec.counter_field())
+                    .filter(|seq| ejson::is_double(seq));
+                let available = self.spec.available_after(last);
+                if available >= self.count {
+                    if let Some(stored) = legacy_double {
+                        return self.compare_and_increment(stored, last);
+                    }
+                    if !self.request.extra_filter.is_empty() {
+                        return Err(SeqError::ConditionNotMet {
+                            counter_id: self.request.counter_id.clone(),
+                        });
+                    }
+                    self.restart() // the counter moved between our update and find
+                } else if available >= self.min_count {
+                    self.count = available;
+                    match legacy_double {
+                        Some(stored) => self.compare_and_increment(stored, last),
+                        None => self.restart(),
+                    }
+                } else {
+                    Err(self
+                        .spec
+                        .exhausted(self.counter_id(), Some(last), self.request.count))
+                }
+            }
+            Reply::None => {
+                let initial = self.spec.initial_counter();
+                let count = self.count.min(self.spec.available_after(initial));
+                if count < self.min_count {
+                    return Err(self
+                        .spec
+                        .exhausted(self.counter_id(), None, self.request.count));
+                }
+                self.count = count;
+                let offset = i64::try_from(count)
+                    .ok()
+                    .and_then(|c| c.checked_mul(self.spec.step()))
+                    .and_then(|inc| initial.checked_add(inc))
+                    .ok_or_else(|| SeqError::overflow("initial counter value"))?;
+                let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
+                let mut document = self.spec.id_filter(self.counter_id());
+                document.insert(self.spec.counter_field().to_owned(), ejson::long(offset));
+                document.extend(self.request.extra_set.clone());
+                self.phase = Phase::Insert(range);
+                Ok(Step::Command(Command::InsertOne {
+                    collection: Collection::Counters,
+                    document: Value::Object(document),
+                }))
+            }
+            other => Err(unexpected(&other, "findOne")),
+        }
+    }
+
+    fn on_insert(
+        &mut self,
+        range: ReservedRange,
+        reply: Reply,
+    ) -> Result<Step<ReservedRange>, SeqError> {
+        match reply {
+            Reply::Inserted => Ok(Step::Done(range)),
+            Reply::DuplicateKey => self.restart(), // created concurrently: take the $inc path
+            other => Err(unexpected(&other, "insertOne")),
+        }
+    }
+}
+
+impl Machine for ReservationMachine {
+    type Output = ReservedRange;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
+        match self.phase.clone() {
+            Phase::Update => self.on_update(reply),
+            Phase::Check => self.on_check(reply),
+            Phase::CompareAndIncrement => self.on_compare_and_increment(reply),
+            Phase::Insert(range) => self.on_insert(range, reply),
+        }
+    }
+}

@@ -1,0 +1,557 @@
+//! Gapless numbering without transactions: the **intent** protocol.
+//!
+//! The reservation records what it is for in the same atomic single-document update that takes
+//! the numbers: the counter becomes
+//! `{ _id, seq, epoch, intent: { first, count, ids: [<_id>…], epoch } }`. While an intent is
+//! pending no other reservation can take numbers from that counter (their filter requires
+//! `intent` to be absent). The caller then writes `first + i·step` to `ids[i]` (only where the
+//! document has no number yet, in intent order), and clears the intent with [`FinishIntent`].
+//! Whoever holds the trigger next and finds an intent still pending (the previous holder died
+//! mid-batch, or a document of the batch was deleted while it was written) completes it with
+//! [`plan_completion`]: documents deleted meanwhile are skipped, the surviving ones get
+//! `first, first + step, …` in intent order (a number already written moves down when a document
+//! before it was deleted before the intent was cleared), and the counter is set to the last
+//! number actually used, in one update that also clears the intent. A number is final once its
+//! intent is cleared.
+//!
+//! ```text
+//! GaplessReserve:
+//! findOne {_id}
+//!  ├─ none ───────────────► insertOne {_id, seq: last, epoch: E, intent} ─ duplicateKey ─► read again
+//!  ├─ epoch > E ──────────► done: fenced (a later lease holder touched the counter)
+//!  ├─ intent pending ─────► done: pending {intent}   (complete it, then reserve again)
+//!  ├─ fewer than n left ──► SEQUENCE_EXHAUSTED / OVERFLOW (never a partial batch)
+//!  └─ seq S ──────────────► findOneAndUpdate {_id, seq: S, intent: absent, epoch ≤ E}
+//!                               {$set: {seq: S + n·step, epoch: E, intent: {first: S+step, …}}}
+//!                            ├─ document ─► done: reserved {range, intent}
+//!                            └─ none ─────► read again (at most 10 times)
+//! FinishIntent:
+//! findOneAndUpdate {_id, intent.first, intent.count, epoch ≤ E} {$set: {seq, epoch: E}, $unset: {intent}}
+//!  ├─ document ─► done: finished
+//!  └─ none ─► findOne {_id} ─┬─ epoch > E ─────────────► done: fenced
+//!                            ├─ other / no intent ─────► done: alreadyFinished
+//!                            └─ still ours ────────────► retry
+//! ```
+//!
+//! The counter's `seq` is written with `$set` (compare-and-set on the value read), so the intent
+//! can name its first number.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::counter::document::read_counter;
+use crate::counter::range::ReservedRange;
+use crate::ejson;
+use crate::error::SeqError;
+use crate::lease::document::epoch_condition;
+use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, UpdateOptions};
+use crate::protocol::machine::{Machine, MachinePlan};
+use crate::protocol::plan::{Retries, Step};
+use crate::protocol::reply::{unexpected, Reply};
+use crate::sequence::options::SequenceSpec;
+
+/// A pending intent as stored in a counter document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Intent {
+    pub first: i64,
+    pub count: u64,
+    /// The documents' `_id`s (Extended JSON), in the order they get numbers.
+    pub ids: Vec<Value>,
+    /// Epoch of the holder that recorded it.
+    pub epoch: i64,
+}
+
+impl Intent {
+    /// The stored form (canonical int64s).
+    pub fn to_document(&self) -> Value {
+        json!({
+            "first": ejson::long(self.first),
+            "count": ejson::long(i64::try_from(self.count).unwrap_or(i64::MAX)),
+            "ids": self.ids,
+            "epoch": ejson::long(self.epoch),
+        })
+    }
+
+    /// Whether `n` is one of the intent's numbers, and its position.
+    fn position(&self, n: i64, step: i64) -> Option<u64> {
+        let offset = i128::from(n).checked_sub(i128::from(self.first))?;
+        let step = i128::from(step);
+        if offset.checked_rem(step)? != 0 {
+            return None;
+        }
+        let k = u64::try_from(offset.checked_div(step)?).ok()?;
+        (k < self.count).then_some(k)
+    }
+}
+
+/// The counter's `epoch` (0 when absent: a counter from before leases) and pending intent.
+pub fn read_counter_extras(
+    document: &Value,
+    counter_id: &str,
+) -> Result<(i64, Option<Intent>), SeqError> {
+    let bad = |reason: String| SeqError::malformed_counter(counter_id, reason);
+    let epoch = match document.get("epoch") {
+        None | Some(Value::Null) => 0,
+        Some(value) => ejson::read_i64(value).map_err(|r| bad(format!("field `epoch` {r}")))?,
+    };
+    let intent = match document.get("intent") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => Some(parse_intent(map).map_err(|r| {
+            bad(format!(
+                "malformed intent ({r}); it was left untouched: inspect and repair it by hand"
+            ))
+        })?),
+        Some(other) => {
+            return Err(bad(format!(
+                "malformed intent: expected a document, got {}; it was left untouched",
+                ejson::describe(other)
+            )))
+        }
+    };
+    Ok((epoch, intent))
+}
+
+fn parse_intent(map: &Map<String, Value>) -> Result<Intent, String> {
+    let int = |key: &str| -> Result<i64, String> {
+        let value = map.get(key).ok_or_else(|| format!("`{key}` is missing"))?;
+        ejson::read_i64(value).map_err(|r| format!("`{key}` {r}"))
+    };
+    let first = int("first")?;
+    let count = u64::try_from(int("count")?).map_err(|_| "`count` is negative".to_owned())?;
+    let epoch = int("epoch")?;
+    let ids = match map.get("ids") {
+        Some(Value::Array(ids)) => ids.clone(),
+        Some(other) => {
+            return Err(format!(
+                "`ids` must be an array, got {}",
+                ejson::describe(other)
+            ))
+        }
+        None => return Err("`ids` is missing".to_owned()),
+    };
+    if ids.len() as u64 != count || count == 0 {
+        return Err(format!("`count` {count} does not match {} ids", ids.len()));
+    }
+    Ok(Intent {
+        first,
+        count,
+        ids,
+        epoch,
+    })
+}
+
+/// Outcome of [`GaplessReserve`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum GaplessReservation {
+    /// The numbers are reserved and the intent recorded.
+    Reserved {
+        range: ReservedRange,
+        intent: Intent,
+    },
+    /// An earlier intent is pending: complete it, then reserve again.
+    Pending { intent: Intent },
+    /// A later lease holder (epoch `counterEpoch`) touched the counter: stop.
+    #[serde(rename_all = "camelCase")]
+    Fenced { counter_epoch: i64 },
+}
+
+#[derive(Debug, Clone)]
+enum ReservePhase {
+    Read,
+    Update(ReservedRange),
+    Insert(ReservedRange),
+}
+
+/// Reserves one number per id and records the intent atomically; see the module docs.
+pub type GaplessReserve = MachinePlan<GaplessReserveMachine>;
+
+/// The state of a [`GaplessReserve`].
+#[derive(Debug, Clone)]
+pub struct GaplessReserveMachine {
+    spec: SequenceSpec,
+    counter_id: String,
+    ids: Vec<Value>,
+    epoch: i64,
+    phase: ReservePhase,
+    retries: Retries,
+}
+
+/// The read of one counter document (`majority`: see [`crate::protocol::concern`]).
+pub(crate) fn read_command(counter_id: &str) -> Command {
+    Command::FindOne {
+        collection: Collection::Counters,
+        filter: Value::Object(id_filter(counter_id)),
+        options: None,
+    }
+}
+
+impl GaplessReserve {
+    pub fn new(
+        spec: &SequenceSpec,
+        counter_id: &str,
+        ids: Vec<Value>,
+        epoch: i64,
+    ) -> Result<Self, SeqError> {
+        spec.check_counter_id(counter_id)?;
+        if ids.is_empty() {
+            return Err(SeqError::invalid_argument(
+                "ids",
+                "at least one document id",
+            ));
+        }
+        let machine = GaplessReserveMachine {
+            spec: spec.clone(),
+            counter_id: counter_id.to_owned(),
+            ids,
+            epoch,
+            phase: ReservePhase::Read,
+            retries: Retries::default(),
+        };
+        Ok(MachinePlan::begin(
+            machine,
+            Ok(Step::Command(read_command(counter_id))),
+        ))
+    }
+}
+
+impl GaplessReserveMachine {
+    fn count(&self) -> u64 {
+        self.ids.len() as u64
+    }
+
+    fn intent(&self, range: &ReservedRange) -> Intent {
+        Intent {
+            first: range.first,
+            count: range.count,
+            ids: self.ids.clone(),
+            epoch: self.epoch,
+        }
+    }
+
+    /// The range after `last`, or the exhaustion error (whole batch or nothing).
+    fn range_after(&self, last: Option<i64>) -> Result<ReservedRange, SeqError> {
+        let base = last.unwrap_or_else(|| self.spec.initial_counter());
+        if self.spec.available_after(base) < self.count() {
+            return Err(self.spec.exhausted(&self.counter_id, last, self.count()));
+        }
+        let end = i64::try_from(self.count())
+            .ok()
+            .and_then(|n| n.checked_mul(self.spec.step()))
+            .and_then(|inc| base.checked_add(inc))
+            .ok_or_else(|| SeqError::overflow("gapless reservation"))?;
+        ReservedRange::ending_at(end, self.spec.step(), self.count())
+    }
+
+    fn on_read(&mut self, reply: Reply) -> Result<Step<GaplessReservation>, SeqError> {
+        match reply {
+            Reply::None => {
+                let range = self.range_after(None)?;
+                let mut document = id_filter(&self.counter_id);
+                document.insert(
+                    self.spec.counter_field().to_owned(),
+                    ejson::long(range.last),
+                );
+                document.insert("epoch".to_owned(), ejson::long(self.epoch));
+                document.insert("intent".to_owned(), self.intent(&range).to_document());
+                self.phase = ReservePhase::Insert(range);
+                Ok(Step::Command(Command::InsertOne {
+                    collection: Collection::Counters,
+                    document: Value::Object(document),
+                }))
+            }
+            Reply::Document { document } => {
+                let last = read_counter(&document, &self.counter_id, self.spec.counter_field())?;
+                // A counter outside the sequence's range would hand out numbers outside it.
+                let last = self.spec.check_counter(&self.counter_id, last)?;
+                let (counter_epoch, intent) = read_counter_extras(&document, &self.counter_id)?;
+                if counter_epoch > self.epoch {
+                    return Ok(Step::Done(GaplessReservation::Fenced { counter_epoch }));
+                }
+                // Mutant (simulator only): reserve over a pending intent.
+                let skip = crate::mutants::active(crate::mutants::Mutant::SkipPendingIntent);
+                if let Some(intent) = intent.filter(|_| !skip) {
+                    return Ok(Step::Done(GaplessReservation::Pending { intent }));
+                }
+                let range = self.range_after(Some(last))?;
+                let mut filter = id_filter(&self.counter_id);
+                filter.insert(self.spec.counter_field().to_owned(), ejson::long(last));
+                if !skip {
+                    filter.insert("intent".to_owned(), json!({ "$exists": false }));
+                }
+                filter.insert("epoch".to_owned(), epoch_condition(self.epoch));
+                let mut set = Map::new();
+                set.insert(
+                    self.spec.counter_field().to_owned(),
+                    ejson::long(range.last),
+                );
+                set.insert("epoch".to_owned(), ejson::long(self.epoch));
+                set.insert("intent".to_owned(), self.intent(&range).to_document());
+                let update = json!({ "$set": set });
+                self.phase = ReservePhase::Update(range);
+                Ok(Step::Command(Command::FindOneAndUpdate {
+                    collection: Collection::Counters,
+                    filter: Value::Object(filter),
+                    update,
+                    options: UpdateOptions {
+                        upsert: false,
+                        return_document: ReturnDocument::After,
+                    },
+                }))
+            }
+            other => Err(unexpected(&other, "findOne")),
+        }
+    }
+
+    fn again(&mut self) -> Result<Step<GaplessReservation>, SeqError> {
+        self.retries.bump("gapless reserve", &self.counter_id)?;
+        self.phase = ReservePhase::Read;
+        Ok(Step::Command(read_command(&self.counter_id)))
+    }
+}
+
+impl Machine for GaplessReserveMachine {
+    type Output = GaplessReservation;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<GaplessReservation>, SeqError> {
+        match (self.phase.clone(), reply) {
+            (ReservePhase::Read, reply) => self.on_read(reply),
+            (ReservePhase::Update(range), Reply::Document { document }) => {
+                let last = read_counter(&document, &self.counter_id, self.spec.counter_field())?;
+                if last != range.last {
+                    return Err(SeqError::unexpected_reply(
+                        "the updated counter does not hold the value just set",
+                    ));
+                }
+                let intent = self.intent(&range);
+                Ok(Step::Done(GaplessReservation::Reserved { range, intent }))
+            }
+            (ReservePhase::Update(_), Reply::None) => self.again(),
+            (ReservePhase::Insert(range), Reply::Inserted) => {
+                let intent = self.intent(&range);
+                Ok(Step::Done(GaplessReservation::Reserved { range, intent }))
+            }
+            (ReservePhase::Insert(_), Reply::DuplicateKey) => self.again(),
+            (_, other) => Err(unexpected(&other, "a gapless reservation command")),
+        }
+    }
+}
+
+/// One number to write: set `number` (and the formatted id) on document `id` where it has no
+/// number yet, or, with `previous`, where it still holds `previous` (a number of the same
+/// pending intent that must move down because a document before it was deleted meanwhile).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Assignment {
+    pub id: Value,
+    pub number: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub formatted: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<i64>,
+}
+
+/// What completing an intent does.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// Numbers still to write, in intent order.
+    pub assignments: Vec<Assignment>,
+    /// The counter's value once the intent is cleared: the last number used (or the number
+    /// before `first` when none was).
+    pub seq: i64,
+    /// Intent documents that already carry their final number.
+    pub already: u64,
+    /// Intent documents that no longer exist (deleted before their number was final: skipped).
+    pub missing: u64,
+    /// Intent documents numbered otherwise meanwhile (a number outside the intent): left alone.
+    pub foreign: u64,
+    /// Assignments that move a number of this intent down (a document before it was deleted
+    /// while the batch was being written).
+    pub renumbered: u64,
+}
+
+/// Decides how to complete `intent`, given what its documents look like now: `found` lists the
+/// documents that still exist as `(_id, value of the number field or None)`; ids of the intent
+/// not in `found` were deleted. The surviving documents, in intent order, get `first`,
+/// `first + step`, … — those holding another number of this intent are moved to theirs, those
+/// without one get theirs, documents holding a number outside the intent are left alone.
+/// `taken` are numbers the unique index refused (another document holds them): they are
+/// skipped, which leaves no gap since that document holds them. Apply the assignments in order
+/// (`ordered: true`) and call again with what the documents look like then; when there is
+/// nothing left to write, clear the intent with `seq` ([`FinishIntent`]).
+pub fn plan_completion(
+    spec: &SequenceSpec,
+    intent: &Intent,
+    found: &[(Value, Option<Value>)],
+    taken: &[i64],
+) -> Result<Completion, SeqError> {
+    let step = spec.step();
+    let mut completion = Completion {
+        assignments: Vec::new(),
+        seq: 0,
+        already: 0,
+        missing: 0,
+        foreign: 0,
+        renumbered: 0,
+    };
+    let mut next = intent.first;
+    let advance = |n: i64| -> Result<i64, SeqError> {
+        n.checked_add(step)
+            .ok_or_else(|| SeqError::overflow("completing an intent"))
+    };
+    for id in &intent.ids {
+        let Some((_, number)) = found.iter().find(|(found_id, _)| found_id == id) else {
+            completion.missing = completion.missing.saturating_add(1);
+            continue;
+        };
+        let current = match number.as_ref().map(ejson::read_i64) {
+            None => None,
+            Some(Ok(n)) if intent.position(n, step).is_some() => Some(n),
+            Some(_) => {
+                completion.foreign = completion.foreign.saturating_add(1);
+                continue;
+            }
+        };
+        while taken.contains(&next) {
+            next = advance(next)?;
+        }
+        if !spec.in_bounds(next) {
+            return Err(spec.exhausted("intent completion", Some(next), 1));
+        }
+        if current == Some(next) {
+            completion.already = completion.already.saturating_add(1);
+        } else {
+            if current.is_some() {
+                completion.renumbered = completion.renumbered.saturating_add(1);
+            }
+            completion.assignments.push(Assignment {
+                id: id.clone(),
+                number: next,
+                formatted: spec.format_value(next),
+                previous: current,
+            });
+        }
+        next = advance(next)?;
+    }
+    completion.seq = next
+        .checked_sub(step)
+        .ok_or_else(|| SeqError::overflow("completing an intent"))?;
+    Ok(completion)
+}
+
+/// Outcome of [`FinishIntent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum FinishOutcome {
+    Finished,
+    /// The intent was no longer there (another holder completed it).
+    AlreadyFinished,
+    #[serde(rename_all = "camelCase")]
+    Fenced {
+        counter_epoch: i64,
+    },
+}
+
+#[derive(Debug, Clone)]
+enum FinishPhase {
+    Update,
+    Check,
+}
+
+/// Clears an intent and sets the counter to `seq`, in one update; see the module docs.
+pub type FinishIntent = MachinePlan<FinishIntentMachine>;
+
+/// The state of a [`FinishIntent`].
+#[derive(Debug, Clone)]
+pub struct FinishIntentMachine {
+    counter_id: String,
+    intent: Intent,
+    epoch: i64,
+    command: Command,
+    phase: FinishPhase,
+    retries: Retries,
+}
+
+impl FinishIntent {
+    pub fn new(
+        spec: &SequenceSpec,
+        counter_id: &str,
+        intent: &Intent,
+        seq: i64,
+        epoch: i64,
+    ) -> Result<Self, SeqError> {
+        spec.check_counter_id(counter_id)?;
+        let mut filter = id_filter(counter_id);
+        filter.insert("intent.first".to_owned(), ejson::long(intent.first));
+        filter.insert(
+            "intent.count".to_owned(),
+            ejson::long(i64::try_from(intent.count).unwrap_or(i64::MAX)),
+        );
+        filter.insert("epoch".to_owned(), epoch_condition(epoch));
+        let command = Command::FindOneAndUpdate {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: json!({
+                "$set": { spec.counter_field(): ejson::long(seq), "epoch": ejson::long(epoch) },
+                "$unset": { "intent": "" },
+            }),
+            options: UpdateOptions {
+                upsert: false,
+                return_document: ReturnDocument::After,
+            },
+        };
+        let machine = FinishIntentMachine {
+            counter_id: counter_id.to_owned(),
+            intent: intent.clone(),
+            epoch,
+            command: command.clone(),
+            phase: FinishPhase::Update,
+            retries: Retries::default(),
+        };
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(command))))
+    }
+}
+
+impl Machine for FinishIntentMachine {
+    type Output = FinishOutcome;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<FinishOutcome>, SeqError> {
+        match (&self.phase, reply) {
+            (FinishPhase::Update, Reply::Document { .. }) => {
+                Ok(Step::Done(FinishOutcome::Finished))
+            }
+            (FinishPhase::Update, Reply::None) => {
+                self.phase = FinishPhase::Check;
+                Ok(Step::Command(read_command(&self.counter_id)))
+            }
+            (FinishPhase::Check, Reply::Document { document }) => {
+                match read_counter_extras(&document, &self.counter_id) {
+                    Err(e) => Err(e),
+                    Ok((counter_epoch, _)) if counter_epoch > self.epoch => {
+                        Ok(Step::Done(FinishOutcome::Fenced { counter_epoch }))
+                    }
+                    Ok((_, Some(intent)))
+                        if intent.first == self.intent.first
+                            && intent.count == self.intent.count =>
+                    {
+                        match self.retries.bump("finish intent", &self.counter_id) {
+                            Ok(()) => {
+                                self.phase = FinishPhase::Update;
+                                Ok(Step::Command(self.command.clone()))
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                    Ok(_) => Ok(Step::Done(FinishOutcome::AlreadyFinished)),
+                }
+            }
+            (FinishPhase::Check, Reply::None) => Err(SeqError::malformed_counter(
+                &self.counter_id,
+                "the counter was deleted while an intent was pending",
+            )),
+            (_, other) => Err(unexpected(&other, "a finish-intent command")),
+        }
+    }
+}

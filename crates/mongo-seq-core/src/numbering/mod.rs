@@ -1,0 +1,11 @@
+//! Numbering documents after they are written (the sidecar's triggers): a trigger's numbering
+//! ([`spec`]), a batch of documents ([`batch`]), gapless groups over the intent protocol
+//! ([`gapless`], [`intent`]), moving counters past a collection's numbers before a backfill
+//! ([`seed_from_existing`]) and when to store a change stream's resume token ([`checkpoint`]).
+
+pub mod batch;
+pub mod checkpoint;
+pub mod gapless;
+pub mod intent;
+pub mod seed_from_existing;
+pub mod spec;

@@ -1,0 +1,453 @@
+//! A trigger's numbering: which sequence numbers which field of a document collection after
+//! the documents are inserted (the sidecar's `[[trigger]]`), and the pieces its plans share —
+//! reading the number a document holds, and the idempotent write of a number.
+//!
+//! The number is written after the insert by a compare-and-set statement of an `update`
+//! command: `{q: {_id, field: {$exists: false}}, u: {$set: {field: n, formatField: "INV-…"}}}`
+//! (gapless completions move a number with `q: {_id, field: <previous>}`), so a replayed batch
+//! never overwrites a number.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::ejson;
+use crate::error::SeqError;
+use crate::lease::document::epoch_condition;
+use crate::protocol::command::{Collection, Command, UpdateStatement};
+use crate::sequence::field::check_field_path;
+use crate::sequence::options::SequenceSpec;
+
+/// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] or
+/// [`NumberingSpec::from_json`] (`{sequence: <options>, field, formatField?, gapless?}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "Value")]
+pub struct NumberingSpec {
+    sequence: SequenceSpec,
+    field: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format_field: Option<String>,
+    gapless: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawNumbering {
+    sequence: Value,
+    field: String,
+    #[serde(default)]
+    format_field: Option<String>,
+    #[serde(default)]
+    gapless: bool,
+}
+
+impl TryFrom<Value> for NumberingSpec {
+    type Error = SeqError;
+    fn try_from(raw: Value) -> Result<Self, SeqError> {
+        Self::from_json(&raw)
+    }
+}
+
+fn invalid(argument: &str, reason: &str) -> SeqError {
+    SeqError::invalid_argument(argument, reason)
+}
+
+fn is_id(field: &str) -> bool {
+    field == "_id" || field.starts_with("_id.")
+}
+
+impl NumberingSpec {
+    /// Checks the rules of a trigger's numbering: the number (and the formatted id) cannot be
+    /// `_id` (it cannot change after the insert), a formatted id needs both a `format` and a
+    /// `formatField` (distinct from `field`), and the numbered field cannot scope its counter.
+    pub fn new(
+        sequence: SequenceSpec,
+        field: &str,
+        format_field: Option<&str>,
+        gapless: bool,
+    ) -> Result<Self, SeqError> {
+        let not_id =
+            "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)";
+        if is_id(field) {
+            return Err(invalid("field", not_id));
+        }
+        check_field_path("field", field)?;
+        match (sequence.format(), format_field) {
+            (Some(_), None) => {
+                return Err(invalid(
+                    "formatField",
+                    "required when the sequence has a format",
+                ))
+            }
+            (None, Some(_)) => return Err(invalid("format", "required when formatField is set")),
+            (Some(_), Some(format_field)) => {
+                if is_id(format_field) {
+                    return Err(invalid("formatField", not_id));
+                }
+                check_field_path("formatField", format_field)?;
+                if format_field == field {
+                    return Err(invalid("formatField", "must differ from field"));
+                }
+            }
+            (None, None) => {}
+        }
+        if sequence.scope().iter().any(|scope| scope == field) {
+            return Err(invalid("scope", "must not contain the numbered field"));
+        }
+        if gapless {
+            let fence = fence_field(field);
+            if format_field == Some(fence.as_str()) {
+                return Err(invalid(
+                    "formatField",
+                    &format!("must differ from `{fence}`: gapless numbering fences moves with it"),
+                ));
+            }
+            if sequence.scope().contains(&fence) {
+                return Err(invalid(
+                    "scope",
+                    &format!("must not contain `{fence}`: gapless numbering fences moves with it"),
+                ));
+            }
+        }
+        Ok(Self {
+            sequence,
+            field: field.to_owned(),
+            format_field: format_field.map(str::to_owned),
+            gapless,
+        })
+    }
+
+    /// Parses `{sequence: <options>, field, formatField?, gapless?}` with typed errors.
+    pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
+        let parsed: RawNumbering = serde_json::from_value(raw.clone()).map_err(|e| {
+            SeqError::invalid_argument("numbering", ejson::truncate(&e.to_string()))
+        })?;
+        let sequence = SequenceSpec::parse(&parsed.sequence)?;
+        Self::new(
+            sequence,
+            &parsed.field,
+            parsed.format_field.as_deref(),
+            parsed.gapless,
+        )
+    }
+
+    pub fn sequence(&self) -> &SequenceSpec {
+        &self.sequence
+    }
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+    pub fn format_field(&self) -> Option<&str> {
+        self.format_field.as_deref()
+    }
+    pub fn gapless(&self) -> bool {
+        self.gapless
+    }
+
+    /// The paths of a document that batch numbering reads: `_id`, the scope fields, the
+    /// numbered field — sorted, none inside another (a projection refuses overlapping paths).
+    /// Projected to these (a backfill page, a change stream's `fullDocument`), a document is
+    /// numbered exactly as the whole one would be.
+    pub fn document_fields(&self) -> Vec<String> {
+        let mut paths: Vec<&str> = ["_id", self.field.as_str()]
+            .into_iter()
+            .chain(self.sequence.scope().iter().map(String::as_str))
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let mut fields: Vec<String> = Vec::new();
+        for path in paths {
+            // Sorted, so a path's ancestors come before it.
+            let inside = fields.iter().any(|outer| {
+                path.strip_prefix(outer.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
+            });
+            if !inside {
+                fields.push(path.to_owned());
+            }
+        }
+        fields
+    }
+
+    /// The field holding, on a document of a gapless intent that was completed (after a crash,
+    /// a takeover or a deletion), the highest epoch of a holder that completed it:
+    /// `<field>Epoch`. Moves are conditioned on it, so a holder that lost its lease while it
+    /// completed an intent cannot move a number after its successor completed the same intent.
+    pub fn fence_field(&self) -> String {
+        fence_field(&self.field)
+    }
+
+    /// The number field's value in `document` (any value, `null` included), if present.
+    pub(crate) fn stored<'a>(&self, document: &'a Value) -> Option<&'a Value> {
+        stored_value(document, &self.field)
+    }
+
+    /// The statement writing `number` (and its formatted id) on document `id`: where it has no
+    /// number yet, or, with `previous`, where it still holds `previous`.
+    pub(crate) fn statement(
+        &self,
+        id: &Value,
+        number: i64,
+        previous: Option<i64>,
+    ) -> UpdateStatement {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), id.clone());
+        let current = match previous {
+            Some(previous) => ejson::long(previous),
+            None => json!({ "$exists": false }),
+        };
+        filter.insert(self.field.clone(), current);
+        let mut set = Map::new();
+        set.insert(self.field.clone(), ejson::long(number));
+        if let (Some(format_field), Some(formatted)) =
+            (&self.format_field, self.sequence.format_value(number))
+        {
+            set.insert(format_field.clone(), Value::String(formatted));
+        }
+        UpdateStatement {
+            filter: Value::Object(filter),
+            update: json!({ "$set": set }),
+        }
+    }
+
+    /// [`NumberingSpec::statement`] for a holder of `epoch` completing an intent: it applies
+    /// only where no later holder has stamped the document (see [`NumberingSpec::fence_field`]).
+    pub(crate) fn fenced_statement(
+        &self,
+        id: &Value,
+        number: i64,
+        previous: Option<i64>,
+        epoch: i64,
+    ) -> UpdateStatement {
+        let mut statement = self.statement(id, number, previous);
+        // Mutant (simulator only): the moves of the time before the fence.
+        let unfenced = crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion);
+        if let (Value::Object(filter), false) = (&mut statement.filter, unfenced) {
+            filter.insert(self.fence_field(), epoch_condition(epoch));
+        }
+        statement
+    }
+
+    /// `{field: {$exists: false}}`: the documents without a number (what a backfill numbers).
+    pub fn unnumbered(&self) -> Value {
+        self.field_exists(false)
+    }
+
+    /// `{field: {$exists: true}}`: the documents holding a number (or any value) in the field.
+    pub fn numbered(&self) -> Value {
+        self.field_exists(true)
+    }
+
+    fn field_exists(&self, exists: bool) -> Value {
+        let mut filter = Map::new();
+        filter.insert(self.field.clone(), json!({ "$exists": exists }));
+        Value::Object(filter)
+    }
+
+    /// `{_id: {$in: ids}, field: {$exists: false}}`: the documents of `ids` still unnumbered.
+    pub(crate) fn unnumbered_filter(&self, ids: &[Value]) -> Value {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), json!({ "$in": ids }));
+        filter.insert(self.field.clone(), json!({ "$exists": false }));
+        Value::Object(filter)
+    }
+
+    /// The name of the index [`NumberingSpec::unique_index`] creates: `mongo_seq_<field>`.
+    pub fn index_name(&self) -> String {
+        format!("mongo_seq_{}", self.field)
+    }
+
+    /// The unique index that makes the database itself refuse a number held twice in a
+    /// counter: on the scope fields and the number field, only where the number exists (a
+    /// partial index: unnumbered documents do not collide). The batch plans rely on it: a
+    /// number a document inserted with it already holds is refused and renumbered.
+    pub fn unique_index(&self) -> Command {
+        let mut keys = Map::new();
+        for scope in self.sequence.scope() {
+            keys.insert(scope.clone(), json!(1));
+        }
+        keys.insert(self.field.clone(), json!(1));
+        Command::CreateIndex {
+            collection: Collection::Documents,
+            name: self.index_name(),
+            keys: Value::Object(keys),
+            unique: true,
+            partial_filter_expression: Some(self.numbered()),
+        }
+    }
+}
+
+/// The value at a dotted `path` (any value, `null` included), following embedded documents
+/// only: absent when a segment is missing or the path crosses anything else (an array too).
+pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(document, |current, part| match current {
+            Value::Object(map) => map.get(part),
+            _ => None,
+        })
+}
+
+/// See [`NumberingSpec::fence_field`].
+fn fence_field(field: &str) -> String {
+    format!("{field}Epoch")
+}
+
+/// A key for an `_id` in sets and maps (its JSON text).
+pub(crate) fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// The keys of the `_id`s of `documents`.
+pub(crate) fn id_keys(documents: &[Value]) -> BTreeSet<String> {
+    documents
+        .iter()
+        .filter_map(|d| d.get("_id").map(id_key))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_fields_are_id_scope_and_field_none_inside_another() {
+        let spec = |options: Value, field: &str| {
+            NumberingSpec::new(SequenceSpec::parse(&options).unwrap(), field, None, false).unwrap()
+        };
+        assert_eq!(
+            spec(json!({ "name": "n" }), "seq").document_fields(),
+            ["_id", "seq"]
+        );
+        assert_eq!(
+            spec(
+                json!({ "name": "n", "scope": ["tenant", "a.b"] }),
+                "meta.seq"
+            )
+            .document_fields(),
+            ["_id", "a.b", "meta.seq", "tenant"]
+        );
+        // A scope inside another scope field, `_id` as a scope, a prefix that is not a parent.
+        assert_eq!(
+            spec(
+                json!({ "name": "n", "scope": ["a", "a.b", "_id", "ab"] }),
+                "a.seq"
+            )
+            .document_fields(),
+            ["_id", "a", "ab"]
+        );
+    }
+
+    fn numbering(
+        options: Value,
+        field: &str,
+        format_field: Option<&str>,
+    ) -> Result<NumberingSpec, String> {
+        let spec = SequenceSpec::parse(&options).unwrap();
+        NumberingSpec::new(spec, field, format_field, false)
+            .map_err(|e| format!("{} {}", e.code(), e.option_name().unwrap_or("")))
+    }
+
+    #[test]
+    fn gapless_numbering_keeps_its_fence_field_free() {
+        let gapless = |options: Value, format_field: Option<&str>| {
+            let spec = SequenceSpec::parse(&options).unwrap();
+            NumberingSpec::new(spec, "no", format_field, true)
+                .map_err(|e| format!("{} {}", e.code(), e.option_name().unwrap_or("")))
+        };
+        let formatted = json!({"name": "o", "format": "X{seq}"});
+        let spec = gapless(formatted.clone(), Some("code")).unwrap();
+        assert_eq!(spec.fence_field(), "noEpoch");
+        assert_eq!(
+            gapless(formatted, Some("noEpoch")).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            gapless(json!({"name": "o", "scope": ["noEpoch"]}), None).unwrap_err(),
+            "INVALID_ARGUMENT scope"
+        );
+        // Only gapless numbering moves numbers, and only it reserves the name.
+        let plain = SequenceSpec::parse(&json!({"name": "o", "scope": ["noEpoch"]})).unwrap();
+        assert!(NumberingSpec::new(plain, "no", None, false).is_ok());
+    }
+
+    #[test]
+    fn rules() {
+        let plain = json!({"name": "o"});
+        let formatted = json!({"name": "o", "format": "X{seq}", "scope": ["t"]});
+        assert!(numbering(plain.clone(), "seq", None).is_ok());
+        assert!(numbering(formatted.clone(), "seq", Some("code")).is_ok());
+        assert_eq!(
+            numbering(plain.clone(), "_id", None).unwrap_err(),
+            "INVALID_ARGUMENT field"
+        );
+        assert_eq!(
+            numbering(plain.clone(), "", None).unwrap_err(),
+            "INVALID_ARGUMENT field"
+        );
+        assert_eq!(
+            numbering(plain, "seq", Some("code")).unwrap_err(),
+            "INVALID_ARGUMENT format"
+        );
+        assert_eq!(
+            numbering(formatted.clone(), "seq", None).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            numbering(formatted.clone(), "seq", Some("seq")).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            numbering(formatted.clone(), "seq", Some("_id.x")).unwrap_err(),
+            "INVALID_ARGUMENT formatField"
+        );
+        assert_eq!(
+            numbering(formatted, "t", Some("code")).unwrap_err(),
+            "INVALID_ARGUMENT scope"
+        );
+    }
+
+    #[test]
+    fn field_paths_follow_the_core_rules() {
+        let plain = json!({"name": "o"});
+        for bad in ["a..b", "$x", "a.$b", "a\u{1}"] {
+            assert_eq!(
+                numbering(plain.clone(), bad, None).unwrap_err(),
+                "INVALID_ARGUMENT field",
+                "{bad}"
+            );
+        }
+        assert!(numbering(plain, "meta.seq", None).is_ok());
+    }
+
+    #[test]
+    fn the_unique_index_covers_the_scope_and_the_number_where_it_exists() {
+        let spec = SequenceSpec::parse(&json!({"name": "o", "scope": ["t", "y.z"]})).unwrap();
+        let numbering = NumberingSpec::new(spec, "meta.seq", None, false).unwrap();
+        assert_eq!(
+            serde_json::to_value(numbering.unique_index()).unwrap(),
+            json!({
+                "op": "createIndex",
+                "collection": "documents",
+                "name": "mongo_seq_meta.seq",
+                "keys": {"t": 1, "y.z": 1, "meta.seq": 1},
+                "unique": true,
+                "partialFilterExpression": {"meta.seq": {"$exists": true}},
+            })
+        );
+        assert_eq!(
+            numbering.unnumbered(),
+            json!({"meta.seq": {"$exists": false}})
+        );
+    }
+
+    #[test]
+    fn stored_values_follow_documents_only() {
+        let doc = json!({"a": {"b": 5}, "c": null, "d": [{"b": 1}], "e": {"$numberLong": "7"}});
+        assert_eq!(stored_value(&doc, "a.b"), Some(&json!(5)));
+        assert_eq!(stored_value(&doc, "c"), Some(&Value::Null));
+        assert_eq!(stored_value(&doc, "d.b"), None);
+        assert_eq!(stored_value(&doc, "a.x"), None);
+        assert_eq!(stored_value(&doc, "e"), Some(&json!({"$numberLong": "7"})));
+    }
+}

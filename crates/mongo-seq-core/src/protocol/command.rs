@@ -1,0 +1,545 @@
+//! Commands: the database operations a plan asks its caller to run, as data.
+//!
+//! Documents, filters and updates are MongoDB Extended JSON v2; integers are emitted canonical.
+//! Commands are data (serde, canonical Extended JSON), so each shell has one executor that runs
+//! any of them — the JS package with the Node driver, the sidecar with the `mongodb` crate, a
+//! simulator against its model of MongoDB — and every protocol stays in the core.
+//!
+//! **Read and write concerns** are the core's too ([`crate::protocol::concern`]): every write carries
+//! `writeConcern: {w: "majority"}` and every read `readConcern: {level: "majority"}` beside the
+//! command's other fields; an executor sends them as they are, whatever its client's defaults.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ejson;
+
+/// Which collection a command targets: the counters collection, the caller's document
+/// collection (only the optimistic insert loop uses it), or the collection holding lease
+/// documents (only the lease plan uses it; the sidecar's state collection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Collection {
+    Counters,
+    Documents,
+    Leases,
+}
+
+impl Collection {
+    /// Its name in commands and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Counters => "counters",
+            Self::Documents => "documents",
+            Self::Leases => "leases",
+        }
+    }
+}
+
+/// `returnDocument` of findOneAndUpdate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ReturnDocument {
+    Before,
+    After,
+}
+
+/// Options of [`Command::FindOneAndUpdate`], shaped like the Node driver's options object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateOptions {
+    pub upsert: bool,
+    pub return_document: ReturnDocument,
+}
+
+/// Options of [`Command::FindOne`], shaped like the Node driver's options object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FindOptions {
+    pub sort: Value,
+    pub projection: Value,
+}
+
+/// One database operation to execute. Serialized with an `op` tag:
+///
+/// * `findOneAndUpdate` → `collection.findOneAndUpdate(filter, update, options)`;
+///   reply `document` or `none`; a duplicate-key error (11000) → `duplicateKey`.
+/// * `findOne` → `collection.findOne(filter, options)`; reply `document` or `none`.
+/// * `insertOne` → `collection.insertOne(document)`; reply `inserted`, or `duplicateKey` on 11000.
+/// * `insertDocument` → set `fields` (top-level keys) on the caller's own document, then
+///   `insertOne` it into the document collection; reply `inserted` or `duplicateKey`. With
+///   `duplicateKeyOn`, only a duplicate key on a unique index holding that field is the reply
+///   `duplicateKey`; one on another index is the caller's error.
+/// * `insertDocuments` → set `fields[i]` on the caller's document `first + i` (of the
+///   documents it gave) and insert them in order (`insertMany`, ordered); reply `writeResult`
+///   with `n` inserted and, when a duplicate key on a unique index holding `duplicateKeyOn`
+///   stopped it, that one write error (`index` within this command's documents). Any other
+///   error is the caller's.
+/// * `take` → take `count` numbers of the counter `counterId` from the caller's own
+///   [`BlockCounter`](crate::BlockCounter) (which may reserve them on the server first); reply
+///   `numbers`.
+/// * `find` → `collection.find(filter, options)` (`projection`, `sort`, `limit` when given),
+///   every batch of the cursor; reply `documents`.
+/// * `update` → the `update` command with one statement `{q: filter, u: update}` per entry of
+///   `updates`, and `ordered`; reply `writeResult` (its `writeErrors` and `writeConcernError`
+///   as the server sent them: the plan reads them, the executor does not turn them into errors).
+/// * `updateMany` → `collection.updateMany(filter, update)` (an `update` command with
+///   `multi: true`); reply `writeResult`.
+/// * `aggregate` → `collection.aggregate(pipeline)`, every batch; reply `documents`.
+/// * `createIndex` → `collection.createIndex(keys, {name, unique, partialFilterExpression})`
+///   (the server's `createIndexes`); reply `none` (created, or there already), or
+///   `duplicateKey` when documents already break a unique index (11000).
+/// * `dropIndex` → `collection.dropIndex(name)` (the server's `dropIndexes`); reply `none`,
+///   also when there was no such index (IndexNotFound, code 27).
+/// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
+///   race; the core reads no clock and draws no random numbers), then reply `waited`.
+///
+/// Any other driver error is the caller's to surface; the plan is then abandoned.
+///
+/// Every command that writes also carries `writeConcern` and every read `readConcern`, chosen by
+/// the core ([`crate::protocol::concern`]); reading a command back ignores those two keys.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+// The derived deserializer becomes `Command::deserialize`; the trait impl below drops the
+// concerns before it. Serialized by `Command::to_json`.
+#[serde(remote = "Self")]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum Command {
+    FindOneAndUpdate {
+        collection: Collection,
+        filter: Value,
+        update: Value,
+        options: UpdateOptions,
+    },
+    FindOne {
+        collection: Collection,
+        filter: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        options: Option<FindOptions>,
+    },
+    InsertOne {
+        collection: Collection,
+        document: Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    InsertDocument {
+        collection: Collection,
+        fields: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duplicate_key_on: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    InsertDocuments {
+        collection: Collection,
+        first: u64,
+        fields: Vec<Value>,
+        duplicate_key_on: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Take { counter_id: String, count: u64 },
+    #[serde(rename_all = "camelCase")]
+    Find {
+        collection: Collection,
+        filter: Value,
+        #[serde(default, skip_serializing_if = "QueryOptions::is_empty")]
+        options: QueryOptions,
+        /// Read causally after this cluster time (`readConcern: {level: "majority",
+        /// afterClusterTime}`, see [`crate::protocol::concern`]); serialized in `readConcern`
+        /// only.
+        #[serde(default)]
+        after_cluster_time: Option<crate::protocol::concern::ClusterTime>,
+    },
+    Update {
+        collection: Collection,
+        updates: Vec<UpdateStatement>,
+        ordered: bool,
+    },
+    UpdateMany {
+        collection: Collection,
+        filter: Value,
+        update: Value,
+    },
+    Aggregate {
+        collection: Collection,
+        pipeline: Vec<Value>,
+    },
+    #[serde(rename_all = "camelCase")]
+    CreateIndex {
+        collection: Collection,
+        name: String,
+        keys: Value,
+        unique: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial_filter_expression: Option<Value>,
+    },
+    DropIndex {
+        collection: Collection,
+        name: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Wait { min_ms: u64, max_ms: u64 },
+}
+
+impl Command {
+    /// The collection the command runs on (`None` for a `wait` or a `take`).
+    pub fn collection(&self) -> Option<Collection> {
+        match self {
+            Self::FindOneAndUpdate { collection, .. }
+            | Self::FindOne { collection, .. }
+            | Self::InsertOne { collection, .. }
+            | Self::InsertDocument { collection, .. }
+            | Self::InsertDocuments { collection, .. }
+            | Self::Find { collection, .. }
+            | Self::Update { collection, .. }
+            | Self::UpdateMany { collection, .. }
+            | Self::Aggregate { collection, .. }
+            | Self::CreateIndex { collection, .. }
+            | Self::DropIndex { collection, .. } => Some(*collection),
+            Self::Wait { .. } | Self::Take { .. } => None,
+        }
+    }
+
+    /// The server command it becomes (`findAndModify`, `find`, `insert`, `update`,
+    /// `aggregate`, `createIndexes`): what command monitoring sees, for accounting (`None` for a
+    /// `wait` or a `take`, which send nothing themselves).
+    pub fn server_command(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::FindOneAndUpdate { .. } => "findAndModify",
+            Self::FindOne { .. } | Self::Find { .. } => "find",
+            Self::InsertOne { .. } | Self::InsertDocument { .. } | Self::InsertDocuments { .. } => {
+                "insert"
+            }
+            Self::Update { .. } | Self::UpdateMany { .. } => "update",
+            Self::Aggregate { .. } => "aggregate",
+            Self::CreateIndex { .. } => "createIndexes",
+            Self::DropIndex { .. } => "dropIndexes",
+            Self::Wait { .. } | Self::Take { .. } => return None,
+        })
+    }
+}
+
+impl Serialize for Command {
+    /// The command's own fields, then its concerns, written straight to `serializer` (no
+    /// intermediate `Value`: this runs once per round trip of every plan).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        let mut failed = None;
+        self.for_each_field(&mut |key, value| {
+            if failed.is_none() {
+                failed = map.serialize_entry(key, &value).err();
+            }
+        });
+        match failed {
+            Some(error) => Err(error),
+            None => map.end(),
+        }
+    }
+}
+
+/// A value of [`Command::for_each_field`]: borrowed from the command where it can be.
+enum Field<'a> {
+    Value(&'a Value),
+    List(&'a [Value]),
+    Statements(&'a [UpdateStatement]),
+    Owned(Value),
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Value(value) => value.serialize(serializer),
+            Self::List(values) => values.serialize(serializer),
+            Self::Statements(statements) => statements.serialize(serializer),
+            Self::Owned(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl Field<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Self::Value(value) => value.clone(),
+            Self::List(values) => Value::Array(values.to_vec()),
+            Self::Statements(statements) => statements
+                .iter()
+                .map(|statement| {
+                    ejson::object([
+                        ("filter", statement.filter.clone()),
+                        ("update", statement.update.clone()),
+                    ])
+                })
+                .collect(),
+            Self::Owned(value) => value,
+        }
+    }
+}
+
+impl Command {
+    /// The command as JSON (see [`Command::for_each_field`]).
+    pub fn to_json(&self) -> Value {
+        let mut fields = Map::new();
+        self.for_each_field(&mut |key, value| {
+            fields.insert(key.to_owned(), value.into_value());
+        });
+        Value::Object(fields)
+    }
+
+    /// Calls `put` with each key and value of the command as JSON: the `op` tag, its fields in
+    /// declaration order, then the concerns. Written out rather than derived: a derived
+    /// serializer is one more copy of serde's machinery (and its error path) in the Wasm
+    /// module; borrowed values let [`Serialize`] write the command without copying it.
+    fn for_each_field(&self, put: &mut dyn FnMut(&'static str, Field<'_>)) {
+        fn number(value: u64) -> Field<'static> {
+            Field::Owned(Value::from(value))
+        }
+        fn text(value: &str) -> Field<'static> {
+            Field::Owned(Value::from(value))
+        }
+        let collection = |collection: &Collection| text(collection.name());
+        match self {
+            Self::FindOneAndUpdate {
+                collection: on,
+                filter,
+                update,
+                options,
+            } => {
+                put("op", text("findOneAndUpdate"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                put("update", Field::Value(update));
+                put(
+                    "options",
+                    Field::Owned(ejson::object([
+                        ("upsert", Value::Bool(options.upsert)),
+                        (
+                            "returnDocument",
+                            match options.return_document {
+                                ReturnDocument::Before => "before",
+                                ReturnDocument::After => "after",
+                            }
+                            .into(),
+                        ),
+                    ])),
+                );
+            }
+            Self::FindOne {
+                collection: on,
+                filter,
+                options,
+            } => {
+                put("op", text("findOne"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                if let Some(options) = options {
+                    put(
+                        "options",
+                        Field::Owned(ejson::object([
+                            ("sort", options.sort.clone()),
+                            ("projection", options.projection.clone()),
+                        ])),
+                    );
+                }
+            }
+            Self::InsertOne {
+                collection: on,
+                document,
+            } => {
+                put("op", text("insertOne"));
+                put("collection", collection(on));
+                put("document", Field::Value(document));
+            }
+            Self::InsertDocument {
+                collection: on,
+                fields: set,
+                duplicate_key_on,
+            } => {
+                put("op", text("insertDocument"));
+                put("collection", collection(on));
+                put("fields", Field::Value(set));
+                if let Some(field) = duplicate_key_on {
+                    put("duplicateKeyOn", text(field));
+                }
+            }
+            Self::InsertDocuments {
+                collection: on,
+                first,
+                fields: set,
+                duplicate_key_on,
+            } => {
+                put("op", text("insertDocuments"));
+                put("collection", collection(on));
+                put("first", number(*first));
+                put("fields", Field::List(set));
+                put("duplicateKeyOn", text(duplicate_key_on));
+            }
+            Self::Take { counter_id, count } => {
+                put("op", text("take"));
+                put("counterId", text(counter_id));
+                put("count", number(*count));
+            }
+            Self::Find {
+                collection: on,
+                filter,
+                options,
+                ..
+            } => {
+                put("op", text("find"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                if !options.is_empty() {
+                    let mut map = Map::new();
+                    if let Some(projection) = &options.projection {
+                        map.insert("projection".to_owned(), projection.clone());
+                    }
+                    if let Some(sort) = &options.sort {
+                        map.insert("sort".to_owned(), sort.clone());
+                    }
+                    if let Some(limit) = options.limit {
+                        map.insert("limit".to_owned(), Value::from(limit));
+                    }
+                    put("options", Field::Owned(Value::Object(map)));
+                }
+            }
+            Self::Update {
+                collection: on,
+                updates,
+                ordered,
+            } => {
+                put("op", text("update"));
+                put("collection", collection(on));
+                put("updates", Field::Statements(updates));
+                put("ordered", Field::Owned(Value::Bool(*ordered)));
+            }
+            Self::UpdateMany {
+                collection: on,
+                filter,
+                update,
+            } => {
+                put("op", text("updateMany"));
+                put("collection", collection(on));
+                put("filter", Field::Value(filter));
+                put("update", Field::Value(update));
+            }
+            Self::Aggregate {
+                collection: on,
+                pipeline,
+            } => {
+                put("op", text("aggregate"));
+                put("collection", collection(on));
+                put("pipeline", Field::List(pipeline));
+            }
+            Self::CreateIndex {
+                collection: on,
+                name,
+                keys,
+                unique,
+                partial_filter_expression,
+            } => {
+                put("op", text("createIndex"));
+                put("collection", collection(on));
+                put("name", text(name));
+                put("keys", Field::Value(keys));
+                put("unique", Field::Owned(Value::Bool(*unique)));
+                if let Some(expression) = partial_filter_expression {
+                    put("partialFilterExpression", Field::Value(expression));
+                }
+            }
+            Self::DropIndex {
+                collection: on,
+                name,
+            } => {
+                put("op", text("dropIndex"));
+                put("collection", collection(on));
+                put("name", text(name));
+            }
+            Self::Wait { min_ms, max_ms } => {
+                put("op", text("wait"));
+                put("minMs", number(*min_ms));
+                put("maxMs", number(*max_ms));
+            }
+        }
+        if let Some(concern) = self.write_concern() {
+            put(
+                "writeConcern",
+                Field::Owned(ejson::object([("w", concern.w)])),
+            );
+        }
+        if let Some(concern) = self.read_concern() {
+            put("readConcern", Field::Owned(concern.to_json()));
+        }
+        if let Some(ms) = self.max_time_ms() {
+            put("maxTimeMS", number(ms));
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Command {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut value = Value::deserialize(deserializer)?;
+        if let Value::Object(fields) = &mut value {
+            // Derived from the command itself: whatever the text said is not kept, except a
+            // find's `afterClusterTime`, which is the command's own (`Find::after_cluster_time`).
+            fields.remove("writeConcern");
+            fields.remove("maxTimeMS");
+            let after = fields
+                .remove("readConcern")
+                .and_then(|mut concern| concern.get_mut("afterClusterTime").map(Value::take));
+            if let Some(after) = after {
+                if fields.get("op").and_then(Value::as_str) == Some("find") {
+                    fields.insert("afterClusterTime".to_owned(), after);
+                }
+            }
+        }
+        Command::deserialize(value).map_err(D::Error::custom)
+    }
+}
+
+/// Options of [`Command::Find`]; each only when given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QueryOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+}
+
+impl QueryOptions {
+    /// No option set (the `options` key is then left out).
+    pub fn is_empty(&self) -> bool {
+        self.projection.is_none() && self.sort.is_none() && self.limit.is_none()
+    }
+
+    /// Only a projection.
+    pub fn projection(projection: Value) -> Self {
+        Self {
+            projection: Some(projection),
+            ..Self::default()
+        }
+    }
+}
+
+/// One statement of [`Command::Update`]: the server's `{q, u}` (single-document, no upsert).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateStatement {
+    pub filter: Value,
+    pub update: Value,
+}
+
+/// `{ _id: counter_id }` plus extra entries.
+pub(crate) fn id_filter(counter_id: &str) -> Map<String, Value> {
+    let mut filter = Map::new();
+    filter.insert("_id".to_owned(), Value::String(counter_id.to_owned()));
+    filter
+}
+
+/// `{ "$op": value }` as a Value, e.g. `{ "$lte": {"$numberLong": "5"} }`.
+pub(crate) fn operator(op: &str, value: Value) -> Value {
+    let mut map = Map::new();
+    map.insert(op.to_owned(), value);
+    Value::Object(map)
+}

@@ -1,0 +1,16 @@
+//! The sans-I/O protocol: the commands a shell runs with its MongoDB driver, the replies it
+//! feeds back, and the plans that turn one into the next.
+//!
+//! [`command`] (what to run, serialized as canonical Extended JSON), [`reply`] (what came
+//! back, and which server errors are replies: [`duplicate_key`]), [`plan`] (the [`Plan`](plan::Plan)
+//! trait and its caller loop), [`machine`] (the one [`MachinePlan`](machine::MachinePlan) every
+//! plan is: a state machine with its pending step), [`concern`] (the read and write concern of
+//! every command) and [`note`] (what plans report for logs and metrics).
+
+pub mod command;
+pub mod concern;
+pub mod duplicate_key;
+pub mod machine;
+pub mod note;
+pub mod plan;
+pub mod reply;

@@ -1,0 +1,87 @@
+//! Field paths: the rules shared by scope fields and number fields.
+//!
+//! * Every path: 1..=200 bytes, no control characters, no empty segment, no segment starting
+//!   with `$` (an operator, not a field).
+//! * A field path the sidecar writes a number to (and `waitForNumber` reads) may be nested.
+//! * A **number field** of an insert is a top-level field name (see
+//!   [`crate::insert::fields`] for the rest of an insert's rules).
+
+use crate::error::SeqError;
+
+/// Longest field path, in UTF-8 bytes.
+pub const MAX_FIELD_BYTES: usize = 200;
+
+/// Why `field` is not a usable path, if it is not; `dotted` allows nested paths (`a.b`).
+pub(crate) fn path_problem(field: &str, dotted: bool) -> Option<&'static str> {
+    if field.is_empty() || field.len() > MAX_FIELD_BYTES {
+        return Some("must be 1..=200 bytes");
+    }
+    if field.chars().any(char::is_control) {
+        return Some("must not contain control characters");
+    }
+    if !dotted && field.contains('.') {
+        return Some("must be a top-level field name, without '.'");
+    }
+    for segment in field.split('.') {
+        if segment.is_empty() {
+            return Some("must not have an empty path segment");
+        }
+        if segment.starts_with('$') {
+            return Some("must not start with '$' (that is an operator, not a field)");
+        }
+    }
+    None
+}
+
+/// Checks a number field: a top-level field name (`argument` names it in the error).
+pub fn check_number_field(argument: &str, field: &str) -> Result<(), SeqError> {
+    check(argument, field, false)
+}
+
+fn check(argument: &str, field: &str, dotted: bool) -> Result<(), SeqError> {
+    match path_problem(field, dotted) {
+        None => Ok(()),
+        Some(reason) => Err(SeqError::invalid_argument(
+            argument,
+            format!(
+                "{} {reason}",
+                crate::ejson::quoted(&crate::ejson::truncate(field))
+            ),
+        )),
+    }
+}
+
+/// Checks a field path that may be nested (`meta.seq`): where the sidecar writes a number, and
+/// where `waitForNumber` reads it (`argument` names it in the error).
+pub fn check_field_path(argument: &str, field: &str) -> Result<(), SeqError> {
+    check(argument, field, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_fields() {
+        for good in ["_id", "n", "seq", "ünïcode", "a-b c"] {
+            assert_eq!(check_number_field("field", good), Ok(()), "{good:?}");
+        }
+        assert_eq!(check_field_path("field", "meta.seq"), Ok(()));
+        assert!(check_field_path("field", "meta.$seq").is_err());
+        let long = "x".repeat(201);
+        for bad in [
+            "",
+            "$n",
+            "a.b",
+            ".a",
+            "a.",
+            "a\u{0}b",
+            "a\nb",
+            long.as_str(),
+        ] {
+            let error = check_number_field("field", bad).unwrap_err();
+            assert_eq!(error.code(), "INVALID_ARGUMENT", "{bad:?}");
+            assert!(error.to_string().contains("`field`"), "{error}");
+        }
+    }
+}

@@ -1,0 +1,621 @@
+//! Sequence options: raw JSON (from a JS object or TOML) → validated [`SequenceSpec`].
+//!
+//! | key      | type                 | default | rule                                                |
+//! |----------|----------------------|---------|-----------------------------------------------------|
+//! | `name`   | string               | —       | required, see [`crate::sequence::name`]                       |
+//! | `start`  | integer              | 1       | first number issued; within `[min, max]`            |
+//! | `step`   | integer              | 1       | non-zero; negative counts down                      |
+//! | `min`    | integer or null      | none    | lowest value ever issued (the bound when step < 0)  |
+//! | `max`    | integer or null      | none    | highest value ever issued (the bound when step > 0) |
+//! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
+//! | `refillAhead` | boolean         | false   | reserve the next block when half the block is left (`block` ≥ 2), see [`crate::BlockCounter`] |
+//! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::sequence::scope`] |
+//! | `format` | string or null       | none    | template, see [`crate::sequence::format`]                     |
+//! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::sequence::counter_field`] |
+//! | `counterId` | string or document or null | none | the counter's `_id` when it is not the name (unscoped only), see [`crate::sequence::counter_field`] |
+//!
+//! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
+//! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
+//! `null` means "not set" for the optional keys. Unknown keys are rejected by name.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ejson;
+use crate::error::SeqError;
+use crate::sequence::counter_field::{
+    check_counter_field, check_counter_key, DEFAULT_COUNTER_FIELD,
+};
+use crate::sequence::format::FormatTemplate;
+use crate::sequence::limits::MAX_BLOCK;
+use crate::sequence::name::validate_name;
+use crate::sequence::scope::{self, MAX_SCOPE_FIELDS};
+
+/// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
+/// normalized options (defaults filled in), which parse back to an equal spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", try_from = "Value")]
+pub struct SequenceSpec {
+    name: String,
+    start: i64,
+    step: i64,
+    min: Option<i64>,
+    max: Option<i64>,
+    block: u64,
+    refill_ahead: bool,
+    scope: Vec<String>,
+    format: Option<FormatTemplate>,
+    counter_field: String,
+    /// The counter's `_id` when the options give one (else the name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    counter_id: Option<Value>,
+}
+
+impl TryFrom<Value> for SequenceSpec {
+    type Error = SeqError;
+    fn try_from(raw: Value) -> Result<Self, SeqError> {
+        Self::parse(&raw)
+    }
+}
+
+fn invalid(option: &str, reason: impl Into<String>) -> SeqError {
+    SeqError::InvalidOption {
+        option: option.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads an optional integer option; `null` counts as absent.
+fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => ejson::read_i64(value)
+            .map(Some)
+            .map_err(|reason| invalid(key, reason)),
+    }
+}
+
+impl SequenceSpec {
+    /// Every option key, in the order of the table above: the one list of them (the Wasm
+    /// exports it as `optionKeys()`, for the mongoose plugin).
+    pub const KEYS: [&'static str; 11] = [
+        "name",
+        "start",
+        "step",
+        "min",
+        "max",
+        "block",
+        "refillAhead",
+        "scope",
+        "format",
+        "counterField",
+        "counterId",
+    ];
+
+    /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
+    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch),
+    /// `counterId` (not yet: the sidecar's gapless protocol and lease stamps find counters by
+    /// string ids).
+    const NOT_FOR_TRIGGERS: [&'static str; 4] = ["name", "block", "refillAhead", "counterId"];
+
+    /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block` and
+    /// `refillAhead`.
+    pub fn trigger_keys() -> impl Iterator<Item = &'static str> {
+        Self::KEYS
+            .into_iter()
+            .filter(|key| !Self::NOT_FOR_TRIGGERS.contains(key))
+    }
+
+    /// Validates raw options. Checks, in order: object shape, unknown keys, each key's type
+    /// and value, then cross-field rules (bounds, start, block × step).
+    pub fn parse(raw: &Value) -> Result<Self, SeqError> {
+        let map = match raw {
+            Value::Object(map) if !ejson::is_unrepresentable(raw) => map,
+            _ => {
+                return Err(invalid(
+                    "options",
+                    format!("must be an object, got {}", ejson::describe(raw)),
+                ))
+            }
+        };
+        if let Some(key) = map.keys().find(|k| !Self::KEYS.contains(&k.as_str())) {
+            return Err(SeqError::UnknownOption {
+                key: key.clone(),
+                known: Self::KEYS.join(", "),
+            });
+        }
+
+        let name = match map.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            other => {
+                return Err(SeqError::InvalidName {
+                    name: None,
+                    reason: format!(
+                        "must be a string, got {}",
+                        other.map_or_else(|| "nothing".to_owned(), ejson::describe)
+                    ),
+                })
+            }
+        };
+        validate_name(&name)?;
+
+        let start = integer(map, "start")?.unwrap_or(1);
+        let step = integer(map, "step")?.unwrap_or(1);
+        if step == 0 {
+            return Err(SeqError::InvalidStep { value: step });
+        }
+        let min = integer(map, "min")?;
+        let max = integer(map, "max")?;
+        let raw_block = integer(map, "block")?.unwrap_or(1);
+        let block = match u64::try_from(raw_block) {
+            Ok(block) if (1..=MAX_BLOCK).contains(&block) => block,
+            _ => {
+                return Err(invalid(
+                    "block",
+                    format!("must be at least 1 and at most {MAX_BLOCK}, got {raw_block}"),
+                ))
+            }
+        };
+        let refill_ahead = match map.get("refillAhead") {
+            None | Some(Value::Null | Value::Bool(false)) => false,
+            Some(Value::Bool(true)) if block >= 2 => true,
+            Some(Value::Bool(true)) => {
+                return Err(invalid(
+                    "refillAhead",
+                    "needs `block` of at least 2 (with block 1 no number is held between calls, so there is nothing to refill ahead of)",
+                ))
+            }
+            Some(other) => {
+                return Err(invalid(
+                    "refillAhead",
+                    format!("must be a boolean, got {}", ejson::describe(other)),
+                ))
+            }
+        };
+        let scope = parse_scope(map.get("scope"))?;
+        let format = match map.get("format") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(template)) => Some(FormatTemplate::parse(template)?),
+            Some(other) => {
+                return Err(invalid(
+                    "format",
+                    format!("must be a string, got {}", ejson::describe(other)),
+                ))
+            }
+        };
+
+        let counter_field = match map.get("counterField") {
+            None | Some(Value::Null) => DEFAULT_COUNTER_FIELD.to_owned(),
+            Some(Value::String(field)) => check_counter_field(field)?,
+            Some(other) => {
+                return Err(invalid(
+                    "counterField",
+                    format!("must be a string, got {}", ejson::describe(other)),
+                ))
+            }
+        };
+
+        let counter_id = match map.get("counterId") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(check_counter_key(value, &scope)?),
+        };
+
+        if let (Some(min), Some(max)) = (min, max) {
+            if min > max {
+                return Err(SeqError::InvalidBounds {
+                    reason: format!("min {min} is greater than max {max}"),
+                });
+            }
+        }
+        if min.is_some_and(|min| start < min) || max.is_some_and(|max| start > max) {
+            return Err(SeqError::InvalidBounds {
+                reason: format!(
+                    "start {start} is outside [{}, {}]",
+                    min.map_or("unbounded".to_owned(), |v| v.to_string()),
+                    max.map_or("unbounded".to_owned(), |v| v.to_string())
+                ),
+            });
+        }
+        // The counter stores the last issued value, so a fresh counter holds start - step.
+        if start.checked_sub(step).is_none() {
+            return Err(invalid(
+                "start",
+                format!("start - step ({start} - {step}) must fit in a signed 64-bit integer"),
+            ));
+        }
+        if i64::try_from(block)
+            .ok()
+            .and_then(|b| b.checked_mul(step))
+            .is_none()
+        {
+            return Err(invalid(
+                "block",
+                format!("block × step ({block} × {step}) must fit in a signed 64-bit integer"),
+            ));
+        }
+
+        Ok(Self {
+            name,
+            start,
+            step,
+            min,
+            max,
+            block,
+            refill_ahead,
+            scope,
+            format,
+            counter_field,
+            counter_id,
+        })
+    }
+
+    /// Validates a trigger's sequence options: `keys` as written (raw values, e.g. TOML turned
+    /// into JSON), among [`SequenceSpec::trigger_keys`], for the sequence `name`. Same rules and messages as
+    /// [`SequenceSpec::parse`]; [`SeqError::option_name`] tells which key an error is about.
+    pub fn parse_trigger(name: &str, keys: &Map<String, Value>) -> Result<Self, SeqError> {
+        if let Some(key) = keys
+            .keys()
+            .find(|k| !Self::trigger_keys().any(|known| known == k.as_str()))
+        {
+            return Err(SeqError::UnknownOption {
+                key: key.clone(),
+                known: Self::trigger_keys().collect::<Vec<_>>().join(", "),
+            });
+        }
+        let mut options = keys.clone();
+        options.insert("name".to_owned(), Value::String(name.to_owned()));
+        Self::parse(&Value::Object(options))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn start(&self) -> i64 {
+        self.start
+    }
+    pub fn step(&self) -> i64 {
+        self.step
+    }
+    pub fn min(&self) -> Option<i64> {
+        self.min
+    }
+    pub fn max(&self) -> Option<i64> {
+        self.max
+    }
+    pub fn block(&self) -> u64 {
+        self.block
+    }
+    /// Whether a process reserves its next block before the one in hand runs out.
+    pub fn refill_ahead(&self) -> bool {
+        self.refill_ahead
+    }
+    pub fn scope(&self) -> &[String] {
+        &self.scope
+    }
+    pub fn format(&self) -> Option<&FormatTemplate> {
+        self.format.as_ref()
+    }
+    /// The counter document's field holding the last number issued (`seq` by default).
+    pub fn counter_field(&self) -> &str {
+        &self.counter_field
+    }
+
+    /// The counter's `_id` given by the `counterId` option, if any.
+    pub fn counter_key(&self) -> Option<&Value> {
+        self.counter_id.as_ref()
+    }
+
+    /// The `_id` of the counter document `counter_id` names: the `counterId` option's value for
+    /// the sequence's own counter when it has one, else the id itself.
+    pub fn counter_document_id(&self, counter_id: &str) -> Value {
+        match &self.counter_id {
+            Some(key) if counter_id == self.name => key.clone(),
+            _ => Value::String(counter_id.to_owned()),
+        }
+    }
+
+    /// `{ _id: <the counter document's _id> }`.
+    pub(crate) fn id_filter(&self, counter_id: &str) -> Map<String, Value> {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), self.counter_document_id(counter_id));
+        filter
+    }
+
+    /// `$or` branches matching every counter of the sequence (see [`crate::sequence::scope::counters_of`]),
+    /// and the one `counterId` names.
+    pub fn counters_of(&self) -> Value {
+        let mut branches = scope::counters_of(&self.name);
+        if let (Some(key), Value::Array(list)) = (&self.counter_id, &mut branches) {
+            let mut branch = Map::new();
+            branch.insert("_id".to_owned(), key.clone());
+            list.push(Value::Object(branch));
+        }
+        branches
+    }
+
+    /// The counter `_id` for a document (see [`crate::sequence::scope`]); the name when unscoped.
+    pub fn counter_id(&self, document: Option<&Value>) -> Result<String, SeqError> {
+        scope::counter_id(&self.name, &self.scope, document)
+    }
+
+    /// The number further along the counting direction (the larger counting up, the smaller
+    /// counting down), to combine "furthest number" results such as those of several scopes.
+    pub fn further(&self, a: Option<i64>, b: Option<i64>) -> Option<i64> {
+        match (a, b) {
+            (Some(a), Some(b)) if self.step > 0 => Some(a.max(b)),
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The formatted id for `value`, when a `format` is configured.
+    pub fn format_value(&self, value: i64) -> Option<String> {
+        self.format.as_ref().map(|template| template.apply(value))
+    }
+
+    /// Value a counter holds before anything was issued (start - step; checked at parse time).
+    pub(crate) fn initial_counter(&self) -> i64 {
+        self.start.saturating_sub(self.step)
+    }
+
+    /// The bound in the counting direction and whether the user set it (else it is the
+    /// i64 limit, and running into it is an overflow rather than exhaustion).
+    pub(crate) fn limit(&self) -> (i64, bool) {
+        let (explicit, implicit) = if self.step > 0 {
+            (self.max, i64::MAX)
+        } else {
+            (self.min, i64::MIN)
+        };
+        (explicit.unwrap_or(implicit), explicit.is_some())
+    }
+
+    /// The values a well-formed counter can hold: from the value before the first number the
+    /// bounds allow (`min - step` when counting up) to the bound (`max`), or the mirror image
+    /// when counting down. A fresh counter (`start - step`), every reservation, `setNext` and
+    /// `seedFromMax` keep a counter in this range; outside it a counter is malformed.
+    pub(crate) fn counter_range(&self) -> (i64, i64) {
+        let before = |bound: i64| bound.saturating_sub(self.step);
+        if self.step > 0 {
+            (
+                self.min.map_or(i64::MIN, before),
+                self.max.unwrap_or(i64::MAX),
+            )
+        } else {
+            (
+                self.min.unwrap_or(i64::MIN),
+                self.max.map_or(i64::MAX, before),
+            )
+        }
+    }
+
+    /// `MALFORMED_COUNTER` when a counter read back lies outside [`Self::counter_range`].
+    pub(crate) fn check_counter(&self, counter_id: &str, last: i64) -> Result<i64, SeqError> {
+        let (low, high) = self.counter_range();
+        if (low..=high).contains(&last) {
+            return Ok(last);
+        }
+        Err(SeqError::malformed_counter(
+            counter_id,
+            format!(
+                "holds {last}, outside the range a counter of this sequence can hold ({low}..={high}); nothing was written (repair with setNext force)"
+            ),
+        ))
+    }
+
+    /// Whether `value` lies within `[min, max]`.
+    pub(crate) fn in_bounds(&self, value: i64) -> bool {
+        self.min.map_or(true, |min| value >= min) && self.max.map_or(true, |max| value <= max)
+    }
+
+    pub(crate) fn out_of_bounds(&self, argument: &str, value: i64) -> SeqError {
+        SeqError::OutOfBounds {
+            argument: argument.to_owned(),
+            value,
+            min: self.min,
+            max: self.max,
+        }
+    }
+
+    /// How many numbers are still issuable after `last` before passing the bound.
+    pub(crate) fn available_after(&self, last: i64) -> u64 {
+        let (bound, _) = self.limit();
+        let span = i128::from(bound).saturating_sub(i128::from(last));
+        let count = span.checked_div(i128::from(self.step)).unwrap_or(0);
+        u64::try_from(count.max(0)).unwrap_or(u64::MAX)
+    }
+
+    /// The value issued after `last`, if it exists and lies within the bounds.
+    pub(crate) fn next_after(&self, last: i64) -> Option<i64> {
+        last.checked_add(self.step)
+            .filter(|next| self.in_bounds(*next))
+    }
+
+    /// The error for "fewer than `requested` numbers left after `last`".
+    pub(crate) fn exhausted(
+        &self,
+        counter_id: &str,
+        last: Option<i64>,
+        requested: u64,
+    ) -> SeqError {
+        let (bound, explicit) = self.limit();
+        let available = self.available_after(last.unwrap_or_else(|| self.initial_counter()));
+        if explicit {
+            SeqError::SequenceExhausted {
+                counter_id: counter_id.to_owned(),
+                last,
+                requested,
+                available,
+                bound,
+            }
+        } else {
+            SeqError::overflow(format!(
+                "counter `{counter_id}` cannot issue {requested} more number(s) within the 64-bit range ({available} left)"
+            ))
+        }
+    }
+
+    /// Checks that a counter id belongs to this sequence (guards against mixing sequences).
+    pub(crate) fn check_counter_id(&self, counter_id: &str) -> Result<(), SeqError> {
+        let belongs = if self.scope.is_empty() {
+            counter_id == self.name
+        } else {
+            counter_id
+                .strip_prefix(self.name.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        if !belongs || counter_id.len() > crate::sequence::name::MAX_COUNTER_ID_BYTES {
+            return Err(SeqError::invalid_argument(
+                "counterId",
+                format!(
+                    "{} is not a counter id of sequence `{}` (use counterId())",
+                    ejson::quoted(&ejson::truncate(counter_id)),
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn parse_scope(raw: Option<&Value>) -> Result<Vec<String>, SeqError> {
+    let items = match raw {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(invalid(
+                "scope",
+                format!(
+                    "must be an array of field names, got {}",
+                    ejson::describe(other)
+                ),
+            ))
+        }
+    };
+    if items.len() > MAX_SCOPE_FIELDS {
+        return Err(invalid(
+            "scope",
+            format!("at most {MAX_SCOPE_FIELDS} fields, got {}", items.len()),
+        ));
+    }
+    let mut fields: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::String(field) = item else {
+            return Err(invalid(
+                "scope",
+                format!("entries must be strings, got {}", ejson::describe(item)),
+            ));
+        };
+        scope::validate_field_path(field)?;
+        if fields.contains(field) {
+            return Err(SeqError::InvalidScope {
+                field: field.clone(),
+                reason: "listed twice".to_owned(),
+            });
+        }
+        fields.push(field.clone());
+    }
+    Ok(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn code(raw: Value) -> &'static str {
+        SequenceSpec::parse(&raw).err().map_or("OK", |e| e.code())
+    }
+
+    #[test]
+    fn keys_are_the_normalized_options_keys() {
+        // `counterId` is left out of the normalized options when unset: set it.
+        let spec = SequenceSpec::parse(&json!({"name": "orders", "counterId": "orders.seq"}))
+            .expect("valid");
+        let normalized = serde_json::to_value(&spec).expect("serializable");
+        let mut keys: Vec<&str> = normalized
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut known = SequenceSpec::KEYS.to_vec();
+        keys.sort_unstable();
+        known.sort_unstable();
+        assert_eq!(keys, known);
+    }
+
+    #[test]
+    fn defaults_and_round_trip() {
+        let spec = SequenceSpec::parse(&json!({"name": "orders"})).expect("valid");
+        assert_eq!((spec.start(), spec.step(), spec.block()), (1, 1, 1));
+        let normalized = serde_json::to_value(&spec).expect("serializable");
+        assert_eq!(SequenceSpec::parse(&normalized).as_ref(), Ok(&spec));
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(code(json!([])), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "colour": 1})), "UNKNOWN_OPTION");
+        assert_eq!(code(json!({})), "INVALID_NAME");
+        assert_eq!(code(json!({"name": 42})), "INVALID_NAME");
+        assert_eq!(code(json!({"name": "a", "step": 0})), "INVALID_STEP");
+        assert_eq!(code(json!({"name": "a", "step": "1"})), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "block": 0})), "INVALID_OPTION");
+        assert_eq!(code(json!({"name": "a", "block": 1_000_000})), "OK");
+        assert_eq!(
+            code(json!({"name": "a", "block": 1_000_001})),
+            "INVALID_OPTION"
+        );
+        assert_eq!(
+            code(json!({"name": "a", "min": 5, "max": 4})),
+            "INVALID_BOUNDS"
+        );
+        assert_eq!(
+            code(json!({"name": "a", "start": 0, "min": 1})),
+            "INVALID_BOUNDS"
+        );
+        assert_eq!(
+            code(json!({"name": "a", "start": {"$numberLong": "-9223372036854775808"}})),
+            "INVALID_OPTION"
+        );
+        assert_eq!(
+            code(json!({"name": "a", "scope": ["x", "x"]})),
+            "INVALID_SCOPE"
+        );
+        assert_eq!(code(json!({"name": "a", "format": "x"})), "INVALID_FORMAT");
+        assert_eq!(code(json!({"name": "a/b"})), "INVALID_NAME");
+    }
+
+    #[test]
+    fn trigger_keys() {
+        assert_eq!(
+            SequenceSpec::trigger_keys().collect::<Vec<_>>().join(", "),
+            "start, step, min, max, scope, format, counterField"
+        );
+        let keys = |v: Value| v.as_object().cloned().unwrap();
+        let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
+        assert_eq!(spec.map(|s| (s.step(), s.block())), Ok((10, 1)));
+        let error = SequenceSpec::parse_trigger("o", &keys(json!({"block": 5}))).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("UNKNOWN_OPTION", Some("block"))
+        );
+        let error = SequenceSpec::parse_trigger("o", &keys(json!({"step": "10"}))).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("INVALID_OPTION", Some("step"))
+        );
+        let error = SequenceSpec::parse_trigger("a/b", &Map::new()).unwrap_err();
+        assert_eq!(error.option_name(), Some("name"));
+    }
+
+    #[test]
+    fn further_follows_the_direction() {
+        let up = SequenceSpec::parse(&json!({"name": "a"})).unwrap();
+        let down = SequenceSpec::parse(&json!({"name": "a", "step": -1})).unwrap();
+        assert_eq!(up.further(Some(3), Some(5)), Some(5));
+        assert_eq!(down.further(Some(3), Some(5)), Some(3));
+        assert_eq!(down.further(None, Some(5)), Some(5));
+        assert_eq!(up.further(None, None), None);
+    }
+}

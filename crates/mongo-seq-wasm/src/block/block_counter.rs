@@ -1,0 +1,191 @@
+//! `BlockCounter`: the core's counter object, held by a JS sequence per counter id. JS keeps
+//! only the promise of the refill in flight; every decision is the core's.
+//!
+//! A refill is a `Plan` like any other (the package's one loop runs it), whose reservation's
+//! range goes straight to the counter when it is done, without crossing to JS and back; a
+//! refill plan freed before it is done (its driver failed) tells the counter it failed.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use mongo_seq_core::{
+    check_count, BlockCounter, Command, Numbers, Plan, Refill, Reply, Reservation, SeqError, Step,
+    Take,
+};
+use wasm_bindgen::prelude::*;
+
+use crate::args;
+use crate::convert::{i64_to_js, is_safe_integer};
+use crate::error::IntoJsResult;
+use crate::plan::JsPlan;
+
+/// One counter's numbers as this process hands them out: the block, the callers waiting, the
+/// refill in flight. `takeOne()` is the warm path; `take(count)` gives numbers or a ticket,
+/// and a ticket's holder runs `refill(ticket)` (or waits for the one in flight), then
+/// collects its numbers with `ready(ticket)`.
+#[wasm_bindgen(js_name = BlockCounter)]
+pub struct JsBlockCounter(Rc<RefCell<BlockCounter>>);
+
+impl JsBlockCounter {
+    pub fn new(counter: BlockCounter) -> Self {
+        Self(Rc::new(RefCell::new(counter)))
+    }
+
+    fn with<R>(&self, use_it: impl FnOnce(&mut BlockCounter) -> R) -> Result<R, JsValue> {
+        // Calls never nest (nothing here calls back into JS while the counter is borrowed).
+        let mut counter = self
+            .0
+            .try_borrow_mut()
+            .map_err(|_| JsValue::from_str("mongo-seq: BlockCounter used re-entrantly"))?;
+        Ok(use_it(&mut counter))
+    }
+}
+
+#[wasm_bindgen(js_class = BlockCounter)]
+impl JsBlockCounter {
+    /// The next number when the block holds one, nobody waits and it is exact as a JS number;
+    /// otherwise `NaN` and nothing is taken (use `take(1)`).
+    #[wasm_bindgen(js_name = takeOne)]
+    pub fn take_one(&self) -> f64 {
+        self.with(|counter| match counter.peek() {
+            Some(value) if is_safe_integer(value) => {
+                counter.take_one();
+                #[allow(clippy::cast_precision_loss)] // exact: a safe integer
+                let value = value as f64;
+                value
+            }
+            _ => f64::NAN,
+        })
+        .unwrap_or(f64::NAN)
+    }
+
+    /// `count` numbers (0 to 1,000,000): an array when the block holds them and nobody waits,
+    /// else a ticket (a number) to wait with.
+    #[wasm_bindgen(unchecked_return_type = "Array<number | bigint> | number")]
+    pub fn take(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] count: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let count = check_count("count", &args::marked(&count)).js()?;
+        match self.with(|counter| counter.take(count))?.js()? {
+            Take::Numbers(numbers) => Ok(values(&numbers)),
+            #[allow(clippy::cast_precision_loss)] // tickets count calls
+            Take::Ticket(ticket) => Ok(JsValue::from_f64(ticket as f64)),
+        }
+    }
+
+    /// The numbers of the waiter `ticket` once served (once), else `undefined`.
+    #[wasm_bindgen(unchecked_return_type = "Array<number | bigint> | undefined")]
+    pub fn ready(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] ticket: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let ticket = read_ticket(&ticket)?;
+        Ok(self
+            .with(|counter| counter.ready(ticket))?
+            .map_or(JsValue::UNDEFINED, |numbers| values(&numbers)))
+    }
+
+    /// The refill the waiter `ticket` runs (a `Plan` done with `null`), or `undefined`: one is
+    /// in flight (wait for it) or the waiter was served. Throws when the reservation cannot be
+    /// built (the waiter then gave up).
+    pub fn refill(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] ticket: JsValue,
+    ) -> Result<Option<JsPlan>, JsValue> {
+        let ticket = read_ticket(&ticket)?;
+        let refill = self.with(|counter| counter.refill(ticket))?.js()?;
+        Ok(refill.map(|refill| self.plan_of(refill)))
+    }
+
+    /// The refill ahead to start now in the background (a `Plan` done with `null`; the sequence
+    /// option `refillAhead`), or `undefined`. Ask after a `take()`: `takeOne()` gives `NaN` when
+    /// one is due. Nobody waits on it: if it fails, free it; the next caller who finds the block
+    /// dry runs its own refill.
+    #[wasm_bindgen(js_name = refillAhead)]
+    pub fn refill_ahead(&self) -> Result<Option<JsPlan>, JsValue> {
+        let refill = self.with(BlockCounter::refill_ahead)?;
+        Ok(refill.map(|refill| self.plan_of(refill)))
+    }
+
+    /// Drops the numbers of the block (after `setNext`) and invalidates the refill in flight;
+    /// returns how many numbers were dropped.
+    pub fn discard(&self) -> Result<f64, JsValue> {
+        #[allow(clippy::cast_precision_loss)] // at most a block
+        self.with(|counter| counter.discard() as f64)
+    }
+}
+
+impl JsBlockCounter {
+    /// A refill as a `Plan` whose range goes to this counter.
+    fn plan_of(&self, refill: Refill) -> JsPlan {
+        JsPlan::wrap(CounterRefill {
+            counter: Rc::clone(&self.0),
+            id: refill.id,
+            plan: refill.plan,
+            done: false,
+        })
+    }
+}
+
+fn read_ticket(ticket: &JsValue) -> Result<u64, JsValue> {
+    let raw = args::integer("ticket", ticket)?;
+    u64::try_from(raw).map_err(|_| {
+        crate::error::invalid_argument("ticket", format!("must be a ticket from take(), got {raw}"))
+    })
+}
+
+fn values(numbers: &Numbers) -> JsValue {
+    numbers
+        .values()
+        .map(i64_to_js)
+        .collect::<js_sys::Array>()
+        .into()
+}
+
+/// A refill's reservation: done, its range goes to the counter; dropped unfinished (the
+/// driver failed, or the plan did), the counter hears it failed.
+struct CounterRefill {
+    counter: Rc<RefCell<BlockCounter>>,
+    id: u64,
+    plan: Reservation,
+    done: bool,
+}
+
+impl Plan for CounterRefill {
+    type Output = ();
+
+    fn current_step(&self) -> Result<Step<()>, SeqError> {
+        Ok(match self.plan.current_step()? {
+            Step::Command(command) => Step::Command(command),
+            Step::Done(_) => Step::Done(()),
+        })
+    }
+
+    fn pending_command(&self) -> Option<&Command> {
+        self.plan.pending_command()
+    }
+
+    fn feed(&mut self, reply: Reply) -> Result<Step<()>, SeqError> {
+        Ok(match self.plan.feed(reply)? {
+            Step::Command(command) => Step::Command(command),
+            Step::Done(range) => {
+                if let Ok(mut counter) = self.counter.try_borrow_mut() {
+                    counter.refilled(self.id, range);
+                    self.done = true;
+                }
+                Step::Done(())
+            }
+        })
+    }
+}
+
+impl Drop for CounterRefill {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Ok(mut counter) = self.counter.try_borrow_mut() {
+                counter.refill_failed(self.id);
+            }
+        }
+    }
+}
