@@ -4,6 +4,7 @@
 //! `seedFromCollection`, which finds the [`largest`] number a collection holds).
 
 pub mod current;
+pub mod definition;
 pub mod document;
 pub mod largest;
 pub mod range;
