@@ -167,6 +167,52 @@ pub enum SeqError {
         counters: u64,
         reason: String,
     },
+
+    /// The counter records another definition than the caller's options (issue 20): two
+    /// processes with different options would interleave numbers. Nothing was reserved.
+    #[error("counter `{counter_id}` was defined with other options: `{}` is {} there and {} here (stored definition {}, ours {}); nothing was reserved: use the same options, or adopt the new definition on purpose", conflict.option, fmt_option(&conflict.stored_value), fmt_option(&conflict.our_value), fmt_definition(&conflict.stored), fmt_definition(&conflict.ours))]
+    SequenceConflict {
+        counter_id: String,
+        conflict: Box<DefinitionConflict>,
+    },
+}
+
+/// How a stored counter definition differs from the caller's ([`SeqError::SequenceConflict`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefinitionConflict {
+    /// The first option that differs.
+    pub option: String,
+    /// Its value in the caller's definition and in the stored one (`None`: not set).
+    pub our_value: Option<Value>,
+    pub stored_value: Option<Value>,
+    /// Both definitions (the stored one `null` when it is not there).
+    pub ours: Value,
+    pub stored: Value,
+}
+
+fn fmt_option(value: &Option<Value>) -> String {
+    value
+        .as_ref()
+        .map_or_else(|| "not set".to_owned(), |value| truncate(&fmt_value(value)))
+}
+
+/// `{start: 1, step: 2}`: integers as numbers, not Extended JSON.
+fn fmt_definition(definition: &Value) -> String {
+    match definition {
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(key, value)| format!("{}: {}", truncate(key), truncate(&fmt_value(value))))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Null => "none".to_owned(),
+        other => truncate(&other.to_string()),
+    }
+}
+
+fn fmt_value(value: &Value) -> String {
+    crate::ejson::read_i64(value).map_or_else(|_| value.to_string(), |n| n.to_string())
 }
 
 /// Whose index a unique index on the counters collection is, by the shapes the peers create,
@@ -245,6 +291,7 @@ impl SeqError {
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
             Self::ResetRefused { .. } => "RESET_REFUSED",
+            Self::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
         }
     }
 
@@ -275,6 +322,7 @@ impl SeqError {
         "WRITE_CONCERN_FAILED",
         "UNIQUE_INDEX_CONFLICT",
         "RESET_REFUSED",
+        "SEQUENCE_CONFLICT",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -371,6 +419,15 @@ impl SeqError {
             Self::ResetRefused { name, counters, .. } => object([
                 ("name", name.as_str().into()),
                 ("counters", (*counters).into()),
+            ]),
+            Self::SequenceConflict {
+                counter_id,
+                conflict,
+            } => object([
+                ("counterId", counter_id.as_str().into()),
+                ("option", conflict.option.as_str().into()),
+                ("ours", conflict.ours.clone()),
+                ("stored", conflict.stored.clone()),
             ]),
         };
         Some(details)

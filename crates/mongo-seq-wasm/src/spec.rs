@@ -74,7 +74,8 @@ impl JsSequenceSpec {
         check(&self.0, &field, format_field.as_deref()).js()
     }
 
-    /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet? }`);
+    /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet?,
+    /// checkDefinition? }`);
     /// done with a `ReservedRange`.
     pub fn reserve(
         &self,

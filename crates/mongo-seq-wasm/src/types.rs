@@ -73,6 +73,8 @@ export interface ReserveRequest {
   minCount?: number;
   extraFilter?: EjsonDocument;
   extraSet?: EjsonDocument;
+  /** Record the sequence's definition on the counter; SEQUENCE_CONFLICT for another one. */
+  checkDefinition?: boolean;
 }
 /** `count` numbers `first, first + step, …, last`. */
 export interface ReservedRange {

@@ -16,6 +16,7 @@
 use serde_json::{Map, Value};
 
 use crate::ejson;
+use crate::error::{DefinitionConflict, SeqError};
 use crate::sequence::options::SequenceSpec;
 
 /// The counter document's field holding its definition.
@@ -118,6 +119,26 @@ impl CounterDefinition {
         }
         None
     }
+
+    /// `SEQUENCE_CONFLICT` for `counter` (a counter document whose definition differs from ours
+    /// as `difference` says).
+    pub fn conflict(
+        &self,
+        counter_id: &str,
+        counter: &Map<String, Value>,
+        difference: Difference,
+    ) -> SeqError {
+        SeqError::SequenceConflict {
+            counter_id: counter_id.to_owned(),
+            conflict: Box::new(DefinitionConflict {
+                option: difference.option,
+                our_value: difference.ours,
+                stored_value: difference.stored,
+                ours: self.document(),
+                stored: counter.get(FIELD).cloned().unwrap_or(Value::Null),
+            }),
+        }
+    }
 }
 
 /// Equal as the server compares them: integers by value whatever their width.
@@ -142,11 +163,11 @@ mod tests {
     }
 
     fn counter(definition: Value) -> Map<String, Value> {
-        let Value::Object(map) = json!({"_id": "invoice", "seq": 5, "definition": definition})
-        else {
-            unreachable!()
-        };
-        map
+        let mut counter = Map::new();
+        counter.insert("_id".to_owned(), "invoice".into());
+        counter.insert("seq".to_owned(), 5.into());
+        counter.insert(FIELD.to_owned(), definition);
+        counter
     }
 
     #[test]

@@ -34,6 +34,14 @@
 //! Restarts are capped by [`MAX_RETRIES`](crate::protocol::plan::MAX_RETRIES); counts by
 //! [`MAX_COUNT`].
 //!
+//! With `checkDefinition`, every write also carries the sequence's
+//! [definition](crate::counter::definition): the update's filter admits only a counter without
+//! one or with exactly ours (`$or: [{definition: {$exists: false}}, {definition: D}]`) and
+//! `$set`s it, the inserted counter holds it, so a counter is given one by its next
+//! reservation at no extra command. A counter with another definition fails the filter like a
+//! counter without room: the `findOne` that follows (on the conflict path only) sees it and
+//! fails with `SEQUENCE_CONFLICT`, nothing reserved.
+//!
 //! `extraFilter`/`extraSet` let later callers (fencing) add conditions and fields to the same
 //! atomic update; the inserted counter also receives the `extraSet` fields.
 //!
@@ -69,6 +77,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::counter::definition::{self, CounterDefinition};
 use crate::counter::document::read_spec_counter;
 use crate::counter::range::ReservedRange;
 use crate::ejson;
@@ -94,6 +103,10 @@ pub struct ReserveRequest {
     /// Extra top-level fields `$set` by the update and written into a newly created counter.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_set: Map<String, Value>,
+    /// Record the sequence's definition on the counter and refuse a counter with another
+    /// (`SEQUENCE_CONFLICT`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub check_definition: bool,
 }
 
 impl TryFrom<Value> for ReserveRequest {
@@ -112,13 +125,22 @@ impl ReserveRequest {
             min_count: None,
             extra_filter: Map::new(),
             extra_set: Map::new(),
+            check_definition: false,
         }
     }
 
-    /// Parses a raw request (`{counterId, count, minCount?, extraFilter?, extraSet?}`) with
+    /// Parses a raw request (`{counterId, count, minCount?, extraFilter?, extraSet?,
+    /// checkDefinition?}`) with
     /// typed errors (`INVALID_ARGUMENT`) naming the key.
     pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
-        const KEYS: [&str; 5] = ["counterId", "count", "minCount", "extraFilter", "extraSet"];
+        const KEYS: [&str; 6] = [
+            "counterId",
+            "count",
+            "minCount",
+            "extraFilter",
+            "extraSet",
+            "checkDefinition",
+        ];
         let bad = |reason: String| SeqError::invalid_argument("request", reason);
         let Value::Object(map) = raw else {
             return Err(bad(format!(
@@ -167,12 +189,23 @@ impl ReserveRequest {
                 ))),
             }
         };
+        let check_definition = match map.get("checkDefinition") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(check)) => *check,
+            Some(other) => {
+                return Err(bad(format!(
+                    "`checkDefinition` must be a boolean, got {}",
+                    ejson::describe(other)
+                )))
+            }
+        };
         Ok(Self {
             counter_id,
             count: count("count")?.ok_or_else(|| bad("has no `count`".to_owned()))?,
             min_count: count("minCount")?,
             extra_filter: document("extraFilter")?,
             extra_set: document("extraSet")?,
+            check_definition,
         })
     }
 
@@ -210,6 +243,30 @@ impl ReserveRequest {
                         "key {} must be a plain top-level field other than _id and the counter field",
                         ejson::quoted(key)
                     ),
+                ));
+            }
+        }
+        if self.check_definition {
+            // The definition's own condition and field: an extra `$or` would replace it.
+            let taken = |key: &str| {
+                key == "$or" || key == definition::FIELD || key.starts_with("definition.")
+            };
+            if let Some(key) = self.extra_filter.keys().find(|key| taken(key)) {
+                return Err(SeqError::invalid_argument(
+                    "extraFilter",
+                    format!("key {} is reserved by checkDefinition", ejson::quoted(key)),
+                ));
+            }
+            if self.extra_set.contains_key(definition::FIELD) {
+                return Err(SeqError::invalid_argument(
+                    "extraSet",
+                    "key \"definition\" is reserved by checkDefinition",
+                ));
+            }
+            if counter_field == definition::FIELD {
+                return Err(SeqError::invalid_argument(
+                    "checkDefinition",
+                    "the counter field is `definition`, where the definition is kept",
                 ));
             }
         }
@@ -262,6 +319,7 @@ pub struct ReservationMachine {
     count: u64,
     min_count: u64,
     upsert: bool,
+    definition: Option<CounterDefinition>,
     phase: Phase,
     retries: Retries,
 }
@@ -278,6 +336,9 @@ impl Reservation {
             count: request.count,
             min_count,
             upsert,
+            definition: request
+                .check_definition
+                .then(|| CounterDefinition::of(spec, false)),
             phase: Phase::Update,
             retries: Retries::default(),
         };
@@ -327,16 +388,15 @@ impl ReservationMachine {
             Value::Object(seq_condition),
         );
         filter.extend(self.request.extra_filter.clone());
+        self.add_definition_condition(&mut filter);
         let mut update = Map::new();
         update.insert(
             "$inc".to_owned(),
             operator(self.spec.counter_field(), ejson::long(increment)),
         );
-        if !self.request.extra_set.is_empty() {
-            update.insert(
-                "$set".to_owned(),
-                Value::Object(self.request.extra_set.clone()),
-            );
+        let set = self.extra_set();
+        if !set.is_empty() {
+            update.insert("$set".to_owned(), Value::Object(set));
         }
         self.phase = Phase::Update;
         Ok(Command::FindOneAndUpdate {
@@ -348,6 +408,21 @@ impl ReservationMachine {
                 return_document: ReturnDocument::After,
             },
         })
+    }
+
+    /// `extraSet` and, when checked, the definition: the fields every write of the plan sets.
+    fn extra_set(&self) -> Map<String, Value> {
+        let mut set = self.request.extra_set.clone();
+        if let Some(definition) = &self.definition {
+            set.insert(definition::FIELD.to_owned(), definition.document());
+        }
+        set
+    }
+
+    fn add_definition_condition(&self, filter: &mut Map<String, Value>) {
+        if let Some(definition) = &self.definition {
+            filter.insert("$or".to_owned(), definition.filter_condition());
+        }
     }
 
     fn check_command(&self) -> Command {
@@ -420,7 +495,8 @@ impl ReservationMachine {
             Value::Object(unchanged),
         );
         filter.extend(self.request.extra_filter.clone());
-        let mut set = self.request.extra_set.clone();
+        self.add_definition_condition(&mut filter);
+        let mut set = self.extra_set();
         set.insert(self.spec.counter_field().to_owned(), ejson::long(next));
         let mut update = Map::new();
         update.insert("$set".to_owned(), Value::Object(set));
@@ -454,6 +530,11 @@ impl ReservationMachine {
     fn on_check(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
+                if let (Some(definition), Value::Object(counter)) = (&self.definition, &document) {
+                    if let Some(difference) = definition.difference(counter) {
+                        return Err(definition.conflict(self.counter_id(), counter, difference));
+                    }
+                }
                 let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
                 let last = self.spec.check_counter(self.counter_id(), last)?;
                 let legacy_double = document
@@ -499,7 +580,7 @@ impl ReservationMachine {
                 let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
                 let mut document = self.spec.id_filter(self.counter_id());
                 document.insert(self.spec.counter_field().to_owned(), ejson::long(offset));
-                document.extend(self.request.extra_set.clone());
+                document.extend(self.extra_set());
                 self.phase = Phase::Insert(range);
                 Ok(Step::Command(Command::InsertOne {
                     collection: Collection::Counters,
