@@ -50,7 +50,8 @@ where
     run_plan(mongo, plan, || Ok(()), |_| {}).await
 }
 
-/// Whether `command` may change something (every command but the reads and the wait).
+/// Whether `command` may change something (every command but the reads, the wait and the
+/// host's `localDates`).
 fn writes(command: &Command) -> bool {
     !matches!(
         command,
@@ -58,5 +59,6 @@ fn writes(command: &Command) -> bool {
             | Command::Find { .. }
             | Command::Aggregate { .. }
             | Command::Wait { .. }
+            | Command::LocalDates { .. }
     )
 }

@@ -284,6 +284,12 @@ pub async fn execute(
                 "a `take` runs on the caller's own counter, not on the server".into(),
             )))
         }
+        Command::LocalDates { .. } => {
+            return Err(core(unexpected(
+                "`localDates` (a sequence that resets) is not modelled yet: no simulated sequence resets"
+                    .into(),
+            )))
+        }
         Command::DropIndex { .. } => {
             return Err(core(unexpected(
                 "`dropIndex` (an import in place) is not modelled: no simulated client imports"

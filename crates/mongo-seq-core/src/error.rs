@@ -67,6 +67,16 @@ pub enum SeqError {
     #[error("invalid argument `{argument}`: {reason}")]
     InvalidArgument { argument: String, reason: String },
 
+    /// A date cannot place a number in a period: a document's `dateField` missing, null or not a
+    /// date, an instant out of range, a local date that is not one or whose (fiscal) year is
+    /// not 1..=9999. `index`: the document's, when the date is a document's.
+    #[error("invalid {argument}{}: {reason}", index.map_or_else(String::new, |index| format!(" of document {index}")))]
+    InvalidDate {
+        argument: String,
+        index: Option<u64>,
+        reason: String,
+    },
+
     /// The sequence cannot issue the requested numbers without passing its bound.
     #[error("sequence `{counter_id}` is exhausted: {requested} number(s) requested, {available} left before bound {bound}")]
     SequenceExhausted {
@@ -230,6 +240,7 @@ impl SeqError {
             Self::MissingScopeField { .. } => "MISSING_SCOPE_FIELD",
             Self::InvalidScopeValue { .. } => "INVALID_SCOPE_VALUE",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::InvalidDate { .. } => "INVALID_DATE",
             Self::SequenceExhausted { .. } => "SEQUENCE_EXHAUSTED",
             Self::OutOfBounds { .. } => "OUT_OF_BOUNDS",
             Self::Overflow { .. } => "OVERFLOW",
@@ -260,6 +271,7 @@ impl SeqError {
         "MISSING_SCOPE_FIELD",
         "INVALID_SCOPE_VALUE",
         "INVALID_ARGUMENT",
+        "INVALID_DATE",
         "SEQUENCE_EXHAUSTED",
         "OUT_OF_BOUNDS",
         "OVERFLOW",
@@ -297,6 +309,15 @@ impl SeqError {
             Self::InvalidArgument { argument, .. } => {
                 object([("argument", argument.as_str().into())])
             }
+            Self::InvalidDate {
+                argument, index, ..
+            } => match index {
+                Some(index) => object([
+                    ("argument", argument.as_str().into()),
+                    ("index", (*index).into()),
+                ]),
+                None => object([("argument", argument.as_str().into())]),
+            },
             Self::SequenceExhausted {
                 counter_id,
                 last,
@@ -387,7 +408,9 @@ impl SeqError {
             Self::InvalidName { .. } => Some("name"),
             Self::InvalidScope { .. } => Some("scope"),
             Self::InvalidFormat { .. } => Some("format"),
-            Self::InvalidArgument { argument, .. } => Some(argument),
+            Self::InvalidArgument { argument, .. } | Self::InvalidDate { argument, .. } => {
+                Some(argument)
+            }
             _ => None,
         }
     }
@@ -408,6 +431,18 @@ impl SeqError {
     pub(crate) fn invalid_argument(argument: &str, reason: impl Into<String>) -> Self {
         Self::InvalidArgument {
             argument: argument.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn invalid_date(
+        argument: &str,
+        index: Option<u64>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self::InvalidDate {
+            argument: argument.to_owned(),
+            index,
             reason: reason.into(),
         }
     }

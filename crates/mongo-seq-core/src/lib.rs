@@ -28,7 +28,7 @@
 //! }
 //! let Step::Done(range) = step else { unreachable!() };
 //! assert_eq!((range.first, range.last), (1, 1));
-//! assert_eq!(spec.format_value(range.first).as_deref(), Some("INV-000001"));
+//! assert_eq!(spec.format_value(range.first, None).as_deref(), Some("INV-000001"));
 //! # Ok::<(), mongo_seq_core::SeqError>(())
 //! ```
 //!
@@ -107,7 +107,7 @@ pub use import::counters::{
 pub use import::request::{CounterSource, ImportRequest};
 pub use insert::backoff::{Backoff, WaitWindow};
 pub use insert::fields::{check_document_fields, check_insert_fields};
-pub use insert::numbered::{InsertNumbered, InsertOutcome};
+pub use insert::numbered::{InsertDates, InsertNumbered, InsertOutcome};
 pub use insert::optimistic::{
     OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
 };
@@ -134,8 +134,11 @@ pub use protocol::machine::{Machine, MachinePlan};
 pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};
 pub use protocol::reply::{Reply, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY};
+pub use sequence::calendar::LocalDate;
 pub use sequence::counter_id::{CounterKey, ScopeValue};
 pub use sequence::field::{check_field_path, check_number_field};
 pub use sequence::format::{format_seq, FormatTemplate};
+pub use sequence::instant::{check_instant, read_date, MAX_INSTANT_MS, MIN_INSTANT_MS};
 pub use sequence::limits::{check_count, MAX_BLOCK, MAX_COUNT};
 pub use sequence::options::SequenceSpec;
+pub use sequence::period::{Period, Reset};

@@ -142,7 +142,7 @@ proptest! {
         let mut seen = BTreeSet::new();
         let found: Vec<(Value, Option<Value>)> = found.into_iter().filter(|(i, _)| seen.insert(*i))
             .map(|(i, v)| (json!(i), v.map(|v| json!({"$numberLong": v.to_string()})))).collect();
-        if let Ok(completion) = plan_completion(&spec, &intent, &found, &taken) {
+        if let Ok(completion) = plan_completion(&spec, None, &intent, &found, &taken) {
             let numbers: BTreeSet<i64> = completion.assignments.iter().map(|a| a.number).collect();
             prop_assert_eq!(numbers.len(), completion.assignments.len());
             for a in &completion.assignments {

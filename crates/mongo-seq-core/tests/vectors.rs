@@ -1,13 +1,13 @@
 //! Replays the shared vector files through the native core, one runner for all of them:
 //! `tests/vectors/core.json` (also replayed through Wasm by the JS packages), `gapless.json`
 //! (leases, intents, gapless numbering) and `batch.json` (the sidecar's protocols: batch
-//! numbering, backfill seeding, counter ids, trigger options, write replies). Every mismatch is
-//! collected and reported with expected/actual JSON.
+//! numbering, backfill seeding, counter ids, trigger options, write replies), and the core's
+//! part of `periods.json` (local date → period → counter id → formatted id; the hosts replay
+//! instant → local date). Every mismatch is collected and reported with expected/actual JSON.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use mongo_seq_core::Intent;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
     AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
@@ -16,10 +16,11 @@ use mongo_seq_core::{
     Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
     SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
+use mongo_seq_core::{check_instant, InsertDates, Intent, LocalDate, Period};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-const FILES: [&str; 3] = ["core.json", "gapless.json", "batch.json"];
+const FILES: [&str; 4] = ["core.json", "gapless.json", "batch.json", "periods.json"];
 
 fn load(file: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -81,6 +82,21 @@ fn numbering(input: &Value) -> Result<NumberingSpec, SeqError> {
 
 fn intent(input: &Value) -> Intent {
     serde_json::from_value(arg(input, "intent").clone()).expect("intent input")
+}
+
+/// The `period` input (a period's text), if any.
+fn period(input: &Value) -> Option<Period> {
+    arg(input, "period")
+        .as_str()
+        .map(|text| Period::parse(text).expect("period input"))
+}
+
+/// The `dateField` and `nowMs` inputs of an insert.
+fn insert_dates(input: &Value) -> InsertDates {
+    InsertDates {
+        date_field: arg(input, "dateField").as_str().map(str::to_owned),
+        now_ms: opt_int(input, "nowMs"),
+    }
 }
 
 fn lease_request(input: &Value) -> LeaseRequest {
@@ -292,9 +308,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         // ---------------------------------------------------------------- core.json
         "parseOptions" => spec(input).map(to_json),
         "counterId" => spec(input)?
-            .counter_id(opt_doc(input, "document").as_ref())
+            .counter_id_in(opt_doc(input, "document").as_ref(), period(input).as_ref())
             .map(Value::String),
-        "formatSeq" => format_seq(text(input, "template"), int(input, "value")).map(Value::String),
+        "formatSeq" => format_seq(
+            text(input, "template"),
+            int(input, "value"),
+            period(input).as_ref(),
+        )
+        .map(Value::String),
         "audit" => audit(
             &list(input, "numbers"),
             int(input, "start"),
@@ -349,6 +370,7 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                     text(input, "field"),
                     arg(input, "formatField").as_str(),
                     opt_doc(input, "document").as_ref(),
+                    &insert_dates(input),
                 )
             }),
             &steps,
@@ -365,6 +387,7 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                     arg(input, "formatField").as_str(),
                     count,
                     documents.as_deref(),
+                    &insert_dates(input),
                 )
             });
             drive(plan, &steps, trace)
@@ -433,7 +456,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                 .iter()
                 .map(|n| ejson::read_i64(n).expect("taken"))
                 .collect();
-            plan_completion(&spec(input)?, &intent(input), &found, &taken).map(to_json)
+            plan_completion(
+                &spec(input)?,
+                period(input).as_ref(),
+                &intent(input),
+                &found,
+                &taken,
+            )
+            .map(to_json)
         }
         "lease" => drive(Lease::new(&lease_request(input)), &steps, trace),
         "acquireLease" => drive(
@@ -605,6 +635,103 @@ fn gapless_vectors() {
 #[test]
 fn batch_vectors() {
     replay("batch.json");
+}
+
+/// The sequence of a `periods.json` case (see its conventions).
+fn period_options(case: &Value) -> Value {
+    let mut options =
+        json!({ "name": "inv", "reset": case["reset"], "timeZone": case["timeZone"] });
+    for key in ["yearStart", "format"] {
+        if let Some(value) = case.get(key) {
+            options[key] = value.clone();
+        }
+    }
+    if let Some(document) = case.get("document").and_then(Value::as_object) {
+        options["scope"] = json!(document.keys().collect::<Vec<_>>());
+    }
+    options
+}
+
+/// The core's part of one `periods.json` case: what it gives, in the file's terms.
+fn run_period_case(case: &Value) -> Result<Value, (SeqError, &'static str)> {
+    let mut out = serde_json::Map::new();
+    if let Some(instant) = case.get("instant") {
+        let ms = text(case, "instant")
+            .parse::<i64>()
+            .expect("instant: ms as a string");
+        check_instant("date", None, ms).map_err(|e| (e, "instant"))?;
+        out.insert("instant".to_owned(), instant.clone());
+    }
+    let spec = SequenceSpec::parse(&period_options(case)).expect("the case's sequence");
+    let date = LocalDate::parse("date", text(case, "localDate")).expect("localDate");
+    let period = spec
+        .period_of(date, "date")
+        .map_err(|e| (e, "period"))?
+        .expect("a periodic sequence");
+    out.insert("period".to_owned(), json!(period.text()));
+    let counter_id = spec
+        .counter_id_in(case.get("document"), Some(&period))
+        .expect("counter id");
+    let key = CounterKey::parse(&counter_id).expect("the id parses back");
+    assert_eq!(
+        key.period,
+        Some(period),
+        "{counter_id}: the period reads back"
+    );
+    key.belongs_to(&spec)
+        .expect("the id belongs to its sequence");
+    out.insert("counterId".to_owned(), json!(counter_id));
+    let next = spec.next_period_start(&period).expect("its own period");
+    out.insert(
+        "nextPeriodStart".to_owned(),
+        next.map_or(Value::Null, |d| json!(d.to_string())),
+    );
+    if case.get("format").is_some() {
+        let value = int(case, "value");
+        out.insert(
+            "formatted".to_owned(),
+            json!(spec.format_value(value, Some(&period))),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+#[test]
+fn period_vectors() {
+    let vectors = load("periods.json");
+    let cases = vectors["cases"].as_array().expect("cases array");
+    let mut failures = Vec::new();
+    for case in cases {
+        let name = case["name"].as_str().unwrap_or("?");
+        match (run_period_case(case), case.get("error")) {
+            (Ok(got), None) => {
+                for (key, value) in got.as_object().expect("an object") {
+                    if case.get(key) != Some(value) {
+                        failures.push(format!(
+                            "{name}: {key} is {value}, expected {}",
+                            case.get(key).unwrap_or(&Value::Null)
+                        ));
+                    }
+                }
+            }
+            (Ok(got), Some(error)) => {
+                failures.push(format!("{name}: expected {error}, got {got}"));
+            }
+            (Err((error, stage)), Some(expected)) => {
+                if expected["code"] != error.code() || expected["stage"] != stage {
+                    failures.push(format!(
+                        "{name}: expected {expected}, got {} at {stage} ({error})",
+                        error.code()
+                    ));
+                }
+            }
+            (Err((error, stage)), None) => {
+                failures.push(format!("{name}: failed at {stage}: {error}"));
+            }
+        }
+    }
+    assert!(cases.len() >= 50, "periods.json holds the issue's cases");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

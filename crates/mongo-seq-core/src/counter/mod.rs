@@ -1,9 +1,11 @@
 //! One counter document (`{ _id: <counter id>, seq: <last issued> }`) and the plans on it:
 //! reading it ([`document`], [`current`]), reserving numbers ([`reservation`], giving a
 //! [`range`]), moving it ([`set_next`], [`seed`]: `seedFromMax`, [`seed_collection`]:
-//! `seedFromCollection`, which finds the [`largest`] number a collection holds).
+//! `seedFromCollection`, which finds the [`largest`] number a collection holds); the counters
+//! of dated documents ([`dated`]: the `localDates` step of a sequence that resets).
 
 pub mod current;
+pub mod dated;
 pub mod document;
 pub mod largest;
 pub mod range;

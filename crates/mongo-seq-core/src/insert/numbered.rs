@@ -2,7 +2,9 @@
 //! sequence's counters, inserted; a number already taken in the collection is replaced.
 //!
 //! ```text
-//! take: per counter the documents use (first appearance order; one when unscoped) ─▶ numbers
+//! [a sequence that resets] localDates {timeZone, instants}: each document's `dateField`, or
+//!   the caller's "now" for the whole call ─▶ the period of each document
+//! take: per counter (scope, period) the documents use (first appearance order) ─▶ numbers
 //!   ─▶ insertDocument (one) / insertDocuments (many, ordered): `field` = the number (int64),
 //!      `formatField` = its formatted id
 //!        ├─ inserted ─▶ done { values, formatted }
@@ -12,16 +14,19 @@
 //! ```
 //!
 //! Numbers come from the caller's [`BlockCounter`](crate::BlockCounter)s through `take`
-//! commands, so inserts share the block (and its round trips) with `next()`. Every counter id
-//! is computed when the plan is built: a document without its scope fields is refused before
-//! any number is taken. A duplicate key on another unique index is not the plan's to retry:
-//! `duplicateKeyOn` tells the executor to raise it as the caller's error.
+//! commands, so inserts share the block (and its round trips) with `next()`. Every scope and
+//! every `dateField` is read when the plan is built: a document without its scope fields, or
+//! whose date field is missing, null, not a date or out of range, is refused (`INVALID_DATE`
+//! naming `dateField` and the document's index) before any number is taken. A duplicate key on
+//! another unique index is not the plan's to retry: `duplicateKeyOn` tells the executor to
+//! raise it as the caller's error.
 
 use std::collections::VecDeque;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::counter::dated;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::insert::fields::check_insert_fields;
@@ -29,8 +34,11 @@ use crate::protocol::command::{Collection, Command};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Step, MAX_RETRIES};
 use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
+use crate::sequence::field::check_field_path;
+use crate::sequence::instant::{check_instant, document_instant};
 use crate::sequence::limits::MAX_COUNT;
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::scope::in_period;
 
 /// The number of each document, in input order, and its formatted id when a `formatField` was
 /// given.
@@ -41,11 +49,33 @@ pub struct InsertOutcome {
     pub formatted: Option<Vec<String>>,
 }
 
+/// Where the numbers of an insert take their periods from, for a sequence that resets (a
+/// sequence that never does has no period, and ignores `now_ms`): each document's
+/// `date_field` (a BSON date), else `now_ms` (the caller's clock, milliseconds since the epoch)
+/// for the whole call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InsertDates {
+    pub date_field: Option<String>,
+    pub now_ms: Option<i64>,
+}
+
+impl InsertDates {
+    /// The caller's clock, for the whole call.
+    pub fn now(now_ms: i64) -> Self {
+        Self {
+            date_field: None,
+            now_ms: Some(now_ms),
+        }
+    }
+}
+
 /// The insert plan; see the module docs.
 pub type InsertNumbered = MachinePlan<InsertMachine>;
 
 #[derive(Debug, Clone)]
 enum Phase {
+    /// Waiting for the local dates of the instants.
+    Dates,
     /// Waiting for the numbers of `documents` (indexes).
     Take {
         documents: Vec<usize>,
@@ -61,10 +91,15 @@ pub struct InsertMachine {
     format_field: Option<String>,
     /// `insertDocument` (one document) rather than `insertDocuments`.
     single: bool,
-    /// Distinct counter ids, in first appearance order.
+    /// Distinct counter ids, in first appearance order (before the dates: the scopes' ids).
     counters: Vec<String>,
     /// Per document, its counter (index into `counters`).
     counter_of: Vec<usize>,
+    /// The instants whose dates place the documents: one per document (`dateField`), or one
+    /// for the call; empty when the sequence never resets.
+    instants: Vec<i64>,
+    /// The instants are the documents' `dateField`s (else the caller's "now").
+    by_date_field: bool,
     values: Vec<i64>,
     /// Documents before it are inserted.
     first: usize,
@@ -74,34 +109,58 @@ pub struct InsertMachine {
     attempts: u32,
 }
 
+/// Per document, the index of its scope's counter id among the distinct ones (first appearance
+/// order).
+fn group_ids(ids: Vec<String>) -> (Vec<String>, Vec<usize>) {
+    let mut distinct: Vec<String> = Vec::new();
+    let mut index_of = Vec::with_capacity(ids.len());
+    for id in ids {
+        let index = match distinct.iter().position(|known| *known == id) {
+            Some(index) => index,
+            None => {
+                distinct.push(id);
+                distinct.len().saturating_sub(1)
+            }
+        };
+        index_of.push(index);
+    }
+    (distinct, index_of)
+}
+
 impl InsertNumbered {
-    /// `insertOne`: `document` supplies the scope values (required when the sequence is scoped).
+    /// `insertOne`: `document` supplies the scope values (required when the sequence is
+    /// scoped) and the `dateField` of `dates`.
     pub fn one(
         spec: &SequenceSpec,
         field: &str,
         format_field: Option<&str>,
         document: Option<&Value>,
+        dates: &InsertDates,
     ) -> Result<Self, SeqError> {
         check_insert_fields(spec, field, format_field)?;
-        let counter_id = spec.counter_id(document)?;
-        Ok(InsertMachine::begin(
+        let instants = instants(spec, field, dates, 1, document.map(std::slice::from_ref))?;
+        let counter_id = scoped_id(spec, document)?;
+        InsertMachine::begin(
             spec,
             field,
             format_field,
             true,
-            vec![counter_id],
-            vec![0],
-        ))
+            (vec![counter_id], vec![0]),
+            instants,
+            dates.date_field.is_some(),
+        )
     }
 
     /// `insertMany` of `count` documents (0 to [`MAX_COUNT`]); `documents` supplies their scope
-    /// values, required when the sequence is scoped (one per document).
+    /// values and `dateField`s, required when the sequence is scoped or `dates` names a field
+    /// (one per document).
     pub fn many(
         spec: &SequenceSpec,
         field: &str,
         format_field: Option<&str>,
         count: u64,
         documents: Option<&[Value]>,
+        dates: &InsertDates,
     ) -> Result<Self, SeqError> {
         if count > MAX_COUNT {
             return Err(SeqError::invalid_argument(
@@ -113,41 +172,95 @@ impl InsertNumbered {
         }
         check_insert_fields(spec, field, format_field)?;
         let count = usize::try_from(count).unwrap_or(usize::MAX);
-        let mut counters = Vec::new();
-        let mut counter_of = Vec::with_capacity(count);
-        if spec.scope().is_empty() {
-            counters.push(spec.counter_id(None)?);
-            counter_of.resize(count, 0);
-        } else {
-            let documents = documents
-                .filter(|documents| documents.len() == count)
-                .ok_or_else(|| {
-                    SeqError::invalid_argument(
-                        "docs",
-                        format!("the scope values of each of the {count} documents are needed (sequence `{}` is scoped)", spec.name()),
-                    )
-                })?;
-            for document in documents {
-                let id = spec.counter_id(Some(document))?;
-                let index = match counters.iter().position(|known| *known == id) {
-                    Some(index) => index,
-                    None => {
-                        counters.push(id);
-                        counters.len().saturating_sub(1)
-                    }
-                };
-                counter_of.push(index);
-            }
+        let needs_documents =
+            !spec.scope().is_empty() || (spec.reset().is_periodic() && dates.date_field.is_some());
+        let documents = documents.filter(|documents| documents.len() == count);
+        if needs_documents && documents.is_none() {
+            return Err(SeqError::invalid_argument(
+                "docs",
+                format!(
+                    "the scope values and dates of each of the {count} documents are needed (sequence `{}` is scoped or dated)",
+                    spec.name()
+                ),
+            ));
         }
-        Ok(InsertMachine::begin(
+        let instants = instants(spec, field, dates, count, documents)?;
+        let groups = if spec.scope().is_empty() {
+            (vec![scoped_id(spec, None)?], vec![0; count])
+        } else {
+            let mut ids = Vec::with_capacity(count);
+            for document in documents.unwrap_or_default() {
+                ids.push(scoped_id(spec, Some(document))?);
+            }
+            group_ids(ids)
+        };
+        InsertMachine::begin(
             spec,
             field,
             format_field,
             false,
-            counters,
-            counter_of,
-        ))
+            groups,
+            instants,
+            dates.date_field.is_some(),
+        )
     }
+}
+
+/// The counter id of `document`'s scope (the whole id of a sequence that never resets; the
+/// period follows for one that does).
+fn scoped_id(spec: &SequenceSpec, document: Option<&Value>) -> Result<String, SeqError> {
+    crate::sequence::scope::counter_id(spec.name(), spec.scope(), document, None)
+}
+
+/// The instants whose local dates place the documents of a sequence that resets: each
+/// document's `dateField`, or the caller's "now" once; none for a sequence that never resets
+/// (a `dateField` there is refused: it would do nothing).
+fn instants(
+    spec: &SequenceSpec,
+    field: &str,
+    dates: &InsertDates,
+    count: usize,
+    documents: Option<&[Value]>,
+) -> Result<Vec<i64>, SeqError> {
+    if let Some(date_field) = &dates.date_field {
+        check_field_path("dateField", date_field)?;
+        if !spec.reset().is_periodic() {
+            return Err(SeqError::invalid_argument(
+                "dateField",
+                format!(
+                    "sequence `{}` never resets: its numbers have no period for a date to choose",
+                    spec.name()
+                ),
+            ));
+        }
+        if date_field == field {
+            return Err(SeqError::invalid_argument(
+                "dateField",
+                "must differ from `field`, which the insert writes",
+            ));
+        }
+    }
+    if !spec.reset().is_periodic() || count == 0 {
+        return Ok(Vec::new());
+    }
+    let Some(date_field) = &dates.date_field else {
+        let now = dates.now_ms.ok_or_else(|| {
+            SeqError::invalid_argument(
+                "now",
+                format!(
+                    "sequence `{}` resets {}: the insert needs the time now, or a dateField",
+                    spec.name(),
+                    spec.reset().name()
+                ),
+            )
+        })?;
+        return Ok(vec![check_instant("date", None, now)?]);
+    };
+    let mut instants = Vec::with_capacity(count);
+    for (index, document) in (0u64..).zip(documents.unwrap_or_default()) {
+        instants.push(document_instant(document, date_field, index)?);
+    }
+    Ok(instants)
 }
 
 impl InsertMachine {
@@ -156,9 +269,10 @@ impl InsertMachine {
         field: &str,
         format_field: Option<&str>,
         single: bool,
-        counters: Vec<String>,
-        counter_of: Vec<usize>,
-    ) -> InsertNumbered {
+        (counters, counter_of): (Vec<String>, Vec<usize>),
+        instants: Vec<i64>,
+        dates_by_field: bool,
+    ) -> Result<InsertNumbered, SeqError> {
         let mut machine = Self {
             spec: spec.clone(),
             field: field.to_owned(),
@@ -167,15 +281,46 @@ impl InsertMachine {
             counters,
             values: vec![0; counter_of.len()],
             counter_of,
+            by_date_field: !instants.is_empty() && dates_by_field,
+            instants,
             first: 0,
             takes: VecDeque::new(),
             phase: Phase::Insert,
             attempts: 0,
         };
-        let first = machine.take_pending();
-        MachinePlan::begin(machine, first)
+        let first = if machine.instants.is_empty() {
+            machine.take_pending()
+        } else {
+            machine.phase = Phase::Dates;
+            Ok(Step::Command(dated::local_dates(
+                spec,
+                machine.instants.clone(),
+            )))
+        };
+        Ok(MachinePlan::begin(machine, first))
     }
 
+    /// The documents' periods are known: each gets the counter of its scope in its period.
+    fn on_dates(&mut self, reply: Reply) -> Result<Step<InsertOutcome>, SeqError> {
+        let (argument, index_of): (&str, fn(usize) -> Option<u64>) = if self.by_date_field {
+            ("dateField", |i| u64::try_from(i).ok())
+        } else {
+            ("date", |_| None)
+        };
+        let periods =
+            dated::periods_of(&self.spec, reply, self.instants.len(), argument, index_of)?;
+        let mut ids = Vec::with_capacity(self.counter_of.len());
+        for (document, &scope) in self.counter_of.iter().enumerate() {
+            let period = match periods.get(document).or_else(|| periods.first()) {
+                Some(Ok(period)) => period,
+                Some(Err(error)) => return Err(error.clone()),
+                None => return Err(SeqError::unexpected_reply("no date for a document")),
+            };
+            ids.push(in_period(self.counter_id(scope), period)?);
+        }
+        (self.counters, self.counter_of) = group_ids(ids);
+        self.take_pending()
+    }
     /// Groups the documents not inserted yet by counter and asks for the first group's numbers
     /// (done at once when there is nothing to insert).
     fn take_pending(&mut self) -> Result<Step<InsertOutcome>, SeqError> {
@@ -206,11 +351,17 @@ impl InsertMachine {
         self.counters.get(counter).map_or("", String::as_str)
     }
 
-    fn fields(&self, value: i64) -> Value {
+    /// The formatted id of document `document` numbered `value` (in its counter's period).
+    fn formatted(&self, document: usize, value: i64) -> Option<String> {
+        let counter = self.counter_of.get(document).copied().unwrap_or(0);
+        self.spec.format_in(self.counter_id(counter), value)
+    }
+
+    fn fields(&self, document: usize, value: i64) -> Value {
         let mut fields = Map::new();
         fields.insert(self.field.clone(), ejson::long(value));
         if let (Some(format_field), Some(formatted)) =
-            (&self.format_field, self.spec.format_value(value))
+            (&self.format_field, self.formatted(document, value))
         {
             fields.insert(format_field.clone(), Value::String(formatted));
         }
@@ -227,14 +378,17 @@ impl InsertMachine {
         Ok(Step::Command(if self.single {
             Command::InsertDocument {
                 collection: Collection::Documents,
-                fields: self.fields(pending.first().copied().unwrap_or_default()),
+                fields: self.fields(0, pending.first().copied().unwrap_or_default()),
                 duplicate_key_on: Some(self.field.clone()),
             }
         } else {
             Command::InsertDocuments {
                 collection: Collection::Documents,
                 first: u64::try_from(self.first).unwrap_or(u64::MAX),
-                fields: pending.iter().map(|&value| self.fields(value)).collect(),
+                fields: (self.first..)
+                    .zip(pending)
+                    .map(|(document, &value)| self.fields(document, value))
+                    .collect(),
                 duplicate_key_on: self.field.clone(),
             }
         }))
@@ -245,7 +399,8 @@ impl InsertMachine {
             formatted: self.format_field.as_ref().map(|_| {
                 self.values
                     .iter()
-                    .filter_map(|&value| self.spec.format_value(value))
+                    .enumerate()
+                    .filter_map(|(document, &value)| self.formatted(document, value))
                     .collect()
             }),
             values: self.values.clone(),
@@ -312,6 +467,7 @@ impl Machine for InsertMachine {
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<InsertOutcome>, SeqError> {
         match (std::mem::replace(&mut self.phase, Phase::Insert), reply) {
+            (Phase::Dates, reply) => self.on_dates(reply),
             (Phase::Take { documents }, Reply::Numbers { values }) => {
                 self.on_numbers(&documents, values)
             }
@@ -353,7 +509,8 @@ mod tests {
     #[test]
     fn one_retries_a_taken_number_with_the_next() {
         let spec = spec(json!({ "name": "users", "format": "U{seq}" }));
-        let mut plan = InsertNumbered::one(&spec, "_id", Some("code"), None).unwrap();
+        let mut plan =
+            InsertNumbered::one(&spec, "_id", Some("code"), None, &InsertDates::default()).unwrap();
         assert_eq!(
             command(plan.current_step()),
             json!({ "op": "take", "counterId": "users", "count": 1 })
@@ -381,7 +538,9 @@ mod tests {
             json!({ "t": "b" }),
             json!({ "t": "a" }),
         ];
-        let mut plan = InsertNumbered::many(&spec, "n", None, 3, Some(&docs)).unwrap();
+        let mut plan =
+            InsertNumbered::many(&spec, "n", None, 3, Some(&docs), &InsertDates::default())
+                .unwrap();
         assert_eq!(command(plan.current_step())["counterId"], "inv/t=a");
         assert_eq!(command(plan.feed(numbers(&[1, 2])))["counterId"], "inv/t=b");
         let insert = command(plan.feed(numbers(&[1])));
@@ -418,7 +577,8 @@ mod tests {
     #[test]
     fn gives_up_after_max_retries_and_checks_before_taking() {
         let spec_ = spec(json!({ "name": "users" }));
-        let mut plan = InsertNumbered::one(&spec_, "_id", None, None).unwrap();
+        let mut plan =
+            InsertNumbered::one(&spec_, "_id", None, None, &InsertDates::default()).unwrap();
         let mut step = plan.current_step();
         for attempt in 1..=MAX_RETRIES {
             command(step);
@@ -428,14 +588,174 @@ mod tests {
         assert_eq!(step.unwrap_err().code(), "TOO_MANY_RETRIES");
         let scoped = spec(json!({ "name": "inv", "scope": ["t"] }));
         let docs = [json!({ "t": "a" }), json!({})];
-        let error = InsertNumbered::many(&scoped, "n", None, 2, Some(&docs)).unwrap_err();
+        let error =
+            InsertNumbered::many(&scoped, "n", None, 2, Some(&docs), &InsertDates::default())
+                .unwrap_err();
         assert_eq!(error.code(), "MISSING_SCOPE_FIELD");
-        let Ok(Step::Done(done)) = InsertNumbered::many(&spec_, "n", None, 0, None)
-            .unwrap()
-            .current_step()
+        let Ok(Step::Done(done)) =
+            InsertNumbered::many(&spec_, "n", None, 0, None, &InsertDates::default())
+                .unwrap()
+                .current_step()
         else {
             panic!("nothing to insert")
         };
         assert!(done.values.is_empty());
+    }
+
+    fn dates(dates: &[&str]) -> Reply {
+        Reply::LocalDates {
+            dates: dates.iter().map(|d| (*d).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn periodic_inserts_ask_for_dates_and_group_by_scope_and_period() {
+        let spec = spec(json!({
+            "name": "inv", "scope": ["t"], "reset": "yearly", "timeZone": "Europe/Paris",
+            "format": "INV-{yyyy}-{seq:03}"
+        }));
+        let at = |ms: i64| json!({ "$date": { "$numberLong": ms.to_string() } });
+        let docs = [
+            json!({ "t": "a", "at": at(1_767_222_000_000) }),
+            json!({ "t": "a", "at": { "$date": "2025-12-31T22:59:59.999Z" } }),
+            json!({ "t": "b", "at": at(1_767_222_000_000) }),
+            json!({ "t": "a", "at": at(1_767_222_000_001) }),
+        ];
+        let by_field = InsertDates {
+            date_field: Some("at".to_owned()),
+            now_ms: Some(0),
+        };
+        let mut plan =
+            InsertNumbered::many(&spec, "n", Some("code"), 4, Some(&docs), &by_field).unwrap();
+        assert_eq!(
+            command(plan.current_step()),
+            json!({ "op": "localDates", "timeZone": "Europe/Paris",
+                    "instants": [1_767_222_000_000i64, 1_767_221_999_999i64, 1_767_222_000_000i64, 1_767_222_000_001i64] })
+        );
+        let take = command(plan.feed(dates(&[
+            "2026-01-01",
+            "2025-12-31",
+            "2026-01-01",
+            "2026-01-01",
+        ])));
+        assert_eq!(
+            take,
+            json!({ "op": "take", "counterId": "inv/t=a/2026", "count": 2 })
+        );
+        let take = command(plan.feed(numbers(&[1, 2])));
+        assert_eq!(take["counterId"], "inv/t=a/2025");
+        let take = command(plan.feed(numbers(&[7])));
+        assert_eq!(take["counterId"], "inv/t=b/2026");
+        let insert = command(plan.feed(numbers(&[1])));
+        assert_eq!(
+            insert["fields"],
+            json!([
+                { "n": { "$numberLong": "1" }, "code": "INV-2026-001" },
+                { "n": { "$numberLong": "7" }, "code": "INV-2025-007" },
+                { "n": { "$numberLong": "1" }, "code": "INV-2026-001" },
+                { "n": { "$numberLong": "2" }, "code": "INV-2026-002" },
+            ])
+        );
+        let Ok(Step::Done(done)) = plan.feed(Reply::WriteResult(crate::WriteResult {
+            n: 4,
+            ..Default::default()
+        })) else {
+            panic!("done")
+        };
+        assert_eq!(done.formatted.unwrap()[1], "INV-2025-007");
+    }
+
+    #[test]
+    fn without_a_date_field_one_instant_for_the_call() {
+        let spec = spec(json!({ "name": "t", "reset": "monthly" }));
+        let mut plan =
+            InsertNumbered::one(&spec, "n", None, Some(&json!({})), &InsertDates::now(-1)).unwrap();
+        assert_eq!(
+            command(plan.current_step()),
+            json!({ "op": "localDates", "timeZone": "UTC", "instants": [-1] })
+        );
+        let take = command(plan.feed(dates(&["1969-12-31"])));
+        assert_eq!(
+            take,
+            json!({ "op": "take", "counterId": "t/1969-12", "count": 1 })
+        );
+        let mut many =
+            InsertNumbered::many(&spec, "n", None, 3, None, &InsertDates::now(0)).unwrap();
+        command(many.current_step());
+        let take = command(many.feed(dates(&["1970-01-01"])));
+        assert_eq!(
+            take,
+            json!({ "op": "take", "counterId": "t/1970-01", "count": 3 })
+        );
+        // A shell that answers with the wrong number of dates is refused.
+        let mut plan = InsertNumbered::one(&spec, "n", None, None, &InsertDates::now(0)).unwrap();
+        assert_eq!(
+            plan.feed(dates(&[])).unwrap_err().code(),
+            "UNEXPECTED_REPLY"
+        );
+    }
+
+    #[test]
+    fn bad_dates_are_refused_before_anything_is_taken() {
+        let yearly = spec(json!({ "name": "inv", "reset": "yearly" }));
+        let field = |name: &str| InsertDates {
+            date_field: Some(name.to_owned()),
+            now_ms: None,
+        };
+        let docs = [
+            json!({ "at": { "$date": "2026-01-01T00:00:00Z" } }),
+            json!({ "at": "2026-01-01" }),
+        ];
+        let error =
+            InsertNumbered::many(&yearly, "n", None, 2, Some(&docs), &field("at")).unwrap_err();
+        assert_eq!(
+            (error.code(), error.details()),
+            (
+                "INVALID_DATE",
+                Some(json!({ "argument": "dateField", "index": 1 }))
+            )
+        );
+        assert!(error.to_string().contains("`at` is not a date"), "{error}");
+        let error =
+            InsertNumbered::one(&yearly, "n", None, Some(&json!({})), &field("at")).unwrap_err();
+        assert_eq!(
+            error.details(),
+            Some(json!({ "argument": "dateField", "index": 0 }))
+        );
+        let error = InsertNumbered::many(&yearly, "n", None, 2, None, &field("at")).unwrap_err();
+        assert_eq!(error.option_name(), Some("docs"));
+        let error =
+            InsertNumbered::one(&yearly, "n", None, None, &InsertDates::default()).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("INVALID_ARGUMENT", Some("now"))
+        );
+        let error =
+            InsertNumbered::one(&yearly, "n", None, None, &InsertDates::now(i64::MAX)).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("INVALID_DATE", Some("date"))
+        );
+        let plain = spec(json!({ "name": "p" }));
+        let error = InsertNumbered::one(&plain, "n", None, None, &field("at")).unwrap_err();
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("INVALID_ARGUMENT", Some("dateField"))
+        );
+        let error = InsertNumbered::one(&yearly, "n", None, None, &field("n")).unwrap_err();
+        assert_eq!(error.option_name(), Some("dateField"));
+        // Fiscal year 10000: the date of the document is named.
+        let fiscal = spec(json!({ "name": "f", "reset": "yearly", "yearStart": 7 }));
+        let docs = vec![json!({ "at": { "$date": "2026-01-01T00:00:00Z" } }); 2];
+        let mut plan =
+            InsertNumbered::many(&fiscal, "n", None, 2, Some(&docs), &field("at")).unwrap();
+        let error = plan.feed(dates(&["2026-01-01", "9999-07-01"])).unwrap_err();
+        assert_eq!(
+            (error.code(), error.details()),
+            (
+                "INVALID_DATE",
+                Some(json!({ "argument": "dateField", "index": 1 }))
+            )
+        );
     }
 }

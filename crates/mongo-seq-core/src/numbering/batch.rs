@@ -302,12 +302,13 @@ impl NumberBatchMachine {
     /// One statement per document of the group just reserved.
     fn reserved(&mut self, range: ReservedRange) -> Result<Step<()>, SeqError> {
         let (counter_id, ids) = std::mem::take(&mut self.reserving);
+        let period = self.numbering.sequence().period_of_counter_id(&counter_id);
         for (index, id) in (0u64..).zip(ids) {
             let number = range.get(index).ok_or_else(|| {
                 SeqError::unexpected_reply("the reserved range is shorter than the request")
             })?;
             self.statements
-                .push(self.numbering.statement(&id, number, None));
+                .push(self.numbering.statement(&id, number, None, period.as_ref()));
             self.targets.push(Target {
                 counter_id: counter_id.clone(),
                 id,

@@ -58,6 +58,7 @@ use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
+use crate::sequence::period::Period;
 use crate::sequence::scope::counters_of;
 
 /// How many times a completion writes and looks again before giving up (each round settles
@@ -187,6 +188,8 @@ enum GroupPhase {
 pub struct NumberGaplessMachine {
     numbering: NumberingSpec,
     counter_id: String,
+    /// The counter's period (a periodic sequence's), for the formatted ids.
+    period: Option<Period>,
     ids: Vec<Value>,
     epoch: i64,
     rounds: u32,
@@ -206,6 +209,7 @@ impl NumberGapless {
         let mut machine = NumberGaplessMachine {
             numbering: numbering.clone(),
             counter_id: counter_id.to_owned(),
+            period: numbering.sequence().period_of_counter_id(counter_id),
             ids,
             epoch,
             rounds: 0,
@@ -254,7 +258,12 @@ impl NumberGaplessMachine {
                 let mut updates = Vec::new();
                 for (index, id) in (0u64..).zip(&intent.ids) {
                     if let Some(number) = range.get(index) {
-                        updates.push(self.numbering.statement(id, number, None));
+                        updates.push(self.numbering.statement(
+                            id,
+                            number,
+                            None,
+                            self.period.as_ref(),
+                        ));
                         numbers.push(number);
                     }
                 }
@@ -411,6 +420,8 @@ enum CompletionPhase {
 pub struct CompleteIntentMachine {
     numbering: NumberingSpec,
     counter_id: String,
+    /// The counter's period (a periodic sequence's), for the formatted ids.
+    period: Option<Period>,
     intent: Intent,
     epoch: i64,
     taken: Vec<i64>,
@@ -434,6 +445,7 @@ impl CompleteIntent {
         let mut machine = CompleteIntentMachine {
             numbering: numbering.clone(),
             counter_id: counter_id.to_owned(),
+            period: numbering.sequence().period_of_counter_id(counter_id),
             intent: intent.clone(),
             epoch,
             taken,
@@ -553,8 +565,13 @@ impl CompleteIntentMachine {
             .iter()
             .filter_map(|d| Some((d.get("_id")?.clone(), self.numbering.stored(d).cloned())))
             .collect();
-        let completion =
-            plan_completion(self.numbering.sequence(), &self.intent, &found, &self.taken)?;
+        let completion = plan_completion(
+            self.numbering.sequence(),
+            self.period.as_ref(),
+            &self.intent,
+            &found,
+            &self.taken,
+        )?;
         if completion.assignments.is_empty() {
             if completion.missing > 0 || completion.foreign > 0 {
                 self.notes.push(Note::IntentSettled {
@@ -586,8 +603,13 @@ impl CompleteIntentMachine {
             .assignments
             .iter()
             .map(|a| {
-                self.numbering
-                    .fenced_statement(&a.id, a.number, a.previous, self.epoch)
+                self.numbering.fenced_statement(
+                    &a.id,
+                    a.number,
+                    a.previous,
+                    self.period.as_ref(),
+                    self.epoch,
+                )
             })
             .collect();
         self.phase = CompletionPhase::Write {

@@ -49,6 +49,7 @@ use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Period;
 
 /// A pending intent as stored in a counter document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -380,9 +381,11 @@ pub struct Completion {
 /// `taken` are numbers the unique index refused (another document holds them): they are
 /// skipped, which leaves no gap since that document holds them. Apply the assignments in order
 /// (`ordered: true`) and call again with what the documents look like then; when there is
-/// nothing left to write, clear the intent with `seq` ([`FinishIntent`]).
+/// nothing left to write, clear the intent with `seq` ([`FinishIntent`]). `period`: the
+/// counter's (a periodic sequence's), for the formatted ids.
 pub fn plan_completion(
     spec: &SequenceSpec,
+    period: Option<&Period>,
     intent: &Intent,
     found: &[(Value, Option<Value>)],
     taken: &[i64],
@@ -429,7 +432,7 @@ pub fn plan_completion(
             completion.assignments.push(Assignment {
                 id: id.clone(),
                 number: next,
-                formatted: spec.format_value(next),
+                formatted: spec.format_value(next, period),
                 previous: current,
             });
         }

@@ -18,6 +18,7 @@ use crate::lease::document::epoch_condition;
 use crate::protocol::command::{Collection, Command, UpdateStatement};
 use crate::sequence::field::check_field_path;
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Period;
 
 /// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] or
 /// [`NumberingSpec::from_json`] (`{sequence: <options>, field, formatField?, gapless?}`).
@@ -183,13 +184,14 @@ impl NumberingSpec {
         stored_value(document, &self.field)
     }
 
-    /// The statement writing `number` (and its formatted id) on document `id`: where it has no
-    /// number yet, or, with `previous`, where it still holds `previous`.
+    /// The statement writing `number` of `period` (and its formatted id) on document `id`:
+    /// where it has no number yet, or, with `previous`, where it still holds `previous`.
     pub(crate) fn statement(
         &self,
         id: &Value,
         number: i64,
         previous: Option<i64>,
+        period: Option<&Period>,
     ) -> UpdateStatement {
         let mut filter = Map::new();
         filter.insert("_id".to_owned(), id.clone());
@@ -200,9 +202,10 @@ impl NumberingSpec {
         filter.insert(self.field.clone(), current);
         let mut set = Map::new();
         set.insert(self.field.clone(), ejson::long(number));
-        if let (Some(format_field), Some(formatted)) =
-            (&self.format_field, self.sequence.format_value(number))
-        {
+        if let (Some(format_field), Some(formatted)) = (
+            &self.format_field,
+            self.sequence.format_value(number, period),
+        ) {
             set.insert(format_field.clone(), Value::String(formatted));
         }
         UpdateStatement {
@@ -218,9 +221,10 @@ impl NumberingSpec {
         id: &Value,
         number: i64,
         previous: Option<i64>,
+        period: Option<&Period>,
         epoch: i64,
     ) -> UpdateStatement {
-        let mut statement = self.statement(id, number, previous);
+        let mut statement = self.statement(id, number, previous, period);
         // Mutant (simulator only): the moves of the time before the fence.
         let unfenced = crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion);
         if let (Value::Object(filter), false) = (&mut statement.filter, unfenced) {

@@ -93,6 +93,11 @@ pub struct FindOptions {
 ///   also when there was no such index (IndexNotFound, code 27).
 /// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
 ///   race; the core reads no clock and draws no random numbers), then reply `waited`.
+/// * `localDates` → the local date in the IANA zone `timeZone` of each instant of `instants`
+///   (milliseconds since the epoch, each within
+///   [`MIN_INSTANT_MS`](crate::sequence::instant::MIN_INSTANT_MS)..=[`MAX_INSTANT_MS`](crate::sequence::instant::MAX_INSTANT_MS)),
+///   with the host's time-zone data (the core has none); reply `localDates` with the dates as
+///   `YYYY-MM-DD`, in the same order. Sends nothing to the server.
 ///
 /// Any other driver error is the caller's to surface; the plan is then abandoned.
 ///
@@ -171,10 +176,15 @@ pub enum Command {
     },
     #[serde(rename_all = "camelCase")]
     Wait { min_ms: u64, max_ms: u64 },
+    #[serde(rename_all = "camelCase")]
+    LocalDates {
+        time_zone: String,
+        instants: Vec<i64>,
+    },
 }
 
 impl Command {
-    /// The collection the command runs on (`None` for a `wait` or a `take`).
+    /// The collection the command runs on (`None` for a `wait`, a `take` or `localDates`).
     pub fn collection(&self) -> Option<Collection> {
         match self {
             Self::FindOneAndUpdate { collection, .. }
@@ -188,13 +198,13 @@ impl Command {
             | Self::Aggregate { collection, .. }
             | Self::CreateIndex { collection, .. }
             | Self::DropIndex { collection, .. } => Some(*collection),
-            Self::Wait { .. } | Self::Take { .. } => None,
+            Self::Wait { .. } | Self::Take { .. } | Self::LocalDates { .. } => None,
         }
     }
 
     /// The server command it becomes (`findAndModify`, `find`, `insert`, `update`,
     /// `aggregate`, `createIndexes`): what command monitoring sees, for accounting (`None` for a
-    /// `wait` or a `take`, which send nothing themselves).
+    /// `wait`, a `take` or `localDates`, which send nothing themselves).
     pub fn server_command(&self) -> Option<&'static str> {
         Some(match self {
             Self::FindOneAndUpdate { .. } => "findAndModify",
@@ -206,7 +216,7 @@ impl Command {
             Self::Aggregate { .. } => "aggregate",
             Self::CreateIndex { .. } => "createIndexes",
             Self::DropIndex { .. } => "dropIndexes",
-            Self::Wait { .. } | Self::Take { .. } => return None,
+            Self::Wait { .. } | Self::Take { .. } | Self::LocalDates { .. } => return None,
         })
     }
 }
@@ -449,6 +459,17 @@ impl Command {
                 put("op", text("wait"));
                 put("minMs", number(*min_ms));
                 put("maxMs", number(*max_ms));
+            }
+            Self::LocalDates {
+                time_zone,
+                instants,
+            } => {
+                put("op", text("localDates"));
+                put("timeZone", text(time_zone));
+                put(
+                    "instants",
+                    Field::Owned(instants.iter().map(|&ms| Value::from(ms)).collect()),
+                );
             }
         }
         if let Some(concern) = self.write_concern() {

@@ -13,7 +13,7 @@ use crate::error::SeqError;
 /// `{"kind":"duplicateKey","errmsg"?:…,"keyPattern"?:{…}}`, `{"kind":"documents","documents":[…]}`,
 /// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
 /// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`,
-/// `{"kind":"numbers","values":[…]}`.
+/// `{"kind":"numbers","values":[…]}`, `{"kind":"localDates","dates":["2026-05-17", …]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", try_from = "Value")]
 pub enum Reply {
@@ -43,6 +43,9 @@ pub enum Reply {
     Waited,
     /// The numbers a `take` got, in order.
     Numbers { values: Vec<i64> },
+    /// The local dates of a `localDates` command's instants (`YYYY-MM-DD`), in order; the plan
+    /// reads them.
+    LocalDates { dates: Vec<String> },
 }
 
 /// The reply to a write command, as the server gives it: `n` statements matched, `nModified`
@@ -182,8 +185,27 @@ impl Reply {
                 }
                 Ok(Self::Numbers { values })
             }
+            "localDates" => {
+                expect_keys(&["dates"])?;
+                let Some(Value::Array(items)) = map.get("dates") else {
+                    return Err(SeqError::unexpected_reply(
+                        "a `localDates` reply needs an array `dates`",
+                    ));
+                };
+                let mut dates = Vec::with_capacity(items.len());
+                for item in items {
+                    let Value::String(date) = item else {
+                        return Err(SeqError::unexpected_reply(format!(
+                            "`dates` must hold strings (YYYY-MM-DD), got {}",
+                            ejson::describe(item)
+                        )));
+                    };
+                    dates.push(date.clone());
+                }
+                Ok(Self::LocalDates { dates })
+            }
             other => Err(SeqError::unexpected_reply(format!(
-                "unknown reply kind {} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers)",
+                "unknown reply kind {} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers, localDates)",
                 ejson::quoted(&ejson::truncate(other))
             ))),
         }
@@ -199,6 +221,7 @@ impl Reply {
             Self::WriteResult(_) => "writeResult",
             Self::Waited => "waited",
             Self::Numbers { .. } => "numbers",
+            Self::LocalDates { .. } => "localDates",
         }
     }
 }

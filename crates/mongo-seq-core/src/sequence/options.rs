@@ -10,26 +10,34 @@
 //! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
 //! | `refillAhead` | boolean         | false   | reserve the next block when half the block is left (`block` ≥ 2), see [`crate::BlockCounter`] |
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::sequence::scope`] |
-//! | `format` | string or null       | none    | template, see [`crate::sequence::format`]                     |
+//! | `format` | string or null       | none    | template, see [`crate::sequence::format`]; period tokens (`{yyyy}` …) need a `reset` |
+//! | `reset`  | string or null       | `never` | `never`, `yearly`, `monthly` or `daily`: the series starts again each period, see [`crate::sequence::period`] |
+//! | `timeZone` | string or null     | `UTC`   | the IANA zone whose local dates the periods follow (periodic sequences only; its syntax is checked here, its existence by the host) |
+//! | `yearStart` | integer or null   | 1       | the month (1..=12) a `yearly` sequence's (fiscal) year starts in; the year is named after the calendar year it ends in |
 //! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::sequence::counter_field`] |
 //! | `counterId` | string or document or null | none | the counter's `_id` when it is not the name (unscoped only), see [`crate::sequence::counter_field`] |
 //!
 //! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
 //! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
 //! `null` means "not set" for the optional keys. Unknown keys are rejected by name.
+//! The normalized options leave out `reset`, `timeZone` and `yearStart` for a sequence that
+//! never resets, and fill in `timeZone` (and `yearStart` when yearly) for one that does.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::sequence::calendar::LocalDate;
 use crate::sequence::counter_field::{
     check_counter_field, check_counter_key, DEFAULT_COUNTER_FIELD,
 };
 use crate::sequence::format::FormatTemplate;
 use crate::sequence::limits::MAX_BLOCK;
 use crate::sequence::name::validate_name;
+use crate::sequence::period::{self, Period, Reset};
 use crate::sequence::scope::{self, MAX_SCOPE_FIELDS};
+use crate::sequence::time_zone::{time_zone_problem, UTC};
 
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
@@ -45,10 +53,22 @@ pub struct SequenceSpec {
     refill_ahead: bool,
     scope: Vec<String>,
     format: Option<FormatTemplate>,
+    #[serde(skip_serializing_if = "is_never")]
+    reset: Reset,
+    /// Set (the default filled in) exactly when the sequence resets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_zone: Option<String>,
+    /// Set (the default filled in) exactly when the sequence resets yearly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    year_start: Option<u8>,
     counter_field: String,
     /// The counter's `_id` when the options give one (else the name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     counter_id: Option<Value>,
+}
+
+fn is_never(reset: &Reset) -> bool {
+    !reset.is_periodic()
 }
 
 impl TryFrom<Value> for SequenceSpec {
@@ -78,7 +98,7 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 impl SequenceSpec {
     /// Every option key, in the order of the table above: the one list of them (the Wasm
     /// exports it as `optionKeys()`, for the mongoose plugin).
-    pub const KEYS: [&'static str; 11] = [
+    pub const KEYS: [&'static str; 14] = [
         "name",
         "start",
         "step",
@@ -88,6 +108,9 @@ impl SequenceSpec {
         "refillAhead",
         "scope",
         "format",
+        "reset",
+        "timeZone",
+        "yearStart",
         "counterField",
         "counterId",
     ];
@@ -98,8 +121,8 @@ impl SequenceSpec {
     /// string ids).
     const NOT_FOR_TRIGGERS: [&'static str; 4] = ["name", "block", "refillAhead", "counterId"];
 
-    /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block` and
-    /// `refillAhead`.
+    /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block`,
+    /// `refillAhead` and `counterId`.
     pub fn trigger_keys() -> impl Iterator<Item = &'static str> {
         Self::KEYS
             .into_iter()
@@ -173,9 +196,14 @@ impl SequenceSpec {
             }
         };
         let scope = parse_scope(map.get("scope"))?;
+        let reset = parse_reset(map.get("reset"))?;
         let format = match map.get("format") {
             None | Some(Value::Null) => None,
-            Some(Value::String(template)) => Some(FormatTemplate::parse(template)?),
+            Some(Value::String(template)) => {
+                let template = FormatTemplate::parse(template)?;
+                template.check_period_tokens(reset)?;
+                Some(template)
+            }
             Some(other) => {
                 return Err(invalid(
                     "format",
@@ -183,6 +211,8 @@ impl SequenceSpec {
                 ))
             }
         };
+        let time_zone = parse_time_zone(map.get("timeZone"), reset)?;
+        let year_start = parse_year_start(map, reset)?;
 
         let counter_field = match map.get("counterField") {
             None | Some(Value::Null) => DEFAULT_COUNTER_FIELD.to_owned(),
@@ -197,6 +227,15 @@ impl SequenceSpec {
 
         let counter_id = match map.get("counterId") {
             None | Some(Value::Null) => None,
+            Some(_) if reset.is_periodic() => {
+                return Err(invalid(
+                    "counterId",
+                    format!(
+                        "cannot name the counter of a sequence that resets {}: it has one counter per period",
+                        reset.name()
+                    ),
+                ))
+            }
             Some(value) => Some(check_counter_key(value, &scope)?),
         };
 
@@ -244,6 +283,9 @@ impl SequenceSpec {
             refill_ahead,
             scope,
             format,
+            reset,
+            time_zone,
+            year_start,
             counter_field,
             counter_id,
         })
@@ -295,6 +337,20 @@ impl SequenceSpec {
     pub fn format(&self) -> Option<&FormatTemplate> {
         self.format.as_ref()
     }
+    /// How often the sequence starts again.
+    pub fn reset(&self) -> Reset {
+        self.reset
+    }
+    /// The IANA zone whose local dates the periods follow (`UTC` by default; also for a
+    /// sequence that never resets, where it plays no part).
+    pub fn time_zone(&self) -> &str {
+        self.time_zone.as_deref().unwrap_or(UTC)
+    }
+    /// The month (1..=12) a yearly sequence's year starts in (1 unless set).
+    pub fn year_start(&self) -> u8 {
+        self.year_start.unwrap_or(1)
+    }
+
     /// The counter document's field holding the last number issued (`seq` by default).
     pub fn counter_field(&self) -> &str {
         &self.counter_field
@@ -333,9 +389,86 @@ impl SequenceSpec {
         branches
     }
 
-    /// The counter `_id` for a document (see [`crate::sequence::scope`]); the name when unscoped.
+    /// The counter `_id` for a document (see [`crate::sequence::scope`]); the name when
+    /// unscoped. A periodic sequence's ids need a period: see [`SequenceSpec::counter_id_in`].
     pub fn counter_id(&self, document: Option<&Value>) -> Result<String, SeqError> {
-        scope::counter_id(&self.name, &self.scope, document)
+        self.counter_id_in(document, None)
+    }
+
+    /// The counter `_id` for a document in `period` (the period of a number of a sequence that
+    /// resets; `None` for one that never does): the scope's id, then `/` and the period.
+    /// `INVALID_ARGUMENT` naming `period` when it is missing or of another kind.
+    pub fn counter_id_in(
+        &self,
+        document: Option<&Value>,
+        period: Option<&Period>,
+    ) -> Result<String, SeqError> {
+        self.check_period(period)?;
+        scope::counter_id(&self.name, &self.scope, document, period)
+    }
+
+    /// `Ok` when `period` is one of this sequence's: present exactly when it resets, of its
+    /// kind; else `INVALID_ARGUMENT` naming `period`.
+    pub fn check_period(&self, period: Option<&Period>) -> Result<(), SeqError> {
+        match period {
+            Some(period) if period.reset() == self.reset => Ok(()),
+            None if !self.reset.is_periodic() => Ok(()),
+            None => Err(SeqError::invalid_argument(
+                "period",
+                format!(
+                    "sequence `{}` resets {}: its counters and numbers belong to a period (give a date)",
+                    self.name,
+                    self.reset.name()
+                ),
+            )),
+            Some(period) if !self.reset.is_periodic() => Err(SeqError::invalid_argument(
+                "period",
+                format!(
+                    "sequence `{}` never resets: it has no period, got {}",
+                    self.name,
+                    ejson::quoted(&period.text())
+                ),
+            )),
+            Some(period) => Err(SeqError::invalid_argument(
+                "period",
+                format!(
+                    "{} is no period of sequence `{}`, which resets {}",
+                    ejson::quoted(&period.text()),
+                    self.name,
+                    self.reset.name()
+                ),
+            )),
+        }
+    }
+
+    /// The period of a local date (`None` when the sequence never resets); see
+    /// [`crate::sequence::period`]. A fiscal year beyond 9999 is `INVALID_DATE` naming
+    /// `argument`.
+    pub fn period_of(&self, date: LocalDate, argument: &str) -> Result<Option<Period>, SeqError> {
+        period::period_of(self.reset, self.year_start(), date, argument)
+    }
+
+    /// The first local date of `period` (`None`: before 0001-01-01).
+    pub fn period_start(&self, period: &Period) -> Result<Option<LocalDate>, SeqError> {
+        self.check_period(Some(period))?;
+        Ok(period::first_date(*period, self.year_start()))
+    }
+
+    /// The first local date of the period after `period` (`None`: after 9999-12-31): until
+    /// the instant that date begins in the sequence's zone, every number is in `period`.
+    pub fn next_period_start(&self, period: &Period) -> Result<Option<LocalDate>, SeqError> {
+        self.check_period(Some(period))?;
+        Ok(period::next_start(*period, self.year_start()))
+    }
+
+    /// The period a counter id of this sequence ends with (`None` when it never resets, or
+    /// the id has none).
+    pub fn period_of_counter_id(&self, counter_id: &str) -> Option<Period> {
+        if !self.reset.is_periodic() {
+            return None;
+        }
+        let (_, last) = counter_id.rsplit_once('/')?;
+        Period::parse(last).filter(|period| period.reset() == self.reset)
     }
 
     /// The number further along the counting direction (the larger counting up, the smaller
@@ -348,9 +481,18 @@ impl SequenceSpec {
         }
     }
 
-    /// The formatted id for `value`, when a `format` is configured.
-    pub fn format_value(&self, value: i64) -> Option<String> {
-        self.format.as_ref().map(|template| template.apply(value))
+    /// The formatted id for `value` of `period` (the number's: see
+    /// [`SequenceSpec::check_period`]), when a `format` is configured.
+    pub fn format_value(&self, value: i64, period: Option<&Period>) -> Option<String> {
+        self.format
+            .as_ref()
+            .map(|template| template.apply(value, period))
+    }
+
+    /// The formatted id for `value` taken from counter `counter_id` (its period, if any).
+    pub(crate) fn format_in(&self, counter_id: &str, value: i64) -> Option<String> {
+        let template = self.format.as_ref()?;
+        Some(template.apply(value, self.period_of_counter_id(counter_id).as_ref()))
     }
 
     /// Value a counter holds before anything was issued (start - step; checked at parse time).
@@ -454,15 +596,29 @@ impl SequenceSpec {
         }
     }
 
-    /// Checks that a counter id belongs to this sequence (guards against mixing sequences).
+    /// Checks that a counter id belongs to this sequence (guards against mixing sequences):
+    /// its name, a scope when scoped, a period of its kind when periodic.
     pub(crate) fn check_counter_id(&self, counter_id: &str) -> Result<(), SeqError> {
-        let belongs = if self.scope.is_empty() {
-            counter_id == self.name
-        } else {
+        let without_period = if self.reset.is_periodic() {
             counter_id
-                .strip_prefix(self.name.as_str())
-                .is_some_and(|rest| rest.starts_with('/'))
+                .rsplit_once('/')
+                .filter(|(_, last)| {
+                    Period::parse(last).is_some_and(|period| period.reset() == self.reset)
+                })
+                .map(|(rest, _)| rest)
+        } else {
+            Some(counter_id)
         };
+        let belongs = without_period.is_some_and(|id| {
+            if self.scope.is_empty() {
+                id == self.name
+            } else {
+                // Every segment after the name a scope field's (a period is only last).
+                id.strip_prefix(self.name.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .is_some_and(|scope| scope.split('/').all(|segment| segment.contains('=')))
+            }
+        });
         if !belongs || counter_id.len() > crate::sequence::name::MAX_COUNTER_ID_BYTES {
             return Err(SeqError::invalid_argument(
                 "counterId",
@@ -474,6 +630,91 @@ impl SequenceSpec {
             ));
         }
         Ok(())
+    }
+}
+
+fn parse_reset(raw: Option<&Value>) -> Result<Reset, SeqError> {
+    match raw {
+        None | Some(Value::Null) => Ok(Reset::Never),
+        Some(Value::String(text)) if Reset::parse(text).is_some() => {
+            Ok(Reset::parse(text).unwrap_or_default())
+        }
+        Some(other) => Err(invalid(
+            "reset",
+            format!(
+                "must be one of {}, got {}",
+                ejson::quoted_list(&Reset::NAMES),
+                ejson::describe(other)
+            ),
+        )),
+    }
+}
+
+/// The zone of a periodic sequence (`UTC` by default); refused for one that never resets.
+fn parse_time_zone(raw: Option<&Value>, reset: Reset) -> Result<Option<String>, SeqError> {
+    let zone = match raw {
+        None | Some(Value::Null) => None,
+        Some(Value::String(zone)) => {
+            if let Some(reason) = time_zone_problem(zone) {
+                return Err(invalid(
+                    "timeZone",
+                    format!("{reason}, got {}", ejson::quoted(&ejson::truncate(zone))),
+                ));
+            }
+            Some(zone.clone())
+        }
+        Some(other) => {
+            return Err(invalid(
+                "timeZone",
+                format!(
+                    "must be a string (an IANA time-zone name), got {}",
+                    ejson::describe(other)
+                ),
+            ))
+        }
+    };
+    match (zone, reset.is_periodic()) {
+        (zone, true) => Ok(Some(zone.unwrap_or_else(|| UTC.to_owned()))),
+        (None, false) => Ok(None),
+        (Some(_), false) => Err(invalid(
+            "timeZone",
+            "needs `reset` yearly, monthly or daily: a sequence that never resets has no period to place in a time zone",
+        )),
+    }
+}
+
+/// The month a yearly sequence's year starts in (1 by default); refused for other sequences.
+fn parse_year_start(map: &Map<String, Value>, reset: Reset) -> Result<Option<u8>, SeqError> {
+    let month = match integer(map, "yearStart")? {
+        None => None,
+        Some(month) => Some(
+            u8::try_from(month)
+                .ok()
+                .filter(|m| (1..=12).contains(m))
+                .ok_or_else(|| {
+                    invalid(
+                        "yearStart",
+                        format!(
+                            "must be an integer from 1 (January) to 12 (December), got {month}"
+                        ),
+                    )
+                })?,
+        ),
+    };
+    match (month, reset) {
+        (month, Reset::Yearly) => Ok(Some(month.unwrap_or(1))),
+        (None, _) => Ok(None),
+        (Some(_), Reset::Never) => Err(invalid(
+            "yearStart",
+            "needs `reset` yearly: a sequence that never resets has no year",
+        )),
+        (Some(_), _) => Err(invalid(
+            "yearStart",
+            format!(
+                "needs `reset` yearly: the periods of a sequence that resets {} are not years",
+                reset.name()
+            ),
+        )),
     }
 }
 
@@ -528,18 +769,21 @@ mod tests {
 
     #[test]
     fn keys_are_the_normalized_options_keys() {
-        // `counterId` is left out of the normalized options when unset: set it.
-        let spec = SequenceSpec::parse(&json!({"name": "orders", "counterId": "orders.seq"}))
+        // `counterId` is left out of the normalized options when unset, `reset`, `timeZone`
+        // and `yearStart` when the sequence never resets; a periodic sequence has no
+        // `counterId`: the two together name every key.
+        let named = SequenceSpec::parse(&json!({"name": "orders", "counterId": "orders.seq"}))
             .expect("valid");
-        let normalized = serde_json::to_value(&spec).expect("serializable");
-        let mut keys: Vec<&str> = normalized
-            .as_object()
-            .expect("an object")
-            .keys()
-            .map(String::as_str)
-            .collect();
-        let mut known = SequenceSpec::KEYS.to_vec();
+        let yearly =
+            SequenceSpec::parse(&json!({"name": "orders", "reset": "yearly"})).expect("valid");
+        let mut keys: Vec<String> = Vec::new();
+        for spec in [named, yearly] {
+            let normalized = serde_json::to_value(&spec).expect("serializable");
+            keys.extend(normalized.as_object().expect("an object").keys().cloned());
+        }
         keys.sort_unstable();
+        keys.dedup();
+        let mut known = SequenceSpec::KEYS.to_vec();
         known.sort_unstable();
         assert_eq!(keys, known);
     }
@@ -590,7 +834,7 @@ mod tests {
     fn trigger_keys() {
         assert_eq!(
             SequenceSpec::trigger_keys().collect::<Vec<_>>().join(", "),
-            "start, step, min, max, scope, format, counterField"
+            "start, step, min, max, scope, format, reset, timeZone, yearStart, counterField"
         );
         let keys = |v: Value| v.as_object().cloned().unwrap();
         let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
@@ -607,6 +851,151 @@ mod tests {
         );
         let error = SequenceSpec::parse_trigger("a/b", &Map::new()).unwrap_err();
         assert_eq!(error.option_name(), Some("name"));
+    }
+
+    #[test]
+    fn periodic_options() {
+        let parse = |raw: Value| SequenceSpec::parse(&raw);
+        let normalized = |raw: Value| serde_json::to_value(parse(raw).unwrap()).unwrap();
+        let yearly = normalized(json!({"name": "inv", "reset": "yearly"}));
+        assert_eq!(
+            (&yearly["reset"], &yearly["timeZone"], &yearly["yearStart"]),
+            (&json!("yearly"), &json!("UTC"), &json!(1))
+        );
+        let monthly =
+            normalized(json!({"name": "t", "reset": "monthly", "timeZone": "Europe/Paris"}));
+        assert_eq!(monthly["timeZone"], "Europe/Paris");
+        assert!(monthly.get("yearStart").is_none());
+        let plain =
+            normalized(json!({"name": "p", "reset": null, "timeZone": null, "yearStart": null}));
+        assert!(plain.get("reset").is_none() && plain.get("timeZone").is_none());
+        for raw in [yearly, monthly, plain] {
+            let spec = parse(raw.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&spec).unwrap(), raw, "round trip");
+        }
+        let spec =
+            parse(json!({"name": "f", "reset": "yearly", "yearStart": {"$numberLong": "4"}}))
+                .unwrap();
+        assert_eq!((spec.year_start(), spec.time_zone()), (4, "UTC"));
+
+        let error = |raw: Value| {
+            let e = parse(raw).unwrap_err();
+            (e.code(), e.option_name().unwrap_or("").to_owned())
+        };
+        let option = |name: &str| ("INVALID_OPTION", name.to_owned());
+        assert_eq!(
+            error(json!({"name": "a", "reset": "weekly"})),
+            option("reset")
+        );
+        assert_eq!(error(json!({"name": "a", "reset": true})), option("reset"));
+        assert_eq!(
+            error(json!({"name": "a", "reset": "yearly", "yearStart": 13})),
+            option("yearStart")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "yearly", "yearStart": 0})),
+            option("yearStart")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "yearly", "yearStart": 4.5})),
+            option("yearStart")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "monthly", "yearStart": 4})),
+            option("yearStart")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "yearStart": 1})),
+            option("yearStart")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "timeZone": "UTC"})),
+            option("timeZone")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "daily", "timeZone": "Paris"})),
+            option("timeZone")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "daily", "timeZone": 1})),
+            option("timeZone")
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "yearly", "counterId": "x"})),
+            option("counterId")
+        );
+        let format = ("INVALID_FORMAT", "format".to_owned());
+        assert_eq!(
+            error(json!({"name": "a", "format": "{yyyy}-{seq}"})),
+            format
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "yearly", "format": "{mm}-{seq}"})),
+            format
+        );
+        assert_eq!(
+            error(json!({"name": "a", "reset": "monthly", "format": "{dd}-{seq}"})),
+            format
+        );
+        assert!(
+            parse(json!({"name": "a", "reset": "daily", "format": "{yy}{mm}{dd}-{seq}"})).is_ok()
+        );
+    }
+
+    #[test]
+    fn periodic_counter_ids() {
+        let spec = SequenceSpec::parse(&json!({"name": "inv", "scope": ["t"], "reset": "yearly"}))
+            .unwrap();
+        let period = Period::parse("2026").unwrap();
+        let doc = json!({"t": "acme"});
+        assert_eq!(
+            spec.counter_id_in(Some(&doc), Some(&period)).as_deref(),
+            Ok("inv/t=acme/2026")
+        );
+        let code = |r: Result<String, SeqError>| {
+            r.map_err(|e| (e.code(), e.option_name().map(str::to_owned)))
+        };
+        let period_error = Err(("INVALID_ARGUMENT", Some("period".to_owned())));
+        assert_eq!(code(spec.counter_id(Some(&doc))), period_error);
+        let month = Period::parse("2026-01").unwrap();
+        assert_eq!(
+            code(spec.counter_id_in(Some(&doc), Some(&month))),
+            period_error
+        );
+        let plain = SequenceSpec::parse(&json!({"name": "inv"})).unwrap();
+        assert_eq!(code(plain.counter_id_in(None, Some(&period))), period_error);
+        assert!(spec.check_counter_id("inv/t=acme/2026").is_ok());
+        for bad in [
+            "inv/t=acme",
+            "inv/2026",
+            "inv/t=acme/2026-01",
+            "inv/t=acme/2026/2027",
+            "invx/t=a/2026",
+        ] {
+            assert!(spec.check_counter_id(bad).is_err(), "{bad}");
+        }
+        let unscoped = SequenceSpec::parse(&json!({"name": "inv", "reset": "monthly"})).unwrap();
+        assert!(unscoped.check_counter_id("inv/2026-01").is_ok());
+        assert!(unscoped.check_counter_id("inv").is_err());
+        assert_eq!(
+            unscoped
+                .period_of_counter_id("inv/2026-01")
+                .map(Period::text)
+                .as_deref(),
+            Some("2026-01")
+        );
+        assert_eq!(spec.period_of_counter_id("inv/t=a/2026-01"), None);
+        let next = spec
+            .next_period_start(&period)
+            .unwrap()
+            .map(|d| d.to_string());
+        assert_eq!(next.as_deref(), Some("2027-01-01"));
+        assert!(spec.next_period_start(&month).is_err());
+        assert_eq!(
+            unscoped.format_value(5, Some(&month)),
+            None,
+            "no format, no formatted id"
+        );
     }
 
     #[test]
