@@ -16,7 +16,7 @@ use mongo_seq_core::{
     Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
     SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
-use mongo_seq_core::{check_instant, InsertDates, Intent, LocalDate, Period};
+use mongo_seq_core::{check_instant, Assign, InsertDates, Intent, LocalDate, Period};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -497,11 +497,28 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         // --------------------------------------------------------------- batch.json
         "numberBatch" => {
             let verify = arg(input, "verify").as_bool().unwrap_or(false);
+            // `times`: per document, the shell's instant (null: none), for periodic batches.
+            let times: Vec<Option<i64>> = list(input, "times")
+                .iter()
+                .map(|t| ejson::read_i64(t).ok())
+                .collect();
             let plan = numbering(input).and_then(|n| {
-                NumberBatch::new(&n, list(input, "documents"), int(input, "epoch"), verify)
+                NumberBatch::dated(
+                    &n,
+                    list(input, "documents"),
+                    &times,
+                    int(input, "epoch"),
+                    verify,
+                )
             });
             drive(plan, &steps, trace)
         }
+        "assign" => drive(
+            numbering(input)
+                .and_then(|n| Assign::new(&n, input.get("sort"), opt_int(input, "nowMs"))),
+            &steps,
+            trace,
+        ),
         "seedFromExisting" => drive(
             numbering(input).and_then(|n| SeedFromExisting::new(&n)),
             &steps,

@@ -2,9 +2,14 @@
 //! numbers, in the order delivered, with a constant handful of commands per batch.
 //!
 //! ```text
-//! NumberBatch(numbering, documents, epoch E, verify):
-//! [verify, or gapless]  find {_id: {$in: ids}, field: {$exists: false}} projection {_id: 1}
-//!                        └─ drop the documents numbered meanwhile (already)
+//! NumberBatch(numbering, documents, [times], epoch E, verify):
+//! [verify, or gapless]  find {_id: {$in: ids}, field: {$exists: false}[, $and: [condition]]}
+//!                        projection {_id: 1}
+//!                        └─ drop the documents numbered meanwhile, or that stopped matching
+//!                           the condition (already)
+//! [a sequence that resets] each document's instant: its dateField (a BSON date), else its
+//!   time from the shell (an event's commit time), else its ObjectId _id's; none or a bad one:
+//!   skipped (note, INVALID_DATE) ─▶ localDates {timeZone, instants} ─▶ each one's period
 //! walk the documents in order:
 //!   no _id ─────────────────────────── ignored
 //!   scope field missing / unusable ──── skipped (note)
@@ -16,7 +21,8 @@
 //! A group, default mode:
 //!   Reservation {count: ids, extraFilter: {epoch: ≤ E}, extraSet: {epoch: E}}
 //!     (CONDITION_NOT_MET: a later holder stamped the counter → FENCED)
-//!   → one statement per document: q {_id, field: {$exists: false}}, u {$set: {field: n, formatField}}
+//!   → one statement per document: q {_id, field: {$exists: false}[, $and: [condition]]},
+//!     u {$set: {field: n, formatField, fieldPeriod}}
 //! A group, gapless mode: NumberGapless (crate::numbering::gapless), right away.
 //! Default mode, once every group is reserved:
 //!   update {statements, ordered: false} → writeResult
@@ -38,6 +44,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::counter::dated;
 use crate::counter::range::ReservedRange;
 use crate::counter::reservation::{Reservation, ReserveRequest};
 use crate::counter::seed::SeedFromMax;
@@ -51,6 +58,8 @@ use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{Reply, DUPLICATE_KEY};
+use crate::sequence::instant::{check_instant, document_instant, object_id_instant};
+use crate::sequence::period::Period;
 
 /// Most `update` commands one batch sends: each renumbers the documents whose number another
 /// document (inserted with it) holds; past that, `TOO_MANY_RETRIES`.
@@ -70,6 +79,14 @@ pub struct BatchReport {
     pub skipped: u64,
     /// Numbers refused by the unique index (another document holds them): renumbered.
     pub collisions: u64,
+    /// The numbers written that the server did not refuse, `(_id, number, period)` in order (a
+    /// statement whose document was numbered or stopped matching meanwhile applies to nothing:
+    /// read the documents back to know).
+    #[serde(skip)]
+    pub(crate) written: Vec<(Value, i64, Option<Period>)>,
+    /// The skipped documents' `_id`s and why (the notes say it too).
+    #[serde(skip)]
+    pub(crate) passed: Vec<(Value, SeqError)>,
 }
 
 /// The batch numbering plan; see the module docs.
@@ -88,12 +105,14 @@ struct Target {
     counter_id: String,
     id: Value,
     number: i64,
+    period: Option<Period>,
 }
 
 #[derive(Debug, Clone)]
 enum Phase {
     Idle,
     Verify,
+    Dates,
     Reserve(Box<Reservation>),
     Gapless(Box<NumberGapless>),
     Seed(Box<SeedFromMax>),
@@ -104,7 +123,15 @@ enum Phase {
 #[derive(Debug, Clone)]
 pub struct NumberBatchMachine {
     numbering: NumberingSpec,
-    epoch: i64,
+    /// The lease epoch that fences the counters; `None`: an `assign`, which holds no lease.
+    epoch: Option<i64>,
+    /// A periodic sequence's: per document `_id` (its key), the instant that places it in a
+    /// period, or why it has none.
+    instants: BTreeMap<String, Result<i64, SeqError>>,
+    /// The `_id` keys whose dates `localDates` was asked for, in order.
+    dating: Vec<String>,
+    /// Per document `_id` key, its period.
+    periods: BTreeMap<String, Period>,
     /// Documents not walked yet, in stream order.
     documents: VecDeque<Value>,
     /// Unnumbered documents per counter, waiting for their reservation.
@@ -130,6 +157,40 @@ impl NumberBatch {
         epoch: i64,
         verify: bool,
     ) -> Result<Self, SeqError> {
+        Self::dated(numbering, documents, &[], epoch, verify)
+    }
+
+    /// [`NumberBatch::new`] with `times`: per document (in order), the instant the shell knows
+    /// for it (a change event's commit time, in milliseconds), which places it in a period when
+    /// the numbering has no `dateField` (a sequence that resets; ignored otherwise).
+    pub fn dated(
+        numbering: &NumberingSpec,
+        documents: Vec<Value>,
+        times: &[Option<i64>],
+        epoch: i64,
+        verify: bool,
+    ) -> Result<Self, SeqError> {
+        Self::build(numbering, documents, times, Some(epoch), verify)
+    }
+
+    pub(crate) fn build(
+        numbering: &NumberingSpec,
+        documents: Vec<Value>,
+        times: &[Option<i64>],
+        epoch: Option<i64>,
+        verify: bool,
+    ) -> Result<Self, SeqError> {
+        if epoch.is_none() && numbering.gapless() {
+            return Err(SeqError::invalid_argument(
+                "gapless",
+                "gapless numbering runs under a trigger's lease (the sidecar), not in an assign",
+            ));
+        }
+        let instants = if numbering.sequence().reset().is_periodic() {
+            instants_of(numbering, &documents, times)
+        } else {
+            BTreeMap::new()
+        };
         let mut documents = documents;
         if numbering.gapless() {
             let mut seen = BTreeSet::new();
@@ -139,6 +200,9 @@ impl NumberBatch {
         let mut machine = NumberBatchMachine {
             numbering: numbering.clone(),
             epoch,
+            instants,
+            dating: Vec::new(),
+            periods: BTreeMap::new(),
             documents: documents.into(),
             waiting: BTreeMap::new(),
             actions: VecDeque::new(),
@@ -163,13 +227,110 @@ impl NumberBatch {
                 options: QueryOptions::projection(json!({ "_id": 1 })),
             }))
         } else {
-            machine.advance()
+            machine.date()
         };
         Ok(MachinePlan::begin(machine, first))
     }
 }
 
+/// The instant of each document of a periodic batch, by `_id` key (see the module docs).
+fn instants_of(
+    numbering: &NumberingSpec,
+    documents: &[Value],
+    times: &[Option<i64>],
+) -> BTreeMap<String, Result<i64, SeqError>> {
+    let mut instants = BTreeMap::new();
+    for (index, document) in documents.iter().enumerate() {
+        let Some(id) = document.get("_id") else {
+            continue;
+        };
+        let position = u64::try_from(index).unwrap_or(u64::MAX);
+        let instant = match (numbering.date_field(), times.get(index).copied().flatten()) {
+            (Some(field), _) => document_instant(document, field, position),
+            (None, Some(time)) => check_instant("time", Some(position), time),
+            (None, None) => object_id_instant(id)
+                .ok_or_else(|| {
+                    SeqError::invalid_date(
+                        "date",
+                        Some(position),
+                        "the document has no date to place it in a period: no dateField, no event time and no ObjectId _id",
+                    )
+                })
+                .and_then(|ms| check_instant("_id", Some(position), ms)),
+        };
+        instants.insert(id_key(id), instant);
+    }
+    instants
+}
+
 impl NumberBatchMachine {
+    /// Asks for the local dates of the documents to walk (a sequence that resets), else walks.
+    fn date(&mut self) -> Result<Step<BatchReport>, SeqError> {
+        if self.instants.is_empty() {
+            return self.advance();
+        }
+        let mut asked = Vec::new();
+        self.dating.clear();
+        for document in &self.documents {
+            let Some(key) = document.get("_id").map(id_key) else {
+                continue;
+            };
+            if let Some(Ok(ms)) = self.instants.get(&key) {
+                if !self.dating.contains(&key) {
+                    asked.push(*ms);
+                    self.dating.push(key);
+                }
+            }
+        }
+        if asked.is_empty() {
+            return self.advance();
+        }
+        self.phase = Phase::Dates;
+        Ok(Step::Command(dated::local_dates(
+            self.numbering.sequence(),
+            asked,
+        )))
+    }
+
+    fn on_dates(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
+        let dating = std::mem::take(&mut self.dating);
+        let periods = dated::periods_of(
+            self.numbering.sequence(),
+            reply,
+            dating.len(),
+            "date",
+            |_| None,
+        )?;
+        for (key, period) in dating.into_iter().zip(periods) {
+            match period {
+                Ok(period) => {
+                    self.periods.insert(key, period);
+                }
+                Err(error) => {
+                    self.instants.insert(key, Err(error));
+                }
+            }
+        }
+        self.advance()
+    }
+
+    /// The counter of `document` (`_id` `id`): its scope's, in its period when the sequence
+    /// resets.
+    fn counter_id_of(&self, document: &Value, id: &Value) -> Result<String, SeqError> {
+        let sequence = self.numbering.sequence();
+        if !sequence.reset().is_periodic() {
+            return sequence.counter_id(Some(document));
+        }
+        let key = id_key(id);
+        match (self.periods.get(&key), self.instants.get(&key)) {
+            (Some(period), _) => sequence.counter_id_in(Some(document), Some(period)),
+            (None, Some(Err(error))) => Err(error.clone()),
+            (None, _) => Err(SeqError::unexpected_reply(
+                "no local date was given for a document",
+            )),
+        }
+    }
+
     /// Runs the walk and the actions until a command is needed or the batch is done.
     fn advance(&mut self) -> Result<Step<BatchReport>, SeqError> {
         loop {
@@ -202,10 +363,11 @@ impl NumberBatchMachine {
         let Some(id) = document.get("_id").cloned() else {
             return;
         };
-        let counter_id = match self.numbering.sequence().counter_id(Some(&document)) {
+        let counter_id = match self.counter_id_of(&document, &id) {
             Ok(counter_id) => counter_id,
             Err(error) => {
                 self.report.skipped = self.report.skipped.saturating_add(1);
+                self.report.passed.push((id.clone(), error.clone()));
                 self.notes.push(Note::Skipped { id, error });
                 return;
             }
@@ -238,12 +400,14 @@ impl NumberBatchMachine {
             Action::Reserve { counter_id, ids } => {
                 let count = u64::try_from(ids.len()).unwrap_or(u64::MAX);
                 let mut request = ReserveRequest::new(&counter_id, count);
-                request
-                    .extra_filter
-                    .insert("epoch".to_owned(), epoch_condition(self.epoch));
-                request
-                    .extra_set
-                    .insert("epoch".to_owned(), ejson::long(self.epoch));
+                if let Some(epoch) = self.epoch {
+                    request
+                        .extra_filter
+                        .insert("epoch".to_owned(), epoch_condition(epoch));
+                    request
+                        .extra_set
+                        .insert("epoch".to_owned(), ejson::long(epoch));
+                }
                 let plan = Reservation::new(self.numbering.sequence(), &request)?;
                 self.reserving = (counter_id, ids);
                 launch(plan, &mut self.notes, |plan| {
@@ -253,7 +417,10 @@ impl NumberBatchMachine {
                 .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let plan = NumberGapless::new(&self.numbering, &counter_id, ids, self.epoch)?;
+                let epoch = self.epoch.ok_or_else(|| {
+                    SeqError::invalid_argument("gapless", "gapless numbering needs a lease epoch")
+                })?;
+                let plan = NumberGapless::new(&self.numbering, &counter_id, ids, epoch)?;
                 launch(plan, &mut self.notes, |plan| {
                     self.phase = Phase::Gapless(plan);
                 })?
@@ -285,9 +452,9 @@ impl NumberBatchMachine {
     /// A reservation the counter's epoch condition refused: a later holder stamped it.
     fn fenced(&self, error: SeqError) -> SeqError {
         match error {
-            SeqError::ConditionNotMet { counter_id } => SeqError::Fenced {
+            SeqError::ConditionNotMet { counter_id } if self.epoch.is_some() => SeqError::Fenced {
                 counter_id,
-                epoch: self.epoch,
+                epoch: self.epoch.unwrap_or_default(),
                 counter_epoch: None,
             },
             other => other,
@@ -313,6 +480,7 @@ impl NumberBatchMachine {
                 counter_id: counter_id.clone(),
                 id,
                 number,
+                period,
             });
         }
         Ok(Step::Done(()))
@@ -349,6 +517,14 @@ impl NumberBatchMachine {
         let result = reply.into_write_result("update")?;
         self.count_numbered(result.n_modified);
         let mut again: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+        let refused: BTreeSet<u64> = result.write_errors.iter().map(|e| e.index).collect();
+        for (index, target) in (0u64..).zip(targets) {
+            if !refused.contains(&index) {
+                self.report
+                    .written
+                    .push((target.id.clone(), target.number, target.period));
+            }
+        }
         for error in result.write_errors {
             let target = usize::try_from(error.index)
                 .ok()
@@ -387,7 +563,7 @@ impl NumberBatchMachine {
         });
         let dropped = before.saturating_sub(self.documents.len());
         self.report.already = u64::try_from(dropped).unwrap_or(u64::MAX);
-        self.advance()
+        self.date()
     }
 }
 
@@ -398,6 +574,7 @@ impl Machine for NumberBatchMachine {
         let notes = &mut self.notes;
         let step = match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Verify => return self.on_verified(reply),
+            Phase::Dates => return self.on_dates(reply),
             Phase::Reserve(plan) => resume(plan, reply, notes, |plan| {
                 self.phase = Phase::Reserve(plan);
             })

@@ -15,7 +15,9 @@
 //!     └─ no match → read the counter: epoch > E ─► FENCED; intent gone ─► done (note);
 //!                   the same intent (a stale read) → claim again
 //!   stamp: updateMany {_id: {$in: intent.ids}} $max {fenceField: E}
-//!   find {_id: {$in: intent.ids}} projection {_id: 1, field: 1, fenceField: 1}
+//!   find {_id: {$in: intent.ids}[, $or: [{field: {$exists: true}}, condition]]}
+//!        projection {_id: 1, field: 1, fenceField: 1}  (with a condition, an unnumbered
+//!        document that stopped matching is gone, like a deleted one)
 //!   → a stamp > E ─► FENCED (a later holder completes this intent)
 //!   → plan_completion(found, taken) ─┬─ nothing to write ─► FinishIntent(seq) ─► done
 //!                                    └─ assignments ─► update, ordered: true
@@ -546,7 +548,7 @@ impl CompleteIntentMachine {
         projection.insert(self.numbering.fence_field(), json!(1));
         Ok(Step::Command(Command::Find {
             collection: Collection::Documents,
-            filter: json!({ "_id": { "$in": self.intent.ids } }),
+            filter: self.numbering.present_filter(&self.intent.ids),
             options: QueryOptions::projection(Value::Object(projection)),
         }))
     }

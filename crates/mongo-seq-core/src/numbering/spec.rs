@@ -6,6 +6,18 @@
 //! command: `{q: {_id, field: {$exists: false}}, u: {$set: {field: n, formatField: "INV-…"}}}`
 //! (gapless completions move a number with `q: {_id, field: <previous>}`), so a replayed batch
 //! never overwrites a number.
+//!
+//! Numbering on issue: a `condition` (the trigger's `match` when it numbers on match, the
+//! filter of an `assign`) goes into every write that gives a first number,
+//! `q: {_id, field: {$exists: false}, $and: [condition]}`, and into the reads that decide
+//! which documents still need one, so a document seen through a stale lookup (a draft) is
+//! never numbered. A document that stops matching after it got its number keeps it.
+//!
+//! Periodic series: the numbers of a sequence that resets start again each period, so the
+//! counter's period is written beside the number, in `<field>Period` (`"2026"`), and the unique
+//! index covers it (scope fields, period, number). Each document's period comes from its
+//! `dateField` (a BSON date), else from the instant the shell gives (an event's commit time),
+//! else from its ObjectId `_id`'s timestamp.
 
 use std::collections::BTreeSet;
 
@@ -20,8 +32,10 @@ use crate::sequence::field::check_field_path;
 use crate::sequence::options::SequenceSpec;
 use crate::sequence::period::Period;
 
-/// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] or
-/// [`NumberingSpec::from_json`] (`{sequence: <options>, field, formatField?, gapless?}`).
+/// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] (then
+/// [`NumberingSpec::with_condition`], [`NumberingSpec::with_date_field`]) or
+/// [`NumberingSpec::from_json`] (`{sequence: <options>, field, formatField?, gapless?,
+/// condition?, dateField?}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", try_from = "Value")]
 pub struct NumberingSpec {
@@ -30,6 +44,10 @@ pub struct NumberingSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     format_field: Option<String>,
     gapless: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    condition: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    date_field: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -41,6 +59,10 @@ struct RawNumbering {
     format_field: Option<String>,
     #[serde(default)]
     gapless: bool,
+    #[serde(default)]
+    condition: Option<Value>,
+    #[serde(default)]
+    date_field: Option<String>,
 }
 
 impl TryFrom<Value> for NumberingSpec {
@@ -96,6 +118,25 @@ impl NumberingSpec {
         if sequence.scope().iter().any(|scope| scope == field) {
             return Err(invalid("scope", "must not contain the numbered field"));
         }
+        if sequence.reset().is_periodic() {
+            let period = period_field(field);
+            if format_field == Some(period.as_str()) {
+                return Err(invalid(
+                    "formatField",
+                    &format!(
+                        "must differ from `{period}`: a periodic series writes the period there"
+                    ),
+                ));
+            }
+            if sequence.scope().contains(&period) {
+                return Err(invalid(
+                    "scope",
+                    &format!(
+                        "must not contain `{period}`: a periodic series writes the period there"
+                    ),
+                ));
+            }
+        }
         if gapless {
             let fence = fence_field(field);
             if format_field == Some(fence.as_str()) {
@@ -116,7 +157,47 @@ impl NumberingSpec {
             field: field.to_owned(),
             format_field: format_field.map(str::to_owned),
             gapless,
+            condition: None,
+            date_field: None,
         })
+    }
+
+    /// Numbers only the documents matching `condition` (a query filter document; `{}`
+    /// matches every document): every first number is written where the document still matches, so a
+    /// stale view of a document never numbers it. `INVALID_ARGUMENT` naming `condition`.
+    pub fn with_condition(mut self, condition: Value) -> Result<Self, SeqError> {
+        match &condition {
+            Value::Object(_) => {}
+            other => {
+                return Err(SeqError::invalid_argument(
+                    "condition",
+                    format!("must be a filter document, got {}", ejson::describe(other)),
+                ))
+            }
+        }
+        self.condition = Some(condition);
+        Ok(self)
+    }
+
+    /// Places each document in the period of the BSON date in its field `date_field` (a
+    /// periodic sequence only). `INVALID_ARGUMENT` naming `dateField`.
+    pub fn with_date_field(mut self, date_field: &str) -> Result<Self, SeqError> {
+        check_field_path("dateField", date_field)?;
+        if !self.sequence.reset().is_periodic() {
+            return Err(invalid(
+                "dateField",
+                "needs a sequence that resets (reset yearly, monthly or daily): a sequence that never resets has no period for a date to choose",
+            ));
+        }
+        let written = [Some(self.field.as_str()), self.format_field.as_deref()];
+        if written.contains(&Some(date_field)) || date_field == self.period_field() {
+            return Err(invalid(
+                "dateField",
+                "must differ from the fields numbering writes (field, formatField, its period field)",
+            ));
+        }
+        self.date_field = Some(date_field.to_owned());
+        Ok(self)
     }
 
     /// Parses `{sequence: <options>, field, formatField?, gapless?}` with typed errors.
@@ -125,12 +206,19 @@ impl NumberingSpec {
             SeqError::invalid_argument("numbering", ejson::truncate(&e.to_string()))
         })?;
         let sequence = SequenceSpec::parse(&parsed.sequence)?;
-        Self::new(
+        let mut numbering = Self::new(
             sequence,
             &parsed.field,
             parsed.format_field.as_deref(),
             parsed.gapless,
-        )
+        )?;
+        if let Some(condition) = parsed.condition {
+            numbering = numbering.with_condition(condition)?;
+        }
+        if let Some(date_field) = &parsed.date_field {
+            numbering = numbering.with_date_field(date_field)?;
+        }
+        Ok(numbering)
     }
 
     pub fn sequence(&self) -> &SequenceSpec {
@@ -145,15 +233,30 @@ impl NumberingSpec {
     pub fn gapless(&self) -> bool {
         self.gapless
     }
+    /// The filter a document must match to be numbered, if any.
+    pub fn condition(&self) -> Option<&Value> {
+        self.condition.as_ref()
+    }
+    /// The field whose date places a document in a period, if any.
+    pub fn date_field(&self) -> Option<&str> {
+        self.date_field.as_deref()
+    }
+
+    /// The field a periodic series writes each number's period in, beside the number:
+    /// `<field>Period`. The unique index covers it, so each period's numbers start again.
+    pub fn period_field(&self) -> String {
+        period_field(&self.field)
+    }
 
     /// The paths of a document that batch numbering reads: `_id`, the scope fields, the
-    /// numbered field — sorted, none inside another (a projection refuses overlapping paths).
+    /// numbered field, the date field — sorted, none inside another (a projection refuses overlapping paths).
     /// Projected to these (a backfill page, a change stream's `fullDocument`), a document is
     /// numbered exactly as the whole one would be.
     pub fn document_fields(&self) -> Vec<String> {
         let mut paths: Vec<&str> = ["_id", self.field.as_str()]
             .into_iter()
             .chain(self.sequence.scope().iter().map(String::as_str))
+            .chain(self.date_field.as_deref())
             .collect();
         paths.sort_unstable();
         paths.dedup();
@@ -200,6 +303,12 @@ impl NumberingSpec {
             None => json!({ "$exists": false }),
         };
         filter.insert(self.field.clone(), current);
+        // A first number only where the document still matches (a move keeps a number the
+        // document got while it matched). Mutant (simulator only): numbering on a stale lookup.
+        let unconditioned = crate::mutants::active(crate::mutants::Mutant::UnconditionedNumbering);
+        if let (Some(condition), None, false) = (&self.condition, previous, unconditioned) {
+            filter.insert("$and".to_owned(), json!([condition]));
+        }
         let mut set = Map::new();
         set.insert(self.field.clone(), ejson::long(number));
         if let (Some(format_field), Some(formatted)) = (
@@ -207,6 +316,9 @@ impl NumberingSpec {
             self.sequence.format_value(number, period),
         ) {
             set.insert(format_field.clone(), Value::String(formatted));
+        }
+        if let Some(period) = period {
+            set.insert(self.period_field(), Value::String(period.text()));
         }
         UpdateStatement {
             filter: Value::Object(filter),
@@ -249,11 +361,27 @@ impl NumberingSpec {
         Value::Object(filter)
     }
 
-    /// `{_id: {$in: ids}, field: {$exists: false}}`: the documents of `ids` still unnumbered.
+    /// `{_id: {$in: ids}, field: {$exists: false}[, $and: [condition]]}`: the documents of
+    /// `ids` still unnumbered (and still matching).
     pub(crate) fn unnumbered_filter(&self, ids: &[Value]) -> Value {
         let mut filter = Map::new();
         filter.insert("_id".to_owned(), json!({ "$in": ids }));
         filter.insert(self.field.clone(), json!({ "$exists": false }));
+        if let Some(condition) = &self.condition {
+            filter.insert("$and".to_owned(), json!([condition]));
+        }
+        Value::Object(filter)
+    }
+
+    /// `{_id: {$in: ids}[, $or: [{field: {$exists: true}}, condition]]}`: the documents of
+    /// `ids` that count for a gapless intent: numbered, or unnumbered and still matching (an
+    /// unnumbered document that stopped matching is, like a deleted one, no longer there).
+    pub(crate) fn present_filter(&self, ids: &[Value]) -> Value {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), json!({ "$in": ids }));
+        if let Some(condition) = &self.condition {
+            filter.insert("$or".to_owned(), json!([self.numbered(), condition]));
+        }
         Value::Object(filter)
     }
 
@@ -263,13 +391,16 @@ impl NumberingSpec {
     }
 
     /// The unique index that makes the database itself refuse a number held twice in a
-    /// counter: on the scope fields and the number field, only where the number exists (a
+    /// counter: on the scope fields, the period field (a periodic series) and the number field, only where the number exists (a
     /// partial index: unnumbered documents do not collide). The batch plans rely on it: a
     /// number a document inserted with it already holds is refused and renumbered.
     pub fn unique_index(&self) -> Command {
         let mut keys = Map::new();
         for scope in self.sequence.scope() {
             keys.insert(scope.clone(), json!(1));
+        }
+        if self.sequence.reset().is_periodic() {
+            keys.insert(self.period_field(), json!(1));
         }
         keys.insert(self.field.clone(), json!(1));
         Command::CreateIndex {
@@ -295,6 +426,11 @@ pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
 /// See [`NumberingSpec::fence_field`].
 fn fence_field(field: &str) -> String {
     format!("{field}Epoch")
+}
+
+/// See [`NumberingSpec::period_field`].
+fn period_field(field: &str) -> String {
+    format!("{field}Period")
 }
 
 /// A key for an `_id` in sets and maps (its JSON text).
@@ -442,6 +578,68 @@ mod tests {
         assert_eq!(
             numbering.unnumbered(),
             json!({"meta.seq": {"$exists": false}})
+        );
+    }
+
+    #[test]
+    fn conditions_guard_first_numbers_and_periods_are_written() {
+        let sequence = SequenceSpec::parse(
+            &json!({"name": "inv", "reset": "yearly", "format": "{yyyy}-{seq}"}),
+        )
+        .unwrap();
+        let numbering = NumberingSpec::new(sequence, "no", Some("code"), true)
+            .unwrap()
+            .with_condition(json!({"status": "issued"}))
+            .unwrap()
+            .with_date_field("issuedAt")
+            .unwrap();
+        let period = Period::parse("2026").unwrap();
+        let first = numbering.statement(&json!(1), 5, None, Some(&period));
+        assert_eq!(
+            serde_json::to_value(&first).unwrap(),
+            json!({
+                "filter": {"_id": 1, "no": {"$exists": false}, "$and": [{"status": "issued"}]},
+                "update": {"$set": {"no": {"$numberLong": "5"}, "code": "2026-5", "noPeriod": "2026"}},
+            })
+        );
+        // A move keeps a number the document got while it matched.
+        let moved = numbering.statement(&json!(1), 4, Some(5), Some(&period));
+        assert_eq!(moved.filter, json!({"_id": 1, "no": {"$numberLong": "5"}}));
+        assert_eq!(
+            numbering.present_filter(&[json!(1)]),
+            json!({"_id": {"$in": [1]}, "$or": [{"no": {"$exists": true}}, {"status": "issued"}]})
+        );
+        assert_eq!(
+            numbering.unnumbered_filter(&[json!(1)]),
+            json!({"_id": {"$in": [1]}, "no": {"$exists": false}, "$and": [{"status": "issued"}]})
+        );
+        let Command::CreateIndex { keys, .. } = numbering.unique_index() else {
+            panic!("an index")
+        };
+        assert_eq!(keys, json!({"noPeriod": 1, "no": 1}));
+        assert_eq!(numbering.document_fields(), ["_id", "issuedAt", "no"]);
+        let plain = NumberingSpec::new(
+            SequenceSpec::parse(&json!({"name": "p"})).unwrap(),
+            "no",
+            None,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            plain.present_filter(&[json!(1)]),
+            json!({"_id": {"$in": [1]}})
+        );
+        assert_eq!(
+            plain
+                .clone()
+                .with_condition(json!([1]))
+                .unwrap_err()
+                .option_name(),
+            Some("condition")
+        );
+        assert_eq!(
+            plain.with_date_field("at").unwrap_err().option_name(),
+            Some("dateField")
         );
     }
 

@@ -79,6 +79,19 @@ pub(crate) fn document_instant(document: &Value, field: &str, index: u64) -> Res
     check_instant("dateField", Some(index), ms)
 }
 
+/// The creation instant of an ObjectId `_id` (`{"$oid": "<24 hex digits>"}`): its first four
+/// bytes, seconds since the epoch. What places a document that has no date of its own (a
+/// backfill without `dateField`) in a period.
+pub(crate) fn object_id_instant(id: &Value) -> Option<i64> {
+    let Value::Object(map) = id else { return None };
+    let hex = map.get("$oid")?.as_str()?;
+    if map.len() != 1 || hex.len() != 24 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let seconds = u32::from_str_radix(hex.get(..8)?, 16).ok()?;
+    i64::from(seconds).checked_mul(1000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +117,20 @@ mod tests {
             json!({"$timestamp": {"t": 1, "i": 1}}),
         ] {
             assert!(read_date(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn object_ids_carry_their_creation_second() {
+        let id = json!({"$oid": "6955b900aaaaaaaaaaaaaaaa"});
+        assert_eq!(object_id_instant(&id), Some(1_767_225_600_000));
+        for bad in [
+            json!("6955b900aaaaaaaaaaaaaaaa"),
+            json!({"$oid": "6955b900"}),
+            json!({"$oid": "zz55b900aaaaaaaaaaaaaaaa"}),
+            json!(5),
+        ] {
+            assert_eq!(object_id_instant(&bad), None, "{bad}");
         }
     }
 
