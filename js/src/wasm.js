@@ -71,6 +71,7 @@ export const core = Object.freeze({
   checkFieldPath: bindings.checkFieldPath,
   checkCollectionName: bindings.checkCollectionName,
   formatSeq: bindings.formatSeq,
+  checkInstant: bindings.checkInstant,
   readInteger: bindings.readInteger,
   audit: bindings.audit,
   importRequest: bindings.importRequest,

@@ -4,5 +4,7 @@ const { core } = require("mongo-seq");
 
 import("./vector-cases.mjs").then(async ({ runVectors }) => {
   const { report } = await import("./report.mjs");
+  const { runPeriodVectors } = await import("./period-cases.mjs");
   report(runVectors(core));
+  report(runPeriodVectors(core), "periods");
 });

@@ -78,6 +78,16 @@ function runCase(core, testCase, problems) {
           problems,
         ),
       );
+    case "assign":
+      return withSpec(core, input, (spec) =>
+        drive(
+          () => spec.assign(input.field, optional(input.formatField), optional(input.filter), optional(input.sort), optional(input.dateField), optional(input.nowMs)),
+          steps,
+          problems,
+        ),
+      );
+    case "counterKey":
+      return withSpec(core, input, (spec) => spec.counterKey(input.counterId));
     case "importCounters":
       return drive(() => core.importCounters(input.request), steps, problems);
     case "checkCount":

@@ -7,9 +7,11 @@ import { fileURLToPath } from "node:url";
 import { core } from "mongo-seq";
 import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
 import { runVectors, VECTOR_FILE } from "./vector-cases.mjs";
+import { runPeriodVectors, PERIOD_FILE } from "./period-cases.mjs";
 import { parseExact } from "./exact-json.mjs";
 
 const vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"));
+const periods = parseExact(readFileSync(PERIOD_FILE, "utf8"));
 const script = (name) => fileURLToPath(new URL(name, import.meta.url));
 
 for (const [label, runtime, file] of [
@@ -18,10 +20,11 @@ for (const [label, runtime, file] of [
   ["Deno", "deno", "run-vectors.mjs"],
   ["Bun", "bun", "run-vectors.mjs"],
 ]) {
-  test(`${label}: all ${vectors.cases.length} core vectors match through Wasm`, async () => {
+  test(`${label}: all ${vectors.cases.length} core vectors and ${periods.cases.length} period vectors match through Wasm`, async () => {
     const run = await runScript(runtime, script(file), { cwd: repoRoot });
     assert.equal(run.code, 0, describeRun(`${label} vector replay`, run));
     assert.match(run.stdout, new RegExp(`vectors: ${vectors.cases.length} cases passed`));
+    assert.match(run.stdout, new RegExp(`periods: ${periods.cases.length} cases passed`));
   });
 }
 
@@ -38,4 +41,14 @@ test("the replay catches a changed expectation and shows a readable diff", () =>
   assert.ok(failures[0].startsWith(`── ${tampered.name} (reserve)\nresult: output differs`), failures[0]);
   assert.match(failures[0], new RegExp(`- +"last": ${tampered.output.last}\\b`));
   assert.match(failures[0], new RegExp(`\\+ +"last": ${reserve.output.last}\\b`));
+});
+
+test("the period replay catches a changed expectation", () => {
+  const yearly = periods.cases.find((c) => c.error === undefined && c.formatted !== undefined);
+  assert.ok(yearly, "periods.json has a formatted case");
+  const tampered = { ...structuredClone(yearly), name: `${yearly.name} (tampered)`, period: "1999" };
+  const { total, failures } = runPeriodVectors(core, { cases: [yearly, tampered] });
+  assert.equal(total, 2);
+  assert.equal(failures.length, 1, failures.join("\n"));
+  assert.match(failures[0], /period is "\d{4}", expected "1999"/);
 });

@@ -114,7 +114,9 @@ pub use insert::optimistic::{
 pub use lease::acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
-pub use numbering::assign::{Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE};
+pub use numbering::assign::{
+    assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,
+};
 pub use numbering::batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use numbering::checkpoint::Checkpoint;
 pub use numbering::gapless::{

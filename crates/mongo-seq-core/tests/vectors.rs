@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use mongo_seq_core::{assign_matching, check_instant, InsertDates, Intent, LocalDate, Period};
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
     AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
@@ -16,7 +17,6 @@ use mongo_seq_core::{
     Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
     SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
-use mongo_seq_core::{check_instant, Assign, InsertDates, Intent, LocalDate, Period};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -392,6 +392,27 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             });
             drive(plan, &steps, trace)
         }
+        "assign" => drive(
+            spec(input).and_then(|spec| {
+                assign_matching(
+                    &spec,
+                    text(input, "field"),
+                    arg(input, "formatField").as_str(),
+                    arg(input, "filter").clone(),
+                    opt_doc(input, "sort").as_ref(),
+                    arg(input, "dateField").as_str(),
+                    opt_int(input, "nowMs"),
+                )
+            }),
+            &steps,
+            trace,
+        ),
+        "counterKey" => {
+            let spec = spec(input)?;
+            let key = CounterKey::parse(text(input, "counterId"))?;
+            key.belongs_to(&spec)?;
+            Ok(to_json(key))
+        }
         "importCounters" => drive(
             ImportRequest::from_json(arg(input, "request")).map(|r| ImportCounters::new(&r)),
             &steps,
@@ -513,12 +534,6 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             });
             drive(plan, &steps, trace)
         }
-        "assign" => drive(
-            numbering(input)
-                .and_then(|n| Assign::new(&n, input.get("sort"), opt_int(input, "nowMs"))),
-            &steps,
-            trace,
-        ),
         "seedFromExisting" => drive(
             numbering(input).and_then(|n| SeedFromExisting::new(&n)),
             &steps,

@@ -1,9 +1,9 @@
 //! `SequenceSpec`: validated options and the plans of one sequence.
 
 use mongo_seq_core::{
-    check_insert_fields, BlockCounter, CurrentValue, InsertDates, InsertNumbered, LocalDate,
-    OptimisticInsert, Period, Reservation, ReserveRequest, SeedFromCollection, SeedFromMax,
-    SequenceSpec, SetNext,
+    assign_matching, check_insert_fields, BlockCounter, CounterKey, CurrentValue, InsertDates,
+    InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, Reservation,
+    ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
 };
 use wasm_bindgen::prelude::*;
 
@@ -99,6 +99,75 @@ impl JsSequenceSpec {
         let period = Period::from_text("period", &args::string("period", &period)?).js()?;
         let next = self.0.next_period_start(&period).js()?;
         Ok(next.map(|date| date.to_string()))
+    }
+
+    /// A counter id of this sequence read back: `{ name, scope: [[field, {type, value}]…],
+    /// period? }`; an id the core would not write for this sequence (another name, other scope
+    /// fields, a period missing or of another kind) is `INVALID_ARGUMENT` naming `counterId`.
+    #[wasm_bindgen(js_name = counterKey, unchecked_return_type = "CounterKey")]
+    pub fn counter_key(
+        &self,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let counter_id = args::string("counterId", &counter_id)?;
+        let key = CounterKey::parse(&counter_id).js()?;
+        key.belongs_to(&self.0).js()?;
+        to_js(&key)
+    }
+
+    /// The `createIndex` command (a `Command`) of the unique index that numbering into `field`
+    /// relies on (`assign`: a number another document holds is refused and renumbered): the
+    /// scope fields, `<field>Period` when the sequence resets, `field`; only where `field`
+    /// exists.
+    #[wasm_bindgen(js_name = numberingIndex, unchecked_return_type = "Command")]
+    pub fn numbering_index(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        let numbering =
+            NumberingSpec::new(self.0.clone(), &field, format_field.as_deref(), false).js()?;
+        to_js(&numbering.unique_index())
+    }
+
+    /// Plan: number every document matching `filter` that has no number in `field` (and its
+    /// formatted id in `formatField`, its period in `<field>Period` when the sequence resets),
+    /// in the order of `sort` (then `_id`), each in the period of its `dateField` or else of
+    /// `nowMs`; done with an `AssignOutcome` (`{ assigned: [{_id, value, formatted?,
+    /// period?}], skipped: [{_id, code, message}] }`).
+    pub fn assign(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument")] filter: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] sort: JsValue,
+        #[wasm_bindgen(js_name = dateField, unchecked_param_type = "string | undefined")]
+        date_field: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number | undefined")]
+        now_ms: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        // Missing: the core names `filter` and what it must be.
+        let filter = args::document("filter", &filter)?.unwrap_or_default();
+        let sort = args::document("sort", &sort)?;
+        let date_field = args::optional_string("dateField", &date_field)?;
+        let now_ms = args::optional_integer("nowMs", &now_ms)?;
+        assign_matching(
+            &self.0,
+            &field,
+            format_field.as_deref(),
+            filter,
+            sort.as_ref(),
+            date_field.as_deref(),
+            now_ms,
+        )
+        .js()
+        .map(JsPlan::wrap)
     }
 
     /// Checks where an insert writes the number (`field`) and the formatted id

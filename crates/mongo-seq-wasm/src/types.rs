@@ -207,6 +207,21 @@ export type Reply =
       writeErrors?: Array<{ index: number; code: number; errmsg: string }>;
       writeConcernError?: { code: number; errmsg: string } };
 /** What a plan wants next. */
+/** A counter id read back (`counterKey`). */
+export interface CounterKey {
+  name: string;
+  /** The scope fields and their values, in order. */
+  scope: Array<[string, { type: "string" | "integer" | "boolean" | "objectId"; value: unknown }]>;
+  /** The period (`2026`, `2026-05`, `2026-05-17`) of a sequence that resets. */
+  period?: string;
+}
+/** What an `assign` plan did. */
+export interface AssignOutcome {
+  /** The numbers this call gave, in the order of the sort. */
+  assigned: Array<{ _id: unknown; value: CoreInteger; formatted?: string; period?: string }>;
+  /** Documents it could not number (a scope field missing, a dateField that is not a date). */
+  skipped: Array<{ _id: unknown; code: string; message: string }>;
+}
 export type PlanStep = { command: Command } | { done: unknown };
 
 /** Every error the core throws: an `Error` with a stable `code`. */

@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::numbering::batch::{BatchReport, NumberBatch};
+use crate::numbering::batch::{BatchReport, Leaseless, NumberBatchMachine};
 use crate::numbering::spec::{id_key, stored_value, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
@@ -36,6 +36,7 @@ use crate::protocol::plan::Step;
 use crate::protocol::reply::Reply;
 use crate::sequence::field::check_field_path;
 use crate::sequence::instant::check_instant;
+use crate::sequence::options::SequenceSpec;
 use crate::sequence::period::Period;
 
 /// Documents read (and numbered) per page.
@@ -78,7 +79,7 @@ pub type Assign = MachinePlan<AssignMachine>;
 #[derive(Debug, Clone)]
 enum AssignPhase {
     Page,
-    Batch(Box<NumberBatch>),
+    Batch(Box<MachinePlan<NumberBatchMachine<Leaseless>>>),
     ReadBack(Vec<(Value, i64, Option<Period>)>),
     Finished,
 }
@@ -148,6 +149,35 @@ impl Assign {
         let first = Ok(Step::Command(machine.page_query()));
         Ok(MachinePlan::begin(machine, first))
     }
+}
+
+/// The package's `assign(collection, filter, { sequence, field, formatField?, sort?,
+/// dateField? })`: the numbering of `spec` into `field` (and `format_field`) of the documents
+/// matching `filter` (`{}`: every document), see [`Assign::new`].
+pub fn assign_matching(
+    spec: &SequenceSpec,
+    field: &str,
+    format_field: Option<&str>,
+    filter: Value,
+    sort: Option<&Value>,
+    date_field: Option<&str>,
+    now_ms: Option<i64>,
+) -> Result<Assign, SeqError> {
+    if !filter.is_object() {
+        return Err(SeqError::invalid_argument(
+            "filter",
+            format!(
+                "must be a filter document (`{{}}` for every document), got {}",
+                ejson::describe(&filter)
+            ),
+        ));
+    }
+    let mut numbering =
+        NumberingSpec::new(spec.clone(), field, format_field, false)?.with_condition(filter)?;
+    if let Some(date_field) = date_field {
+        numbering = numbering.with_date_field(date_field)?;
+    }
+    Assign::new(&numbering, sort, now_ms)
 }
 
 /// The sort of the pages: the caller's keys (field paths, 1 or -1) then `_id` ascending.
@@ -234,7 +264,13 @@ impl AssignMachine {
             ));
         }
         let times = vec![self.now_ms; documents.len()];
-        let plan = NumberBatch::build(&self.numbering, documents, &times, None, false)?;
+        let plan = MachinePlan::<NumberBatchMachine<Leaseless>>::build(
+            &self.numbering,
+            documents,
+            &times,
+            None,
+            false,
+        )?;
         launch(plan, &mut self.notes, |plan| {
             self.phase = AssignPhase::Batch(plan);
         })?
@@ -346,5 +382,33 @@ impl Machine for AssignMachine {
 
     fn drain_notes(&mut self) -> Vec<Note> {
         std::mem::take(&mut self.notes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::plan::Plan;
+
+    #[test]
+    fn gapless_numbering_and_a_missing_filter_are_refused() {
+        let spec = SequenceSpec::parse(&json!({"name": "inv"})).unwrap();
+        let gapless = NumberingSpec::new(spec.clone(), "no", None, true)
+            .unwrap()
+            .with_condition(json!({"s": 1}))
+            .unwrap();
+        let error = Assign::new(&gapless, None, None).unwrap_err();
+        assert_eq!(error.option_name(), Some("gapless"));
+        let plain = NumberingSpec::new(spec.clone(), "no", None, false).unwrap();
+        let error = Assign::new(&plain, None, None).unwrap_err();
+        assert_eq!(error.option_name(), Some("filter"));
+        let error = assign_matching(&spec, "no", None, json!("x"), None, None, None).unwrap_err();
+        assert_eq!(error.option_name(), Some("filter"));
+        // `{}` numbers every unnumbered document.
+        let every = assign_matching(&spec, "no", None, json!({}), None, None, None).unwrap();
+        let Ok(Step::Command(Command::Find { filter, .. })) = every.current_step() else {
+            panic!("a page")
+        };
+        assert_eq!(filter, json!({"no": {"$exists": false}, "$and": [{}]}));
     }
 }

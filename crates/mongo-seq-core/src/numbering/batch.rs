@@ -56,7 +56,7 @@ use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
-use crate::protocol::plan::Step;
+use crate::protocol::plan::{Plan, Step};
 use crate::protocol::reply::{Reply, DUPLICATE_KEY};
 use crate::sequence::instant::{check_instant, document_instant, object_id_instant};
 use crate::sequence::period::Period;
@@ -92,6 +92,72 @@ pub struct BatchReport {
 /// The batch numbering plan; see the module docs.
 pub type NumberBatch = MachinePlan<NumberBatchMachine>;
 
+/// How a batch numbers a gapless group: with the gapless protocol under a trigger's lease
+/// ([`WithGapless`], the sidecar's batches), or not at all ([`Leaseless`], an assign). A type
+/// parameter rather than a flag, so the assign of the Wasm module does not carry the gapless
+/// protocol's code.
+pub trait GaplessGroups: Clone + std::fmt::Debug {
+    type Plan: Plan<Output = u64> + Clone + std::fmt::Debug;
+    fn start(
+        numbering: &NumberingSpec,
+        counter_id: &str,
+        ids: Vec<Value>,
+        epoch: Option<i64>,
+    ) -> Result<Self::Plan, SeqError>;
+}
+
+/// Gapless groups numbered by [`NumberGapless`] (a lease epoch required).
+#[derive(Debug, Clone)]
+pub struct WithGapless;
+
+impl GaplessGroups for WithGapless {
+    type Plan = NumberGapless;
+    fn start(
+        numbering: &NumberingSpec,
+        counter_id: &str,
+        ids: Vec<Value>,
+        epoch: Option<i64>,
+    ) -> Result<NumberGapless, SeqError> {
+        let epoch = epoch.ok_or_else(|| {
+            SeqError::invalid_argument("gapless", "gapless numbering needs a lease epoch")
+        })?;
+        NumberGapless::new(numbering, counter_id, ids, epoch)
+    }
+}
+
+/// No gapless groups (refused before a batch starts).
+#[derive(Debug, Clone)]
+pub struct Leaseless;
+
+/// The plan of a gapless group that cannot exist.
+#[derive(Debug, Clone)]
+pub enum NoGaplessPlan {}
+
+impl Plan for NoGaplessPlan {
+    type Output = u64;
+    fn current_step(&self) -> Result<Step<u64>, SeqError> {
+        match *self {}
+    }
+    fn feed(&mut self, _: Reply) -> Result<Step<u64>, SeqError> {
+        match *self {}
+    }
+}
+
+impl GaplessGroups for Leaseless {
+    type Plan = NoGaplessPlan;
+    fn start(
+        _: &NumberingSpec,
+        _: &str,
+        _: Vec<Value>,
+        _: Option<i64>,
+    ) -> Result<NoGaplessPlan, SeqError> {
+        Err(SeqError::invalid_argument(
+            "gapless",
+            "gapless numbering runs under a trigger's lease (the sidecar)",
+        ))
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Action {
     Reserve { counter_id: String, ids: Vec<Value> },
@@ -109,19 +175,19 @@ struct Target {
 }
 
 #[derive(Debug, Clone)]
-enum Phase {
+enum Phase<G: GaplessGroups> {
     Idle,
     Verify,
     Dates,
     Reserve(Box<Reservation>),
-    Gapless(Box<NumberGapless>),
+    Gapless(Box<G::Plan>),
     Seed(Box<SeedFromMax>),
     Write(Vec<Target>),
 }
 
 /// The state of a [`NumberBatch`].
 #[derive(Debug, Clone)]
-pub struct NumberBatchMachine {
+pub struct NumberBatchMachine<G: GaplessGroups = WithGapless> {
     numbering: NumberingSpec,
     /// The lease epoch that fences the counters; `None`: an `assign`, which holds no lease.
     epoch: Option<i64>,
@@ -144,7 +210,7 @@ pub struct NumberBatchMachine {
     writes: u32,
     report: BatchReport,
     notes: Vec<Note>,
-    phase: Phase,
+    phase: Phase<G>,
 }
 
 impl NumberBatch {
@@ -172,7 +238,9 @@ impl NumberBatch {
     ) -> Result<Self, SeqError> {
         Self::build(numbering, documents, times, Some(epoch), verify)
     }
+}
 
+impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
     pub(crate) fn build(
         numbering: &NumberingSpec,
         documents: Vec<Value>,
@@ -263,7 +331,7 @@ fn instants_of(
     instants
 }
 
-impl NumberBatchMachine {
+impl<G: GaplessGroups> NumberBatchMachine<G> {
     /// Asks for the local dates of the documents to walk (a sequence that resets), else walks.
     fn date(&mut self) -> Result<Step<BatchReport>, SeqError> {
         if self.instants.is_empty() {
@@ -417,10 +485,7 @@ impl NumberBatchMachine {
                 .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let epoch = self.epoch.ok_or_else(|| {
-                    SeqError::invalid_argument("gapless", "gapless numbering needs a lease epoch")
-                })?;
-                let plan = NumberGapless::new(&self.numbering, &counter_id, ids, epoch)?;
+                let plan = G::start(&self.numbering, &counter_id, ids, self.epoch)?;
                 launch(plan, &mut self.notes, |plan| {
                     self.phase = Phase::Gapless(plan);
                 })?
@@ -567,7 +632,7 @@ impl NumberBatchMachine {
     }
 }
 
-impl Machine for NumberBatchMachine {
+impl<G: GaplessGroups> Machine for NumberBatchMachine<G> {
     type Output = BatchReport;
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
