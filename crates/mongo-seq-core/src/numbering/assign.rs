@@ -121,6 +121,7 @@ impl Assign {
                 "gapless numbering runs under a trigger's lease (the sidecar), not in an assign",
             ));
         }
+        let sort = sort_document(sort)?;
         let sequence = numbering.sequence();
         let now_ms = match now_ms {
             Some(ms) if sequence.reset().is_periodic() => Some(check_instant("date", None, ms)?),
@@ -138,7 +139,7 @@ impl Assign {
         }
         let machine = AssignMachine {
             numbering: numbering.clone(),
-            sort: sort_document(sort)?,
+            sort,
             now_ms,
             page: Vec::new(),
             full: false,
