@@ -2,11 +2,13 @@
 //! number and `formatField` the formatted id. Each is a top-level field name (the number is set
 //! on a copy of the caller's document, and the optimistic loop sorts on it); the two differ,
 //! `formatField` needs a `format`, and neither may be (or contain) a scope field, which would
-//! overwrite the value the counter was chosen by.
+//! overwrite the value the counter was chosen by. A periodic series also writes each number's
+//! period in `<field>Period`, which must be free as well.
 
 use crate::error::SeqError;
 use crate::sequence::field::{check_field_path, check_number_field};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::period_field;
 
 /// Checks where an insert numbered by `spec` writes: `field` gets the number, `format_field`
 /// (optional) the formatted id.
@@ -65,6 +67,16 @@ fn check_fields(
             ));
         }
         check_not_scope(spec, "formatField", format_field)?;
+    }
+    if spec.reset().is_periodic() {
+        let period = period_field(field);
+        if format_field == Some(period.as_str()) {
+            return Err(SeqError::invalid_argument(
+                "formatField",
+                format!("must differ from `{period}`: a periodic series writes the period there"),
+            ));
+        }
+        check_not_scope(spec, "field", &period)?;
     }
     Ok(())
 }

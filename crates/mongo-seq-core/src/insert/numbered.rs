@@ -6,7 +6,7 @@
 //!   the caller's "now" for the whole call ─▶ the period of each document
 //! take: per counter (scope, period) the documents use (first appearance order) ─▶ numbers
 //!   ─▶ insertDocument (one) / insertDocuments (many, ordered): `field` = the number (int64),
-//!      `formatField` = its formatted id
+//!      `formatField` = its formatted id, `<field>Period` = its period (a sequence that resets)
 //!        ├─ inserted ─▶ done { values, formatted }
 //!        └─ duplicate key on `field` (the number is taken, e.g. by an imported document):
 //!           the documents before it are in; it and the ones after take fresh numbers
@@ -38,6 +38,7 @@ use crate::sequence::field::check_field_path;
 use crate::sequence::instant::{check_instant, document_instant};
 use crate::sequence::limits::MAX_COUNT;
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::period_field;
 use crate::sequence::scope::in_period;
 
 /// The number of each document, in input order, and its formatted id when a `formatField` was
@@ -365,6 +366,10 @@ impl InsertMachine {
         {
             fields.insert(format_field.clone(), Value::String(formatted));
         }
+        let counter = self.counter_of.get(document).copied().unwrap_or(0);
+        if let Some(period) = self.spec.period_of_counter_id(self.counter_id(counter)) {
+            fields.insert(period_field(&self.field), Value::String(period.text()));
+        }
         Value::Object(fields)
     }
 
@@ -650,10 +655,10 @@ mod tests {
         assert_eq!(
             insert["fields"],
             json!([
-                { "n": { "$numberLong": "1" }, "code": "INV-2026-001" },
-                { "n": { "$numberLong": "7" }, "code": "INV-2025-007" },
-                { "n": { "$numberLong": "1" }, "code": "INV-2026-001" },
-                { "n": { "$numberLong": "2" }, "code": "INV-2026-002" },
+                { "n": { "$numberLong": "1" }, "code": "INV-2026-001", "nPeriod": "2026" },
+                { "n": { "$numberLong": "7" }, "code": "INV-2025-007", "nPeriod": "2025" },
+                { "n": { "$numberLong": "1" }, "code": "INV-2026-001", "nPeriod": "2026" },
+                { "n": { "$numberLong": "2" }, "code": "INV-2026-002", "nPeriod": "2026" },
             ])
         );
         let Ok(Step::Done(done)) = plan.feed(Reply::WriteResult(crate::WriteResult {

@@ -30,7 +30,7 @@ use crate::lease::document::epoch_condition;
 use crate::protocol::command::{Collection, Command, UpdateStatement};
 use crate::sequence::field::check_field_path;
 use crate::sequence::options::SequenceSpec;
-use crate::sequence::period::Period;
+use crate::sequence::period::{period_field, Period};
 
 /// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] (then
 /// [`NumberingSpec::with_condition`], [`NumberingSpec::with_date_field`]) or
@@ -426,11 +426,6 @@ pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
 /// See [`NumberingSpec::fence_field`].
 fn fence_field(field: &str) -> String {
     format!("{field}Epoch")
-}
-
-/// See [`NumberingSpec::period_field`].
-fn period_field(field: &str) -> String {
-    format!("{field}Period")
 }
 
 /// A key for an `_id` in sets and maps (its JSON text).

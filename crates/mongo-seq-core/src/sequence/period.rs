@@ -190,6 +190,13 @@ impl Serialize for Period {
     }
 }
 
+/// The field that holds, beside the number in `field`, the number's period on a numbered
+/// document: `<field>Period` (`"2026"`). Unique indexes cover it (the scope fields, the period
+/// field, the number), so each period's numbers start again without colliding with the last's.
+pub fn period_field(field: &str) -> String {
+    format!("{field}Period")
+}
+
 /// The period of `date` for a sequence resetting `reset` whose year starts in month
 /// `year_start` (1..=12); `None` when it never resets. A fiscal year beyond 9999 is
 /// `INVALID_DATE` naming `argument`.
