@@ -25,6 +25,10 @@ pub enum Mutant {
     /// A gapless intent completed without claiming it on the counter and without fencing its
     /// documents' moves (a stale holder moves numbers of an intent its successor finished).
     UnfencedCompletion,
+    /// The sidecar decides that an event's document needs no number (numbered, or gone) on a
+    /// read that is not causally after the event (no `afterClusterTime`: the product before
+    /// issue 25).
+    UnanchoredSkipRead,
     /// A first number written without the numbering's condition (a document seen through a
     /// stale `updateLookup`, a draft, gets numbered).
     UnconditionedNumbering,
@@ -32,26 +36,28 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 7] = [
+    pub const KNOWN: [Mutant; 8] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
         Mutant::RenewWithoutEpoch,
         Mutant::CounterW1,
         Mutant::UnfencedCompletion,
+        Mutant::UnanchoredSkipRead,
         Mutant::UnconditionedNumbering,
     ];
 
     /// The mutants the simulator's workload can catch (its mutant check runs each).
     /// `UnconditionedNumbering` joins when the simulator runs triggers that number on match
     /// (issue 19, the simulator's part).
-    pub const ALL: [Mutant; 6] = [
+    pub const ALL: [Mutant; 7] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
         Mutant::RenewWithoutEpoch,
         Mutant::CounterW1,
         Mutant::UnfencedCompletion,
+        Mutant::UnanchoredSkipRead,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +68,7 @@ impl Mutant {
             Mutant::RenewWithoutEpoch => "renew-without-epoch",
             Mutant::CounterW1 => "counter-w1",
             Mutant::UnfencedCompletion => "unfenced-completion",
+            Mutant::UnanchoredSkipRead => "unanchored-skip-read",
             Mutant::UnconditionedNumbering => "unconditioned-numbering",
         }
     }

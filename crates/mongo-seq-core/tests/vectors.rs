@@ -11,11 +11,11 @@ use std::path::PathBuf;
 use mongo_seq_core::{assign_matching, check_instant, InsertDates, Intent, LocalDate, Period};
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
-    AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
-    CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest, InsertNumbered,
-    Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec, OptimisticInsert, Plan,
-    Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
-    SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    AcquireLease, BlockAllocator, BlockCounter, ClusterTime, CompleteIntent, CompletePending,
+    CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
+    InsertNumbered, Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec,
+    OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
+    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -97,6 +97,12 @@ fn insert_dates(input: &Value) -> InsertDates {
         date_field: arg(input, "dateField").as_str().map(str::to_owned),
         now_ms: opt_int(input, "nowMs"),
     }
+}
+
+/// The optional `afterClusterTime` input (`{"$timestamp": {t, i}}`).
+fn after(input: &Value) -> Option<ClusterTime> {
+    opt_doc(input, "afterClusterTime")
+        .map(|time| serde_json::from_value(time).expect("afterClusterTime input"))
 }
 
 fn lease_request(input: &Value) -> LeaseRequest {
@@ -495,7 +501,13 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         "renewLease" => drive(RenewLease::new(&lease_request(input)), &steps, trace),
         "numberGapless" => drive(
             numbering(input).and_then(|n| {
-                NumberGapless::new(&n, counter_id, list(input, "ids"), int(input, "epoch"))
+                NumberGapless::new(
+                    &n,
+                    counter_id,
+                    list(input, "ids"),
+                    int(input, "epoch"),
+                    after(input),
+                )
             }),
             &steps,
             trace,
@@ -506,7 +518,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                 .map(|n| ejson::read_i64(n).expect("taken"))
                 .collect();
             let plan = numbering(input).and_then(|n| {
-                CompleteIntent::new(&n, counter_id, &intent(input), taken, int(input, "epoch"))
+                CompleteIntent::new(
+                    &n,
+                    counter_id,
+                    &intent(input),
+                    taken,
+                    int(input, "epoch"),
+                    after(input),
+                )
             });
             drive(plan, &steps, trace)
         }
@@ -530,6 +549,7 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                     &times,
                     int(input, "epoch"),
                     verify,
+                    after(input),
                 )
             });
             drive(plan, &steps, trace)

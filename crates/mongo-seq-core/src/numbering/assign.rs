@@ -246,6 +246,7 @@ impl AssignMachine {
                 sort: Some(self.sort.clone()),
                 limit: Some(ASSIGN_PAGE),
             },
+            after_cluster_time: None,
         }
     }
 
@@ -271,6 +272,7 @@ impl AssignMachine {
             &times,
             None,
             false,
+            None,
         )?;
         launch(plan, &mut self.notes, |plan| {
             self.phase = AssignPhase::Batch(plan);
@@ -300,6 +302,7 @@ impl AssignMachine {
             collection: Collection::Documents,
             filter: json!({ "_id": { "$in": ids } }),
             options: QueryOptions::projection(Value::Object(projection)),
+            after_cluster_time: None,
         }))
     }
 

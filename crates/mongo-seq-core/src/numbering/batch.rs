@@ -5,8 +5,9 @@
 //! NumberBatch(numbering, documents, [times], epoch E, verify):
 //! [verify, or gapless]  find {_id: {$in: ids}, field: {$exists: false}[, $and: [condition]]}
 //!                        projection {_id: 1}
-//!                        └─ drop the documents numbered meanwhile, or that stopped matching
-//!                           the condition (already)
+//!                          readConcern {level: majority, afterClusterTime: newest event's}
+//!                        └─ drop the documents numbered meanwhile, gone, or that stopped
+//!                           matching the condition (already)
 //! [a sequence that resets] each document's instant: its dateField (a BSON date), else its
 //!   time from the shell (an event's commit time), else its ObjectId _id's; none or a bad one:
 //!   skipped (note, INVALID_DATE) ─▶ localDates {timeZone, instants} ─▶ each one's period
@@ -54,6 +55,7 @@ use crate::lease::document::epoch_condition;
 use crate::numbering::gapless::NumberGapless;
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
+use crate::protocol::concern::{anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::{Plan, Step};
@@ -103,6 +105,7 @@ pub trait GaplessGroups: Clone + std::fmt::Debug {
         counter_id: &str,
         ids: Vec<Value>,
         epoch: Option<i64>,
+        after: Option<ClusterTime>,
     ) -> Result<Self::Plan, SeqError>;
 }
 
@@ -117,11 +120,12 @@ impl GaplessGroups for WithGapless {
         counter_id: &str,
         ids: Vec<Value>,
         epoch: Option<i64>,
+        after: Option<ClusterTime>,
     ) -> Result<NumberGapless, SeqError> {
         let epoch = epoch.ok_or_else(|| {
             SeqError::invalid_argument("gapless", "gapless numbering needs a lease epoch")
         })?;
-        NumberGapless::new(numbering, counter_id, ids, epoch)
+        NumberGapless::new(numbering, counter_id, ids, epoch, after)
     }
 }
 
@@ -150,6 +154,7 @@ impl GaplessGroups for Leaseless {
         _: &str,
         _: Vec<Value>,
         _: Option<i64>,
+        _: Option<ClusterTime>,
     ) -> Result<NoGaplessPlan, SeqError> {
         Err(SeqError::invalid_argument(
             "gapless",
@@ -191,6 +196,9 @@ pub struct NumberBatchMachine<G: GaplessGroups = WithGapless> {
     numbering: NumberingSpec,
     /// The lease epoch that fences the counters; `None`: an `assign`, which holds no lease.
     epoch: Option<i64>,
+    /// The newest cluster time of the events that delivered the documents: every read that
+    /// decides a document needs no number is causally after it.
+    after: Option<ClusterTime>,
     /// A periodic sequence's: per document `_id` (its key), the instant that places it in a
     /// period, or why it has none.
     instants: BTreeMap<String, Result<i64, SeqError>>,
@@ -216,14 +224,17 @@ pub struct NumberBatchMachine<G: GaplessGroups = WithGapless> {
 impl NumberBatch {
     /// Numbers `documents` (as delivered, Extended JSON) for a holder of lease epoch `epoch`.
     /// `verify`: first drop the documents numbered meanwhile (always done in gapless mode,
-    /// which also drops repeated `_id`s).
+    /// which also drops repeated `_id`s). `after`: the newest `clusterTime` of the change
+    /// events that delivered them (`None` for a backfill page): the reads that drop a document
+    /// are `majority` reads at or after it ([`crate::protocol::concern`]).
     pub fn new(
         numbering: &NumberingSpec,
         documents: Vec<Value>,
         epoch: i64,
         verify: bool,
+        after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
-        Self::dated(numbering, documents, &[], epoch, verify)
+        Self::dated(numbering, documents, &[], epoch, verify, after)
     }
 
     /// [`NumberBatch::new`] with `times`: per document (in order), the instant the shell knows
@@ -235,8 +246,9 @@ impl NumberBatch {
         times: &[Option<i64>],
         epoch: i64,
         verify: bool,
+        after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
-        Self::build(numbering, documents, times, Some(epoch), verify)
+        Self::build(numbering, documents, times, Some(epoch), verify, after)
     }
 }
 
@@ -247,6 +259,7 @@ impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
         times: &[Option<i64>],
         epoch: Option<i64>,
         verify: bool,
+        after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
         if epoch.is_none() && numbering.gapless() {
             return Err(SeqError::invalid_argument(
@@ -268,6 +281,7 @@ impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
         let mut machine = NumberBatchMachine {
             numbering: numbering.clone(),
             epoch,
+            after,
             instants,
             dating: Vec::new(),
             periods: BTreeMap::new(),
@@ -289,11 +303,11 @@ impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
                 .iter()
                 .filter_map(|d| d.get("_id").cloned())
                 .collect();
-            Ok(Step::Command(Command::Find {
-                collection: Collection::Documents,
-                filter: numbering.unnumbered_filter(&ids),
-                options: QueryOptions::projection(json!({ "_id": 1 })),
-            }))
+            Ok(Step::Command(anchored_find(
+                numbering.unnumbered_filter(&ids),
+                QueryOptions::projection(json!({ "_id": 1 })),
+                after,
+            )))
         } else {
             machine.date()
         };
@@ -485,7 +499,7 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
                 .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let plan = G::start(&self.numbering, &counter_id, ids, self.epoch)?;
+                let plan = G::start(&self.numbering, &counter_id, ids, self.epoch, self.after)?;
                 launch(plan, &mut self.notes, |plan| {
                     self.phase = Phase::Gapless(plan);
                 })?
