@@ -117,14 +117,13 @@ pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequ
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
 pub use numbering::batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use numbering::checkpoint::Checkpoint;
-pub use numbering::gapless::{
-    CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
-    PENDING_ROUNDS,
-};
+pub use numbering::complete::{CompleteIntent, COMPLETION_ROUNDS};
+pub use numbering::gapless::{NumberGapless, PENDING_ROUNDS};
 pub use numbering::intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
+pub use numbering::pending::{CompletePending, PendingReport};
 pub use numbering::seed_from_existing::{SeedFromExisting, SeedReport};
 pub use numbering::spec::NumberingSpec;
 pub use protocol::command::{

@@ -275,6 +275,31 @@ fn every_area_has_an_architecture_invariant() {
 }
 
 #[test]
+fn every_relative_link_of_the_documentation_resolves() {
+    // Every Markdown file's `[text](path)` (READMEs, guides, this document): a file moved by a
+    // refactoring leaves no dead link behind.
+    let mut dead = Vec::new();
+    for path in files(&root(), &[".md"]) {
+        let folder = path.parent().expect("a folder");
+        for (n, line) in read(&path).lines().enumerate() {
+            for target in links(line) {
+                if !target.is_empty()
+                    && !target.starts_with("mailto:")
+                    && !folder.join(&target).exists()
+                {
+                    dead.push(format!(
+                        "{}:{}: {target}",
+                        crate::source::relative(&path),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(dead.is_empty(), "dead links: {dead:#?}");
+}
+
+#[test]
 fn spans_and_paths() {
     assert_eq!(
         as_path("sim/src/executor.rs::run_plan").as_deref(),
