@@ -7,11 +7,10 @@ const MAX_LINES: usize = 500;
 
 /// Files over the limit when the limit came to the core, at most as long as they were then: a
 /// file here may shrink (and must leave this list once it is within the limit), never grow.
-const OVER_THE_LIMIT: [(&str, usize); 5] = [
+const OVER_THE_LIMIT: [(&str, usize); 4] = [
     ("crates/mongo-seq-core/src/counter/reservation.rs", 537),
     ("crates/mongo-seq-core/src/import/counters.rs", 588),
     ("crates/mongo-seq-core/src/numbering/intent.rs", 557),
-    ("crates/mongo-seq-core/src/protocol/command.rs", 545),
     ("crates/mongo-seq-core/tests/vectors.rs", 662),
 ];
 
