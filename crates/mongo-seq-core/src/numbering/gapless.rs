@@ -1,5 +1,6 @@
 //! Gapless numbering of a group of documents, built on the intent protocol of
-//! [`crate::numbering::intent`] ([`GaplessReserve`], [`FinishIntent`], [`plan_completion`]).
+//! [`crate::numbering::intent`] ([`GaplessReserve`], [`FinishIntent`],
+//! [`plan_completion`](crate::numbering::intent::plan_completion)).
 //!
 //! ```text
 //! NumberGapless(numbering, counterId, ids, E)          at most PENDING_ROUNDS rounds:
