@@ -10,6 +10,8 @@
 //!    ├─ done ──▶ refilled(id, range): waiters served in arrival order ──▶ ready(ticket)
 //!    └─ failed ─▶ refill_failed(id): the waiter that ran it gives up; the others run their own
 //! discard() (after setNext): the block is dropped and the refill in flight no longer counts
+//! withdraw(ticket) (a caller gone, e.g. a cancelled Rust future): out of the queue; what it
+//!    was given is dropped (a gap); a refill it runs stays in flight and serves the others
 //!
 //! refillAhead: true ──▶ take_one() says no once half the block is gone (nobody waiting, no refill
 //!    in flight) ──▶ take(n) serves the caller ──▶ refill_ahead(): a Reservation nobody waits for
@@ -340,6 +342,24 @@ impl BlockCounter {
         }
     }
 
+    /// The caller waiting with `ticket` is gone (a cancelled future): it leaves the queue, and
+    /// the numbers it was already given (from the block when it queued, or served since) are
+    /// dropped — a gap, never a number handed to two callers. A refill it was running stays in
+    /// flight: when it comes back, its range serves the callers behind it (and what is left
+    /// stays in the block). Returns how many numbers were dropped; an unknown ticket drops none.
+    pub fn withdraw(&mut self, ticket: u64) -> u64 {
+        if let Some(position) = self.waiting.iter().position(|w| w.ticket == ticket) {
+            return self
+                .waiting
+                .remove(position)
+                .map_or(0, |waiter| waiter.taken.count());
+        }
+        match self.ready.iter().position(|(t, _)| *t == ticket) {
+            Some(index) => self.ready.swap_remove(index).1.count(),
+            None => 0,
+        }
+    }
+
     /// Drops the numbers of the block and the range ahead (after `setNext`; a gap) and
     /// invalidates the refill in flight; returns how many numbers were dropped.
     pub fn discard(&mut self) -> u64 {
@@ -484,6 +504,37 @@ mod tests {
             json!({ "$inc": { "seq": { "$numberLong": "1" } } }),
             "a alone now"
         );
+    }
+
+    #[test]
+    fn a_withdrawn_caller_leaves_the_queue_and_its_refill_serves_the_others() {
+        let mut c = counter(json!({ "name": "c", "block": 3 }));
+        let first = ticket(c.take(1).unwrap());
+        let refill = c.refill(first).unwrap().unwrap();
+        complete(&mut c, refill, 0);
+        assert_eq!(values(c.ready(first)), [1]);
+        let gone = ticket(c.take(4).unwrap()); // 2, 3 from the block, 2 more to wait for
+        let stays = ticket(c.take(1).unwrap());
+        let refill = c.refill(gone).unwrap().unwrap();
+        assert_eq!(c.withdraw(gone), 2, "2 and 3 were its own: a gap");
+        assert_eq!(c.withdraw(gone), 0, "withdrawn once");
+        complete(&mut c, refill, 3);
+        assert_eq!(
+            values(c.ready(stays)),
+            [4],
+            "the refill it started serves the next in line"
+        );
+        assert_eq!(c.take_one(), Some(5), "the rest stays in the block");
+        let served = ticket(c.take(2).unwrap()); // 6 now, 1 to wait for
+        let refill = c.refill(served).unwrap().unwrap();
+        complete(&mut c, refill, 6);
+        assert_eq!(
+            c.withdraw(served),
+            2,
+            "served but never collected: 6 and 7 dropped"
+        );
+        assert_eq!(c.ready(served), None);
+        assert_eq!(c.take_one(), Some(8));
     }
 
     #[test]
