@@ -16,6 +16,7 @@ setup:
 
 test-rust:
 	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -q -- -D warnings
 	cargo test --workspace
 
 # The Wasm module (core + shims) → js/wasm/; then the npm package's bundles → js/dist/.

@@ -1,9 +1,10 @@
-// The Wasm module the package ships (after wasm-opt -Oz): raw and gzip bytes.
+// The Wasm module the package ships (after wasm-opt -Oz; the package carries it inside
+// dist/index.mjs, brotli-compressed): raw and gzip bytes.
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 
-export const WASM_FILE = fileURLToPath(new URL("../../js/dist/mongo_seq_wasm_bg.wasm", import.meta.url));
+export const WASM_FILE = fileURLToPath(new URL("../../js/wasm/mongo_seq_wasm_bg.wasm", import.meta.url));
 
 export function runWasmSize({ report }) {
   const bytes = readFileSync(WASM_FILE);

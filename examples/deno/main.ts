@@ -1,6 +1,6 @@
 // mongo-seq under Deno, from npm (`npm install`, then
-// `deno run --allow-net --allow-env --allow-read --allow-sys main.ts`; --allow-read lets the
-// package load its .wasm file).
+// `deno run --allow-net --allow-env --allow-sys main.ts`: the driver's permissions; the package
+// reads no file, its Wasm module is inside its JavaScript).
 import { MongoClient } from "npm:mongodb";
 import { Sequences } from "npm:mongo-seq";
 

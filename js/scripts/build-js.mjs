@@ -1,10 +1,13 @@
 // Bundles the package from src/ and the wasm-bindgen glue (js/wasm/, made by build-wasm) into
-// dist/: one ESM bundle (the glue inlined; it reads the .wasm beside it once), a CommonJS entry
-// that requires that same bundle (Node ≥ 20.19, Bun and Deno load ES modules with require), so
-// an application importing both entries gets one Wasm instance and one set of classes — no
-// dual-package hazard — the optimized .wasm, and the type declarations.
+// dist/: one ESM bundle (the glue inlined, and the optimized .wasm inside it, brotli-compressed
+// as base64 text: see src/wasm.js), a CommonJS entry that requires that same bundle (Node ≥
+// 20.19, Bun and Deno load ES modules with require), so an application importing both entries
+// gets one Wasm instance and one set of classes — no dual-package hazard —, and the type
+// declarations. No file beside the bundles: an application bundled again (esbuild, webpack,
+// Rollup, bun build, Next.js) carries the module inside its own bundle.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync, rmSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { brotliCompressSync, constants as zlib } from "node:zlib";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -17,8 +20,25 @@ if (!existsSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"))) {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist);
+// The module as src/wasm.js imports it (`mongo-seq:wasm-module`): brotli at its best (−63% on
+// the module; docs in js/README.md, "Bundlers"), base64 in a string literal, and its length
+// to check the decompression against.
+const wasm = readFileSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"));
+const compressed = brotliCompressSync(wasm, {
+  params: { [zlib.BROTLI_PARAM_QUALITY]: zlib.BROTLI_MAX_QUALITY, [zlib.BROTLI_PARAM_LGWIN]: zlib.BROTLI_MAX_WINDOW_BITS, [zlib.BROTLI_PARAM_SIZE_HINT]: wasm.length },
+});
+const embedded = {
+  name: "wasm-module",
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /^mongo-seq:wasm-module$/ }, (args) => ({ path: args.path, namespace: "wasm-module" }));
+    esbuild.onLoad({ filter: /.*/, namespace: "wasm-module" }, () => ({
+      contents: `export const BROTLI_BASE64 = ${JSON.stringify(compressed.toString("base64"))};\nexport const BYTES = ${wasm.length};\n`,
+      loader: "js",
+    }));
+  },
+};
 const bundle = { bundle: true, platform: "node", target: "node20", format: "esm", external: ["mongodb"], logLevel: "warning" };
-await build({ ...bundle, entryPoints: [join(pkg, "src", "index.js")], outfile: join(dist, "index.mjs") });
+await build({ ...bundle, entryPoints: [join(pkg, "src", "index.js")], outfile: join(dist, "index.mjs"), plugins: [embedded] });
 // The mongoose plugin (`mongo-seq/mongoose`): its own small bundle that imports the main one,
 // so both entries share the one Wasm instance and the same classes.
 await build({
@@ -40,8 +60,6 @@ writeFileSync(
   '"use strict";\n// The CommonJS entry is the ES module itself: one Wasm instance per process, whichever entry loads it.\nmodule.exports = require("./index.mjs");\n',
 );
 
-copyFileSync(join(wasmDir, "mongo_seq_wasm_bg.wasm"), join(dist, "mongo_seq_wasm_bg.wasm"));
-
 // Declarations: the core's (wasm-bindgen's, without the loader API the package does not
 // export — it would also drag in DOM types — nor `[Symbol.dispose]`, absent from Node 20) and
 // the package's; once per format, since TypeScript reads .d.ts here as ESM and .d.cts as CJS.
@@ -57,4 +75,4 @@ writeFileSync(join(dist, "index.d.cts"), indexTypes.replaceAll('"./core.js"', '"
 const mongooseTypes = readFileSync(join(pkg, "src", "mongoose.d.ts"), "utf8");
 writeFileSync(join(dist, "mongoose.d.ts"), mongooseTypes);
 writeFileSync(join(dist, "mongoose.d.cts"), mongooseTypes.replaceAll('"./index.js"', '"./index.cjs"').replaceAll('"./core.js"', '"./core.cjs"'));
-console.log("js: dist/index.mjs, dist/index.cjs, dist/mongoose.mjs, dist/mongoose.cjs, dist/mongo_seq_wasm_bg.wasm, dist/*.d.ts");
+console.log(`js: dist/index.mjs (the ${wasm.length}-byte Wasm module inside, ${compressed.length} bytes compressed), dist/index.cjs, dist/mongoose.mjs, dist/mongoose.cjs, dist/*.d.ts`);

@@ -4,7 +4,7 @@
 // command is sent.
 
 /** Codes only the JS layer produces (the core's are listed by `core.errorCodes()`). */
-export const JS_ERROR_CODES = Object.freeze(["WAIT_TIMEOUT", "SEQUENCE_CONFLICT"]);
+export const JS_ERROR_CODES = Object.freeze(["WAIT_TIMEOUT", "SEQUENCE_CONFLICT", "WASM_LOAD_FAILED"]);
 
 /** An Error with `name` "MongoSeqError", `code` and, when given, `details`. */
 export function mongoSeqError(code, message, details) {

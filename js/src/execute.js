@@ -15,6 +15,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 
 const DUPLICATE_KEY = 11000;
+const INDEX_NOT_FOUND = 27;
+const NAMESPACE_NOT_FOUND = 26;
 const NONE = '{"kind":"none"}';
 const INSERTED = '{"kind":"inserted"}';
 const WAITED = '{"kind":"waited"}';
@@ -89,6 +91,30 @@ export async function executeCommand(text, target, plan) {
     }
     case "insertDocuments":
       return insertedMany(collection, command, target, write, plan);
+    case "updateMany": {
+      const result = await collection.updateMany(command.filter, command.update, write);
+      return `{"kind":"writeResult","n":${result.matchedCount},"nModified":${result.modifiedCount}}`;
+    }
+    case "createIndex": {
+      const options = { name: command.name, unique: command.unique, ...write };
+      if (command.partialFilterExpression !== undefined) options.partialFilterExpression = command.partialFilterExpression;
+      try {
+        // Key directions come as Int32 objects (canonical EJSON): the driver wants numbers.
+        const keys = Object.fromEntries(Object.entries(command.keys).map(([key, direction]) => [key, Number(direction)]));
+        await collection.createIndex(keys, options);
+        return NONE;
+      } catch (error) {
+        return duplicateKeyReply(error, plan);
+      }
+    }
+    case "dropIndex":
+      try {
+        await collection.dropIndex(command.name, write);
+      } catch (error) {
+        // Already gone (IndexNotFound; NamespaceNotFound: no collection at all).
+        if (Number(error?.code) !== INDEX_NOT_FOUND && Number(error?.code) !== NAMESPACE_NOT_FOUND) throw error;
+      }
+      return NONE;
     case "take": {
       const values = await target.sequence.takeNumbers(command.counterId, Number(command.count));
       // join(): exact digits for numbers and BigInts alike.

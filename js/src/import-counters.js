@@ -4,7 +4,7 @@
 // against the plugin's collection and the counters collection of `db`.
 import { core } from "./wasm.js";
 import { bsonCodec } from "./bson.js";
-import { describe, invalidArgument, isDocument } from "./errors.js";
+import { describe, invalidArgument, invalidOption, isDocument } from "./errors.js";
 import { runPlan } from "./run-plan.js";
 
 /**
@@ -16,10 +16,15 @@ import { runPlan } from "./run-plan.js";
  */
 export async function importCounters(db, options) {
   if (typeof db?.collection !== "function") throw invalidArgument("db", `must be a mongodb Db, got ${describe(db)}`);
-  const { bson, ...given } = isDocument(options) ? options : { options };
+  // Said here: the core would see JSON, where `undefined` is `null`.
+  if (!isDocument(options)) throw invalidOption("options", `must be an object { from, apply, … }, got ${describe(options)}`);
+  const { bson, ...given } = options;
   const codec = bsonCodec(bson);
-  // Invalid options throw here, before any I/O (`options` itself when it is not an object).
-  const request = core.importRequest(isDocument(options) ? given : options);
+  // Invalid options throw here, before any I/O; the collection names with the database's name.
+  const request = core.importRequest(given);
+  const database = typeof db.databaseName === "string" ? db.databaseName : undefined;
+  core.checkCollectionName("source", request.source, database);
+  core.checkCollectionName("counters", request.counters, database);
   const target = { counters: db.collection(request.counters), documents: db.collection(request.source), codec };
   return runPlan(core.importCounters(request), target);
 }

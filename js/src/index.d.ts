@@ -1,10 +1,10 @@
 // Type declarations of the mongo-seq package (ESM and CJS entries share them).
 import type { Collection, Db, Document } from "mongodb";
 import type * as CoreModule from "./core.js";
-import type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome } from "./core.js";
+import type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome } from "./core.js";
 import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
 
-export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter } from "./core.js";
+export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter } from "./core.js";
 import type { ImportRequest, ImportReport } from "./core.js";
 
 /** A number handed out: a JS number up to 2^53 - 1, a bigint beyond. */
@@ -57,6 +57,11 @@ export declare class Sequence {
   state(scope?: ScopeDocument): Promise<CounterState>;
   /** Makes `next` the next number issued; refuses to move backwards unless `force`. */
   setNext(next: Integer, options?: SetNextOptions): Promise<SetNextOutcome>;
+  /**
+   * Every counter of the sequence (unscoped and each scope) back to `start`; RESET_REFUSED for
+   * counters a mongo-seq sidecar keeps unless `force`. Resolves with how many were reset.
+   */
+  resetAll(options?: { force?: boolean }): Promise<ResetOutcome>;
   /** Moves the counter past the largest number in `field` (default `_id`) of a collection. */
   seedFromMax(collection: Collection<any>, field?: string, options?: ScopeOption): Promise<CounterState>;
   /** Moves the counter past `value` (never backwards). */
@@ -142,7 +147,7 @@ export declare function importCounters(db: Db, options: ImportCountersOptions): 
 export declare function isMongoSeqError(error: unknown): error is import("./core.js").MongoSeqError;
 
 /** Codes raised by the JS layer itself (the core's: `core.errorCodes()`). */
-export declare const JS_ERROR_CODES: readonly ["WAIT_TIMEOUT", "SEQUENCE_CONFLICT"];
+export declare const JS_ERROR_CODES: readonly ["WAIT_TIMEOUT", "SEQUENCE_CONFLICT", "WASM_LOAD_FAILED"];
 
 /** The Wasm core: options, plans, allocator, formats, audit (for tools and tests). */
 export declare const core: typeof CoreModule;

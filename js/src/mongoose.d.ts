@@ -1,13 +1,21 @@
 // Type declarations of `mongo-seq/mongoose` (ESM and CJS entries share them).
-import type { Schema } from "mongoose";
-import type { CounterState, Integer, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
+import type { Model, Schema } from "mongoose";
+import type { CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
 
 /** Options of `schema.plugin(sequencePlugin, options)`: where the number goes, and the sequence's options. */
 export interface SequencePluginOptions extends SequenceOptions {
-  /** Path that receives the number (declared as a Number when the schema lacks it). */
+  /**
+   * Path that receives the number, nested paths too (`parent.nested`, a single sub-document's
+   * field); declared as a Number when the schema lacks it. A Number field bounds the sequence at
+   * 2^53 − 1 (declare `Schema.Types.BigInt` to go past it).
+   */
   field: string;
-  /** Sequence name (default `<collection>.<field>`); models naming the same sequence share its counter. */
-  sequence?: string;
+  /**
+   * Sequence name (default `<collection>.<field>`, `<collection>.<path>.<field>` for a
+   * sub-document schema), or a function of the model returning it (one plugin call shared by
+   * several models or discriminators); models naming the same sequence share its counter.
+   */
+  sequence?: string | ((model: Model<any>) => string);
   /** Path that receives the formatted id (needs `format`; declared as a String when the schema lacks it). */
   formatField?: string;
   /** Counters collection (default "counters"). */
@@ -25,6 +33,8 @@ export interface SequenceStatics {
   setNext(next: Integer, options?: { field?: string; scope?: ScopeDocument; force?: boolean }): Promise<SetNextOutcome>;
   /** The last number reserved (null: no counter yet). */
   current(options?: { field?: string; scope?: ScopeDocument }): Promise<SequenceNumber | null>;
+  /** Every counter of the sequence (each scope) back to `start` (mongoose-sequence's `counterReset(id)`); RESET_REFUSED for counters a sidecar keeps unless `force`. */
+  resetAll(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
   /** Moves the counter past the largest number in the model's collection (never backwards). */
   seedFromMax(options?: { field?: string; scope?: ScopeDocument }): Promise<CounterState>;
 }

@@ -12,7 +12,7 @@ import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument } 
 const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters"];
 const SEQUENCE_KEYS = core.optionKeys().filter((key) => key !== "name");
 /** The statics every numbered schema gets. */
-const STATICS = ["sequence", "setNext", "current", "seedFromMax"];
+const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll"];
 
 /**
  * Numbers new documents of `schema` in `options.field`. Several calls number several fields.
@@ -43,6 +43,23 @@ export function sequencePlugin(schema, options) {
   fields.set(numbered.field, numbered);
 }
 
+/**
+ * Field types the plugin writes a number to, with the integers each holds exactly: a number
+ * past them would fail mongoose's cast or lose digits after it was reserved, so the sequence
+ * gets that bound (a reservation past it is refused before anything is taken). `BigInt` is
+ * stored as a 64-bit integer (the whole range); `Mixed` stores what it is given (a BigInt as
+ * a 64-bit integer too).
+ */
+const NUMBER_TYPES = {
+  Number: { min: -(2 ** 53 - 1), max: 2 ** 53 - 1, name: "Number (JavaScript numbers are exact up to 2^53 − 1)" },
+  Double: { min: -(2 ** 53 - 1), max: 2 ** 53 - 1, name: "Double (exact up to 2^53 − 1)" },
+  Int32: { min: -(2 ** 31), max: 2 ** 31 - 1, name: "Int32 (up to 2^31 − 1)" },
+  BigInt: undefined,
+  Mixed: undefined,
+};
+/** What mongoose calls a path that holds documents or values rather than one number. */
+const CONTAINERS = { Embedded: "a sub-document", Array: "an array", DocumentArray: "an array of sub-documents", Map: "a Map" };
+
 /** Numbered fields by schema (a schema may number several). */
 const registries = new WeakMap();
 
@@ -51,8 +68,11 @@ function checkPluginOptions(options) {
   if (!isDocument(options)) throw invalidOption("options", `must be an object { field, sequence, … }, got ${describe(options)}`);
   const { field, sequence, formatField, counters = "counters", ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...SEQUENCE_KEYS]);
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
-  if (sequence !== undefined && typeof sequence !== "string") throw invalidOption("sequence", `must be a sequence name, got ${describe(sequence)}`);
-  if (typeof counters !== "string" || counters === "") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
+  if (sequence !== undefined && typeof sequence !== "string" && typeof sequence !== "function") {
+    throw invalidOption("sequence", `must be a sequence name, or a function of the model returning one, got ${describe(sequence)}`);
+  }
+  if (typeof counters !== "string") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
+  core.checkCollectionName("counters", counters);
   const hasFormat = rest.format !== undefined && rest.format !== null;
   if (hasFormat && formatField === undefined) {
     throw invalidOption("formatField", "is required with `format`: the path that receives the formatted id");
@@ -61,30 +81,106 @@ function checkPluginOptions(options) {
   if (!hasFormat && formatField !== undefined) {
     throw invalidOption("format", 'is required with `formatField`: the pattern of the formatted id, e.g. "ORD-{seq:06}"');
   }
-  const spec = new core.SequenceSpec({ ...rest, name: sequence ?? "mongoose" });
+  const spec = new core.SequenceSpec({ ...rest, name: typeof sequence === "string" ? sequence : "mongoose" });
+  let normalized;
   try {
-    spec.checkInsertFields(field, formatField);
+    spec.checkInsertFields(field, formatField, true);
+    normalized = spec.options();
   } finally {
     spec.free();
   }
-  return { field, formatField, sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [] };
+  return { field, formatField, sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [], options: normalized, bound: undefined };
 }
 
-/** Declares the numbered paths the schema lacks (a Number, a String for the formatted id). */
-function addPaths(schema, { field, formatField }) {
-  const numberPath = schema.path(field);
+/**
+ * Checks the numbered paths against the schema, and declares those it lacks (a Number, a
+ * String for the formatted id; mongoose-sequence and @typegoose/auto-increment refuse a missing
+ * path, mongo-seq adds it). A path declared with a type that cannot hold the number (a String,
+ * a Date, …), or inside an array, is refused; a Number field bounds the sequence (NUMBER_TYPES).
+ */
+function addPaths(schema, numbered) {
+  const { field, formatField } = numbered;
+  const numberPath = checkPath(schema, "field", field);
   if (numberPath === undefined) schema.add({ [field]: Number });
   else if (field === "_id" && numberPath.instance === "ObjectId") {
     throw invalidOption("field", "`_id` of this schema is an ObjectId: declare `_id: Number` in the schema to number `_id`");
+  } else if (!(numberPath.instance in NUMBER_TYPES)) {
+    throw invalidOption(
+      "field",
+      `\`${field}\` is declared ${typeName(numberPath)} in the schema, which cannot hold the number: declare it Number (or Schema.Types.BigInt for numbers past 2^53), or put the formatted id in a String field with \`format\` and \`formatField\``,
+    );
   }
-  if (formatField !== undefined && schema.path(formatField) === undefined) schema.add({ [formatField]: String });
+  numbered.bound = typeBound(numbered, numberPath?.instance ?? "Number");
+  if (formatField !== undefined) {
+    const formatPath = checkPath(schema, "formatField", formatField);
+    if (formatPath === undefined) schema.add({ [formatField]: String });
+    else if (formatPath.instance !== "String" && formatPath.instance !== "Mixed") {
+      throw invalidOption("formatField", `\`${formatField}\` is declared ${typeName(formatPath)} in the schema: the formatted id is a string, declare it String`);
+    }
+  }
+}
+
+/**
+ * The schema type at `path` (undefined when the schema lacks it), once every parent of a
+ * dotted path is a nested object, a single sub-document or Mixed: never inside an array (one
+ * path, many values) nor below a plain value.
+ */
+function checkPath(schema, option, path) {
+  const keys = path.split(".");
+  for (let i = 1; i < keys.length; i++) {
+    const parent = keys.slice(0, i).join(".");
+    const type = schema.path(parent);
+    if (type === undefined || type.instance === "Embedded" || type.instance === "Mixed") continue;
+    const what = type.instance === "Array" || type.$isMongooseDocumentArray ? "an array: one path, many values (apply the plugin to the array's sub-document schema instead)" : `declared ${typeName(type)}`;
+    throw invalidOption(option, `\`${path}\` lies inside \`${parent}\`, which is ${what}`);
+  }
+  const type = schema.path(path);
+  if (type === undefined && schema.pathType(path) === "nested") {
+    throw invalidOption(option, `\`${path}\` is a nested object in the schema, not a field: name the field inside it (\`${path}.<field>\`)`);
+  }
+  if (type !== undefined && type.instance in CONTAINERS) {
+    throw invalidOption(option, `\`${path}\` is ${CONTAINERS[type.instance]} in the schema, not a field that holds a number`);
+  }
+  return type;
+}
+
+/** "as a String", "as an ObjectId": a schema type's name for messages. */
+function typeName(type) {
+  return /^[AEIOU]/.test(type.instance) ? `as an ${type.instance}` : `as a ${type.instance}`;
+}
+
+/**
+ * The bound a field type puts on the sequence: the sequence's options are given `max` (`min`
+ * counting down) when they set none; one past the type is refused here. Returns the bound the
+ * plugin set, or undefined.
+ */
+function typeBound(numbered, instance) {
+  const limits = NUMBER_TYPES[instance];
+  if (limits === undefined) return undefined;
+  const { options, sequenceOptions, field } = numbered;
+  const up = BigInt(options.step) > 0n;
+  const key = up ? "max" : "min";
+  const limit = up ? limits.max : limits.min;
+  const beyond = (value) => (up ? BigInt(value) > BigInt(limit) : BigInt(value) < BigInt(limit));
+  const fix = `the \`${field}\` field is declared ${limits.name}: declare it Schema.Types.BigInt to number past that (stored as a 64-bit integer), or bound the sequence`;
+  if (beyond(options.start)) throw invalidOption("start", `${options.start} is past what ${fix}`);
+  if (options[key] !== null && options[key] !== undefined) {
+    if (beyond(options[key])) throw invalidOption(key, `${options[key]} is past what ${fix}`);
+    return undefined;
+  }
+  sequenceOptions[key] = limit;
+  return { key, limit, fix };
 }
 
 function install(schema, fields) {
   // `validate` runs before mongoose checks `required` paths; `save` covers validateBeforeSave: false.
   const numberDocument = async function () {
-    if (!this.isNew || this.$isSubdocument) return;
-    for (const numbered of fields.values()) await numberOne(this.constructor, numbered, this);
+    if (!this.isNew) return;
+    // A sub-document (the schema embedded in another) is numbered when its owner is saved or
+    // inserted, on the owner's model: its sequence is `<collection>.<path>.<field>` by default.
+    const owner = this.$isSubdocument ? this.ownerDocument() : this;
+    const at = this.$isSubdocument ? subdocumentPath(this) : undefined;
+    for (const numbered of fields.values()) await numberOne(owner.constructor, numbered, this, at);
   };
   schema.pre("validate", numberDocument);
   schema.pre("save", numberDocument);
@@ -111,6 +207,10 @@ function install(schema, fields) {
     const { field, scope } = checkKnownKeys("current options", options, ["field", "scope"]);
     return sequenceOf(this, pick(fields, field)).current(scope);
   });
+  schema.static("resetAll", async function (options) {
+    const { field, ...resetOptions } = checkKnownKeys("resetAll options", options, ["field", "force"]);
+    return sequenceOf(this, pick(fields, field)).resetAll(resetOptions);
+  });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);
     const numbered = pick(fields, field);
@@ -130,11 +230,30 @@ function pick(fields, field) {
 }
 
 /** A saved document: the next number, unless the application set one. */
-async function numberOne(model, numbered, doc) {
-  const sequence = sequenceOf(model, numbered);
+async function numberOne(model, numbered, doc, at) {
+  const sequence = sequenceOf(model, numbered, at);
   if (!isUnset(doc, numbered.field)) return formatSetNumber(doc, numbered, sequence);
-  const value = await sequence.next(numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined);
+  const value = await explained(numbered, sequence.next(numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined));
   assign(doc, numbered, sequence, value);
+}
+
+/** The path of a sub-document in its parent (`nested`, `items`), which names its sequence. */
+function subdocumentPath(doc) {
+  const path = doc.$basePath ?? doc.__parentArray?.$path?.();
+  if (typeof path === "string" && path !== "") return path;
+  throw invalidOption("sequence", "is required to number this sub-document: mongo-seq cannot tell its path in the parent document, which would name its sequence");
+}
+
+/** A SEQUENCE_EXHAUSTED at the bound the field's type set says why the bound is there. */
+async function explained(numbered, promise) {
+  try {
+    return await promise;
+  } catch (error) {
+    if (numbered.bound !== undefined && error?.code === "SEQUENCE_EXHAUSTED") {
+      error.message = `${error.message}: ${numbered.bound.fix}`;
+    }
+    throw error;
+  }
 }
 
 /**
@@ -160,7 +279,7 @@ async function numberBatch(model, fields, docs) {
       group.docs.push(doc);
     }
     const groupList = [...groups.values()];
-    const numbers = await Promise.all(groupList.map((group) => sequence.nextMany(group.docs.length, group.scope)));
+    const numbers = await Promise.all(groupList.map((group) => explained(numbered, sequence.nextMany(group.docs.length, group.scope))));
     groupList.forEach((group, g) => group.docs.forEach((doc, i) => assign(doc, numbered, sequence, numbers[g][i])));
   }
 }
@@ -225,16 +344,31 @@ function scopeOf(doc, paths) {
 const sequencesByConnection = new WeakMap();
 const sequenceByModel = new WeakMap();
 
-function sequenceOf(model, numbered) {
+function sequenceOf(model, numbered, at) {
   let byField = sequenceByModel.get(model);
   if (byField === undefined) sequenceByModel.set(model, (byField = new Map()));
-  let sequence = byField.get(numbered.field);
+  const path = at === undefined ? numbered.field : `${at}.${numbered.field}`;
+  let sequence = byField.get(path);
   if (sequence === undefined) {
-    const name = numbered.sequence ?? `${model.collection.collectionName}.${numbered.field}`;
-    sequence = sequencesOf(model.db, numbered.counters).sequence(name, numbered.sequenceOptions);
-    byField.set(numbered.field, sequence);
+    sequence = sequencesOf(model.db, numbered.counters).sequence(sequenceName(model, numbered, path), numbered.sequenceOptions);
+    byField.set(path, sequence);
   }
   return sequence;
+}
+
+/**
+ * The sequence's name: the option, what the option's function returns for the model (one
+ * plugin call shared by several models or discriminators; typegoose's `overwriteModelName`),
+ * or `<collection>.<path>`. Checked before anything is reserved.
+ */
+function sequenceName(model, numbered, path) {
+  if (typeof numbered.sequence === "string") return numbered.sequence;
+  if (numbered.sequence === undefined) return `${model.collection.collectionName}.${path}`;
+  const name = numbered.sequence(model);
+  if (typeof name !== "string" || name === "") {
+    throw invalidOption("sequence", `the function returned ${describe(name)} for the model \`${model.modelName}\`: it must return a sequence name`);
+  }
+  return name;
 }
 
 /**
@@ -247,7 +381,7 @@ function sequencesOf(connection, counters) {
   if (byCounters === undefined) sequencesByConnection.set(connection, (byCounters = new Map()));
   let sequences = byCounters.get(counters);
   if (sequences === undefined) {
-    const db = { collection: (name) => connection.collection(name) };
+    const db = { collection: (name) => connection.collection(name), databaseName: typeof connection.name === "string" ? connection.name : undefined };
     sequences = new Sequences(db, { collection: counters, bson: connection.base?.mongo?.BSON });
     byCounters.set(counters, sequences);
   }

@@ -86,6 +86,20 @@ export class Sequence {
   }
 
   /**
+   * Every counter of the sequence — unscoped and each scope — back to `start` (what
+   * mongoose-sequence's `counterReset(id)` does without a reference): for a collection whose
+   * documents were removed. Refused (RESET_REFUSED, nothing written) for counters a mongo-seq
+   * sidecar keeps, which may number gaplessly, unless `force`. Numbers this object holds in a
+   * block are dropped. Resolves with `{ reset, next }`: how many counters were set back.
+   */
+  async resetAll(options) {
+    const { force } = checkKnownKeys("resetAll options", options, ["force"]);
+    const outcome = await runPlan(this.#spec.resetAll(checkBoolean("force", force), undefined), this.#target);
+    for (const counter of this.#counters.values()) counter.core.discard();
+    return outcome;
+  }
+
+  /**
    * Moves the counter past existing numbers (imports), never backwards:
    * `seedFromMax(collection, field = "_id", { scope })` past the largest number stored there
    * (among documents with the `scope` document's values), or `seedFromMax(value, { scope })`. Resolves with the counter

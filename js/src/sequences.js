@@ -24,9 +24,10 @@ export class Sequences {
   constructor(db, options) {
     if (typeof db?.collection !== "function") throw invalidArgument("db", `must be a mongodb Db, got ${describe(db)}`);
     const { collection = "counters", bson } = checkKnownKeys("Sequences options", options, ["collection", "bson"]);
-    if (typeof collection !== "string" || collection === "") {
-      throw invalidOption("collection", `must be a non-empty string, got ${describe(collection)}`);
-    }
+    if (typeof collection !== "string") throw invalidOption("collection", `must be a collection name (a string), got ${describe(collection)}`);
+    // The server's rules (`$`, NUL, `system.*`, the namespace's length), checked by the core
+    // before any command.
+    core.checkCollectionName("collection", collection, typeof db.databaseName === "string" ? db.databaseName : undefined);
     this.#codec = bsonCodec(bson);
     this.#counters = db.collection(collection);
   }
@@ -44,7 +45,7 @@ export class Sequences {
   sequence(name, options) {
     // The core validates every option (unknown keys included), the name, and options that are
     // not an object at all.
-    const spec = new core.SequenceSpec(isDocument(options) ? namedOptions(name, options) : (options ?? { name }));
+    const spec = new core.SequenceSpec(isDocument(options) ? namedOptions(name, options, this.#codec) : (options ?? { name }));
     const existing = this.#sequences.get(name);
     if (existing !== undefined) {
       const wanted = spec.options();
@@ -147,13 +148,19 @@ export class Sequences {
   }
 }
 
-/** The options of `sequence(name, options)` as the core reads them: the name in, Longs as BigInt. */
-function namedOptions(name, options) {
+/**
+ * The options of `sequence(name, options)` as the core reads them: the name in, Longs as
+ * BigInt, a `counterId` document as canonical Extended JSON (its values may be any BSON value).
+ */
+function namedOptions(name, options, codec) {
   if (options.name !== undefined && options.name !== name) {
     throw invalidOption("name", `is the first argument of sequence() (${describe(name)}); the options say ${describe(options.name)}`);
   }
   const named = { name };
-  for (const [key, value] of Object.entries(options)) if (key !== "name") named[key] = toCoreInteger(value);
+  for (const [key, value] of Object.entries(options)) {
+    if (key === "counterId" && isDocument(value)) named[key] = codec.documentArgument("counterId", value);
+    else if (key !== "name") named[key] = toCoreInteger(value);
+  }
   return named;
 }
 

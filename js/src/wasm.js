@@ -1,14 +1,64 @@
-// Loads the Wasm module once, synchronously, from the .wasm file beside the bundle, and hands
-// the bindings to the rest of the package (every other module imports the core from here).
-import { readFileSync } from "node:fs";
+// Loads the Wasm module once, synchronously, when the package is first imported, and hands the
+// bindings to the rest of the package (every other module imports the core from here).
+//
+// The module is inside the JS bundle (brotli-compressed, base64; `mongo-seq:wasm-module` is
+// made by scripts/build-js.mjs), not a file beside it: an application bundled again by esbuild
+// (ESM or CommonJS), webpack, Rollup, `bun build` or Next.js carries it in its own bundle, with
+// nothing to copy and no `import.meta.url` (which a CommonJS bundle does not have) or file
+// system to find it by. Measured against reading a .wasm file: js/README.md, "Bundlers".
+import { brotliDecompressSync } from "node:zlib";
 import * as bindings from "../wasm/mongo_seq_wasm.js";
+import { BROTLI_BASE64, BYTES } from "mongo-seq:wasm-module";
+import { mongoSeqError } from "./errors.js";
 
-const WASM_FILE = "mongo_seq_wasm_bg.wasm";
+load();
 
-// The file sits beside the bundle, located from the module's own URL — never from a global
-// __dirname, which ESM shims and `node -e` define to point elsewhere. (There is one bundle, ESM:
-// the CommonJS entry requires it, so both entries share this one instance.)
-bindings.initSync({ module: readFileSync(new URL(WASM_FILE, import.meta.url)) });
+function load() {
+  let bytes;
+  try {
+    bytes = brotliDecompressSync(Buffer.from(BROTLI_BASE64, "base64"));
+  } catch (error) {
+    throw loadFailed(`its brotli text did not decompress (${error?.message ?? error})`, "the text was altered: a build step rewrote the bundle's string literals", error);
+  }
+  if (bytes.length !== BYTES) {
+    throw loadFailed(`it decompressed to ${bytes.length} bytes, not ${BYTES}`, "the text was altered: a build step rewrote the bundle's string literals");
+  }
+  if (typeof WebAssembly !== "object" || WebAssembly === null) {
+    throw loadFailed("this runtime has no `WebAssembly` global", "WebAssembly is turned off (node --jitless or --no-expose-wasm, a sandbox that removes it)");
+  }
+  try {
+    bindings.initSync({ module: bytes });
+  } catch (error) {
+    throw loadFailed(`WebAssembly refused it (${error?.message ?? error})`, "the runtime is older than the package needs or limits WebAssembly (it uses reference types and bulk memory)", error);
+  }
+}
+
+/** WASM_LOAD_FAILED: what was looked for, where, what went wrong, and how to fix it. */
+function loadFailed(problem, likely, cause) {
+  const where = bundleLocation();
+  const error = mongoSeqError(
+    "WASM_LOAD_FAILED",
+    `mongo-seq could not load its WebAssembly core: looked for the ${BYTES}-byte module embedded (brotli-compressed, base64) in ${where}, and ${problem}. ` +
+      `Likely cause: ${likely}. To fix: run on Node ≥ 20.19, Deno 2 or Bun with WebAssembly enabled, and bundle mongo-seq's dist/index.mjs as it is ` +
+      `(or leave the package out of the bundle: esbuild --external:mongo-seq, webpack externals, Next.js serverExternalPackages). Nothing needs to be copied beside the bundle.`,
+    { bytes: BYTES, where },
+  );
+  if (cause !== undefined) error.cause = cause;
+  return error;
+}
+
+/**
+ * The file this code runs from (mongo-seq's dist/index.mjs, or the application's bundle), read
+ * from a stack trace: `import.meta.url` would be empty in a CommonJS bundle, and a bundler warns
+ * about it in every application built to CommonJS.
+ */
+function bundleLocation() {
+  const frame = String(new Error().stack ?? "")
+    .split("\n")
+    .find((line) => /(file:|\/|\\)\S+:\d+:\d+/.test(line));
+  const file = frame?.match(/\(?((?:file:\/\/)?[^\s()]+?):\d+:\d+\)?\s*$/)?.[1];
+  return file ? `the JavaScript file ${file}` : "mongo-seq's JavaScript bundle";
+}
 
 /** The core's API (the bindings without their loader: the module is initialized above, once). */
 export const core = Object.freeze({
@@ -19,6 +69,7 @@ export const core = Object.freeze({
   rangeValues: bindings.rangeValues,
   checkCount: bindings.checkCount,
   checkFieldPath: bindings.checkFieldPath,
+  checkCollectionName: bindings.checkCollectionName,
   formatSeq: bindings.formatSeq,
   readInteger: bindings.readInteger,
   audit: bindings.audit,

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Long } from "mongodb";
-import { Sequences, core, isMongoSeqError } from "mongo-seq";
+import { Sequences, core, importCounters, isMongoSeqError } from "mongo-seq";
 import { useMongo, assertRefused, LEAKS } from "./support.mjs";
 
 const mongo = useMongo();
@@ -210,3 +210,56 @@ test("Sequences bson option: refused unless it is a driver's BSON export; anothe
     await connection.close();
   }
 });
+
+// Issue 23, part 3: collection names the server would refuse (or that name its own collections)
+// are the package's INVALID_OPTION, before any command — the rule is the core's, shared with
+// the sidecar's config and the import options.
+test("collection names with `$`, NUL, `system.*` or past the 255-byte namespace: INVALID_OPTION before any command", async () => {
+  const db = mongo.freshDb("coll_names");
+  const long = "c".repeat(256 - db.databaseName.length); // the namespace `<db>.<name>`: 257 bytes
+  const bad = [
+    ["$cmd", /must not contain `\$`/],
+    ["count$", /must not contain `\$`/],
+    ["a\0b", /NUL/],
+    ["system.profile", /`system\.`/],
+    ["system.js", /`system\.`/],
+    ["", /must not be empty/],
+    [long, /namespace .* over MongoDB's 255/],
+  ];
+  mongo.commands.reset();
+  for (const [name, says] of bad) {
+    const label = JSON.stringify(name.slice(0, 20));
+    let error = captured(() => new Sequences(db, { collection: name }));
+    assert.ok(isMongoSeqError(error) && error.code === "INVALID_OPTION", `${label}: ${error}`);
+    assert.match(error.message, /^invalid option `collection`: /, label);
+    assert.match(error.message, says, label);
+    assert.doesNotMatch(error.message, LEAKS);
+    for (const key of ["counters", "source"]) {
+      error = await importCounters(db, { from: "mongoose-sequence", [key]: name }).then(() => assert.fail(`${label}: import accepted ${key}`), (e) => e);
+      assert.ok(isMongoSeqError(error) && error.code === "INVALID_OPTION", `${label} ${key}: ${error}`);
+      assert.match(error.message, new RegExp(`\`${key}\``), label);
+    }
+  }
+  assert.deepEqual(mongo.commands.snapshot(), {}, "no command sent");
+  assert.equal(new Sequences(db, { collection: "c".repeat(250 - db.databaseName.length) }).counters.collectionName.length, 250 - db.databaseName.length);
+});
+
+test("importCounters(db) without options says it got undefined", async () => {
+  const db = mongo.freshDb("import_undefined");
+  for (const [args, says] of [
+    [[db], /`options`: must be an object \{ from, apply, … \}, got undefined/],
+    [[db, null], /got null/],
+    [[db, "mongoose-sequence"], /got string "mongoose-sequence"/],
+  ]) {
+    await assert.rejects(() => importCounters(...args), (error) => isMongoSeqError(error) && error.code === "INVALID_OPTION" && says.test(error.message));
+  }
+});
+
+function captured(act) {
+  try {
+    act();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}

@@ -61,3 +61,52 @@ test("counterField on a counter of another shape, or a bad counterField: MongoSe
     assert.match(refused.message, says);
   }
 });
+
+// Issue 23, part 3: the Atlas recipe as published keys its counter by the change event's
+// namespace, `_id: { db, coll }` (a document, in that field order), adopted in place with the
+// `counterId` option — by the package and by the mongoose plugin.
+test("counterId { db, coll }: the Atlas recipe's own counter, its $inc interleaved with mongo-seq's (package and mongoose plugin), no duplicate", async () => {
+  const db = mongo.freshDb("shape_atlas_ns");
+  const counters = db.collection("counters");
+  const ns = { db: db.databaseName, coll: "students" };
+  // The recipe's trigger function: `findOneAndUpdate({ _id: changeEvent.ns }, { $inc: { seq_value: 1 } }, { upsert: true, returnNewDocument: true })`.
+  const recipeNext = async () => (await counters.findOneAndUpdate({ _id: ns }, { $inc: { seq_value: 1 } }, { returnDocument: "after", upsert: true })).seq_value;
+  const issued = [await recipeNext(), await recipeNext()];
+  const students = new Sequences(db).sequence("students", { counterId: ns, counterField: "seq_value", block: 5 });
+  assert.deepEqual(students.options.counterId, { db: db.databaseName, coll: "students" });
+  const work = [];
+  for (let i = 0; i < 30; i++) work.push(recipeNext(), students.next());
+  for (const value of await Promise.all(work)) issued.push(value);
+
+  const { default: mongoose } = await import("mongoose");
+  const connection = await mongoose.createConnection(mongo.server.uri, { dbName: db.databaseName }).asPromise();
+  try {
+    const { sequencePlugin } = await import("mongo-seq/mongoose");
+    const schema = new mongoose.Schema({ name: String });
+    schema.plugin(sequencePlugin, { field: "studentId", sequence: "students-plugin", counterId: ns, counterField: "seq_value" });
+    const Student = connection.model("Student", schema);
+    for (const doc of await Student.insertMany([{ name: "a" }, { name: "b" }])) issued.push(doc.studentId);
+    issued.push((await Student.create({ name: "c" })).studentId);
+    assert.equal(await Student.current(), Math.max(...issued));
+  } finally {
+    await connection.close();
+  }
+  issued.push(await recipeNext());
+  assert.equal(new Set(issued).size, issued.length, `no number issued twice: ${issued}`);
+  const all = await counters.find().toArray();
+  assert.equal(all.length, 1, "one counter: the recipe's own, no second one made");
+  assert.deepEqual(Object.keys(all[0]._id), ["db", "coll"], "its _id kept, in the recipe's field order");
+  assert.deepEqual(Object.keys(all[0]).sort(), ["_id", "seq_value"]);
+  assert.equal(all[0].seq_value, Math.max(...issued));
+  assert.deepEqual(await students.setNext(1000), { previousLast: Math.max(...issued), created: false, next: 1000 });
+  assert.deepEqual(await students.resetAll(), { reset: 1, next: 1 });
+
+  for (const [value, says] of [
+    [{ $in: [1] }, /`counterId`: must be a document of fields, got one with `\$in`/],
+    [5, /`counterId`: must be a string or a document/],
+  ]) {
+    const refused = await assertRefused(mongo, "shape_counter_id", "INVALID_OPTION", (seqs) => seqs.sequence("s", { counterId: value }));
+    assert.match(refused.message, says);
+  }
+  await assertRefused(mongo, "shape_counter_id_scope", "INVALID_OPTION", (seqs) => seqs.sequence("s", { counterId: ns, scope: ["t"] }));
+});

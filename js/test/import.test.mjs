@@ -100,7 +100,6 @@ test("auto-increment (identitycounters { model, field, count }): renamed sequenc
 
 test("bad options: MongoSeqError naming the option, nothing written", async () => {
   for (const [options, code, says] of [
-    [{ from: "mongoose-sequence" }, "INVALID_OPTION", /`counters`: `counters` is mongoose-sequence's collection/],
     [{ from: "auto-increment", apply: true, counters: "identitycounters" }, "INVALID_OPTION", /`counters`: `identitycounters` is the auto-increment plugins' collection/],
     [{ from: "auto-increment", apply: true, names: { "User._Id": "users" } }, "INVALID_OPTION", /`names`: `User._Id` is the key of no counter in `identitycounters` \(keys found: none\)/],
     [{ from: "sequence" }, "INVALID_OPTION", /`from`: must be one of mongoose-sequence, auto-increment/],
@@ -136,10 +135,59 @@ test("sharing mongoose-sequence's counters collection: its unique index refuses 
     assert.equal(error.code, "UNIQUE_INDEX_CONFLICT");
     assert.match(error.message, /id_1_reference_value_1/);
     assert.match(error.message, /counters collection/);
+    // Issue 23, part 4: whose index it is and what to do.
+    assert.match(error.message, /it is mongoose-sequence's index on \{ id, reference_value \}/);
+    assert.match(error.message, /`mongo-seq import --from mongoose-sequence --apply` \(the package's importCounters\(db, \{ from: "mongoose-sequence", apply: true \}\)\)/);
+    assert.match(error.message, /or give mongo-seq a counters collection of its own/);
     assert.deepEqual(error.details, { collection: "counters", index: "id_1_reference_value_1" });
     assert.deepEqual(mongo.commands.snapshot(), { findAndModify: 1 }, "failed at the first reply: no read, no retry");
     // Its own collection works.
     assert.equal(await new Sequences(db, { collection: "mongo_seq_counters" }).sequence("second").next(), 1);
+  } finally {
+    await shared.dropDatabase().catch(() => {});
+    await shared.close();
+  }
+});
+
+// Issue 23, part 4: replacing mongoose-sequence where it stands. Both default to `counters`; the
+// import in place replaces its unique index by one over its own documents, so mongo-seq's
+// counters fit beside them and a mongoose-sequence still running keeps its guarantee.
+test("import in place (counters = source = `counters`): mongo-seq's counters fit beside mongoose-sequence's, which keeps numbering", async () => {
+  const shared = await mongoose.createConnection(mongo.server.uri, { dbName: `mseq_in_place_${process.pid}` }).asPromise();
+  try {
+    const AutoIncrement = AutoIncrementFactory(shared);
+    const schema = new mongoose.Schema({ tenant: String });
+    schema.plugin(AutoIncrement, { inc_field: "orderNo", id: "inplace_seq" });
+    const Order = shared.model("InPlaceOrder", schema);
+    await Order.init();
+    for (const tenant of ["a", "a", "b"]) await new Order({ tenant }).save();
+    const db = mongo.client.db(shared.db.databaseName);
+    const indexes = async () => (await db.collection("counters").indexes()).map((index) => index.name).sort();
+    assert.deepEqual(await indexes(), ["_id_", "id_1_reference_value_1"]);
+
+    const before = await snapshot(db);
+    const dryRun = await importCounters(db, { from: "mongoose-sequence" });
+    assert.deepEqual(dryRun.index, { dropped: "id_1_reference_value_1", created: "id_1_reference_value_-1_where_id", applied: false });
+    assert.deepEqual(await snapshot(db), before, "a dry run writes nothing");
+    assert.deepEqual(await indexes(), ["_id_", "id_1_reference_value_1"]);
+
+    const report = await importCounters(db, { from: "mongoose-sequence", apply: true });
+    assert.deepEqual(report.index, { dropped: "id_1_reference_value_1", created: "id_1_reference_value_-1_where_id", applied: true });
+    const issued = (await db.collection("inplaceorders").find().toArray()).map((doc) => doc.orderNo);
+    assert.deepEqual(report.counters.map((c) => [c.counterId, c.after]), [["inplace_seq", Math.max(...issued)]]);
+    assert.deepEqual(await indexes(), ["_id_", "id_1_reference_value_-1_where_id"]);
+    // mongo-seq's counters in the same collection: no second-counter conflict any more.
+    const seqs = new Sequences(db);
+    assert.deepEqual([await seqs.sequence("first").next(), await seqs.sequence("second").next()], [1, 1]);
+    assert.equal(await seqs.sequence("inplace_seq").next(), Math.max(...issued) + 1, "past mongoose-sequence's numbers");
+    // mongoose-sequence, still running during a rollout, still saves (from its own counter: two
+    // numbering one series repeat numbers, so stop it once mongo-seq takes over) and keeps its
+    // unique index's guarantee over its documents.
+    assert.ok(Number.isInteger((await new Order({ tenant: "b" }).save()).orderNo));
+    const own = await db.collection("counters").findOne({ id: "inplace_seq" });
+    await assert.rejects(db.collection("counters").insertOne({ id: own.id, reference_value: own.reference_value, seq: 9 }), (error) => error.code === 11000);
+    // Run again: idempotent.
+    assert.equal((await importCounters(db, { from: "mongoose-sequence", apply: true })).index.applied, true);
   } finally {
     await shared.dropDatabase().catch(() => {});
     await shared.close();

@@ -5,6 +5,7 @@
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { inspect } from "node:util";
 import mongoose8 from "mongoose";
 import mongoose9 from "mongoose9";
 import { sequencePlugin } from "mongo-seq/mongoose";
@@ -221,6 +222,115 @@ for (const [label, mongoose] of [
       }
       assert.equal(await Scoped.countDocuments(), 0, "no document written");
       assert.equal(await counters().countDocuments(), before, "no counter written");
+    });
+
+    /** sequencePlugin on a fresh schema of `fields` must throw a MongoSeqError `code` matching `says`. */
+    const refusedAtPlugin = (fields, options, code, says) => {
+      const schema = fields instanceof Schema ? fields : new Schema(fields);
+      let caught;
+      try {
+        schema.plugin(sequencePlugin, options);
+      } catch (error) {
+        caught = error;
+      }
+      assert.ok(isMongoSeqError(caught), `${inspect(options)}: ${caught}`);
+      assert.equal(caught.code, code, caught.message);
+      assert.match(caught.message, says);
+      assert.doesNotMatch(caught.message, LEAKS);
+    };
+
+    // Issue 23, part 4: what mongoose-sequence and @typegoose/auto-increment refuse or number.
+    test("plugin() refuses a field that cannot hold a number, naming the path and its declared type", () => {
+      const Child = new Schema({ name: String });
+      refusedAtPlugin({ code: String }, { field: "code" }, "INVALID_OPTION", /`field`: `code` is declared as a String in the schema, which cannot hold the number: declare it Number/);
+      refusedAtPlugin({ at: Date }, { field: "at" }, "INVALID_OPTION", /`at` is declared as a Date/);
+      refusedAtPlugin({ ok: Boolean }, { field: "ok" }, "INVALID_OPTION", /`ok` is declared as a Boolean/);
+      refusedAtPlugin({ tags: [Number] }, { field: "tags" }, "INVALID_OPTION", /`tags` is an array in the schema/);
+      refusedAtPlugin({ child: Child }, { field: "child" }, "INVALID_OPTION", /`child` is a sub-document in the schema/);
+      refusedAtPlugin({ parent: { nested: Number } }, { field: "parent" }, "INVALID_OPTION", /`parent` is a nested object in the schema, not a field: name the field inside it/);
+      refusedAtPlugin({ items: [Child] }, { field: "items.n" }, "INVALID_OPTION", /`items.n` lies inside `items`, which is an array/);
+      refusedAtPlugin({ code: String }, { field: "code.n" }, "INVALID_OPTION", /`code.n` lies inside `code`, which is declared as a String/);
+      refusedAtPlugin({ ref: Number }, { field: "n", format: "R{seq}", formatField: "ref" }, "INVALID_OPTION", /`formatField`: `ref` is declared as a Number in the schema: the formatted id is a string/);
+      refusedAtPlugin({}, { field: "a.b", format: "R{seq}", formatField: "a" }, "INVALID_ARGUMENT", /formatField/);
+      refusedAtPlugin({}, { field: "n", counters: "system.counters" }, "INVALID_OPTION", /`counters`: must not start with `system\.`/);
+      refusedAtPlugin({}, { field: "n", counters: "my$counters" }, "INVALID_OPTION", /`counters`: must not contain `\$`/);
+      refusedAtPlugin({}, { field: "n", sequence: 5 }, "INVALID_OPTION", /`sequence`: must be a sequence name, or a function/);
+    });
+
+    test("dotted paths: a nested object's field, a sub-document's field from the parent, a path the schema lacks (declared Number)", async () => {
+      const Child = new Schema({ label: String, no: Number }, { _id: false });
+      const Doc = model({ parent: { nested: Number, other: String }, child: Child }, { field: "parent.nested" }, { field: "child.no", format: "C{seq:03}", formatField: "child.ref" }, { field: "meta.seq" });
+      const first = await Doc.create({ parent: { other: "x" }, child: { label: "a" } });
+      assert.deepEqual([first.parent.nested, first.child.no, first.child.ref, first.meta.seq], [1, 1, "C001", 1]);
+      const batch = await Doc.insertMany([{ child: { label: "b" } }, { child: { label: "c" } }]);
+      assert.deepEqual(batch.map((d) => [d.parent.nested, d.child.no, d.meta.seq]), [[2, 2, 2], [3, 3, 3]]);
+      const stored = await Doc.findById(first._id).lean();
+      assert.deepEqual([stored.parent.nested, stored.child.no, stored.child.ref, stored.meta.seq], [1, 1, "C001", 1]);
+      assert.equal(Doc.schema.path("meta.seq").instance, "Number", "a missing path is declared as a Number");
+      assert.equal(await Doc.current({ field: "parent.nested" }), 3);
+    });
+
+    test("a sub-document schema with the plugin (typegoose's suite): numbered when the owner is created, saved or inserted", async () => {
+      const SubDoc = new Schema({ _id: Number, someField: { type: String, required: true } });
+      SubDoc.plugin(sequencePlugin, { field: "_id" });
+      const Parent = model({ nested: { type: SubDoc, required: true }, items: [SubDoc] });
+      const doc1 = await Parent.create({ nested: { someField: "hello1" } });
+      assert.equal(doc1.nested._id, 1);
+      await doc1.save();
+      assert.equal(doc1.nested._id, 1, "not renumbered on save");
+      const doc2 = await Parent.create({ nested: { someField: "hello2" }, items: [{ someField: "i1" }, { someField: "i2" }] });
+      assert.deepEqual([doc2.nested._id, doc2.items.map((item) => item._id)], [2, [1, 2]]);
+      doc2.items.push({ someField: "i3" });
+      await doc2.save();
+      assert.deepEqual(doc2.items.map((item) => item._id), [1, 2, 3], "a new array element is numbered, the others kept");
+      const [doc3] = await Parent.insertMany([{ nested: { someField: "hello3" } }]);
+      assert.equal(doc3.nested._id, 3);
+      const name = Parent.collection.collectionName;
+      assert.deepEqual((await counters().find({ _id: { $in: [`${name}.nested._id`, `${name}.items._id`] } }).sort({ _id: 1 }).toArray()).map((c) => [c._id, c.seq]), [
+        [`${name}.items._id`, 3],
+        [`${name}.nested._id`, 3],
+      ]);
+    });
+
+    test("sequence as a function of the model: one plugin call shared by several models and discriminators; an empty name refused before anything is reserved", async () => {
+      const base = new Schema({ name: String }, { discriminatorKey: "kind" });
+      base.plugin(sequencePlugin, { field: "no", sequence: (m) => `fn.${m.modelName}` });
+      models += 1;
+      const Animal = connection.model(`Animal${models}`, base, `animals${models}`);
+      const Cat = Animal.discriminator(`Cat${models}`, new Schema({ lives: Number }));
+      const numbers = [(await Animal.create({ name: "a" })).no, (await Cat.create({ name: "c" })).no, (await Cat.create({ name: "d" })).no, (await Animal.create({ name: "b" })).no];
+      assert.deepEqual(numbers, [1, 1, 2, 2]);
+      assert.equal(await counters().countDocuments({ _id: { $in: [`fn.Animal${models}`, `fn.Cat${models}`] } }), 2);
+
+      const empty = new Schema({ name: String });
+      empty.plugin(sequencePlugin, { field: "no", sequence: () => "" });
+      models += 1;
+      const Empty = connection.model(`Empty${models}`, empty, `empty${models}`);
+      const before = await counters().countDocuments();
+      await assert.rejects(Empty.create({ name: "x" }), (error) => isMongoSeqError(error) && error.code === "INVALID_OPTION" && /`sequence`: the function returned string "" for the model `Empty\d+`/.test(error.message));
+      assert.equal(await Empty.countDocuments(), 0);
+      assert.equal(await counters().countDocuments(), before, "nothing reserved");
+    });
+
+    test("a Number field stops at 2^53 − 1 before reserving (SEQUENCE_EXHAUSTED saying to declare BigInt); a BigInt field goes past it, stored as a 64-bit integer", async () => {
+      const Small = model({ name: String }, { field: "no", sequence: `big.number.${models}` });
+      await Small.setNext(2 ** 53 - 1);
+      assert.equal((await Small.create({ name: "last" })).no, 2 ** 53 - 1);
+      for (const attempt of [() => Small.create({ name: "past" }), () => Small.insertMany([{ name: "p1" }, { name: "p2" }])]) {
+        await assert.rejects(attempt, (error) => isMongoSeqError(error) && error.code === "SEQUENCE_EXHAUSTED" && /declared Number .*Schema\.Types\.BigInt/.test(error.message));
+      }
+      assert.equal(await Small.current(), 2 ** 53 - 1, "nothing reserved past the bound: no number lost");
+      assert.equal(await Small.countDocuments(), 1);
+      refusedAtPlugin({ no: Number }, { field: "no", max: 2n ** 60n }, "INVALID_OPTION", /`max`: 1152921504606846976 is past what the `no` field is declared Number/);
+      refusedAtPlugin({ no: Number }, { field: "no", start: 2n ** 53n }, "INVALID_OPTION", /`start`: .*declare it Schema\.Types\.BigInt/);
+
+      const Big = model({ name: String, no: Schema.Types.BigInt }, { field: "no" });
+      await Big.setNext(2n ** 53n + 1n);
+      const doc = await Big.create({ name: "big" });
+      assert.equal(doc.no, 2n ** 53n + 1n);
+      const raw = await Big.collection.findOne({ _id: doc._id }, { promoteLongs: false });
+      assert.equal(raw.no._bsontype, "Long");
+      assert.equal(raw.no.toString(), "9007199254740993");
     });
 
     test("several processes saving and inserting on one counter: no number twice, none missing", async () => {

@@ -241,7 +241,7 @@ fn tools_refuse_bad_flags_before_connecting() {
         (&["check", "--db", "a b", "--collection", "c", "--field", "n"], "--db: database name \"a b\""),
         (&["check", "--db", "d", "--collection", "$c", "--field", "n"], "--collection: invalid collection name"),
         (&["import", "--from", "auto-increment", "--db", "a.b"], "--db: database name \"a.b\""),
-        (&["import", "--from", "auto-increment", "--db", "d", "--source", "system.x"], "--source: invalid collection name"),
+        (&["import", "--from", "auto-increment", "--db", "d", "--source", "system.x"], "--source: invalid option `source`: must not start with `system.`"),
         (&["import", "--from", "auto-increment", "--db", "d", "--counters", "identitycounters"], "--counters: invalid option `counters`: `identitycounters` is the auto-increment plugins' collection"),
         // check's flags are a trigger, validated as the file's `[[trigger]]` is (named by flag).
         (&["check", "--db", "d", "--collection", "c", "--match", r#"{"$where": "1"}"#], "--match: top-level `$where` is not supported"),

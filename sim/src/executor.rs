@@ -284,6 +284,12 @@ pub async fn execute(
                 "a `take` runs on the caller's own counter, not on the server".into(),
             )))
         }
+        Command::DropIndex { .. } => {
+            return Err(core(unexpected(
+                "`dropIndex` (an import in place) is not modelled: no simulated client imports"
+                    .into(),
+            )))
+        }
     };
     let ns = command
         .collection()

@@ -45,6 +45,27 @@ test("mongoose-sequence counters: a dry run prints and writes nothing; --apply m
   ]);
 });
 
+// Issue 23, part 4: replacing mongoose-sequence where it stands (both default to `counters`):
+// the import in place replaces its unique index so mongo-seq's counters fit beside its documents.
+test("mongoose-sequence counters in place (--counters defaults to its own collection): its unique index replaced, mongo-seq's counters written beside", async () => {
+  const dbName = uniqueDbName("import_in_place");
+  const db = ctx.client.db(dbName);
+  await db.collection("counters").createIndex({ id: 1, reference_value: 1 }, { unique: true, name: "id_1_reference_value_1" });
+  await db.collection("counters").insertMany([
+    { id: "order_seq", reference_value: null, seq: 41 },
+    { id: "invoice_seq", reference_value: { tenant: "acme" }, seq: 7 },
+  ]);
+  const applied = importCli("--from", "mongoose-sequence", "--db", dbName, "--apply", "--json");
+  assert.equal(applied.status, 0, applied.stderr);
+  const report = JSON.parse(applied.stdout);
+  assert.deepEqual(report.index, { dropped: "id_1_reference_value_1", created: "id_1_reference_value_-1_where_id", applied: true });
+  assert.deepEqual((await db.collection("counters").indexes()).map((index) => index.name).sort(), ["_id_", "id_1_reference_value_-1_where_id"]);
+  assert.deepEqual(await db.collection("counters").find({ _id: { $type: "string" } }).sort({ _id: 1 }).toArray(), [
+    { _id: "invoice_seq/tenant=acme", seq: 7 },
+    { _id: "order_seq", seq: 41 },
+  ]);
+});
+
 test("auto-increment counters: --name renames, --apply advances; usage errors exit 2 and write nothing", async () => {
   const dbName = uniqueDbName("import_ai");
   const db = ctx.client.db(dbName);
@@ -63,7 +84,6 @@ test("auto-increment counters: --name renames, --apply advances; usage errors ex
   assert.deepEqual(await all(db, "counters"), [{ _id: "users", seq: 12 }]);
 
   for (const [args, says] of [
-    [["--from", "mongoose-sequence", "--db", dbName, "--apply"], /--counters: .*mongoose-sequence's collection/],
     [["--from", "auto-increment", "--db", dbName, "--counters", "identitycounters", "--apply"], /--counters: .*the auto-increment plugins' collection/],
     [["--from", "auto-increment", "--db", dbName, "--name", "nothing"], /--name "nothing": expected <source key>=<sequence name>/],
     [["--from", "auto-increment", "--db", dbName, "--counter-field", "_id", "--apply"], /--counter-field: .*`_id` is reserved/],

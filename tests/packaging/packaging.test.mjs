@@ -1,21 +1,17 @@
 // The package as users get it: `npm pack`, then install the tarball into fresh projects in
 // temp dirs (Node ESM, Node CJS, Deno, Bun) and run a smoke test against the test server in
 // each. Installs are offline-first (npm's cache already holds the driver from `npm ci`).
+// (Bundled applications: bundlers.test.mjs.)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { mkdtempSync, rmSync, writeFileSync, copyFileSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startMongo } from "../harness/mongo.mjs";
 import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
+import { installProject, packPackage, run } from "./packed.mjs";
 
-const run = promisify(execFile);
 const fixtures = fileURLToPath(new URL("fixtures/", import.meta.url));
-const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-const MONGODB_VERSION = "7.9.0";
 
 let server;
 let work;
@@ -24,10 +20,7 @@ let packed;
 
 before(async () => {
   server = await startMongo();
-  work = mkdtempSync(join(tmpdir(), "mongo-seq-pack-"));
-  const { stdout } = await run(npm, ["pack", "--json", "--pack-destination", work], { cwd: join(repoRoot, "js") });
-  packed = JSON.parse(stdout)[0];
-  tarball = join(work, packed.filename);
+  ({ work, tarball, packed } = await packPackage("mongo-seq-pack-"));
 });
 after(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -35,14 +28,8 @@ after(async () => {
 });
 
 /** A fresh project in its own temp dir with the tarball and the driver installed. */
-async function project(name, type, files) {
-  const dir = join(work, name);
-  const manifest = { name: `smoke-${name}`, private: true, type, dependencies: { "mongo-seq": `file:${tarball}`, mongodb: MONGODB_VERSION } };
-  await run("mkdir", ["-p", dir]);
-  writeFileSync(join(dir, "package.json"), JSON.stringify(manifest, null, 2));
-  for (const file of files) copyFileSync(join(fixtures, file), join(dir, file));
-  await run(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: dir });
-  return dir;
+function project(name, type, files) {
+  return installProject({ work, tarball, name, type, fixtures, files });
 }
 
 async function smoke(label, runtime, dir, script) {
@@ -51,7 +38,7 @@ async function smoke(label, runtime, dir, script) {
   assert.match(result.stdout, /smoke ok/);
 }
 
-test("the tarball holds the bundles, the .wasm, the declarations, the readme and the license, and no sources", () => {
+test("the tarball holds the bundles (the Wasm module inside the ESM one), the declarations, the readme and the license, and no sources", () => {
   const files = packed.files.map((f) => f.path).sort();
   assert.deepEqual(files, [
     "LICENSE",
@@ -62,7 +49,6 @@ test("the tarball holds the bundles, the .wasm, the declarations, the readme and
     "dist/index.d.cts",
     "dist/index.d.ts",
     "dist/index.mjs",
-    "dist/mongo_seq_wasm_bg.wasm",
     "dist/mongoose.cjs",
     "dist/mongoose.d.cts",
     "dist/mongoose.d.ts",
@@ -92,8 +78,8 @@ test("the license in the tarball is the repository's MIT license", async () => {
 });
 
 // Issue 8, item 4: ESM shims and `node -e` define a global __dirname; the ESM build must not
-// take it for its own directory.
-test("ESM with a global __dirname, and `node -e 'import(\"mongo-seq\")'`, find the .wasm", async () => {
+// take it for its own directory (the module is inside the bundle now: nothing is located).
+test("ESM with a global __dirname, and `node -e 'import(\"mongo-seq\")'`, load the Wasm module", async () => {
   const dir = await project("dirname", "module", ["esm-global-dirname.mjs"]);
   const shimmed = await runScript("node", join(dir, "esm-global-dirname.mjs"), { cwd: dir });
   assert.equal(shimmed.code, 0, describeRun("ESM with a global __dirname", shimmed));

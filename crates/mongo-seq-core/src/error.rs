@@ -156,8 +156,47 @@ pub enum SeqError {
     /// collection holds another tool's documents and their index (mongoose-sequence's counters
     /// have a unique index on `{id, reference_value}`, which every counter without those fields
     /// collides on). Not a lost race: retrying cannot help. Nothing was written.
-    #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): another tool's documents and index share this collection (mongoose-sequence's counters have a unique index on {{id, reference_value}}); give mongo-seq a {collection} collection of its own, or drop that index")]
+    #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): {}", unique_index_remedy(collection, index))]
     UniqueIndexConflict { collection: String, index: String },
+
+    /// `resetAll` found counters it may not set back without force (a gapless sequence's, one
+    /// with a pending intent, or one a sidecar trigger keeps when the mode is unknown).
+    #[error("sequence `{name}`: not reset: {reason}; nothing was written ({counters} counter(s) found; pass force to reset them anyway, after stopping whatever numbers from them)")]
+    ResetRefused {
+        name: String,
+        counters: u64,
+        reason: String,
+    },
+}
+
+/// Whose index a unique index on the counters collection is, by the shapes the peers create,
+/// and what to do about it.
+fn unique_index_remedy(collection: &str, index: &str) -> String {
+    let peer = match index {
+        "id_1_reference_value_1" => Some((
+            "mongoose-sequence",
+            "mongoose-sequence",
+            "{ id, reference_value }",
+        )),
+        "field_1_model_1" | "model_1_field_1" => Some((
+            "mongoose-auto-increment",
+            "auto-increment",
+            "{ field, model }",
+        )),
+        "field_1_modelName_1" | "modelName_1_field_1" => Some((
+            "@typegoose/auto-increment",
+            "auto-increment",
+            "{ field, modelName }",
+        )),
+        _ => None,
+    };
+    match peer {
+        Some((plugin, from, keys)) => format!(
+            "it is {plugin}'s index on {keys}, on which every counter without those fields collides after the first: its counters share this collection. Adopt them with `mongo-seq import --from {from} --apply` (the package's importCounters(db, {{ from: \"{from}\", apply: true }})){}, or give mongo-seq a {collection} collection of its own (the `collection` option; the mongoose plugin's `counters`); nothing was written",
+            if from == "mongoose-sequence" { ", which in place replaces that index by one over its own documents" } else { " into a counters collection of mongo-seq's" },
+        ),
+        None => format!("another tool's documents and index share this collection; give mongo-seq a {collection} collection of its own, or drop that index; nothing was written"),
+    }
 }
 
 fn fmt_epoch(epoch: Option<i64>) -> String {
@@ -205,6 +244,7 @@ impl SeqError {
             Self::WriteFailed { .. } => "WRITE_FAILED",
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
+            Self::ResetRefused { .. } => "RESET_REFUSED",
         }
     }
 
@@ -234,6 +274,7 @@ impl SeqError {
         "WRITE_FAILED",
         "WRITE_CONCERN_FAILED",
         "UNIQUE_INDEX_CONFLICT",
+        "RESET_REFUSED",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -326,6 +367,10 @@ impl SeqError {
             Self::UniqueIndexConflict { collection, index } => object([
                 ("collection", collection.as_str().into()),
                 ("index", index.as_str().into()),
+            ]),
+            Self::ResetRefused { name, counters, .. } => object([
+                ("name", name.as_str().into()),
+                ("counters", (*counters).into()),
             ]),
         };
         Some(details)

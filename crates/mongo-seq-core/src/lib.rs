@@ -96,16 +96,17 @@ pub use counter::current::{CounterState, CurrentValue};
 pub use counter::document::read_counter;
 pub use counter::range::ReservedRange;
 pub use counter::reservation::{Reservation, ReserveRequest};
+pub use counter::reset::{ResetOutcome, ResetSequence};
 pub use counter::seed::SeedFromMax;
 pub use counter::seed_collection::SeedFromCollection;
 pub use counter::set_next::{SetNext, SetNextOutcome};
 pub use error::{ErrorInfo, SeqError};
 pub use import::counters::{
-    ImportAction, ImportCounters, ImportReport, ImportedCounter, SkippedCounter,
+    ImportAction, ImportCounters, ImportReport, ImportedCounter, IndexChange, SkippedCounter,
 };
 pub use import::request::{CounterSource, ImportRequest};
 pub use insert::backoff::{Backoff, WaitWindow};
-pub use insert::fields::check_insert_fields;
+pub use insert::fields::{check_document_fields, check_insert_fields};
 pub use insert::numbered::{InsertNumbered, InsertOutcome};
 pub use insert::optimistic::{
     OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,

@@ -13,8 +13,8 @@ use mongo_seq_core::{
     AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
     CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest, InsertNumbered,
     Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec, OptimisticInsert, Plan,
-    Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, SeedFromExisting,
-    SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
+    SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -317,6 +317,12 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             let force = arg(input, "force").as_bool().unwrap_or(false);
             let plan = spec(input)
                 .and_then(|spec| SetNext::new(&spec, counter_id, int(input, "next"), force));
+            drive(plan, &steps, trace)
+        }
+        "resetAll" => {
+            let force = arg(input, "force").as_bool().unwrap_or(false);
+            let gapless = arg(input, "gapless").as_bool();
+            let plan = spec(input).map(|spec| ResetSequence::new(&spec, force, gapless));
             drive(plan, &steps, trace)
         }
         "seedFromMax" => drive(

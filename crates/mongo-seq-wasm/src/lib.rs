@@ -77,6 +77,20 @@ pub fn check_field_path_js(
     check_field_path(&argument, &field).js()
 }
 
+/// Checks a collection name as the server would (`$`, NUL, `system.*`, the 255-byte namespace
+/// with `database` when given): `INVALID_OPTION` naming `option`, before any command.
+#[wasm_bindgen(js_name = checkCollectionName)]
+pub fn check_collection_name_js(
+    #[wasm_bindgen(unchecked_param_type = "string")] option: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | undefined")] database: JsValue,
+) -> Result<(), JsValue> {
+    let option = args::string("option", &option)?;
+    let name = args::string(&option, &name)?;
+    let database = args::optional_string("database", &database)?;
+    mongo_seq_core::sequence::name::check_collection_name(&option, &name, database.as_deref()).js()
+}
+
 /// Reads a batch size (`nextMany`'s count, `insertMany`'s number of documents): an integer
 /// from 0 to 1,000,000, else `INVALID_ARGUMENT` naming `argument`. Returns it as a number.
 #[wasm_bindgen(js_name = checkCount)]

@@ -54,16 +54,24 @@ impl JsSequenceSpec {
 
     /// Checks where an insert writes the number (`field`) and the formatted id
     /// (`formatField`, optional); throws `INVALID_ARGUMENT` naming the one that cannot be used.
+    /// `nested`: the document is numbered in place (the mongoose plugin), so either may be a
+    /// nested path (`parent.nested`).
     #[wasm_bindgen(js_name = checkInsertFields)]
     pub fn check_insert_fields(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
         #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
         format_field: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] nested: JsValue,
     ) -> Result<(), JsValue> {
         let field = args::string("field", &field)?;
         let format_field = args::optional_string("formatField", &format_field)?;
-        check_insert_fields(&self.0, &field, format_field.as_deref()).js()
+        let check = if nested.is_truthy() {
+            mongo_seq_core::check_document_fields
+        } else {
+            check_insert_fields
+        };
+        check(&self.0, &field, format_field.as_deref()).js()
     }
 
     /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet? }`);
@@ -176,6 +184,26 @@ impl JsSequenceSpec {
         SetNext::new(&self.0, &counter_id, next, force)
             .js()
             .map(JsPlan::wrap)
+    }
+
+    /// Plan: every counter of the sequence (each scope) back to `start`; refused for a gapless
+    /// sequence unless `force` (`gapless` undefined: a counter a sidecar trigger keeps counts as
+    /// gapless); done with a `ResetOutcome` (`{ reset, next }`).
+    #[wasm_bindgen(js_name = resetAll)]
+    pub fn reset_all(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "boolean")] force: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] gapless: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let force = args::boolean("force", &force)?;
+        let gapless = if gapless.is_undefined() || gapless.is_null() {
+            None
+        } else {
+            Some(args::boolean("gapless", &gapless)?)
+        };
+        Ok(JsPlan::wrap(mongo_seq_core::ResetSequence::new(
+            &self.0, force, gapless,
+        )))
     }
 
     /// Plan: move the counter past `value` (never backwards); done with a `CounterState`.

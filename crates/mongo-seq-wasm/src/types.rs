@@ -44,6 +44,11 @@ export interface SequenceOptions {
    * block-allocation article's counters, `seq_value` for the Atlas trigger recipe's.
    */
   counterField?: string | null;
+  /**
+   * The counter document's `_id` when it is not the name (an unscoped sequence only): a string,
+   * or a document such as the Atlas trigger recipe's `{ db, coll }` (its field order kept).
+   */
+  counterId?: string | { [key: string]: unknown } | null;
 }
 /** Options after validation, defaults filled in. */
 export interface NormalizedSequenceOptions {
@@ -57,6 +62,8 @@ export interface NormalizedSequenceOptions {
   scope: string[];
   format: string | null;
   counterField: string;
+  /** Present when the options name the counter's `_id`. */
+  counterId?: string | EjsonDocument;
 }
 
 /** What to reserve; `minCount` (default `count`) accepts a shorter range near the bound. */
@@ -82,6 +89,11 @@ export interface CounterState {
 export interface SetNextOutcome {
   previousLast: CoreInteger | null;
   created: boolean;
+  next: CoreInteger;
+}
+/** What `resetAll` did: how many counters (every scope) it set back, and the number each issues next. */
+export interface ResetOutcome {
+  reset: number;
   next: CoreInteger;
 }
 /** What `importCounters` reads and writes: the plugin, dry run unless `apply`, collections, renames. */

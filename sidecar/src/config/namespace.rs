@@ -13,7 +13,7 @@ impl Namespace {
     /// A namespace from its two names, each checked and named by where it was given.
     pub fn checked(db: (&str, Key), coll: (&str, Key)) -> Result<Self, ConfigError> {
         check_db_name(db.1, db.0)?;
-        check_coll_name(coll.1, coll.0)?;
+        check_coll_name(coll.1, db.0, coll.0)?;
         Ok(Self {
             db: db.0.to_owned(),
             coll: coll.0.to_owned(),
@@ -63,24 +63,16 @@ pub(super) fn check_db_name(key: Key, name: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn check_coll_name(key: Key, name: &str) -> Result<(), ConfigError> {
-    if name.is_empty() || name.len() > 200 {
-        return Err(invalid(
-            key,
-            format!("collection name {name:?} must be 1..=200 bytes"),
-        ));
-    }
-    if name.contains('$')
-        || name.chars().any(char::is_control)
-        || name.starts_with("system.")
-        || name.starts_with('.')
-    {
-        return Err(invalid(
-            key,
-            format!(
-                "invalid collection name {name:?} (no `$`, no control characters, not system.*)"
-            ),
-        ));
-    }
-    Ok(())
+/// The core's collection-name rule (the package's `collection`/`counters` options use it
+/// too), with the database it lives in: `$`, NUL, `system.*`, the 255-byte namespace.
+fn check_coll_name(key: Key, db: &str, name: &str) -> Result<(), ConfigError> {
+    mongo_seq_core::sequence::name::check_collection_name("collection", name, Some(db)).map_err(
+        |error| {
+            let reason = match error {
+                mongo_seq_core::SeqError::InvalidOption { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            invalid(key, format!("invalid collection name: {reason}"))
+        },
+    )
 }

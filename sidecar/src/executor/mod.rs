@@ -275,6 +275,14 @@ impl Executor {
                     Err(e) => Err(e.into()),
                 }
             }
+            Command::DropIndex { collection, name } => {
+                match self.place(collection)?.collection.drop_index(name).await {
+                    Ok(()) => Ok(Reply::None),
+                    // Already gone: IndexNotFound, or no collection at all (NamespaceNotFound).
+                    Err(e) if matches!(classify::server_code(&e), Some(26 | 27)) => Ok(Reply::None),
+                    Err(e) => Err(e.into()),
+                }
+            }
             other => Err(Failed::Other(ExecuteError::Invalid(format!(
                 "the executor does not run {other:?}"
             )))),

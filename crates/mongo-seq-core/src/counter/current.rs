@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::counter::document::read_counter;
+use crate::counter::document::read_spec_counter;
 use crate::error::SeqError;
-use crate::protocol::command::{id_filter, Collection, Command};
+use crate::protocol::command::{Collection, Command};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
@@ -45,7 +45,7 @@ impl CurrentValue {
         spec.check_counter_id(counter_id)?;
         let command = Command::FindOne {
             collection: Collection::Counters,
-            filter: Value::Object(id_filter(counter_id)),
+            filter: Value::Object(spec.id_filter(counter_id)),
             options: None,
         };
         let machine = CurrentValueMachine {
@@ -62,7 +62,7 @@ impl Machine for CurrentValueMachine {
     fn on_reply(&mut self, reply: Reply) -> Result<Step<CounterState>, SeqError> {
         match reply {
             Reply::Document { document } => {
-                read_counter(&document, &self.counter_id, self.spec.counter_field())
+                read_spec_counter(&self.spec, &document, &self.counter_id)
                     .and_then(|last| self.spec.check_counter(&self.counter_id, last))
                     .map(|last| Step::Done(CounterState::of(&self.spec, Some(last))))
             }

@@ -15,10 +15,41 @@ use serde_json::Value;
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::sequence::options::SequenceSpec;
 
 /// Reads the last number issued (`field`, `seq` by default) from a counter document, checking
 /// that `_id` is the expected counter.
 pub fn read_counter(document: &Value, counter_id: &str, field: &str) -> Result<i64, SeqError> {
+    read_counter_of(
+        document,
+        counter_id,
+        &Value::String(counter_id.to_owned()),
+        field,
+    )
+}
+
+/// [`read_counter`] of `spec`'s counter `counter_id`: its counter field, and the `counterId`
+/// option's `_id` when it names that counter.
+pub(crate) fn read_spec_counter(
+    spec: &SequenceSpec,
+    document: &Value,
+    counter_id: &str,
+) -> Result<i64, SeqError> {
+    read_counter_of(
+        document,
+        counter_id,
+        &spec.counter_document_id(counter_id),
+        spec.counter_field(),
+    )
+}
+
+/// [`read_counter`] of a counter whose `_id` is `id` (the `counterId` option's document).
+pub(crate) fn read_counter_of(
+    document: &Value,
+    counter_id: &str,
+    id: &Value,
+    field: &str,
+) -> Result<i64, SeqError> {
     let Value::Object(map) = document else {
         return Err(SeqError::malformed_counter(
             counter_id,
@@ -26,7 +57,9 @@ pub fn read_counter(document: &Value, counter_id: &str, field: &str) -> Result<i
         ));
     };
     match map.get("_id") {
-        Some(Value::String(id)) if id == counter_id => {}
+        // The filter matched the `_id` exactly (documents in field order); the reply is checked
+        // to be that counter's.
+        Some(found) if found == id => {}
         Some(other) => {
             return Err(SeqError::malformed_counter(
                 counter_id,
@@ -49,4 +82,71 @@ pub fn read_counter(document: &Value, counter_id: &str, field: &str) -> Result<i
     ejson::read_i64(seq).map_err(|reason| {
         SeqError::malformed_counter(counter_id, format!("field `{field}` {reason}"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::plan::Plan;
+    use crate::Reply;
+    use crate::{Reservation, ReserveRequest, SequenceSpec, Step};
+    use serde_json::json;
+
+    #[test]
+    fn a_counter_key_document_is_the_counters_id_in_order() {
+        let spec = SequenceSpec::parse(&json!({
+            "name": "students", "counterField": "seq_value",
+            "counterId": {"db": "school", "coll": "students"}
+        }))
+        .unwrap();
+        assert_eq!(
+            spec.counter_document_id("students"),
+            json!({"db": "school", "coll": "students"})
+        );
+        let plan = Reservation::new(&spec, &ReserveRequest::new("students", 1)).unwrap();
+        let Ok(Step::Command(command)) = plan.current_step() else {
+            panic!()
+        };
+        let text = serde_json::to_string(&command).unwrap();
+        assert!(
+            text.contains(r#""_id":{"db":"school","coll":"students"}"#),
+            "{text}"
+        );
+        let reply = |id: Value| Reply::Document {
+            document: json!({"_id": id, "seq_value": 7}),
+        };
+        let ours = plan
+            .clone()
+            .feed(reply(json!({"db": "school", "coll": "students"})));
+        assert!(matches!(ours, Ok(Step::Done(_))), "{ours:?}");
+        let mut plan = plan;
+        let other = plan.feed(reply(json!({"db": "school", "coll": "teachers"})));
+        assert_eq!(other.unwrap_err().code(), "MALFORMED_COUNTER");
+    }
+
+    #[test]
+    fn counter_key_rules() {
+        let code = |options: Value| {
+            SequenceSpec::parse(&options)
+                .err()
+                .map(|e| (e.code(), e.option_name().map(str::to_owned)))
+        };
+        assert_eq!(code(json!({"name": "a", "counterId": "shop.orders"})), None);
+        assert_eq!(code(json!({"name": "a", "counterId": null})), None);
+        for bad in [
+            json!({"name": "a", "counterId": {"db": "x"}, "scope": ["t"]}),
+            json!({"name": "a", "counterId": {}}),
+            json!({"name": "a", "counterId": {"$in": [1]}}),
+            json!({"name": "a", "counterId": ""}),
+            json!({"name": "a", "counterId": 5}),
+            json!({"name": "a", "counterId": [1]}),
+            json!({"name": "a", "counterId": {"x": "y".repeat(1001)}}),
+        ] {
+            assert_eq!(
+                code(bad.clone()),
+                Some(("INVALID_OPTION", Some("counterId".to_owned()))),
+                "{bad}"
+            );
+        }
+    }
 }

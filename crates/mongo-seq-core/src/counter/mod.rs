@@ -8,6 +8,7 @@ pub mod document;
 pub mod largest;
 pub mod range;
 pub mod reservation;
+pub mod reset;
 pub mod seed;
 pub mod seed_collection;
 pub mod set_next;

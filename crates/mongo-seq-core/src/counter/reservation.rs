@@ -69,13 +69,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::counter::document::read_counter;
+use crate::counter::document::read_spec_counter;
 use crate::counter::range::ReservedRange;
 use crate::ejson;
 use crate::error::SeqError;
-use crate::protocol::command::{
-    id_filter, operator, Collection, Command, ReturnDocument, UpdateOptions,
-};
+use crate::protocol::command::{operator, Collection, Command, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
@@ -305,7 +303,7 @@ impl ReservationMachine {
     /// The atomic `$inc`, or a `findOne` when not even an empty counter could fit `count`.
     fn begin_update(&mut self) -> Result<Command, SeqError> {
         let increment = self.increment()?;
-        let mut filter = id_filter(self.counter_id());
+        let mut filter = self.spec.id_filter(self.counter_id());
         let mut seq_condition = integer_type_condition();
         // Room for the increment before the bound (the int64 limit when none is set).
         let (bound, _) = self.spec.limit();
@@ -355,7 +353,7 @@ impl ReservationMachine {
     fn check_command(&self) -> Command {
         Command::FindOne {
             collection: Collection::Counters,
-            filter: Value::Object(id_filter(self.counter_id())),
+            filter: Value::Object(self.spec.id_filter(self.counter_id())),
             options: None,
         }
     }
@@ -383,7 +381,7 @@ impl ReservationMachine {
     fn on_update(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
-                let last = read_counter(&document, self.counter_id(), self.spec.counter_field())?;
+                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
                 self.finish(last)
             }
             Reply::None if self.upsert => Err(SeqError::unexpected_reply(
@@ -413,7 +411,7 @@ impl ReservationMachine {
         let next = last
             .checked_add(self.increment()?)
             .ok_or_else(|| SeqError::overflow(format!("counter {last} + {}", self.count)))?;
-        let mut filter = id_filter(self.counter_id());
+        let mut filter = self.spec.id_filter(self.counter_id());
         let mut unchanged = Map::new();
         unchanged.insert("$eq".to_owned(), stored.clone());
         unchanged.insert("$not".to_owned(), not_an_array());
@@ -441,7 +439,7 @@ impl ReservationMachine {
     fn on_compare_and_increment(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
-                let last = read_counter(&document, self.counter_id(), self.spec.counter_field())?;
+                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
                 self.finish(last)
             }
             // Changed since we read it: read it again.
@@ -456,7 +454,7 @@ impl ReservationMachine {
     fn on_check(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
-                let last = read_counter(&document, self.counter_id(), self.spec.counter_field())?;
+                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
                 let last = self.spec.check_counter(self.counter_id(), last)?;
                 let legacy_double = document
                     .get(self.spec.counter_field())
@@ -499,7 +497,7 @@ impl ReservationMachine {
                     .and_then(|inc| initial.checked_add(inc))
                     .ok_or_else(|| SeqError::overflow("initial counter value"))?;
                 let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
-                let mut document = id_filter(self.counter_id());
+                let mut document = self.spec.id_filter(self.counter_id());
                 document.insert(self.spec.counter_field().to_owned(), ejson::long(offset));
                 document.extend(self.request.extra_set.clone());
                 self.phase = Phase::Insert(range);

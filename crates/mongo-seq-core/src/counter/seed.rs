@@ -10,12 +10,10 @@
 use serde_json::{Map, Value};
 
 use crate::counter::current::CounterState;
-use crate::counter::document::read_counter;
+use crate::counter::document::read_spec_counter;
 use crate::ejson;
 use crate::error::SeqError;
-use crate::protocol::command::{
-    id_filter, operator, Collection, Command, ReturnDocument, UpdateOptions,
-};
+use crate::protocol::command::{operator, Collection, Command, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
@@ -52,7 +50,7 @@ impl SeedFromMax {
         );
         let command = Command::FindOneAndUpdate {
             collection: Collection::Counters,
-            filter: Value::Object(id_filter(counter_id)),
+            filter: Value::Object(spec.id_filter(counter_id)),
             update: Value::Object(update),
             options: UpdateOptions {
                 upsert: true,
@@ -77,7 +75,7 @@ impl Machine for SeedFromMaxMachine {
             Reply::Document { document } => {
                 // `$max` moves a counter behind the range into it; one still outside was past
                 // the bound before, and is left as it was.
-                let last = read_counter(&document, &self.counter_id, self.spec.counter_field())?;
+                let last = read_spec_counter(&self.spec, &document, &self.counter_id)?;
                 let last = self.spec.check_counter(&self.counter_id, last)?;
                 Ok(Step::Done(CounterState::of(&self.spec, Some(last))))
             }

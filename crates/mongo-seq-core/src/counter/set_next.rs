@@ -19,13 +19,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::counter::document::read_counter;
+use crate::counter::document::read_counter_of;
 use crate::counter::reservation::{integer_type_condition, not_an_array};
 use crate::ejson;
 use crate::error::SeqError;
-use crate::protocol::command::{
-    id_filter, operator, Collection, Command, ReturnDocument, UpdateOptions,
-};
+use crate::protocol::command::{operator, Collection, Command, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
@@ -56,6 +54,8 @@ pub type SetNext = MachinePlan<SetNextMachine>;
 #[derive(Debug, Clone)]
 pub struct SetNextMachine {
     counter_id: String,
+    /// The counter document's `_id` (the `counterId` option's, or the id).
+    id: Value,
     counter_field: String,
     step: i64,
     next: i64,
@@ -84,6 +84,7 @@ impl SetNext {
         }
         let machine = SetNextMachine {
             counter_id: counter_id.to_owned(),
+            id: spec.counter_document_id(counter_id),
             counter_field: spec.counter_field().to_owned(),
             step: spec.step(),
             next,
@@ -98,8 +99,14 @@ impl SetNext {
 }
 
 impl SetNextMachine {
+    fn id_filter(&self) -> Map<String, Value> {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), self.id.clone());
+        filter
+    }
+
     fn update_command(&self) -> Command {
-        let mut filter = id_filter(&self.counter_id);
+        let mut filter = self.id_filter();
         if !self.force {
             let op = if self.step > 0 { "$lte" } else { "$gte" };
             let mut seq = integer_type_condition();
@@ -129,7 +136,7 @@ impl SetNextMachine {
 
     /// The last number a counter document holds.
     fn read(&self, document: &Value) -> Result<i64, SeqError> {
-        read_counter(document, &self.counter_id, &self.counter_field)
+        read_counter_of(document, &self.counter_id, &self.id, &self.counter_field)
     }
 
     fn done(&self, previous_last: Option<i64>, created: bool) -> Step<SetNextOutcome> {
@@ -157,7 +164,7 @@ impl SetNextMachine {
             (Phase::Update, Reply::None) if self.force => Ok(self.done(None, true)),
             (Phase::Update, Reply::None) => {
                 self.phase = Phase::Check;
-                let filter = Value::Object(id_filter(&self.counter_id));
+                let filter = Value::Object(self.id_filter());
                 Ok(Step::Command(Command::FindOne {
                     collection: Collection::Counters,
                     filter,
@@ -188,7 +195,7 @@ impl SetNextMachine {
                     Some(stored) => {
                         self.retries.bump("setNext", &self.counter_id)?;
                         self.phase = Phase::CompareAndSet;
-                        let mut filter = id_filter(&self.counter_id);
+                        let mut filter = self.id_filter();
                         filter.insert(
                             self.counter_field.clone(),
                             ejson::object([("$eq", stored.clone()), ("$not", not_an_array())]),
@@ -200,7 +207,7 @@ impl SetNextMachine {
             }
             (Phase::Check, Reply::None) => {
                 self.phase = Phase::Insert;
-                let mut document = id_filter(&self.counter_id);
+                let mut document = self.id_filter();
                 document.insert(self.counter_field.clone(), ejson::long(self.target));
                 Ok(Step::Command(Command::InsertOne {
                     collection: Collection::Counters,

@@ -20,8 +20,20 @@
 //!
 //! mongoose-sequence keeps a unique index on `{ id, reference_value }` in its collection, the
 //! auto-increment plugins one on `{ field, model }`: each admits a single document without those
-//! fields, so mongo-seq's counters cannot live there, and importing into the source collection
-//! is refused (`counters`).
+//! fields, so mongo-seq's counters cannot live there as it is. Importing mongoose-sequence's
+//! counters **in place** (`counters` = `source`, both `counters` by default: replacing the plugin
+//! where it stands) makes the collection usable by mongo-seq: with `apply`, before any counter is
+//! written, a unique index on the same fields over mongoose-sequence's documents only
+//! (`{ id: 1, reference_value: -1 }` where `id` exists; another key pattern, so both coexist and
+//! uniqueness never lapses) is created, then `id_1_reference_value_1` dropped. A mongoose-sequence
+//! still running there keeps its guarantee (its documents all have `id`); mongoose recreating its
+//! index at start-up then fails on mongo-seq's counters (an `index` error event), harmlessly.
+//! The auto-increment plugins' collection is never mongo-seq's (`counters` is refused there).
+//!
+//! ```text
+//! find source ─► find mongo-seq's counters ─► [in place, apply: createIndex partial ─► dropIndex]
+//!             ─► [apply: SeedFromMax per counter behind its source] ─► report
+//! ```
 
 use std::collections::BTreeMap;
 
@@ -87,12 +99,35 @@ pub struct ImportReport {
     pub applied: bool,
     pub counters: Vec<ImportedCounter>,
     pub skipped: Vec<SkippedCounter>,
+    /// An import in place: mongoose-sequence's unique index replaced so mongo-seq's counters
+    /// fit beside its documents (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexChange>,
 }
+
+/// mongoose-sequence's unique index, replaced by an import in place (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexChange {
+    /// Dropped: `id_1_reference_value_1`, on which every document without `id` collides.
+    pub dropped: String,
+    /// Created first: unique on the same fields, over the documents that have `id`.
+    pub created: String,
+    /// Done (`false` in a dry run).
+    pub applied: bool,
+}
+
+/// mongoose-sequence's unique index on its counters collection.
+pub const MONGOOSE_SEQUENCE_INDEX: &str = "id_1_reference_value_1";
+/// What an import in place puts in its stead (another key pattern: `reference_value` descending).
+pub const PARTIAL_INDEX: &str = "id_1_reference_value_-1_where_id";
 
 #[derive(Debug, Clone)]
 enum Phase {
     ReadSource,
     ReadCounters,
+    CreateIndex,
+    DropIndex,
     Seed(usize, Box<SeedFromMax>),
 }
 
@@ -126,6 +161,11 @@ impl ImportCounters {
                 applied: request.apply,
                 counters: Vec::new(),
                 skipped: Vec::new(),
+                index: (request.source == request.counters).then(|| IndexChange {
+                    dropped: MONGOOSE_SEQUENCE_INDEX.to_owned(),
+                    created: PARTIAL_INDEX.to_owned(),
+                    applied: false,
+                }),
             },
             phase: Phase::ReadSource,
             notes: Vec::new(),
@@ -326,7 +366,8 @@ impl ImportMachine {
             }
         }
         if self.entries.is_empty() {
-            return Ok(self.done());
+            // In place, the index is replaced all the same: it is what keeps mongo-seq out.
+            return self.prepare();
         }
         let ids: Vec<Value> = self
             .entries
@@ -421,7 +462,25 @@ impl ImportMachine {
                 counter.after = counter.before;
             }
         }
-        self.seed_from(0)
+        self.prepare()
+    }
+
+    /// In place, with `apply`: the index replaced before any counter is written.
+    fn prepare(&mut self) -> Result<Step<ImportReport>, SeqError> {
+        if !self.request.apply || self.report.index.is_none() {
+            return self.seed_from(0);
+        }
+        self.phase = Phase::CreateIndex;
+        Ok(Step::Command(Command::CreateIndex {
+            collection: Collection::Counters,
+            name: PARTIAL_INDEX.to_owned(),
+            keys: ejson::object([("id", 1.into()), ("reference_value", (-1).into())]),
+            unique: true,
+            partial_filter_expression: Some(ejson::object([(
+                "id",
+                ejson::object([("$exists", true.into())]),
+            )])),
+        }))
     }
 
     /// Seeds the first counter from `start` on that needs it, or finishes.
@@ -479,6 +538,32 @@ impl Machine for ImportMachine {
             Phase::ReadCounters => match reply {
                 Reply::Documents { documents } => self.on_counters(&documents),
                 other => Err(unexpected(&other, "find")),
+            },
+            Phase::CreateIndex => match reply {
+                Reply::None => {
+                    self.phase = Phase::DropIndex;
+                    Ok(Step::Command(Command::DropIndex {
+                        collection: Collection::Counters,
+                        name: MONGOOSE_SEQUENCE_INDEX.to_owned(),
+                    }))
+                }
+                Reply::DuplicateKey => Err(SeqError::InvalidOption {
+                    option: "source".to_owned(),
+                    reason: format!(
+                        "mongoose-sequence's counters in `{}` are not unique by {{ id, reference_value }} (its own index is missing): repair them, or import with `counters` of its own; nothing was written",
+                        self.request.source
+                    ),
+                }),
+                other => Err(unexpected(&other, "createIndex")),
+            },
+            Phase::DropIndex => match reply {
+                Reply::None => {
+                    if let Some(index) = &mut self.report.index {
+                        index.applied = true;
+                    }
+                    self.seed_from(0)
+                }
+                other => Err(unexpected(&other, "dropIndex")),
             },
             Phase::Seed(index, plan) => {
                 let mut parked = None;

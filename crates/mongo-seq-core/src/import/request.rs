@@ -111,9 +111,8 @@ impl ImportRequest {
         let collection = |key: &str, default: &str| -> Result<String, SeqError> {
             match map.get(key) {
                 None | Some(Value::Null) => Ok(default.to_owned()),
-                Some(Value::String(name))
-                    if !name.is_empty() && !name.contains('\0') && !name.starts_with('$') =>
-                {
+                Some(Value::String(name)) => {
+                    crate::sequence::name::check_collection_name(key, name, None)?;
                     Ok(name.clone())
                 }
                 Some(other) => Err(invalid(
@@ -124,16 +123,11 @@ impl ImportRequest {
         };
         let source = collection("source", from.default_collection())?;
         let counters = collection("counters", "counters")?;
-        if source == counters {
-            let (plugin, index) = match from {
-                CounterSource::MongooseSequence => {
-                    ("mongoose-sequence's", "{ id, reference_value }")
-                }
-                CounterSource::AutoIncrement => ("the auto-increment plugins'", "{ field, model }"),
-            };
+        // mongoose-sequence's collection can be made mongo-seq's (see the import module docs).
+        if source == counters && from == CounterSource::AutoIncrement {
             return Err(invalid(
                 "counters",
-                format!("`{counters}` is {plugin} collection, whose unique index on {index} admits one document without those fields: give mongo-seq another counters collection, or drop that index and import with a `source` other than `{counters}`"),
+                format!("`{counters}` is the auto-increment plugins' collection, whose unique index on {{ field, model }} admits one document without those fields: give mongo-seq another counters collection, or drop that index and import with a `source` other than `{counters}`"),
             ));
         }
         let mut names = BTreeMap::new();

@@ -5,7 +5,7 @@
 //! overwrite the value the counter was chosen by.
 
 use crate::error::SeqError;
-use crate::sequence::field::check_number_field;
+use crate::sequence::field::{check_field_path, check_number_field};
 use crate::sequence::options::SequenceSpec;
 
 /// Checks where an insert numbered by `spec` writes: `field` gets the number, `format_field`
@@ -15,14 +15,47 @@ pub fn check_insert_fields(
     field: &str,
     format_field: Option<&str>,
 ) -> Result<(), SeqError> {
-    check_number_field("field", field)?;
+    check_fields(spec, field, format_field, false)
+}
+
+/// Checks where a document numbered in place (the mongoose plugin sets the values on the
+/// application's own document) gets its number: as [`check_insert_fields`], but either path may
+/// be nested (`parent.nested`), and neither may lie inside the other or a scope field.
+pub fn check_document_fields(
+    spec: &SequenceSpec,
+    field: &str,
+    format_field: Option<&str>,
+) -> Result<(), SeqError> {
+    check_fields(spec, field, format_field, true)
+}
+
+fn check_fields(
+    spec: &SequenceSpec,
+    field: &str,
+    format_field: Option<&str>,
+    dotted: bool,
+) -> Result<(), SeqError> {
+    let check = |argument: &str, path: &str| {
+        if dotted {
+            check_field_path(argument, path)
+        } else {
+            check_number_field(argument, path)
+        }
+    };
+    check("field", field)?;
     check_not_scope(spec, "field", field)?;
     if let Some(format_field) = format_field {
-        check_number_field("formatField", format_field)?;
+        check("formatField", format_field)?;
         if format_field == field {
             return Err(SeqError::invalid_argument(
                 "formatField",
                 "must differ from `field`",
+            ));
+        }
+        if within(format_field, field) || within(field, format_field) {
+            return Err(SeqError::invalid_argument(
+                "formatField",
+                format!("`{format_field}` and `field` `{field}` must not lie inside each other"),
             ));
         }
         if spec.format().is_none() {
@@ -36,14 +69,18 @@ pub fn check_insert_fields(
     Ok(())
 }
 
-/// A top-level field that is, or holds, a scope field would overwrite a scope value.
+/// Whether `path` lies inside `parent` (`a.b` inside `a`).
+fn within(path: &str, parent: &str) -> bool {
+    path.strip_prefix(parent)
+        .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// A field that is, holds, or lies inside a scope field would overwrite a scope value.
 fn check_not_scope(spec: &SequenceSpec, argument: &str, field: &str) -> Result<(), SeqError> {
-    let clash = spec.scope().iter().find(|scope| {
-        scope.as_str() == field
-            || scope
-                .strip_prefix(field)
-                .is_some_and(|rest| rest.starts_with('.'))
-    });
+    let clash = spec
+        .scope()
+        .iter()
+        .find(|scope| scope.as_str() == field || within(scope, field) || within(field, scope));
     match clash {
         None => Ok(()),
         Some(scope) => Err(SeqError::invalid_argument(
@@ -59,6 +96,26 @@ fn check_not_scope(spec: &SequenceSpec, argument: &str, field: &str) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn document_fields_may_be_nested() {
+        let spec = SequenceSpec::parse(&serde_json::json!({
+            "name": "o", "scope": ["tenant"], "format": "O{seq}"
+        }))
+        .unwrap();
+        let code = |field: &str, format_field: Option<&str>| {
+            check_document_fields(&spec, field, format_field).map_err(|e| e.code())
+        };
+        assert_eq!(code("parent.nested", Some("parent.ref")), Ok(()));
+        assert_eq!(code("a.b", Some("a")), Err("INVALID_ARGUMENT"));
+        assert_eq!(code("a", Some("a.b")), Err("INVALID_ARGUMENT"));
+        assert_eq!(code("tenant.n", None), Err("INVALID_ARGUMENT"));
+        assert_eq!(code("a.$b", None), Err("INVALID_ARGUMENT"));
+        assert_eq!(
+            check_insert_fields(&spec, "a.b", None).map_err(|e| e.code()),
+            Err("INVALID_ARGUMENT")
+        );
+    }
     use serde_json::json;
 
     #[test]

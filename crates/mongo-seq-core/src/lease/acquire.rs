@@ -26,13 +26,14 @@ use serde_json::json;
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::lease::document::{counters_of, stamp_epoch, Lease, LeaseOutcome, LeaseRequest};
+use crate::lease::document::{stamp_epoch, Lease, LeaseOutcome, LeaseRequest};
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::{Plan, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::name::validate_name;
+use crate::sequence::scope::counters_of;
 
 /// Outcome of [`AcquireLease`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -38,6 +38,7 @@ use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, U
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
+use crate::sequence::scope::counters_of;
 
 /// What the caller wants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -392,15 +393,6 @@ pub fn stamp_epoch(name: &str, epoch: i64) -> (Value, Value) {
         }),
         json!({ "$set": { "epoch": ejson::long(epoch) } }),
     )
-}
-
-/// `$or` branches matching the counters of sequence `name`: `_id == name`, or `name/…`
-/// (`0` is the character after `/`, so the range is exactly the ids starting with `name/`).
-pub fn counters_of(name: &str) -> Value {
-    json!([
-        { "_id": name },
-        { "_id": { "$gte": format!("{name}/"), "$lt": format!("{name}0") } },
-    ])
 }
 
 /// The condition added to every counter update of a holder of `epoch`: the counter was not

@@ -45,7 +45,7 @@ use serde_json::{json, Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::lease::document::{counters_of, epoch_condition};
+use crate::lease::document::epoch_condition;
 use crate::numbering::intent::{
     plan_completion, read_command, read_counter_extras, FinishIntent, FinishOutcome,
     GaplessReservation, GaplessReserve, Intent,
@@ -58,6 +58,7 @@ use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
+use crate::sequence::scope::counters_of;
 
 /// How many times a completion writes and looks again before giving up (each round settles
 /// what the previous one could not: a deletion, a number taken by another document).

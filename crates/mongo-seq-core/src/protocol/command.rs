@@ -89,6 +89,8 @@ pub struct FindOptions {
 /// * `createIndex` → `collection.createIndex(keys, {name, unique, partialFilterExpression})`
 ///   (the server's `createIndexes`); reply `none` (created, or there already), or
 ///   `duplicateKey` when documents already break a unique index (11000).
+/// * `dropIndex` → `collection.dropIndex(name)` (the server's `dropIndexes`); reply `none`,
+///   also when there was no such index (IndexNotFound, code 27).
 /// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
 ///   race; the core reads no clock and draws no random numbers), then reply `waited`.
 ///
@@ -163,6 +165,10 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         partial_filter_expression: Option<Value>,
     },
+    DropIndex {
+        collection: Collection,
+        name: String,
+    },
     #[serde(rename_all = "camelCase")]
     Wait { min_ms: u64, max_ms: u64 },
 }
@@ -180,7 +186,8 @@ impl Command {
             | Self::Update { collection, .. }
             | Self::UpdateMany { collection, .. }
             | Self::Aggregate { collection, .. }
-            | Self::CreateIndex { collection, .. } => Some(*collection),
+            | Self::CreateIndex { collection, .. }
+            | Self::DropIndex { collection, .. } => Some(*collection),
             Self::Wait { .. } | Self::Take { .. } => None,
         }
     }
@@ -198,6 +205,7 @@ impl Command {
             Self::Update { .. } | Self::UpdateMany { .. } => "update",
             Self::Aggregate { .. } => "aggregate",
             Self::CreateIndex { .. } => "createIndexes",
+            Self::DropIndex { .. } => "dropIndexes",
             Self::Wait { .. } | Self::Take { .. } => return None,
         })
     }
@@ -428,6 +436,14 @@ impl Command {
                 if let Some(expression) = partial_filter_expression {
                     put("partialFilterExpression", Field::Value(expression));
                 }
+            }
+            Self::DropIndex {
+                collection: on,
+                name,
+            } => {
+                put("op", text("dropIndex"));
+                put("collection", collection(on));
+                put("name", text(name));
             }
             Self::Wait { min_ms, max_ms } => {
                 put("op", text("wait"));

@@ -4,9 +4,16 @@
 //! recipes made keep working in place (see the counter documents' docs). `_id`, and `epoch`
 //! and `intent` (the sidecar's fencing and gapless protocols keep them in the counter document)
 //! are reserved.
+//!
+//! The `counterId` option: the counter's `_id` when it is not the sequence's name — counters
+//! other recipes made keep their `_id` (the Atlas trigger recipe's is the change event's
+//! namespace, `{ db, coll }`, field order kept).
+
+use serde_json::Value;
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::sequence::name::MAX_COUNTER_ID_BYTES;
 
 /// The counter field when the options name none: the tutorial's.
 pub const DEFAULT_COUNTER_FIELD: &str = "seq";
@@ -40,4 +47,49 @@ pub(crate) fn check_counter_field(field: &str) -> Result<String, SeqError> {
         option: "counterField".to_owned(),
         reason,
     })
+}
+
+/// Longest `counterId` document, as JSON text (the scoped ids' limit).
+const MAX_COUNTER_KEY_BYTES: usize = MAX_COUNTER_ID_BYTES;
+
+/// Checks a `counterId` option: a string or a document (Extended JSON, its values any BSON
+/// value), for an unscoped sequence.
+pub(crate) fn check_counter_key(value: &Value, scope: &[String]) -> Result<Value, SeqError> {
+    let invalid = |reason: String| SeqError::InvalidOption {
+        option: "counterId".to_owned(),
+        reason,
+    };
+    if !scope.is_empty() {
+        return Err(invalid(
+            "names one counter: a scoped sequence has one per scope value (drop `scope`, or `counterId`)".to_owned(),
+        ));
+    }
+    match value {
+        Value::String(id) if id.is_empty() || id.len() > MAX_COUNTER_KEY_BYTES => Err(invalid(
+            format!("must be 1..={MAX_COUNTER_KEY_BYTES} bytes"),
+        )),
+        Value::String(_) => Ok(value.clone()),
+        Value::Object(map) if !ejson::is_unrepresentable(value) => {
+            if map.is_empty() {
+                return Err(invalid("must not be an empty document".to_owned()));
+            }
+            if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
+                return Err(invalid(format!(
+                    "must be a document of fields, got one with `{}` (an operator or an Extended JSON wrapper cannot be a counter's `_id`)",
+                    ejson::truncate(key)
+                )));
+            }
+            let bytes = serde_json::to_string(value).map_or(usize::MAX, |text| text.len());
+            if bytes > MAX_COUNTER_KEY_BYTES {
+                return Err(invalid(format!(
+                    "must be at most {MAX_COUNTER_KEY_BYTES} bytes as JSON, got {bytes}"
+                )));
+            }
+            Ok(value.clone())
+        }
+        other => Err(invalid(format!(
+            "must be a string or a document (the counter's `_id`), got {}",
+            ejson::describe(other)
+        ))),
+    }
 }

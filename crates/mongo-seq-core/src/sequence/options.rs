@@ -12,6 +12,7 @@
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::sequence::scope`] |
 //! | `format` | string or null       | none    | template, see [`crate::sequence::format`]                     |
 //! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::sequence::counter_field`] |
+//! | `counterId` | string or document or null | none | the counter's `_id` when it is not the name (unscoped only), see [`crate::sequence::counter_field`] |
 //!
 //! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
 //! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
@@ -22,7 +23,9 @@ use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::sequence::counter_field::{check_counter_field, DEFAULT_COUNTER_FIELD};
+use crate::sequence::counter_field::{
+    check_counter_field, check_counter_key, DEFAULT_COUNTER_FIELD,
+};
 use crate::sequence::format::FormatTemplate;
 use crate::sequence::limits::MAX_BLOCK;
 use crate::sequence::name::validate_name;
@@ -43,6 +46,9 @@ pub struct SequenceSpec {
     scope: Vec<String>,
     format: Option<FormatTemplate>,
     counter_field: String,
+    /// The counter's `_id` when the options give one (else the name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    counter_id: Option<Value>,
 }
 
 impl TryFrom<Value> for SequenceSpec {
@@ -72,7 +78,7 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 impl SequenceSpec {
     /// Every option key, in the order of the table above: the one list of them (the Wasm
     /// exports it as `optionKeys()`, for the mongoose plugin).
-    pub const KEYS: [&'static str; 10] = [
+    pub const KEYS: [&'static str; 11] = [
         "name",
         "start",
         "step",
@@ -83,11 +89,14 @@ impl SequenceSpec {
         "scope",
         "format",
         "counterField",
+        "counterId",
     ];
 
     /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
-    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
-    const NOT_FOR_TRIGGERS: [&'static str; 3] = ["name", "block", "refillAhead"];
+    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch),
+    /// `counterId` (not yet: the sidecar's gapless protocol and lease stamps find counters by
+    /// string ids).
+    const NOT_FOR_TRIGGERS: [&'static str; 4] = ["name", "block", "refillAhead", "counterId"];
 
     /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block` and
     /// `refillAhead`.
@@ -186,6 +195,11 @@ impl SequenceSpec {
             }
         };
 
+        let counter_id = match map.get("counterId") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(check_counter_key(value, &scope)?),
+        };
+
         if let (Some(min), Some(max)) = (min, max) {
             if min > max {
                 return Err(SeqError::InvalidBounds {
@@ -231,6 +245,7 @@ impl SequenceSpec {
             scope,
             format,
             counter_field,
+            counter_id,
         })
     }
 
@@ -283,6 +298,39 @@ impl SequenceSpec {
     /// The counter document's field holding the last number issued (`seq` by default).
     pub fn counter_field(&self) -> &str {
         &self.counter_field
+    }
+
+    /// The counter's `_id` given by the `counterId` option, if any.
+    pub fn counter_key(&self) -> Option<&Value> {
+        self.counter_id.as_ref()
+    }
+
+    /// The `_id` of the counter document `counter_id` names: the `counterId` option's value for
+    /// the sequence's own counter when it has one, else the id itself.
+    pub fn counter_document_id(&self, counter_id: &str) -> Value {
+        match &self.counter_id {
+            Some(key) if counter_id == self.name => key.clone(),
+            _ => Value::String(counter_id.to_owned()),
+        }
+    }
+
+    /// `{ _id: <the counter document's _id> }`.
+    pub(crate) fn id_filter(&self, counter_id: &str) -> Map<String, Value> {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), self.counter_document_id(counter_id));
+        filter
+    }
+
+    /// `$or` branches matching every counter of the sequence (see [`crate::sequence::scope::counters_of`]),
+    /// and the one `counterId` names.
+    pub fn counters_of(&self) -> Value {
+        let mut branches = scope::counters_of(&self.name);
+        if let (Some(key), Value::Array(list)) = (&self.counter_id, &mut branches) {
+            let mut branch = Map::new();
+            branch.insert("_id".to_owned(), key.clone());
+            list.push(Value::Object(branch));
+        }
+        branches
     }
 
     /// The counter `_id` for a document (see [`crate::sequence::scope`]); the name when unscoped.
@@ -480,7 +528,9 @@ mod tests {
 
     #[test]
     fn keys_are_the_normalized_options_keys() {
-        let spec = SequenceSpec::parse(&json!({"name": "orders"})).expect("valid");
+        // `counterId` is left out of the normalized options when unset: set it.
+        let spec = SequenceSpec::parse(&json!({"name": "orders", "counterId": "orders.seq"}))
+            .expect("valid");
         let normalized = serde_json::to_value(&spec).expect("serializable");
         let mut keys: Vec<&str> = normalized
             .as_object()

@@ -26,6 +26,21 @@ use crate::error::SeqError;
 use crate::sequence::field::path_problem;
 use crate::sequence::name::MAX_COUNTER_ID_BYTES;
 
+/// `$or` branches matching the counters of sequence `name`: `_id == name`, or `name/…`
+/// (`0` is the character after `/`, so the range is exactly the ids starting with `name/`).
+pub fn counters_of(name: &str) -> Value {
+    Value::Array(vec![
+        ejson::object([("_id", Value::String(name.to_owned()))]),
+        ejson::object([(
+            "_id",
+            ejson::object([
+                ("$gte", Value::String(format!("{name}/"))),
+                ("$lt", Value::String(format!("{name}0"))),
+            ]),
+        )]),
+    ])
+}
+
 /// Most scope fields a sequence may have.
 pub const MAX_SCOPE_FIELDS: usize = 16;
 

@@ -1,0 +1,289 @@
+//! `resetAll`: every counter of a sequence back to its start — the counter without a scope and
+//! every scoped one (`<name>` and `<name>/…`, [`SequenceSpec::counters_of`], and the one the
+//! `counterId` option names), what
+//! mongoose-sequence's `counterReset(id)` does without a reference. The next number of each is
+//! `start` again. Only for collections whose documents were removed (tests, a new year's
+//! series): numbers already stored would be issued twice.
+//!
+//! A gapless sequence (the sidecar's `mode = "gapless"`) is refused unless forced: its numbers
+//! must stay gapless, and a counter with a pending intent is mid-batch. The caller says whether
+//! the sequence is gapless when it knows (`gapless: Some(_)`, the sidecar from its trigger);
+//! otherwise (`None`, the package) a counter a sidecar trigger keeps — it holds a lease `epoch`
+//! — counts as one, since the counter does not record the trigger's mode.
+//!
+//! ```text
+//! find {$or: counters_of(name)} projection {_id, intent, epoch}
+//!  ├─ none ────────────────────────────► done {reset: 0}
+//!  ├─ gapless, a pending intent, or (mode unknown) an epoch, and no force ─► RESET_REFUSED
+//!  └─ updateMany {$or: counters_of(name)[, intent absent[, epoch absent]]}
+//!                {$set: {<counterField>: start - step}[, $unset: {intent}]} ─► done {reset: n}
+//! ```
+//!
+//! The conditions a check passed are in the update's filter too, so a counter that became a
+//! trigger's (or got an intent) in between is left alone, and `reset` counts what was written.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ejson;
+use crate::error::SeqError;
+use crate::protocol::command::{operator, Collection, Command, QueryOptions};
+use crate::protocol::machine::{Machine, MachinePlan};
+use crate::protocol::plan::Step;
+use crate::protocol::reply::{unexpected, Reply};
+use crate::sequence::options::SequenceSpec;
+
+/// What `resetAll` did: how many counters it set back, and the number each issues next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetOutcome {
+    pub reset: u64,
+    pub next: i64,
+}
+
+/// The reset plan; see the module docs.
+pub type ResetSequence = MachinePlan<ResetMachine>;
+
+/// The state of a [`ResetSequence`].
+#[derive(Debug, Clone)]
+pub struct ResetMachine {
+    spec: SequenceSpec,
+    force: bool,
+    gapless: Option<bool>,
+    updating: bool,
+}
+
+impl ResetSequence {
+    /// `gapless`: whether the sequence is gapless, when the caller knows (`None`: a counter a
+    /// sidecar trigger keeps counts as gapless); `force` resets anyway.
+    pub fn new(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
+        let mut projection = Map::new();
+        for key in ["_id", "intent", "epoch"] {
+            projection.insert(key.to_owned(), 1.into());
+        }
+        let command = Command::Find {
+            collection: Collection::Counters,
+            filter: operator("$or", spec.counters_of()),
+            options: QueryOptions {
+                projection: Some(Value::Object(projection)),
+                sort: Some(operator("_id", 1.into())),
+                limit: None,
+            },
+        };
+        let machine = ResetMachine {
+            spec: spec.clone(),
+            force,
+            gapless,
+            updating: false,
+        };
+        MachinePlan::begin(machine, Ok(Step::Command(command)))
+    }
+}
+
+impl ResetMachine {
+    fn outcome(&self, reset: u64) -> Step<ResetOutcome> {
+        Step::Done(ResetOutcome {
+            reset,
+            next: self.spec.start(),
+        })
+    }
+
+    /// Why the counters found may not be reset without force, if they may not.
+    fn refusal(&self, counters: &[Value]) -> Option<String> {
+        if self.force {
+            return None;
+        }
+        let ids = |key: &str| -> Vec<String> {
+            counters
+                .iter()
+                .filter(|c| c.get(key).is_some_and(|v| !v.is_null()))
+                .map(|c| describe_id(c.get("_id")))
+                .collect()
+        };
+        let pending = ids("intent");
+        if !pending.is_empty() {
+            return Some(format!(
+                "{} pending gapless intent ({}): a sidecar is numbering a batch from it",
+                plural(pending.len(), "counter holds a", "counters hold a"),
+                list(&pending)
+            ));
+        }
+        if self.gapless == Some(true) {
+            return Some("the sequence is gapless: its numbers must stay gapless".to_owned());
+        }
+        let kept = ids("epoch");
+        if self.gapless.is_none() && !kept.is_empty() {
+            return Some(format!(
+                "{} kept by a mongo-seq sidecar trigger ({}; it holds a lease `epoch`), which may number gaplessly",
+                plural(kept.len(), "counter is", "counters are"),
+                list(&kept)
+            ));
+        }
+        None
+    }
+
+    fn update(&mut self) -> Step<ResetOutcome> {
+        let mut filter = Map::new();
+        filter.insert("$or".to_owned(), self.spec.counters_of());
+        if !self.force {
+            let absent = operator("$exists", false.into());
+            filter.insert("intent".to_owned(), absent.clone());
+            if self.gapless.is_none() {
+                filter.insert("epoch".to_owned(), absent);
+            }
+        }
+        let mut update = Map::new();
+        update.insert(
+            "$set".to_owned(),
+            operator(
+                self.spec.counter_field(),
+                ejson::long(self.spec.initial_counter()),
+            ),
+        );
+        if self.force {
+            update.insert("$unset".to_owned(), operator("intent", "".into()));
+        }
+        self.updating = true;
+        Step::Command(Command::UpdateMany {
+            collection: Collection::Counters,
+            filter: Value::Object(filter),
+            update: Value::Object(update),
+        })
+    }
+}
+
+impl Machine for ResetMachine {
+    type Output = ResetOutcome;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<ResetOutcome>, SeqError> {
+        if self.updating {
+            let result = reply.into_write_result("updateMany")?;
+            if let Some(error) = result.write_errors.into_iter().next() {
+                return Err(error.into());
+            }
+            return Ok(self.outcome(result.n));
+        }
+        let counters = match reply {
+            Reply::Documents { documents } => documents,
+            other => return Err(unexpected(&other, "find")),
+        };
+        if counters.is_empty() {
+            return Ok(self.outcome(0));
+        }
+        if let Some(reason) = self.refusal(&counters) {
+            return Err(SeqError::ResetRefused {
+                name: self.spec.name().to_owned(),
+                counters: u64::try_from(counters.len()).unwrap_or(u64::MAX),
+                reason,
+            });
+        }
+        Ok(self.update())
+    }
+}
+
+fn describe_id(id: Option<&Value>) -> String {
+    match id {
+        Some(Value::String(id)) => ejson::quoted(&ejson::truncate_to(id, 60)),
+        Some(other) => ejson::describe(other),
+        None => "no _id".to_owned(),
+    }
+}
+
+/// At most three ids, then how many more.
+fn list(ids: &[String]) -> String {
+    let shown: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();
+    match ids.len().saturating_sub(shown.len()) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
+fn plural(count: usize, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Plan, WriteResult};
+    use serde_json::json;
+
+    fn spec() -> SequenceSpec {
+        SequenceSpec::parse(&json!({"name": "orders", "scope": ["tenant"], "start": 10})).unwrap()
+    }
+
+    fn found(documents: Value) -> Reply {
+        Reply::Documents {
+            documents: documents.as_array().cloned().unwrap(),
+        }
+    }
+
+    #[test]
+    fn resets_every_scope_and_counts_them() {
+        let mut plan = ResetSequence::new(&spec(), false, None);
+        let Ok(Step::Command(Command::Find { filter, .. })) = plan.current_step() else {
+            panic!("find first")
+        };
+        assert_eq!(
+            filter,
+            json!({"$or": [{"_id": "orders"}, {"_id": {"$gte": "orders/", "$lt": "orders0"}}]})
+        );
+        let step = plan.feed(found(
+            json!([{"_id": "orders/tenant=a"}, {"_id": "orders/tenant=b"}]),
+        ));
+        let Ok(Step::Command(Command::UpdateMany { filter, update, .. })) = step else {
+            panic!("{step:?}")
+        };
+        assert_eq!(filter["intent"], json!({"$exists": false}));
+        assert_eq!(filter["epoch"], json!({"$exists": false}));
+        assert_eq!(update, json!({"$set": {"seq": {"$numberLong": "9"}}}));
+        let done = plan.feed(Reply::WriteResult(WriteResult {
+            n: 2,
+            ..WriteResult::default()
+        }));
+        assert_eq!(done, Ok(Step::Done(ResetOutcome { reset: 2, next: 10 })));
+    }
+
+    #[test]
+    fn refuses_gapless_counters_unless_forced() {
+        let counters = json!([{"_id": "orders/tenant=a", "epoch": 3}]);
+        for (gapless, refused) in [(None, true), (Some(true), true), (Some(false), false)] {
+            let mut plan = ResetSequence::new(&spec(), false, gapless);
+            let step = plan.feed(found(counters.clone()));
+            assert_eq!(
+                step.as_ref().err().map(SeqError::code),
+                refused.then_some("RESET_REFUSED"),
+                "{gapless:?}: {step:?}"
+            );
+        }
+        let mut plan = ResetSequence::new(&spec(), false, Some(false));
+        let error = plan
+            .feed(found(json!([{"_id": "orders", "intent": {"first": 1}}])))
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("pending gapless intent"),
+            "{error}"
+        );
+        let mut forced = ResetSequence::new(&spec(), true, Some(true));
+        let Ok(Step::Command(Command::UpdateMany { filter, update, .. })) =
+            forced.feed(found(counters))
+        else {
+            panic!("force resets")
+        };
+        assert!(filter.get("epoch").is_none() && filter.get("intent").is_none());
+        assert_eq!(update["$unset"], json!({"intent": ""}));
+    }
+
+    #[test]
+    fn nothing_to_reset() {
+        let mut plan = ResetSequence::new(&spec(), false, None);
+        assert_eq!(
+            plan.feed(found(json!([]))),
+            Ok(Step::Done(ResetOutcome { reset: 0, next: 10 }))
+        );
+    }
+}
