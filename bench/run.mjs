@@ -37,7 +37,7 @@ try {
 // Built by `make bench`: say what is missing rather than fail half-way.
 const missing = [
   [WASM_FILE, "make build-js"],
-  [SIDECAR_BIN, "cargo build --release -p mongo-seq"],
+  [SIDECAR_BIN, "cargo build --release -p mongo-seq-sidecar"],
 ].filter(([file]) => !existsSync(file));
 try {
   proxyBinary();

@@ -1,16 +1,37 @@
 //! The command executor: a core [`Command`] → the official `mongodb` crate → a core [`Reply`].
 //! The only place where a core command meets a driver call, and where the driver's errors are
-//! classified ([`classify`]). It knows the core and the driver, nothing of the sidecar (no
-//! configuration, metrics, trigger or lease), so a Rust application can run the core's plans
-//! through it as the sidecar does (see `tidy.rs`: nothing here imports the rest of the crate).
+//! classified ([`classify`]). **The low-level layer**: [`Sequences`](crate::Sequences) runs the
+//! core's plans through it, and so does the `mongo-seq` sidecar binary; an application needs it
+//! only to drive a core plan of its own (see [`run_plan`](crate::run_plan)). It knows the core
+//! and the driver, nothing of the rest of this crate (`tests/tidy.rs`).
 //!
 //! The concerns are the command's own (`Command::write_concern`/`read_concern`: majority writes,
 //! majority reads of counters and leases, local reads of documents), never the client's or the
 //! URI's. A duplicate key is the reply `duplicateKey`; an `update`'s write errors are data in
-//! its write result (`update.rs`).
+//! its write result (`update.rs`). The inserts that number the caller's documents
+//! (`insertDocument`, `insertDocuments`) take those documents ([`Documents`], `insert.rs`); a
+//! `wait` sleeps a random time within the core's window.
+//!
+//! ```no_run
+//! # async fn example(db: mongodb::Database) -> Result<(), mongo_seq::executor::ExecuteError> {
+//! use mongo_seq::executor::Executor;
+//! use mongo_seq_core::{CurrentValue, Plan, SequenceSpec, Step};
+//!
+//! let spec = SequenceSpec::parse(&serde_json::json!({ "name": "orders" }))?;
+//! let executor = Executor::new(db.collection("counters"));
+//! let mut plan = CurrentValue::new(&spec, "orders")?;
+//! let mut step = plan.current_step()?;
+//! while let Step::Command(command) = step {
+//!     step = plan.feed(executor.execute(command).await?)?;
+//! }
+//! let Step::Done(state) = step else { unreachable!() };
+//! println!("last number issued: {:?}", state.last);
+//! # Ok(()) }
+//! ```
 
 pub mod classify;
 pub mod convert;
+mod insert;
 mod update;
 
 use futures_util::TryStreamExt;
@@ -24,16 +45,25 @@ use mongodb::{Collection, Database, IndexModel};
 use serde_json::Value;
 
 pub use classify::{mongo_message, MongoFailure};
+pub use insert::Documents;
 
 /// Why a command did not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExecuteError {
-    /// The driver failed or the server refused (classified).
-    #[error("MongoDB: {}", .0.message)]
-    Mongo(MongoFailure),
+    /// The driver failed or the server refused: the driver's error as it raised it (a network
+    /// error, an authorization failure, a duplicate key on the caller's own unique index, …);
+    /// [`MongoFailure::from`] classifies it.
+    #[error("MongoDB: {}", mongo_message(.0))]
+    Mongo(Error),
     /// The server refused to update a counter document (TypeMismatch: `seq` is not a number).
     #[error("counter `{counter}` is malformed: {message}")]
-    MalformedCounter { counter: String, message: String },
+    MalformedCounter {
+        /// The counter's `_id`.
+        counter: String,
+        /// What the server said.
+        message: String,
+    },
     /// A command this executor cannot send: a document that is not Extended JSON (or BSON), a
     /// collection it was not given, a command it does not run.
     #[error("{0}")]
@@ -121,7 +151,7 @@ impl Executor {
                         message: mongo_message(&e),
                     }
                 }
-                (Failed::Driver(e), _) => ExecuteError::Mongo(e.into()),
+                (Failed::Driver(e), _) => ExecuteError::Mongo(e),
             })
     }
 
@@ -283,8 +313,15 @@ impl Executor {
                     Err(e) => Err(e.into()),
                 }
             }
+            Command::Wait { min_ms, max_ms } => {
+                // The core's window; the draw is the shell's (the core draws no random numbers).
+                let ms = rand::random_range(min_ms..=max_ms.max(min_ms));
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                Ok(Reply::Waited)
+            }
             other => Err(Failed::Other(ExecuteError::Invalid(format!(
-                "the executor does not run {other:?}"
+                "the executor runs {} with the caller's documents (execute_with)",
+                other.server_command().unwrap_or("this command")
             )))),
         }
     }
@@ -295,6 +332,15 @@ impl Executor {
 enum Failed {
     Driver(Error),
     Other(ExecuteError),
+}
+
+impl Failed {
+    fn into_error(self) -> ExecuteError {
+        match self {
+            Self::Driver(e) => ExecuteError::Mongo(e),
+            Self::Other(error) => error,
+        }
+    }
 }
 
 impl From<Error> for Failed {

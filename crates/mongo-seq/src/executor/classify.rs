@@ -74,15 +74,18 @@ pub(super) fn is_duplicate_key(e: &Error) -> bool {
 /// A duplicate-key error as the core reads it: what the server said, its message naming the
 /// index (the driver keeps no `keyPattern`). The core decides what it means for the command
 /// (`mongo_seq_core::protocol::duplicate_key`): a lost race, or another unique index than
-/// `_id`'s, which no retry can get past. No command the sidecar runs numbers the caller's
-/// documents, so none is the caller's own error.
+/// `_id`'s, which no retry can get past.
 pub(super) fn duplicate_key_reply(e: &Error) -> Reply {
-    let message = match e.kind.as_ref() {
-        ErrorKind::Command(c) => Some(c.message.as_str()),
-        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.message.as_str()),
+    Reply::duplicate_key(duplicate_key_message(e).as_deref(), None)
+}
+
+/// The server's message of a duplicate-key error (`… index: email_1 dup key: { … }`).
+pub(super) fn duplicate_key_message(e: &Error) -> Option<String> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.message.clone()),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.message.clone()),
         _ => None,
-    };
-    Reply::duplicate_key(message, None)
+    }
 }
 
 /// A driver error for humans: its kind's message, without the driver's debug fields

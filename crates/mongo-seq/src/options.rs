@@ -1,0 +1,222 @@
+//! The options of a sequence, typed: a builder for code, serde for configuration files. Every
+//! rule about them is the core's (`SequenceSpec::parse`, the npm package's rules and messages):
+//! this only gathers the values.
+
+use mongo_seq_core::SequenceSpec;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// The options of [`Sequences::sequence`](crate::Sequences::sequence), all optional:
+///
+/// | option | default | meaning |
+/// |---|---|---|
+/// | [`start`](Self::start) | 1 | first number issued |
+/// | [`step`](Self::step) | 1 | non-zero; negative counts down |
+/// | [`min`](Self::min), [`max`](Self::max) | none | every number issued lies in `[min, max]`; reaching the bound is `SEQUENCE_EXHAUSTED`, never a wrap |
+/// | [`block`](Self::block) | 1 | numbers reserved per round trip, 1 to 1,000,000 |
+/// | [`refill_ahead`](Self::refill_ahead) | `false` | reserve the next block when half of the block in hand is left, in the background (`block` ≥ 2) |
+/// | [`scope`](Self::scope) | none | field paths (`"tenantId"`, `"customer.region"`): one counter per combination of values |
+/// | [`format`](Self::format) | none | id template: `{seq}`, `{seq:06}` (zero padded), `{{`/`}}` for braces |
+/// | [`counter_field`](Self::counter_field) | `"seq"` | the counter document's number field (`"sequence"`, `"seq_value"`: counters other recipes made) |
+///
+/// Values are checked when the sequence is defined, before any I/O, with errors naming the
+/// option (`INVALID_OPTION`, `INVALID_STEP`, `INVALID_BOUNDS`, `INVALID_SCOPE`,
+/// `INVALID_FORMAT`).
+///
+/// ```
+/// use mongo_seq::SequenceOptions;
+///
+/// let invoices = SequenceOptions::new()
+///     .start(1000)
+///     .block(100)
+///     .scope(["tenantId"])
+///     .format("INV-{seq:06}");
+/// # let _ = invoices;
+/// ```
+///
+/// **In a configuration file**, the same keys, in `snake_case` (or the npm package's
+/// `camelCase`); unknown keys and wrong values are refused when the file is read, by the same
+/// rules:
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use mongo_seq::SequenceOptions;
+///
+/// let config: BTreeMap<String, SequenceOptions> = toml::from_str(r#"
+///     [orders]
+///     block = 100
+///     refill_ahead = true
+///
+///     [invoices]
+///     scope = ["tenantId"]
+///     format = "INV-{seq:06}"
+/// "#)?;
+/// assert_eq!(config["orders"], SequenceOptions::new().block(100).refill_ahead(true));
+///
+/// let refused = toml::from_str::<BTreeMap<String, SequenceOptions>>("[orders]\nblock = 0\n");
+/// assert!(refused.unwrap_err().to_string().contains("invalid option `block`"));
+/// # Ok::<(), toml::de::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Value", into = "Value")]
+pub struct SequenceOptions {
+    /// The options as the core reads them (camelCase keys), as given.
+    raw: Map<String, Value>,
+}
+
+/// Configuration keys written in Rust's case, and the core's key for each.
+const SNAKE_CASE: [(&str, &str); 2] = [
+    ("refill_ahead", "refillAhead"),
+    ("counter_field", "counterField"),
+];
+
+impl SequenceOptions {
+    /// The default options (numbers 1, 2, 3, … one round trip each).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn set(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.raw.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The first number issued (default 1).
+    pub fn start(self, start: i64) -> Self {
+        self.set("start", start)
+    }
+
+    /// The difference between two numbers (default 1; non-zero, negative counts down).
+    pub fn step(self, step: i64) -> Self {
+        self.set("step", step)
+    }
+
+    /// The lowest number issued (the bound when counting down).
+    pub fn min(self, min: i64) -> Self {
+        self.set("min", min)
+    }
+
+    /// The highest number issued (the bound when counting up).
+    pub fn max(self, max: i64) -> Self {
+        self.set("max", max)
+    }
+
+    /// Numbers reserved per round trip (1 to 1,000,000; default 1). The numbers a process has
+    /// not handed out when it stops are a gap, never issued again.
+    pub fn block(self, block: u64) -> Self {
+        self.set("block", block)
+    }
+
+    /// Reserve the next block when half of the block in hand is left, in the background, so
+    /// callers rarely wait for a round trip (needs `block` ≥ 2). A process then holds up to a
+    /// block and a half, lost when it stops.
+    pub fn refill_ahead(self, refill_ahead: bool) -> Self {
+        self.set("refillAhead", refill_ahead)
+    }
+
+    /// Field paths of the documents (`"tenantId"`, `"customer.region"`): one counter per
+    /// combination of their values (counter `_id` `invoices/tenantId=acme`).
+    pub fn scope<I, S>(self, fields: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let fields: Vec<Value> = fields
+            .into_iter()
+            .map(|f| Value::String(f.into()))
+            .collect();
+        self.set("scope", fields)
+    }
+
+    /// The formatted id's template: `{seq}`, `{seq:06}` (zero padded to 6 digits), `{{` and
+    /// `}}` for braces (`"INV-{seq:06}"` → `INV-000042`).
+    pub fn format(self, template: impl Into<String>) -> Self {
+        self.set("format", template.into())
+    }
+
+    /// The counter document's number field (default `seq`, the tutorial's): `sequence` or
+    /// `seq_value` keep counters other recipes made where they are.
+    pub fn counter_field(self, field: impl Into<String>) -> Self {
+        self.set("counterField", field.into())
+    }
+
+    /// The validated options of the sequence `name`: the core's rules, errors naming the option.
+    pub(crate) fn spec(&self, name: &str) -> Result<SequenceSpec> {
+        let mut raw = self.raw.clone();
+        if let Some(given) = raw.get("name") {
+            if given.as_str() != Some(name) {
+                return Err(mongo_seq_core::SeqError::InvalidOption {
+                    option: "name".to_owned(),
+                    reason: format!(
+                        "is the first argument of sequence() (\"{name}\"); the options say {given}"
+                    ),
+                }
+                .into());
+            }
+        }
+        raw.insert("name".to_owned(), Value::String(name.to_owned()));
+        Ok(SequenceSpec::parse(&Value::Object(raw))?)
+    }
+}
+
+/// Options read from JSON (or any serde format, through `Value`): the core's keys
+/// (`refillAhead`) or Rust's (`refill_ahead`), checked by the core's rules. `name`, when given,
+/// must be the name the sequence is defined with.
+///
+/// ```
+/// use mongo_seq::SequenceOptions;
+/// use serde_json::json;
+///
+/// let options = SequenceOptions::try_from(json!({ "block": 100, "refillAhead": true }))?;
+/// assert_eq!(options, SequenceOptions::new().block(100).refill_ahead(true));
+///
+/// let error = SequenceOptions::try_from(json!({ "colour": "red" })).unwrap_err();
+/// assert_eq!(error.code(), Some("UNKNOWN_OPTION"));
+/// # Ok::<(), mongo_seq::Error>(())
+/// ```
+impl TryFrom<Value> for SequenceOptions {
+    type Error = Error;
+
+    fn try_from(value: Value) -> Result<Self> {
+        let Value::Object(given) = value else {
+            // The core's message for options that are not an object.
+            SequenceSpec::parse(&value)?;
+            return Ok(Self::default());
+        };
+        let mut raw = Map::new();
+        for (key, value) in given {
+            let key = SNAKE_CASE
+                .iter()
+                .find(|(snake, _)| *snake == key)
+                .map_or(key, |(_, camel)| (*camel).to_owned());
+            if raw.contains_key(&key) {
+                return Err(mongo_seq_core::SeqError::InvalidOption {
+                    option: key,
+                    reason: "is given twice (in snake_case and camelCase)".to_owned(),
+                }
+                .into());
+            }
+            raw.insert(key, value);
+        }
+        let options = Self { raw };
+        // Checked now, as the sequence would be: a configuration file is refused when read.
+        let name = match options.raw.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            Some(_) => {
+                SequenceSpec::parse(&Value::Object(options.raw.clone()))?;
+                String::new()
+            }
+            None => "options".to_owned(),
+        };
+        options.spec(&name)?;
+        Ok(options)
+    }
+}
+
+impl From<SequenceOptions> for Value {
+    fn from(options: SequenceOptions) -> Self {
+        Value::Object(options.raw)
+    }
+}
