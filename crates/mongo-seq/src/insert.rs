@@ -19,8 +19,8 @@ use crate::sequences::Sequences;
 use crate::target::Target;
 
 /// Which sequence numbers an insert: a name (a sequence defined with
-/// [`Sequences::sequence`], or one with the default options), or a [`Sequence`] of the same
-/// [`Sequences`].
+/// [`Sequences::sequence`], or one with the default options), or a [`Sequence`] (whose numbers
+/// come from its own counters).
 #[derive(Debug, Clone)]
 pub enum SequenceRef {
     /// The sequence of that name.
@@ -430,8 +430,18 @@ pub(crate) fn storable<D: Serialize + ?Sized>(argument: &str, document: &D) -> R
         argument: argument.to_owned(),
         reason,
     };
-    let document = mongodb::bson::to_document(document)
-        .map_err(|e| invalid(format!("must serialize to a document: {e}")))?;
+    let document = mongodb::bson::to_document(document).map_err(|e| {
+        // bson says "Could not be serialized to Document, got Int64 instead" for a value that
+        // is not a document; other messages (an unsigned integer out of range, …) as they are.
+        let text = e.to_string();
+        invalid(match text.split_once("got ") {
+            Some((_, got)) => format!(
+                "must be a document (a struct, a map or a bson::Document), got {}",
+                got.trim_end_matches(" instead")
+            ),
+            None => format!("cannot be stored as BSON: {text}"),
+        })
+    })?;
     let bytes = RawDocumentBuf::from_document(&document)
         .map_err(|e| invalid(format!("cannot be stored as BSON: {e}")))?
         .as_bytes()

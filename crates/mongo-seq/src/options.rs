@@ -3,10 +3,12 @@
 //! this only gathers the values.
 
 use mongo_seq_core::SequenceSpec;
+use mongodb::bson::Bson;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::executor::convert;
 
 /// The options of [`Sequences::sequence`](crate::Sequences::sequence), all optional:
 ///
@@ -20,6 +22,7 @@ use crate::error::{Error, Result};
 /// | [`scope`](Self::scope) | none | field paths (`"tenantId"`, `"customer.region"`): one counter per combination of values |
 /// | [`format`](Self::format) | none | id template: `{seq}`, `{seq:06}` (zero padded), `{{`/`}}` for braces |
 /// | [`counter_field`](Self::counter_field) | `"seq"` | the counter document's number field (`"sequence"`, `"seq_value"`: counters other recipes made) |
+/// | [`counter_id`](Self::counter_id) | the name | the counter document's `_id` when it is not the name: a string or a document (unscoped sequences) |
 ///
 /// Values are checked when the sequence is defined, before any I/O, with errors naming the
 /// option (`INVALID_OPTION`, `INVALID_STEP`, `INVALID_BOUNDS`, `INVALID_SCOPE`,
@@ -140,6 +143,25 @@ impl SequenceOptions {
     /// `seq_value` keep counters other recipes made where they are.
     pub fn counter_field(self, field: impl Into<String>) -> Self {
         self.set("counterField", field.into())
+    }
+
+    /// The counter document's `_id` when it is not the sequence's name (an unscoped sequence
+    /// only): a string, or a document such as the Atlas trigger recipe's `{ db, coll }`, written
+    /// with its fields in the order given (MongoDB compares documents field by field, in order).
+    ///
+    /// ```
+    /// use mongo_seq::SequenceOptions;
+    /// use mongodb::bson::doc;
+    ///
+    /// // The recipe's counter `{ _id: { db: "shop", coll: "students" }, seq_value: … }`.
+    /// let students = SequenceOptions::new()
+    ///     .counter_id(doc! { "db": "shop", "coll": "students" })
+    ///     .counter_field("seq_value");
+    /// # let _ = students;
+    /// ```
+    pub fn counter_id(self, id: impl Into<Bson>) -> Self {
+        let id = convert::from_bson(&id.into());
+        self.set("counterId", id)
     }
 
     /// The validated options of the sequence `name`: the core's rules, errors naming the option.

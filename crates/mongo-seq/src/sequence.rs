@@ -416,11 +416,6 @@ impl Sequence {
         &self.shared.executor
     }
 
-    /// Whether `other` is this sequence (a handle of it, scoped or not).
-    pub(crate) fn same(&self, other: &Sequence) -> bool {
-        Arc::ptr_eq(&self.shared, &other.shared)
-    }
-
     async fn run<P>(&self, plan: &mut P) -> Result<P::Output>
     where
         P: mongo_seq_core::Plan + Send,

@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mongo_seq_core::sequence::name::check_collection_name;
-use mongo_seq_core::SeqError;
 use mongodb::bson::Document;
 use mongodb::{Collection, Database};
 
@@ -150,32 +149,12 @@ impl Sequences {
         Ok(sequence)
     }
 
-    /// A sequence of these `Sequences` (`SEQUENCE_CONFLICT`'s twin for handles: a `Sequence`
-    /// made by other `Sequences` counts in another counters collection).
+    /// The sequence an insert names: by name among these, or the one given (whose numbers come
+    /// from its own counters, wherever they are).
     pub(crate) fn resolve(&self, sequence: &crate::insert::SequenceRef) -> Result<Sequence> {
         match sequence {
             crate::insert::SequenceRef::Name(name) => self.sequence(name, None),
-            crate::insert::SequenceRef::Sequence(sequence) => {
-                let ours = self
-                    .shared
-                    .sequences
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(sequence.name())
-                    .is_some_and(|known| known.same(sequence));
-                if ours {
-                    Ok(sequence.clone())
-                } else {
-                    Err(SeqError::InvalidOption {
-                        option: "sequence".to_owned(),
-                        reason: format!(
-                            "sequence `{}` belongs to other Sequences (another counters collection or database): pass its name, or use the Sequences that made it",
-                            sequence.name()
-                        ),
-                    }
-                    .into())
-                }
-            }
+            crate::insert::SequenceRef::Sequence(sequence) => Ok(sequence.clone()),
         }
     }
 }
