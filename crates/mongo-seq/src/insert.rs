@@ -268,7 +268,7 @@ impl Sequences {
     /// reservation per counter** (one round trip for an unscoped sequence), with one ordered
     /// `insertMany`. Documents from a duplicate key on `field` onwards are renumbered and
     /// inserted again; the ones before it are kept. Every document is checked before anything
-    /// is reserved (errors name it: `docs[3]`).
+    /// is reserved (errors name it: `documents[3]`).
     ///
     /// A cancelled call may leave numbers unused (a gap), or some documents inserted.
     ///
@@ -302,7 +302,7 @@ impl Sequences {
             if batch.len() == usize::try_from(MAX_COUNT).unwrap_or(usize::MAX) {
                 return Err(too_many());
             }
-            batch.push(storable(&format!("docs[{index}]"), document.borrow())?);
+            batch.push(storable(&format!("documents[{index}]"), document.borrow())?);
         }
         let options = options.into();
         let sequence = self.resolve(&options.sequence)?;
@@ -415,10 +415,8 @@ where
 
 fn too_many() -> crate::Error {
     SeqError::InvalidArgument {
-        argument: "docs.length".to_owned(),
-        reason: format!(
-            "must be an integer from 0 to {MAX_COUNT} (split larger batches), got more"
-        ),
+        argument: "documents".to_owned(),
+        reason: format!("must be at most {MAX_COUNT} documents (split larger batches), got more"),
     }
     .into()
 }

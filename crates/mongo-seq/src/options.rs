@@ -4,6 +4,7 @@
 
 use mongo_seq_core::SequenceSpec;
 use mongodb::bson::Bson;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -63,7 +64,7 @@ use crate::executor::convert;
 /// # Ok::<(), toml::de::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "Value", into = "Value")]
+#[serde(try_from = "FiniteValue", into = "Value")]
 pub struct SequenceOptions {
     /// The options as the core reads them (camelCase keys), as given.
     raw: Map<String, Value>,
@@ -234,6 +235,93 @@ impl TryFrom<Value> for SequenceOptions {
         };
         options.spec(&name)?;
         Ok(options)
+    }
+}
+
+impl TryFrom<FiniteValue> for SequenceOptions {
+    type Error = Error;
+
+    fn try_from(value: FiniteValue) -> Result<Self> {
+        Self::try_from(value.0)
+    }
+}
+
+/// A configuration's options as JSON values, refusing what JSON cannot hold: `Value` would read
+/// TOML's `nan` and `inf` as `null`, an option left at its default.
+pub(crate) struct FiniteValue(Value);
+
+impl<'de> Deserialize<'de> for FiniteValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        deserializer.deserialize_any(FiniteVisitor)
+    }
+}
+
+struct FiniteVisitor;
+
+impl<'de> Visitor<'de> for FiniteVisitor {
+    type Value = FiniteValue;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("sequence options")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<FiniteValue, E> {
+        Ok(FiniteValue(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<FiniteValue, E> {
+        Ok(FiniteValue(Value::from(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<FiniteValue, E> {
+        Ok(FiniteValue(Value::from(v)))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<FiniteValue, E> {
+        serde_json::Number::from_f64(v)
+            .map(|n| FiniteValue(Value::Number(n)))
+            .ok_or_else(|| E::custom(format!("must be a finite number, got {v}")))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<FiniteValue, E> {
+        Ok(FiniteValue(Value::String(v.to_owned())))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<FiniteValue, E> {
+        Ok(FiniteValue(Value::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> std::result::Result<FiniteValue, E> {
+        Ok(FiniteValue(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<FiniteValue, D::Error> {
+        FiniteValue::deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<FiniteValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(FiniteValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(FiniteValue(Value::Array(items)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<FiniteValue, A::Error> {
+        let mut fields = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map
+                .next_value::<FiniteValue>()
+                .map_err(|e| de::Error::custom(format!("invalid option `{key}`: {e}")))?;
+            fields.insert(key, value.0);
+        }
+        Ok(FiniteValue(Value::Object(fields)))
     }
 }
 

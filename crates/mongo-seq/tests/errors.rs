@@ -504,7 +504,11 @@ async fn inserting_what_is_not_a_document_writes_nothing() {
                 nothing,
             )
             .await;
-            assert_eq!(many.details().unwrap()["argument"], "docs[0]", "{many}");
+            assert_eq!(
+                many.details().unwrap()["argument"],
+                "documents[0]",
+                "{many}"
+            );
         }};
     }
     not_a_document!("number", i64, 5);
@@ -539,7 +543,11 @@ async fn inserting_what_is_not_a_document_writes_nothing() {
         nothing,
     )
     .await;
-    assert_eq!(many.details().unwrap()["argument"], "docs[1]", "{many}");
+    assert_eq!(
+        many.details().unwrap()["argument"],
+        "documents[1]",
+        "{many}"
+    );
 }
 
 #[tokio::test]
@@ -782,4 +790,56 @@ fn every_code_is_listed_once() {
     distinct.sort_unstable();
     distinct.dedup();
     assert_eq!(distinct.len(), codes.len());
+}
+
+#[test]
+fn hostile_values_in_a_configuration_file_are_refused_naming_the_option() {
+    // TOML's nan and inf, fractions, strings for numbers, doubles beyond 2^53, wrong types,
+    // absurd sizes: refused when the file is read, never read as a default.
+    for (line, option) in [
+        ("block = nan", "block"),
+        ("max = -inf", "max"),
+        ("block = 1.5", "block"),
+        ("step = \"1\"", "step"),
+        ("max = 1e300", "max"),
+        ("min = 1.0e19", "min"),
+        ("block = true", "block"),
+        ("block = -1", "block"),
+        ("block = 1000000000000", "block"),
+        ("start = -9223372036854775808", "start"),
+        ("refill_ahead = 1", "refillAhead"),
+        ("scope = 5", "scope"),
+        ("format = {}", "format"),
+        ("counter_field = \"\"", "counterField"),
+    ] {
+        let error = toml::from_str::<BTreeMap<String, SequenceOptions>>(&format!("[s]\n{line}\n"))
+            .expect_err(line);
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("invalid option `{option}`")),
+            "{line}: {message}"
+        );
+    }
+    for (value, option) in [
+        (
+            serde_json::json!({ "start": 9_223_372_036_854_775_808_u64 }),
+            "start",
+        ),
+        (serde_json::json!({ "block": 1e20 }), "block"),
+        (serde_json::json!(null), "options"),
+        (serde_json::json!([1]), "options"),
+        (serde_json::json!("block"), "options"),
+        (
+            serde_json::json!({ "block": 5, "refill_ahead": true, "refillAhead": true }),
+            "refillAhead",
+        ),
+    ] {
+        let error = SequenceOptions::try_from(value.clone()).expect_err(&value.to_string());
+        assert_eq!(error.code(), Some("INVALID_OPTION"), "{value}: {error}");
+        assert_eq!(
+            error.details().unwrap()["option"],
+            option,
+            "{value}: {error}"
+        );
+    }
 }

@@ -716,3 +716,91 @@ async fn reset_all_sets_every_counter_of_the_sequence_back_and_drops_the_blocks(
     s.drop_db().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn first_use_of_a_fresh_counter_by_many_handles_at_once_is_no_error() -> TestResult {
+    // The tutorial's upsert race: sixteen handles that share nothing (each its own Sequences,
+    // as sixteen processes would be) upsert the missing counter at the same moment; the
+    // losers' duplicate key is retried inside.
+    let s = setup("seq_first_use").await;
+    s.monitor.gate(20);
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let ids = Sequences::new(&s.db).sequence("fresh", None).unwrap();
+            tokio::spawn(async move { ids.next().await })
+        })
+        .collect();
+    let mut numbers = Vec::new();
+    for task in tasks {
+        numbers.push(task.await??);
+    }
+    s.monitor.gate(0);
+    numbers.sort_unstable();
+    assert_eq!(numbers, one_to(16));
+    let counters: Vec<Document> =
+        s.db.collection::<Document>("counters")
+            .find(doc! {})
+            .await?
+            .try_collect()
+            .await?;
+    assert_eq!(counters, [doc! { "_id": "fresh", "seq": 16_i64 }]);
+    assert!(s.monitor.most_in_flight() > 1, "the upserts ran at once");
+    s.drop_db().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_atlas_recipe_s_own_inc_interleaved_on_its_counter_issues_no_number_twice() -> TestResult
+{
+    let s = setup("seq_atlas_mixed").await;
+    let counters = s.db.collection::<Document>("counters");
+    let ns = doc! { "db": "shop", "coll": "students" };
+    // The recipe's trigger: findOneAndUpdate({ _id: ns }, { $inc: { seq_value: 1 } }, upsert).
+    let recipe = {
+        let (counters, ns) = (counters.clone(), ns.clone());
+        move || {
+            let (counters, ns) = (counters.clone(), ns.clone());
+            async move {
+                let counter = counters
+                    .find_one_and_update(doc! { "_id": ns }, doc! { "$inc": { "seq_value": 1 } })
+                    .upsert(true)
+                    .return_document(mongodb::options::ReturnDocument::After)
+                    .await?
+                    .expect("upserted");
+                let value = counter.get("seq_value").and_then(Bson::as_i64);
+                let value = value.or_else(|| counter.get_i32("seq_value").ok().map(i64::from));
+                Ok::<i64, mongodb::error::Error>(value.expect("an integer"))
+            }
+        }
+    };
+    let options = SequenceOptions::new()
+        .counter_id(ns.clone())
+        .counter_field("seq_value");
+    let students = s.seqs().sequence("students", options.clone())?;
+    let blocks = Sequences::new(&s.db).sequence("students", options.block(5))?;
+    let mut issued = vec![recipe().await?];
+    let mut tasks = Vec::new();
+    for _ in 0..30 {
+        let (students, blocks, recipe) = (students.clone(), blocks.clone(), recipe.clone());
+        tasks.push(tokio::spawn(async move {
+            let mine = vec![
+                recipe().await?,
+                students.next().await?,
+                blocks.next().await?,
+            ];
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(mine)
+        }));
+    }
+    for task in tasks {
+        issued.extend(task.await?.map_err(|e| e.to_string())?);
+    }
+    let mut distinct = issued.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), issued.len(), "no number issued twice");
+    let all: Vec<Document> = counters.find(doc! {}).await?.try_collect().await?;
+    assert_eq!(all.len(), 1, "one counter, the recipe's: {all:?}");
+    assert_eq!(all[0].get_document("_id")?, &ns, "its _id kept as it was");
+    s.drop_db().await;
+    Ok(())
+}
