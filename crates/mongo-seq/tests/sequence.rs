@@ -804,3 +804,74 @@ async fn the_atlas_recipe_s_own_inc_interleaved_on_its_counter_issues_no_number_
     s.drop_db().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cancelled_call_leaves_at_most_a_gap_and_its_refill_serves_the_others() -> TestResult {
+    use std::time::Duration;
+    let s = setup("seq_cancel").await;
+    let ids = s.seqs().sequence("ids", SequenceOptions::new().block(10))?;
+    s.monitor.gate(100);
+    s.monitor.reset();
+    // The first caller starts the refill and is cancelled while it is in flight; the second,
+    // queued behind it, is served by that refill.
+    let first = tokio::time::timeout(Duration::from_millis(20), ids.next());
+    let second = {
+        let ids = ids.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            ids.next().await
+        })
+    };
+    assert!(first.await.is_err(), "the first call was cancelled");
+    let served = second.await??;
+    s.monitor.gate(0);
+    let third = ids.next().await?;
+    assert!((1..=10).contains(&served) && served < third && third <= 10);
+    assert_eq!(
+        s.monitor.count("findAndModify"),
+        1,
+        "the cancelled caller's reservation served the others"
+    );
+    assert_eq!(
+        ids.current().await?,
+        Some(10),
+        "the counter written once, whole"
+    );
+
+    // Many calls, every third cancelled at a random moment: never a number twice, one
+    // reservation in flight at a time, and the counter past every number handed out.
+    s.monitor.gate(3);
+    s.monitor.reset();
+    let tasks: Vec<_> = (0..120_u64)
+        .map(|i| {
+            let ids = ids.clone();
+            tokio::spawn(async move {
+                if i % 3 == 0 {
+                    let wait = Duration::from_micros(500 * (i % 11));
+                    tokio::time::timeout(wait, ids.next()).await.ok()
+                } else {
+                    Some(ids.next().await)
+                }
+            })
+        })
+        .collect();
+    let mut numbers = vec![served, third];
+    for task in tasks {
+        if let Some(number) = task.await? {
+            numbers.push(number?);
+        }
+    }
+    s.monitor.gate(0);
+    s.monitor.settled().await;
+    let handed_out = numbers.len();
+    numbers.sort_unstable();
+    numbers.dedup();
+    assert_eq!(numbers.len(), handed_out, "no number handed out twice");
+    assert!(handed_out >= 82, "every call not cancelled got its number");
+    assert_eq!(s.monitor.most_in_flight(), 1);
+    assert!(ids.current().await?.unwrap() >= *numbers.last().unwrap());
+    let after = ids.next().await?;
+    assert!(after > *numbers.last().unwrap(), "numbers go on increasing");
+    s.drop_db().await;
+    Ok(())
+}
