@@ -18,6 +18,9 @@ test-rust:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
 	cargo test --workspace
+	# The Rust library's documentation: its examples ran above (`cargo test --workspace` runs
+	# `cargo test --doc -p mongo-seq`); its docs build without a warning (broken links, …).
+	RUSTDOCFLAGS=-Dwarnings cargo doc -q -p mongo-seq --no-deps
 
 # The Wasm module (core + shims) → js/wasm/; then the npm package's bundles → js/dist/.
 build-wasm:

@@ -8,6 +8,15 @@ use serde_json::Value;
 use crate::executor::{mongo_message, ExecuteError};
 
 /// What [`Error`] results hold.
+///
+/// ```
+/// use mongo_seq::{Sequence, Sequences};
+///
+/// fn orders(seqs: &Sequences) -> mongo_seq::Result<Sequence> {
+///     seqs.sequence("orders", None)
+/// }
+/// # let _ = orders;
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong, with a stable [`code`](Error::code) (the npm package's
@@ -119,6 +128,11 @@ impl Error {
     }
 
     /// Every code [`Error::code`] can return.
+    ///
+    /// ```
+    /// let codes: Vec<&str> = mongo_seq::Error::codes().collect();
+    /// assert!(codes.contains(&"SEQUENCE_EXHAUSTED") && codes.contains(&"WAIT_TIMEOUT"));
+    /// ```
     pub fn codes() -> impl Iterator<Item = &'static str> {
         SeqError::CODES
             .iter()

@@ -49,6 +49,15 @@ pub struct ImportOptions {
 
 impl ImportOptions {
     /// A dry run of the import from `from`'s default collection.
+    ///
+    /// ```
+    /// use mongo_seq::{CounterSource, ImportOptions};
+    ///
+    /// let dry_run = ImportOptions::new(CounterSource::MongooseSequence);
+    /// let same: ImportOptions = serde_json::from_str(r#"{ "from": "mongoose-sequence" }"#)?;
+    /// assert_eq!(dry_run, same);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn new(from: CounterSource) -> Self {
         Self {
             from,
@@ -60,6 +69,14 @@ impl ImportOptions {
     }
 
     /// Write (`true`), or only read and report (`false`, the default).
+    ///
+    /// ```
+    /// # use mongo_seq::{CounterSource, ImportOptions};
+    /// let options = ImportOptions::new(CounterSource::AutoIncrement).apply(true);
+    /// let same: ImportOptions = serde_json::from_str(r#"{ "from": "auto-increment", "apply": true }"#)?;
+    /// assert_eq!(options, same);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn apply(mut self, apply: bool) -> Self {
         self.apply = apply;
         self
@@ -67,6 +84,13 @@ impl ImportOptions {
 
     /// The plugin's collection (default: `counters` for mongoose-sequence, `identitycounters`
     /// for the auto-increment plugins).
+    ///
+    /// ```
+    /// # use mongo_seq::{CounterSource, ImportOptions};
+    /// // mongoose-sequence's counters kept in `legacy_counters`.
+    /// let options = ImportOptions::new(CounterSource::MongooseSequence).source("legacy_counters");
+    /// # let _ = options;
+    /// ```
     pub fn source(mut self, collection: impl Into<String>) -> Self {
         self.source = Some(collection.into());
         self
@@ -74,12 +98,26 @@ impl ImportOptions {
 
     /// The sequence name of the source counter `key` (mongoose-sequence's `id`, or
     /// `<model>.<field>`; by default the name is the key).
+    ///
+    /// ```
+    /// # use mongo_seq::{CounterSource, ImportOptions};
+    /// // The auto-increment plugin's counter of `Invoice.number` becomes the sequence `invoices`.
+    /// let options = ImportOptions::new(CounterSource::AutoIncrement).name("Invoice.number", "invoices");
+    /// # let _ = options;
+    /// ```
     pub fn name(mut self, key: impl Into<String>, sequence: impl Into<String>) -> Self {
         self.names.insert(key.into(), sequence.into());
         self
     }
 
     /// The number field of mongo-seq's counters (default `seq`).
+    ///
+    /// ```
+    /// # use mongo_seq::{CounterSource, ImportOptions};
+    /// // mongo-seq's counters here were made with `SequenceOptions::counter_field("sequence")`.
+    /// let options = ImportOptions::new(CounterSource::MongooseSequence).counter_field("sequence");
+    /// # let _ = options;
+    /// ```
     pub fn counter_field(mut self, field: impl Into<String>) -> Self {
         self.counter_field = Some(field.into());
         self

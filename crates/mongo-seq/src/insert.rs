@@ -21,6 +21,20 @@ use crate::target::Target;
 /// Which sequence numbers an insert: a name (a sequence defined with
 /// [`Sequences::sequence`], or one with the default options), or a [`Sequence`] (whose numbers
 /// come from its own counters).
+///
+/// ```no_run
+/// # async fn example(seqs: mongo_seq::Sequences, db: mongodb::Database) -> mongo_seq::Result<()> {
+/// use mongo_seq::{InsertOptions, SequenceOptions};
+/// use mongodb::bson::{doc, Document};
+///
+/// let orders = db.collection::<Document>("orders");
+/// // By name: the sequence `orders` of these Sequences (the default options unless defined).
+/// seqs.insert_one(&orders, doc! { "item": "book" }, "orders").await?;
+/// // A Sequence: its own options and counters.
+/// let codes = seqs.sequence("codes", SequenceOptions::new().format("ORD-{seq:05}"))?;
+/// seqs.insert_one(&orders, doc! { "item": "pen" }, InsertOptions::new(&codes).field("code")).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub enum SequenceRef {
     /// The sequence of that name.
@@ -100,6 +114,13 @@ pub struct InsertOptions {
 
 impl InsertOptions {
     /// Numbers from `sequence`, in `_id`.
+    ///
+    /// ```
+    /// use mongo_seq::InsertOptions;
+    ///
+    /// let options = InsertOptions::new("orders"); // numbers in `_id`
+    /// # let _ = options;
+    /// ```
     pub fn new(sequence: impl Into<SequenceRef>) -> Self {
         Self {
             sequence: sequence.into(),
@@ -109,12 +130,25 @@ impl InsertOptions {
     }
 
     /// The field that receives the number (default `_id`).
+    ///
+    /// ```
+    /// # use mongo_seq::InsertOptions;
+    /// let options = InsertOptions::new("orders").field("orderNo"); // `_id` stays the driver's
+    /// # let _ = options;
+    /// ```
     pub fn field(mut self, field: impl Into<String>) -> Self {
         self.field = field.into();
         self
     }
 
     /// The field that receives the formatted id (the sequence needs a `format`).
+    ///
+    /// ```
+    /// # use mongo_seq::InsertOptions;
+    /// // The sequence `invoices` has a `format`: the number in `number`, `INV-000042` in `code`.
+    /// let options = InsertOptions::new("invoices").field("number").format_field("code");
+    /// # let _ = options;
+    /// ```
     pub fn format_field(mut self, field: impl Into<String>) -> Self {
         self.format_field = Some(field.into());
         self
@@ -161,29 +195,64 @@ pub struct OptimisticOptions {
 
 impl OptimisticOptions {
     /// The defaults: a sequence named after the collection, `_id`, 100 attempts.
+    ///
+    /// ```
+    /// use mongo_seq::OptimisticOptions;
+    ///
+    /// let options = OptimisticOptions::new(); // a sequence named after the collection, in `_id`
+    /// # let _ = options;
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The sequence whose options number the documents (no counter is used).
+    ///
+    /// ```
+    /// # use mongo_seq::OptimisticOptions;
+    /// // Start, step, bounds and format of the sequence `tickets` (defined with `Sequences::sequence`).
+    /// let options = OptimisticOptions::new().sequence("tickets");
+    /// # let _ = options;
+    /// ```
     pub fn sequence(mut self, sequence: impl Into<SequenceRef>) -> Self {
         self.sequence = Some(sequence.into());
         self
     }
 
     /// The field that receives the number (default `_id`; it needs a unique index).
+    ///
+    /// ```
+    /// # use mongo_seq::OptimisticOptions;
+    /// // `ticketNo` needs a unique index: the loop relies on its duplicate keys.
+    /// let options = OptimisticOptions::new().field("ticketNo");
+    /// # let _ = options;
+    /// ```
     pub fn field(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
         self
     }
 
     /// The field that receives the formatted id (the sequence needs a `format`).
+    ///
+    /// ```
+    /// # use mongo_seq::OptimisticOptions;
+    /// let options = OptimisticOptions::new().sequence("tickets").format_field("code");
+    /// # let _ = options;
+    /// ```
     pub fn format_field(mut self, field: impl Into<String>) -> Self {
         self.format_field = Some(field.into());
         self
     }
 
     /// The most inserts to try, 1 to 10,000 (default 100); then `TOO_MANY_RETRIES`.
+    ///
+    /// ```
+    /// # use mongo_seq::OptimisticOptions;
+    /// let options = OptimisticOptions::new().max_attempts(20); // then TOO_MANY_RETRIES
+    /// let same: OptimisticOptions = serde_json::from_str(r#"{ "maxAttempts": 20 }"#)?;
+    /// assert_eq!(serde_json::to_value(options)?, serde_json::to_value(same)?);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.max_attempts = Some(attempts);
         self
@@ -191,6 +260,16 @@ impl OptimisticOptions {
 }
 
 /// What [`Sequences::insert_one`] and [`Sequences::insert_optimistic`] inserted.
+///
+/// ```no_run
+/// # async fn example(seqs: mongo_seq::Sequences, db: mongodb::Database) -> mongo_seq::Result<()> {
+/// use mongodb::bson::{doc, Bson, Document};
+///
+/// let users = db.collection::<Document>("users");
+/// let sarah = seqs.insert_one(&users, doc! { "name": "Sarah C." }, "userid").await?;
+/// assert_eq!(sarah.inserted_id, Bson::Int64(sarah.value), "the number went to `_id`");
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct InsertOneResult {
@@ -203,6 +282,19 @@ pub struct InsertOneResult {
 }
 
 /// What [`Sequences::insert_many`] inserted.
+///
+/// ```no_run
+/// # async fn example(seqs: mongo_seq::Sequences, db: mongodb::Database) -> mongo_seq::Result<()> {
+/// use mongodb::bson::{doc, Document};
+///
+/// let users = db.collection::<Document>("users");
+/// let batch = [doc! { "name": "Bob D." }, doc! { "name": "Ann" }];
+/// let result = seqs.insert_many(&users, &batch, "userid").await?;
+/// for (id, number) in result.inserted_ids.iter().zip(&result.values) {
+///     println!("{id}: {number}");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct InsertManyResult {

@@ -78,6 +78,12 @@ const SNAKE_CASE: [(&str, &str); 2] = [
 
 impl SequenceOptions {
     /// The default options (numbers 1, 2, 3, … one round trip each).
+    ///
+    /// ```
+    /// use mongo_seq::SequenceOptions;
+    ///
+    /// assert_eq!(SequenceOptions::new(), SequenceOptions::default());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -88,27 +94,63 @@ impl SequenceOptions {
     }
 
     /// The first number issued (default 1).
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let invoices = SequenceOptions::new().start(1000); // 1000, 1001, …
+    /// // The same in a configuration file.
+    /// assert_eq!(invoices, toml::from_str("start = 1000")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn start(self, start: i64) -> Self {
         self.set("start", start)
     }
 
     /// The difference between two numbers (default 1; non-zero, negative counts down).
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let countdown = SequenceOptions::new().start(10).step(-1).min(1); // 10, 9, …, 1
+    /// assert_eq!(countdown, toml::from_str("start = 10\nstep = -1\nmin = 1")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn step(self, step: i64) -> Self {
         self.set("step", step)
     }
 
     /// The lowest number issued (the bound when counting down).
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let seats = SequenceOptions::new().start(100).step(-1).min(1); // 100 down to 1, then exhausted
+    /// assert_eq!(seats, toml::from_str("start = 100\nstep = -1\nmin = 1")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn min(self, min: i64) -> Self {
         self.set("min", min)
     }
 
     /// The highest number issued (the bound when counting up).
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let tickets = SequenceOptions::new().max(9999); // then SEQUENCE_EXHAUSTED
+    /// assert_eq!(tickets, toml::from_str("max = 9999")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn max(self, max: i64) -> Self {
         self.set("max", max)
     }
 
     /// Numbers reserved per round trip (1 to 1,000,000; default 1). The numbers a process has
     /// not handed out when it stops are a gap, never issued again.
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let events = SequenceOptions::new().block(1000); // one round trip per 1000 numbers
+    /// assert_eq!(events, toml::from_str("block = 1000")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn block(self, block: u64) -> Self {
         self.set("block", block)
     }
@@ -116,12 +158,27 @@ impl SequenceOptions {
     /// Reserve the next block when half of the block in hand is left, in the background, so
     /// callers rarely wait for a round trip (needs `block` ≥ 2). A process then holds up to a
     /// block and a half, lost when it stops.
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let events = SequenceOptions::new().block(1000).refill_ahead(true);
+    /// assert_eq!(events, toml::from_str("block = 1000\nrefill_ahead = true")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn refill_ahead(self, refill_ahead: bool) -> Self {
         self.set("refillAhead", refill_ahead)
     }
 
     /// Field paths of the documents (`"tenantId"`, `"customer.region"`): one counter per
     /// combination of their values (counter `_id` `invoices/tenantId=acme`).
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// // One invoice counter per tenant and year: `invoices/tenantId=acme/year=2026`.
+    /// let invoices = SequenceOptions::new().scope(["tenantId", "year"]);
+    /// assert_eq!(invoices, toml::from_str(r#"scope = ["tenantId", "year"]"#)?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn scope<I, S>(self, fields: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -136,12 +193,27 @@ impl SequenceOptions {
 
     /// The formatted id's template: `{seq}`, `{seq:06}` (zero padded to 6 digits), `{{` and
     /// `}}` for braces (`"INV-{seq:06}"` → `INV-000042`).
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let invoices = SequenceOptions::new().format("INV-{seq:06}"); // INV-000042
+    /// assert_eq!(invoices, toml::from_str(r#"format = "INV-{seq:06}""#)?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn format(self, template: impl Into<String>) -> Self {
         self.set("format", template.into())
     }
 
     /// The counter document's number field (default `seq`, the tutorial's): `sequence` or
     /// `seq_value` keep counters other recipes made where they are.
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// // Counters `{ _id: "invoices", sequence: 500 }` made by another recipe keep counting in place.
+    /// let invoices = SequenceOptions::new().counter_field("sequence");
+    /// assert_eq!(invoices, toml::from_str(r#"counter_field = "sequence""#)?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
     pub fn counter_field(self, field: impl Into<String>) -> Self {
         self.set("counterField", field.into())
     }

@@ -58,6 +58,30 @@ pub trait Execute {
 /// Dropping the future stops the loop between commands or during one: the plan is left where
 /// it was (see each plan's docs for what a half-run plan leaves on the server; every counter
 /// write is one atomic command).
+///
+/// ```no_run
+/// # async fn example(db: mongodb::Database) -> Result<(), mongo_seq::executor::ExecuteError> {
+/// use mongo_seq::core::{Command, Reply, SeqError, SequenceSpec, SetNext};
+/// use mongo_seq::executor::{ExecuteError, Executor};
+/// use mongo_seq::{run_plan, Execute};
+///
+/// /// Runs the commands with the driver.
+/// struct Driver(Executor);
+///
+/// impl Execute for Driver {
+///     type Error = ExecuteError;
+///     async fn execute(&mut self, command: Command) -> Result<Reply, ExecuteError> {
+///         self.0.execute(command).await
+///     }
+/// }
+///
+/// let spec = SequenceSpec::parse(&serde_json::json!({ "name": "orders" }))?;
+/// let mut driver = Driver(Executor::new(db.collection("counters")));
+/// let outcome = run_plan(&mut SetNext::new(&spec, "orders", 5000, false)?, &mut driver).await?;
+/// println!("orders continue at {}", outcome.next);
+/// # let _: Option<SeqError> = None;
+/// # Ok(()) }
+/// ```
 pub async fn run_plan<P, E>(plan: &mut P, executor: &mut E) -> Result<P::Output, E::Error>
 where
     P: Plan + Send,

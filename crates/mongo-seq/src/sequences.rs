@@ -162,6 +162,12 @@ impl Sequences {
 const DEFAULT_COLLECTION: &str = "counters";
 
 /// Builds [`Sequences`] with options; see [`Sequences::builder`].
+///
+/// ```no_run
+/// # fn example(db: mongodb::Database) -> mongo_seq::Result<()> {
+/// let seqs = mongo_seq::Sequences::builder(&db).collection("mongo_seq_counters").build()?;
+/// # let _ = seqs; Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct SequencesBuilder {
@@ -173,6 +179,13 @@ impl SequencesBuilder {
     /// The counters collection's name in the database (default `counters`). Give mongo-seq a
     /// collection of its own when another tool keeps other documents (and unique indexes) in
     /// `counters`.
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) -> mongo_seq::Result<()> {
+    /// let seqs = mongo_seq::Sequences::builder(&db).collection("mongo_seq_counters").build()?;
+    /// assert_eq!(seqs.counters().name(), "mongo_seq_counters");
+    /// # Ok(()) }
+    /// ```
     pub fn collection(mut self, name: impl Into<String>) -> Self {
         self.collection = name.into();
         self

@@ -76,23 +76,51 @@ impl Default for WaitOptions {
 
 impl WaitOptions {
     /// The defaults: `seq`, 5 s, at most 200 ms between reads.
+    ///
+    /// ```
+    /// use mongo_seq::WaitOptions;
+    ///
+    /// assert_eq!(WaitOptions::new(), serde_json::from_str("{}")?);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The field the number is written to (default `seq`; `meta.seq` for a nested one).
+    ///
+    /// ```
+    /// # use mongo_seq::WaitOptions;
+    /// let options = WaitOptions::new().field("meta.seq"); // the sidecar's `field = "meta.seq"`
+    /// # let _ = options;
+    /// ```
     pub fn field(mut self, field: impl Into<String>) -> Self {
         self.field = field.into();
         self
     }
 
     /// How long to wait before `WAIT_TIMEOUT` (default 5 s; zero reads once).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use mongo_seq::WaitOptions;
+    /// let once = WaitOptions::new().timeout(Duration::ZERO); // one read, then WAIT_TIMEOUT
+    /// # let _ = once;
+    /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
     /// The longest pause between two reads (default 200 ms; at least 1 ms).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use mongo_seq::WaitOptions;
+    /// let options = WaitOptions::new().poll(Duration::from_millis(50));
+    /// assert_eq!(options, serde_json::from_str(r#"{ "poll_ms": 50 }"#)?);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn poll(mut self, poll: Duration) -> Self {
         self.poll = poll;
         self

@@ -32,27 +32,60 @@ pub struct Documents {
 
 impl Documents {
     /// The documents of one insert plan (one for `insertDocument`).
+    ///
+    /// ```
+    /// use mongo_seq::executor::Documents;
+    /// use mongodb::bson::doc;
+    ///
+    /// let one = Documents::new(vec![doc! { "item": "book" }]);
+    /// assert_eq!(one.len(), 1);
+    /// ```
     pub fn new(documents: Vec<Document>) -> Self {
         let ids = vec![None; documents.len()];
         Self { documents, ids }
     }
 
     /// How many documents.
+    ///
+    /// ```
+    /// # use mongo_seq::executor::Documents;
+    /// assert_eq!(Documents::new(vec![Default::default(); 3]).len(), 3);
+    /// ```
     pub fn len(&self) -> usize {
         self.documents.len()
     }
 
     /// Whether there are none.
+    ///
+    /// ```
+    /// # use mongo_seq::executor::Documents;
+    /// assert!(Documents::new(Vec::new()).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.documents.is_empty()
     }
 
     /// The `_id` of document `index`, once it is inserted.
+    ///
+    /// ```
+    /// # use mongo_seq::executor::Documents;
+    /// # use mongodb::bson::doc;
+    /// let documents = Documents::new(vec![doc! { "item": "book" }]);
+    /// assert_eq!(documents.inserted_id(0), None, "not inserted (yet)");
+    /// assert_eq!(documents.inserted_id(5), None, "no such document");
+    /// ```
     pub fn inserted_id(&self, index: usize) -> Option<&Bson> {
         self.ids.get(index).and_then(Option::as_ref)
     }
 
     /// The `_id` of every document, in order (`None`: not inserted).
+    ///
+    /// ```
+    /// # use mongo_seq::executor::Documents;
+    /// # use mongodb::bson::doc;
+    /// let documents = Documents::new(vec![doc! {}, doc! {}]);
+    /// assert_eq!(documents.into_inserted_ids(), [None, None], "none inserted");
+    /// ```
     pub fn into_inserted_ids(self) -> Vec<Option<Bson>> {
         self.ids
     }
@@ -91,6 +124,26 @@ impl Executor {
     /// Runs one command of an insert plan: `insertDocument` and `insertDocuments` insert copies
     /// of `documents` (see [`Documents`]); every other command runs as with
     /// [`Executor::execute`].
+    ///
+    /// ```no_run
+    /// # async fn example(db: mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mongo_seq::core::{OptimisticInsert, Plan, SequenceSpec, Step};
+    /// use mongo_seq::executor::{convert, Documents, Executor};
+    /// use mongodb::bson::doc;
+    ///
+    /// // The tutorial's optimistic loop, driven by hand (`Sequences::insert_optimistic` does this).
+    /// let spec = SequenceSpec::parse(&serde_json::json!({ "name": "users" }))?;
+    /// let grace = doc! { "name": "Grace H." };
+    /// let mut plan = OptimisticInsert::new(&spec, "_id", Some(&convert::from_doc(grace.clone())), None)?;
+    /// let executor = Executor::new(db.collection("counters")).with_documents(db.collection("users"));
+    /// let mut documents = Documents::new(vec![grace]);
+    /// let mut step = plan.current_step()?;
+    /// while let Step::Command(command) = step {
+    ///     step = plan.feed(executor.execute_with(command, &mut documents).await?)?;
+    /// }
+    /// println!("inserted as {:?}", documents.inserted_id(0));
+    /// # Ok(()) }
+    /// ```
     pub async fn execute_with(
         &self,
         command: Command,

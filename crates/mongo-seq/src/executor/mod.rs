@@ -48,6 +48,21 @@ pub use classify::{mongo_message, MongoFailure};
 pub use insert::Documents;
 
 /// Why a command did not run.
+///
+/// ```no_run
+/// # async fn example(executor: mongo_seq::executor::Executor, command: mongo_seq::core::Command) {
+/// use mongo_seq::executor::{ExecuteError, MongoFailure};
+///
+/// match executor.execute(command).await {
+///     Ok(reply) => println!("{reply:?}"),
+///     Err(ExecuteError::Mongo(error)) => {
+///         let failure = MongoFailure::from(error);
+///         eprintln!("MongoDB refused (transient: {}): {}", failure.transient, failure.message);
+///     }
+///     Err(other) => eprintln!("{other}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExecuteError {
@@ -91,6 +106,18 @@ impl Place {
 
 /// Runs core commands on the collections a command can name: its counters, and when given, the
 /// documents collection and the leases collection (the sidecar's state collection).
+///
+/// ```no_run
+/// # fn example(db: mongodb::Database) {
+/// use mongo_seq::executor::Executor;
+///
+/// // The sidecar's three collections; an application's plans usually need the first two.
+/// let executor = Executor::new(db.collection("counters"))
+///     .with_documents(db.collection("orders"))
+///     .with_leases(db.collection("mongo_seq_state"));
+/// # let _ = executor;
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Executor {
     documents: Option<Place>,
@@ -100,6 +127,13 @@ pub struct Executor {
 
 impl Executor {
     /// An executor of the commands on `counters` (`Collection::Counters`).
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) {
+    /// let executor = mongo_seq::executor::Executor::new(db.collection("counters"));
+    /// assert!(executor.documents().is_none());
+    /// # }
+    /// ```
     pub fn new(counters: Collection<Document>) -> Self {
         Self {
             documents: None,
@@ -109,6 +143,15 @@ impl Executor {
     }
 
     /// `Collection::Documents` is `documents`.
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) {
+    /// use mongo_seq::executor::Executor;
+    ///
+    /// let executor = Executor::new(db.collection("counters")).with_documents(db.collection("orders"));
+    /// assert_eq!(executor.documents().map(|c| c.name()), Some("orders"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn with_documents(mut self, documents: Collection<Document>) -> Self {
         self.documents = Some(Place::new(documents));
@@ -116,6 +159,15 @@ impl Executor {
     }
 
     /// `Collection::Leases` is `leases`.
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) {
+    /// use mongo_seq::executor::Executor;
+    ///
+    /// let executor = Executor::new(db.collection("counters")).with_leases(db.collection("leases"));
+    /// # let _ = executor;
+    /// # }
+    /// ```
     #[must_use]
     pub fn with_leases(mut self, leases: Collection<Document>) -> Self {
         self.leases = Some(Place::new(leases));
@@ -123,12 +175,33 @@ impl Executor {
     }
 
     /// The documents collection, when given.
+    ///
+    /// ```no_run
+    /// # fn example(executor: mongo_seq::executor::Executor) {
+    /// if let Some(orders) = executor.documents() {
+    ///     println!("numbering {}", orders.namespace());
+    /// }
+    /// # }
+    /// ```
     pub fn documents(&self) -> Option<&Collection<Document>> {
         self.documents.as_ref().map(|place| &place.collection)
     }
 
     /// Runs one command. Server errors a plan reads are replies; every other failure is an
     /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`].
+    ///
+    /// ```no_run
+    /// # async fn example(executor: mongo_seq::executor::Executor) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mongo_seq::core::{CurrentValue, Plan, SequenceSpec, Step};
+    ///
+    /// let spec = SequenceSpec::parse(&serde_json::json!({ "name": "orders" }))?;
+    /// let mut plan = CurrentValue::new(&spec, "orders")?;
+    /// let mut step = plan.current_step()?;
+    /// while let Step::Command(command) = step {
+    ///     step = plan.feed(executor.execute(command).await?)?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn execute(&self, command: Command) -> Result<Reply, ExecuteError> {
         // The counter a TypeMismatch is about: the `_id` of a counter update.
         let counter = match &command {
