@@ -201,6 +201,7 @@ mod error;
 pub mod executor;
 mod import;
 mod insert;
+mod insert_options;
 mod options;
 mod run;
 mod sequence;
@@ -210,7 +211,7 @@ mod wait;
 
 pub use error::{Error, Result};
 pub use import::ImportOptions;
-pub use insert::{
+pub use insert_options::{
     InsertManyResult, InsertOneResult, InsertOptions, OptimisticOptions, SequenceRef,
 };
 pub use options::SequenceOptions;

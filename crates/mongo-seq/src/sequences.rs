@@ -151,10 +151,13 @@ impl Sequences {
 
     /// The sequence an insert names: by name among these, or the one given (whose numbers come
     /// from its own counters, wherever they are).
-    pub(crate) fn resolve(&self, sequence: &crate::insert::SequenceRef) -> Result<Sequence> {
+    pub(crate) fn resolve(
+        &self,
+        sequence: &crate::insert_options::SequenceRef,
+    ) -> Result<Sequence> {
         match sequence {
-            crate::insert::SequenceRef::Name(name) => self.sequence(name, None),
-            crate::insert::SequenceRef::Sequence(sequence) => Ok(sequence.clone()),
+            crate::insert_options::SequenceRef::Name(name) => self.sequence(name, None),
+            crate::insert_options::SequenceRef::Sequence(sequence) => Ok(sequence.clone()),
         }
     }
 }
