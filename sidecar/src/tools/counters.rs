@@ -50,6 +50,7 @@ pub async fn list<M: Mongo>(mongo: &M) -> Result<Vec<CounterRow>, SidecarError> 
             sort: Some(json!({ "_id": 1 })),
             ..QueryOptions::default()
         },
+        after_cluster_time: None,
     };
     Ok(documents(mongo.execute(find).await?, "find")?
         .iter()

@@ -45,8 +45,10 @@ impl From<Error> for MongoFailure {
 }
 
 /// Server error codes of elections, stepdowns and shutdowns: retry, resume from the stored token.
-const TRANSIENT_CODES: [i32; 16] = [
-    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43,
+/// And MaxTimeMSExpired (50): a read causally after an event that the member serving it had not
+/// reached in time (`ANCHORED_READ_MAX_TIME_MS`).
+const TRANSIENT_CODES: [i32; 17] = [
+    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43, 50,
 ];
 
 /// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
