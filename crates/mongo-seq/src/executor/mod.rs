@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod anchored;
 pub mod classify;
 pub mod convert;
 mod insert;
@@ -40,7 +41,7 @@ use futures_util::TryStreamExt;
 use mongo_seq_core::{
     Collection as Target, Command, Reply, ReturnDocument, SeqError, UpdateStatement,
 };
-use mongodb::bson::{doc, Document};
+use mongodb::bson::Document;
 use mongodb::error::Error;
 use mongodb::options::{self, IndexOptions};
 use mongodb::{Collection, Database, IndexModel};
@@ -311,35 +312,8 @@ impl Executor {
                 options,
                 after_cluster_time: Some(_),
             } => {
-                // A read causally after a change event: the driver's `find` takes a read
-                // concern level only, so the command goes as the core built it, its
-                // `readConcern` with `afterClusterTime` (the driver iterates the cursor).
                 let place = self.place(collection)?;
-                let mut find =
-                    doc! { "find": place.collection.name(), "filter": document(filter)? };
-                if let Some(projection) = options.projection {
-                    find.insert("projection", document(projection)?);
-                }
-                if let Some(sort) = options.sort {
-                    find.insert("sort", document(sort)?);
-                }
-                if let Some(limit) = options.limit {
-                    find.insert("limit", i64::try_from(limit).unwrap_or(i64::MAX));
-                }
-                if let Some(concern) = concern {
-                    find.insert("readConcern", document(concern.to_json())?);
-                }
-                if let Some(ms) = max_time {
-                    find.insert("maxTimeMS", i64::try_from(ms).unwrap_or(i64::MAX));
-                }
-                let cursor = place
-                    .db
-                    .run_cursor_command(find)
-                    .optional(place.db.selection_criteria().cloned(), |action, s| {
-                        action.selection_criteria(s)
-                    })
-                    .await?;
-                Ok(many(cursor.try_collect().await?))
+                anchored::find(place, filter, options, concern, max_time).await
             }
             Command::Find {
                 collection,
