@@ -78,10 +78,11 @@ test-deploy: image
 	node --test tests/deploy/
 
 # Benchmarks (bench/run.mjs, results in docs/benchmarks.md): mongo-seq against the tutorial,
-# mongoose-sequence and the Atlas-trigger recipe, side by side, ratios. Quick mode (< 5 min) by
+# mongoose-sequence and the Atlas-trigger recipe, side by side, ratios; the Rust crate's lines
+# (bench/rust: blocks vs the tutorial in Rust, warm next()) in the client section. Quick mode (< 5 min) by
 # default; `make bench BENCH_ARGS=--full` for larger sizes. Release builds of the sidecar and
 # the latency proxy; their output goes to stderr, so stdout is the report alone.
 bench:
 	@$(MAKE) --no-print-directory setup build-js >&2
-	@cargo build --release -p mongo-seq-sidecar -p mongo-seq-tcp-proxy
+	@cargo build --release -p mongo-seq-sidecar -p mongo-seq-tcp-proxy -p mongo-seq-bench
 	@node bench/run.mjs $(BENCH_ARGS)
