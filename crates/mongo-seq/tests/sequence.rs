@@ -6,6 +6,7 @@ mod common;
 
 use common::setup;
 use futures_util::future::join_all;
+use futures_util::TryStreamExt;
 use mongo_seq::{SequenceOptions, Sequences};
 use mongodb::bson::{doc, Bson, Document};
 
@@ -36,8 +37,6 @@ async fn next_follows_the_tutorial() -> TestResult {
     s.drop_db().await;
     Ok(())
 }
-
-use futures_util::TryStreamExt;
 
 #[tokio::test]
 async fn a_legacy_double_counter_keeps_counting_as_an_int64() -> TestResult {
