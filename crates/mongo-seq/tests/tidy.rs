@@ -111,3 +111,25 @@ fn no_line_locks_and_awaits() {
         }
     }
 }
+
+/// The handles are `Send + Sync + 'static` and every future is `Send`, so they go into any
+/// task (a compile-time check: this test fails by not compiling).
+#[test]
+fn handles_and_futures_are_send_and_sync() {
+    fn handle<T: Send + Sync + Clone + 'static>() {}
+    fn future<F: std::future::Future + Send>(_: F) {}
+    handle::<mongo_seq::Sequences>();
+    handle::<mongo_seq::Sequence>();
+    handle::<mongo_seq::executor::Executor>();
+    fn futures(seqs: mongo_seq::Sequences, sequence: mongo_seq::Sequence) {
+        let orders = seqs.counters().clone();
+        future(sequence.next());
+        future(sequence.next_many(3));
+        future(sequence.set_next(5));
+        future(seqs.insert_one(&orders, mongodb::bson::doc! {}, "orders"));
+        future(seqs.insert_many(&orders, [mongodb::bson::doc! {}], "orders"));
+        future(seqs.insert_optimistic(&orders, mongodb::bson::doc! {}, None));
+        future(seqs.wait_for_number(&orders, 1, None));
+    }
+    let _ = futures;
+}
