@@ -63,21 +63,6 @@ fn dependencies(text: &str) -> BTreeSet<String> {
 }
 
 #[test]
-fn the_executor_knows_nothing_of_the_sidecar() {
-    // Ready to move into a library crate an application shares with the sidecar (issue 21).
-    for (path, text) in rust_files(&sidecar().join("src/executor")) {
-        let foreign: Vec<String> = dependencies(&text)
-            .into_iter()
-            .filter(|module| module != "executor")
-            .collect();
-        assert!(
-            foreign.is_empty(),
-            "executor/{path} uses crate::{foreign:?}: the executor depends on the core and the driver only"
-        );
-    }
-}
-
-#[test]
 fn module_dependencies_read_top_to_bottom() {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (path, text) in rust_files(&sidecar().join("src")) {

@@ -107,7 +107,9 @@ pub use import::counters::{
 };
 pub use import::request::{CounterSource, ImportRequest};
 pub use insert::backoff::{Backoff, WaitWindow};
-pub use insert::fields::{check_document_fields, check_insert_fields};
+pub use insert::fields::{
+    check_document_fields, check_document_size, check_insert_fields, MAX_DOCUMENT_BYTES,
+};
 pub use insert::numbered::{InsertNumbered, InsertOutcome};
 pub use insert::optimistic::{
     OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,

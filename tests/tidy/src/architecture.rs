@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::source::{files, read, root};
 
-const MAX_LINES: usize = 300;
+/// A map, not a manual: 355 lines before issue 22 cut it to 300; each new area (the Rust
+/// library added one) earns a few lines, a longer text belongs in the modules' docs.
+const MAX_LINES: usize = 320;
 
 /// Words in backquotes that look like paths but are not files.
 const NOT_PATHS: [&str; 1] = [

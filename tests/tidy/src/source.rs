@@ -70,7 +70,12 @@ impl Crate {
     /// The product's crates ship; the simulator's and the tests' do not.
     pub fn is_product(&self) -> bool {
         let name = self.name();
-        !(name.starts_with("sim") || name.starts_with("tests/"))
+        // The simulator, test crates, and what users copy or run beside the product (an example
+        // service, the benchmarks) are not the product.
+        !(name.starts_with("sim")
+            || name.starts_with("tests/")
+            || name.starts_with("examples/")
+            || name.starts_with("bench/"))
     }
 
     /// A binary's crate: its edge (`src/main.rs`, `src/cli/`) may use anyhow.

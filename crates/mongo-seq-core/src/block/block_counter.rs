@@ -10,6 +10,8 @@
 //!    ├─ done ──▶ refilled(id, range): waiters served in arrival order ──▶ ready(ticket)
 //!    └─ failed ─▶ refill_failed(id): the waiter that ran it gives up; the others run their own
 //! discard() (after setNext): the block is dropped and the refill in flight no longer counts
+//! withdraw(ticket) (a caller gone, e.g. a cancelled Rust future): out of the queue; what it
+//!    was given is dropped (a gap); a refill it runs stays in flight and serves the others
 //!
 //! refillAhead: true ──▶ take_one() says no once half the block is gone (nobody waiting, no refill
 //!    in flight) ──▶ take(n) serves the caller ──▶ refill_ahead(): a Reservation nobody waits for
@@ -337,6 +339,24 @@ impl BlockCounter {
             if let Some(owner) = in_flight.owner {
                 self.waiting.retain(|w| w.ticket != owner);
             }
+        }
+    }
+
+    /// The caller waiting with `ticket` is gone (a cancelled future): it leaves the queue, and
+    /// the numbers it was already given (from the block when it queued, or served since) are
+    /// dropped — a gap, never a number handed to two callers. A refill it was running stays in
+    /// flight: when it comes back, its range serves the callers behind it (and what is left
+    /// stays in the block). Returns how many numbers were dropped; an unknown ticket drops none.
+    pub fn withdraw(&mut self, ticket: u64) -> u64 {
+        if let Some(position) = self.waiting.iter().position(|w| w.ticket == ticket) {
+            return self
+                .waiting
+                .remove(position)
+                .map_or(0, |waiter| waiter.taken.count());
+        }
+        match self.ready.iter().position(|(t, _)| *t == ticket) {
+            Some(index) => self.ready.swap_remove(index).1.count(),
+            None => 0,
         }
     }
 

@@ -187,3 +187,34 @@ fn set_next_drops_the_range_ahead_and_the_refill_ahead_in_flight() {
         "the refill from before setNext was dropped"
     );
 }
+
+#[test]
+fn a_withdrawn_caller_leaves_the_queue_and_its_refill_serves_the_others() {
+    let mut c = counter(json!({ "name": "c", "block": 3 }));
+    let first = ticket(c.take(1).unwrap());
+    let refill = c.refill(first).unwrap().unwrap();
+    complete(&mut c, refill, 0);
+    assert_eq!(values(c.ready(first)), [1]);
+    let gone = ticket(c.take(4).unwrap()); // 2, 3 from the block, 2 more to wait for
+    let stays = ticket(c.take(1).unwrap());
+    let refill = c.refill(gone).unwrap().unwrap();
+    assert_eq!(c.withdraw(gone), 2, "2 and 3 were its own: a gap");
+    assert_eq!(c.withdraw(gone), 0, "withdrawn once");
+    complete(&mut c, refill, 3);
+    assert_eq!(
+        values(c.ready(stays)),
+        [4],
+        "the refill it started serves the next in line"
+    );
+    assert_eq!(c.take_one(), Some(5), "the rest stays in the block");
+    let served = ticket(c.take(2).unwrap()); // 6 now, 1 to wait for
+    let refill = c.refill(served).unwrap().unwrap();
+    complete(&mut c, refill, 6);
+    assert_eq!(
+        c.withdraw(served),
+        2,
+        "served but never collected: 6 and 7 dropped"
+    );
+    assert_eq!(c.ready(served), None);
+    assert_eq!(c.take_one(), Some(8));
+}
