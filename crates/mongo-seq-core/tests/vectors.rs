@@ -8,17 +8,29 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use mongo_seq_core::{assign_matching, check_instant, InsertDates, Intent, LocalDate, Period};
+use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
-    AcquireLease, BlockAllocator, BlockCounter, ClusterTime, CompleteIntent, CompletePending,
-    CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
-    InsertNumbered, Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec,
-    OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
-    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
+    CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest, InsertNumbered,
+    Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan, Refill, RenewLease, Reply,
+    Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting, SeedFromMax,
+    SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
+
+// Driving a plan through a case's steps, and the cases that call an object's methods.
+mod replay;
+use replay::{drive, run_block, run_counter};
+// Reading a case's inputs.
+mod input;
+use input::{
+    after, arg, insert_dates, int, intent, lease_request, list, numbering, opt_doc, opt_int,
+    period, spec, text, to_json,
+};
+// The core's part of periods.json.
+mod periods;
 
 const FILES: [&str; 4] = ["core.json", "gapless.json", "batch.json", "periods.json"];
 
@@ -39,271 +51,6 @@ type Outcome = Result<Value, SeqError>;
 struct Trace {
     problems: Vec<String>,
     notes: Vec<Note>,
-}
-
-fn arg<'a>(input: &'a Value, key: &str) -> &'a Value {
-    input.get(key).unwrap_or(&Value::Null)
-}
-
-fn int(input: &Value, key: &str) -> i64 {
-    ejson::read_i64(arg(input, key)).unwrap_or_else(|e| panic!("input `{key}` {e}"))
-}
-
-fn opt_int(input: &Value, key: &str) -> Option<i64> {
-    match arg(input, key) {
-        Value::Null => None,
-        _ => Some(int(input, key)),
-    }
-}
-
-fn opt_doc(input: &Value, key: &str) -> Option<Value> {
-    Some(arg(input, key).clone()).filter(|v| !v.is_null())
-}
-
-fn text<'a>(input: &'a Value, key: &str) -> &'a str {
-    arg(input, key).as_str().unwrap_or("")
-}
-
-fn list(input: &Value, key: &str) -> Vec<Value> {
-    arg(input, key).as_array().cloned().unwrap_or_default()
-}
-
-fn to_json<T: Serialize>(value: T) -> Value {
-    serde_json::to_value(value).expect("outputs serialize")
-}
-
-fn spec(input: &Value) -> Result<SequenceSpec, SeqError> {
-    SequenceSpec::parse(arg(input, "options"))
-}
-
-fn numbering(input: &Value) -> Result<NumberingSpec, SeqError> {
-    NumberingSpec::from_json(arg(input, "numbering"))
-}
-
-fn intent(input: &Value) -> Intent {
-    serde_json::from_value(arg(input, "intent").clone()).expect("intent input")
-}
-
-/// The `period` input (a period's text), if any.
-fn period(input: &Value) -> Option<Period> {
-    arg(input, "period")
-        .as_str()
-        .map(|text| Period::parse(text).expect("period input"))
-}
-
-/// The `dateField` and `nowMs` inputs of an insert.
-fn insert_dates(input: &Value) -> InsertDates {
-    InsertDates {
-        date_field: arg(input, "dateField").as_str().map(str::to_owned),
-        now_ms: opt_int(input, "nowMs"),
-    }
-}
-
-/// The optional `afterClusterTime` input (`{"$timestamp": {t, i}}`).
-fn after(input: &Value) -> Option<ClusterTime> {
-    opt_doc(input, "afterClusterTime")
-        .map(|time| serde_json::from_value(time).expect("afterClusterTime input"))
-}
-
-fn lease_request(input: &Value) -> LeaseRequest {
-    serde_json::from_value(arg(input, "request").clone()).expect("request input")
-}
-
-/// Drives a plan through the case's steps, collecting its notes; returns the outcome.
-fn drive<P: Plan>(plan: Result<P, SeqError>, steps: &[Value], trace: &mut Trace) -> Outcome
-where
-    P::Output: Serialize,
-{
-    let mut plan = plan?;
-    trace.notes.extend(plan.drain_notes());
-    let mut step = plan.current_step();
-    for (index, expected) in steps.iter().enumerate() {
-        let command = match &step {
-            Ok(Step::Command(command)) => to_json(command),
-            Ok(Step::Done(output)) => {
-                trace.problems.push(format!(
-                    "step {index}: plan finished early with {}",
-                    to_json(output)
-                ));
-                return step.map(|_| Value::Null);
-            }
-            Err(error) => {
-                trace.problems.push(format!(
-                    "step {index}: plan failed early with {} ({error})",
-                    error.code()
-                ));
-                return Err(error.clone());
-            }
-        };
-        if command != expected["command"] {
-            trace.problems.push(format!(
-                "step {index}: command differs\n  expected: {}\n  actual:   {}",
-                expected["command"], command
-            ));
-        }
-        match Reply::from_json(&expected["reply"]) {
-            Ok(reply) => {
-                step = plan.feed(reply);
-                trace.notes.extend(plan.drain_notes());
-            }
-            // A reply that does not parse never reaches the plan, which keeps waiting.
-            Err(error) => return Err(error),
-        }
-    }
-    // A finished plan reports the same result again and refuses further replies.
-    let replay = plan.current_step().map(|s| to_json(StepView::from(&s)));
-    let first = step
-        .as_ref()
-        .map(|s| to_json(StepView::from(s)))
-        .map_err(Clone::clone);
-    if replay.as_ref().map_err(SeqError::code) != first.as_ref().map_err(SeqError::code) {
-        trace
-            .problems
-            .push("current_step() after the last feed does not repeat the outcome".to_owned());
-    }
-    match step {
-        Ok(Step::Done(output)) => {
-            if plan.feed(Reply::None).err().map(|e| e.code()) != Some("UNEXPECTED_REPLY") {
-                trace
-                    .problems
-                    .push("feeding a finished plan must fail with UNEXPECTED_REPLY".to_owned());
-            }
-            Ok(to_json(output))
-        }
-        Ok(Step::Command(command)) => {
-            trace.problems.push(format!(
-                "steps ended but the plan still wants {}",
-                to_json(command)
-            ));
-            Ok(Value::Null)
-        }
-        Err(error) => Err(error),
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-enum StepView {
-    Command(Value),
-    Done(Value),
-}
-
-impl<T: Serialize> From<&Step<T>> for StepView {
-    fn from(step: &Step<T>) -> Self {
-        match step {
-            Step::Command(command) => Self::Command(to_json(command)),
-            Step::Done(output) => Self::Done(to_json(output)),
-        }
-    }
-}
-
-/// The positional arguments of one call of a `calls` case.
-struct Args(Vec<Value>);
-
-impl Args {
-    fn get(&self, i: usize) -> &Value {
-        self.0.get(i).unwrap_or(&Value::Null)
-    }
-
-    fn u(&self, i: usize) -> u64 {
-        self.get(i)
-            .as_u64()
-            .unwrap_or_else(|| panic!("argument {i} is not a count"))
-    }
-}
-
-/// Runs a case's calls in order through `call(method, args)`, comparing each outcome.
-fn run_calls(calls: &[Value], trace: &mut Trace, mut call: impl FnMut(&str, &Args) -> Outcome) {
-    for (index, entry) in calls.iter().enumerate() {
-        let args = Args(entry["args"].as_array().cloned().unwrap_or_default());
-        let method = entry["method"].as_str().unwrap_or("");
-        let got = call(method, &args);
-        compare(&format!("call {index} {method}"), entry, &got, trace);
-    }
-}
-
-fn run_block(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
-    let block = u64::try_from(int(input, "block")).unwrap_or(0);
-    let mut allocator = BlockAllocator::new(block)?;
-    run_calls(calls, trace, |method, args| match method {
-        "isEmpty" => Ok(json!(allocator.is_empty())),
-        "remaining" => Ok(json!(allocator.remaining())),
-        "next" => Ok(to_json(allocator.next())),
-        "take" => Ok(to_json(allocator.take(args.u(0)))),
-        "discard" => Ok(json!(allocator.discard())),
-        "refillRequest" => Ok(to_json(
-            allocator.refill_request(args.get(0).as_str().unwrap_or(""), args.u(1)),
-        )),
-        "refill" => {
-            let range: ReservedRange =
-                serde_json::from_value(args.get(0).clone()).expect("range arg");
-            allocator.refill(range).map(|()| Value::Null)
-        }
-        other => panic!("unknown blockAllocator method {other}"),
-    });
-    Ok(Value::Null)
-}
-
-/// The steps of a refill: `{command}` while it waits for a reply, `{done: null}` once its range
-/// went to the counter.
-fn refill_step(
-    step: Result<Step<ReservedRange>, SeqError>,
-) -> Result<(Value, Option<ReservedRange>), SeqError> {
-    match step? {
-        Step::Command(command) => Ok((json!({ "command": command }), None)),
-        Step::Done(range) => Ok((json!({ "done": null }), Some(range))),
-    }
-}
-
-/// A refill's first step; the refill stays open for `feed`/`abandon` (`null`: none to run).
-fn opened(refill: Option<Refill>, open: &mut Option<(u64, Reservation)>) -> Outcome {
-    let Some(refill) = refill else {
-        return Ok(Value::Null);
-    };
-    let step = refill_step(refill.plan.current_step()).map(|(view, _)| view);
-    *open = Some((refill.id, refill.plan));
-    step
-}
-
-fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
-    let mut counter = BlockCounter::new(&spec(input)?, text(input, "counterId"))?;
-    let mut open: Option<(u64, Reservation)> = None;
-    run_calls(calls, trace, |method, args| match method {
-        "take" => counter.take(args.u(0)).map(to_json),
-        "takeOne" => Ok(to_json(counter.take_one())),
-        "ready" => Ok(to_json(counter.ready(args.u(0)))),
-        "refill" => counter
-            .refill(args.u(0))
-            .and_then(|refill| opened(refill, &mut open)),
-        "refillAhead" => opened(counter.refill_ahead(), &mut open),
-        "feed" => {
-            let (id, mut plan) = open.take().expect("feed: no open refill");
-            let step =
-                Reply::from_json(args.get(0)).and_then(|reply| refill_step(plan.feed(reply)));
-            match step {
-                Ok((view, Some(range))) => {
-                    counter.refilled(id, range);
-                    Ok(view)
-                }
-                Ok((view, None)) => {
-                    open = Some((id, plan));
-                    Ok(view)
-                }
-                Err(error) => {
-                    counter.refill_failed(id);
-                    Err(error)
-                }
-            }
-        }
-        "abandon" => {
-            let (id, _) = open.take().expect("abandon: no open refill");
-            counter.refill_failed(id);
-            Ok(Value::Null)
-        }
-        "discard" => Ok(json!(counter.discard())),
-        other => panic!("unknown blockCounter method {other}"),
-    });
-    Ok(Value::Null)
 }
 
 fn run(case: &Value, trace: &mut Trace) -> Outcome {
@@ -687,103 +434,6 @@ fn gapless_vectors() {
 #[test]
 fn batch_vectors() {
     replay("batch.json");
-}
-
-/// The sequence of a `periods.json` case (see its conventions).
-fn period_options(case: &Value) -> Value {
-    let mut options =
-        json!({ "name": "inv", "reset": case["reset"], "timeZone": case["timeZone"] });
-    for key in ["yearStart", "format"] {
-        if let Some(value) = case.get(key) {
-            options[key] = value.clone();
-        }
-    }
-    if let Some(document) = case.get("document").and_then(Value::as_object) {
-        options["scope"] = json!(document.keys().collect::<Vec<_>>());
-    }
-    options
-}
-
-/// The core's part of one `periods.json` case: what it gives, in the file's terms.
-fn run_period_case(case: &Value) -> Result<Value, (SeqError, &'static str)> {
-    let mut out = serde_json::Map::new();
-    if let Some(instant) = case.get("instant") {
-        let ms = text(case, "instant")
-            .parse::<i64>()
-            .expect("instant: ms as a string");
-        check_instant("date", None, ms).map_err(|e| (e, "instant"))?;
-        out.insert("instant".to_owned(), instant.clone());
-    }
-    let spec = SequenceSpec::parse(&period_options(case)).expect("the case's sequence");
-    let date = LocalDate::parse("date", text(case, "localDate")).expect("localDate");
-    let period = spec
-        .period_of(date, "date")
-        .map_err(|e| (e, "period"))?
-        .expect("a periodic sequence");
-    out.insert("period".to_owned(), json!(period.text()));
-    let counter_id = spec
-        .counter_id_in(case.get("document"), Some(&period))
-        .expect("counter id");
-    let key = CounterKey::parse(&counter_id).expect("the id parses back");
-    assert_eq!(
-        key.period,
-        Some(period),
-        "{counter_id}: the period reads back"
-    );
-    key.belongs_to(&spec)
-        .expect("the id belongs to its sequence");
-    out.insert("counterId".to_owned(), json!(counter_id));
-    let next = spec.next_period_start(&period).expect("its own period");
-    out.insert(
-        "nextPeriodStart".to_owned(),
-        next.map_or(Value::Null, |d| json!(d.to_string())),
-    );
-    if case.get("format").is_some() {
-        let value = int(case, "value");
-        out.insert(
-            "formatted".to_owned(),
-            json!(spec.format_value(value, Some(&period))),
-        );
-    }
-    Ok(Value::Object(out))
-}
-
-#[test]
-fn period_vectors() {
-    let vectors = load("periods.json");
-    let cases = vectors["cases"].as_array().expect("cases array");
-    let mut failures = Vec::new();
-    for case in cases {
-        let name = case["name"].as_str().unwrap_or("?");
-        match (run_period_case(case), case.get("error")) {
-            (Ok(got), None) => {
-                for (key, value) in got.as_object().expect("an object") {
-                    if case.get(key) != Some(value) {
-                        failures.push(format!(
-                            "{name}: {key} is {value}, expected {}",
-                            case.get(key).unwrap_or(&Value::Null)
-                        ));
-                    }
-                }
-            }
-            (Ok(got), Some(error)) => {
-                failures.push(format!("{name}: expected {error}, got {got}"));
-            }
-            (Err((error, stage)), Some(expected)) => {
-                if expected["code"] != error.code() || expected["stage"] != stage {
-                    failures.push(format!(
-                        "{name}: expected {expected}, got {} at {stage} ({error})",
-                        error.code()
-                    ));
-                }
-            }
-            (Err((error, stage)), None) => {
-                failures.push(format!("{name}: failed at {stage}: {error}"));
-            }
-        }
-    }
-    assert!(cases.len() >= 50, "periods.json holds the issue's cases");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

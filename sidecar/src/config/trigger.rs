@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::error::{invalid, ConfigError, Key};
 use super::namespace::Namespace;
 use super::raw::RawTrigger;
-use crate::executor::convert;
+use mongo_seq::executor::convert;
 
 #[derive(Debug, Clone)]
 pub struct TriggerSpec {

@@ -7,9 +7,9 @@ use mongo_seq_core::{
 use serde_json::{json, Value};
 
 use crate::error::SidecarError;
-use crate::executor::convert;
 use crate::mongo::{documents, Mongo};
 use crate::run_plan::run_tool_plan;
+use mongo_seq::executor::convert;
 
 /// A counter document as listed: its id and `seq` read as an integer, or why not.
 #[derive(Debug, Clone, PartialEq, Eq)]

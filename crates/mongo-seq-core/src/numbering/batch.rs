@@ -42,126 +42,37 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::counter::dated;
 use crate::counter::range::ReservedRange;
 use crate::counter::reservation::{Reservation, ReserveRequest};
 use crate::counter::seed::SeedFromMax;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
-use crate::numbering::gapless::NumberGapless;
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
 use crate::protocol::concern::{anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
-use crate::protocol::plan::{Plan, Step};
+use crate::protocol::plan::Step;
 use crate::protocol::reply::{Reply, DUPLICATE_KEY};
-use crate::sequence::instant::{check_instant, document_instant, object_id_instant};
 use crate::sequence::period::Period;
 
 /// Most `update` commands one batch sends: each renumbers the documents whose number another
 /// document (inserted with it) holds; past that, `TOO_MANY_RETRIES`.
 pub const COLLISION_ATTEMPTS: u32 = 5;
 
-/// What numbering a batch did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BatchReport {
-    /// Documents that received a number.
-    pub numbered: u64,
-    /// Documents inserted already carrying a number (left as they are, counter moved past).
-    pub prenumbered: u64,
-    /// Documents that had a number by the time the batch ran (redelivered events).
-    pub already: u64,
-    /// Documents that cannot be numbered (missing or unusable scope field; see the notes).
-    pub skipped: u64,
-    /// Numbers refused by the unique index (another document holds them): renumbered.
-    pub collisions: u64,
-    /// The numbers written that the server did not refuse, `(_id, number, period)` in order (a
-    /// statement whose document was numbered or stopped matching meanwhile applies to nothing:
-    /// read the documents back to know).
-    #[serde(skip)]
-    pub(crate) written: Vec<(Value, i64, Option<Period>)>,
-    /// The skipped documents' `_id`s and why (the notes say it too).
-    #[serde(skip)]
-    pub(crate) passed: Vec<(Value, SeqError)>,
-}
+mod groups;
+mod periods;
+mod report;
+
+pub use groups::{GaplessGroups, Leaseless, NoGaplessPlan, WithGapless};
+use periods::instants_of;
+pub use report::BatchReport;
 
 /// The batch numbering plan; see the module docs.
 pub type NumberBatch = MachinePlan<NumberBatchMachine>;
-
-/// How a batch numbers a gapless group: with the gapless protocol under a trigger's lease
-/// ([`WithGapless`], the sidecar's batches), or not at all ([`Leaseless`], an assign). A type
-/// parameter rather than a flag, so the assign of the Wasm module does not carry the gapless
-/// protocol's code.
-pub trait GaplessGroups: Clone + std::fmt::Debug {
-    type Plan: Plan<Output = u64> + Clone + std::fmt::Debug;
-    fn start(
-        numbering: &NumberingSpec,
-        counter_id: &str,
-        ids: Vec<Value>,
-        epoch: Option<i64>,
-        after: Option<ClusterTime>,
-    ) -> Result<Self::Plan, SeqError>;
-}
-
-/// Gapless groups numbered by [`NumberGapless`] (a lease epoch required).
-#[derive(Debug, Clone)]
-pub struct WithGapless;
-
-impl GaplessGroups for WithGapless {
-    type Plan = NumberGapless;
-    fn start(
-        numbering: &NumberingSpec,
-        counter_id: &str,
-        ids: Vec<Value>,
-        epoch: Option<i64>,
-        after: Option<ClusterTime>,
-    ) -> Result<NumberGapless, SeqError> {
-        let epoch = epoch.ok_or_else(|| {
-            SeqError::invalid_argument("gapless", "gapless numbering needs a lease epoch")
-        })?;
-        NumberGapless::new(numbering, counter_id, ids, epoch, after)
-    }
-}
-
-/// No gapless groups (refused before a batch starts).
-#[derive(Debug, Clone)]
-pub struct Leaseless;
-
-/// The plan of a gapless group that cannot exist.
-#[derive(Debug, Clone)]
-pub enum NoGaplessPlan {}
-
-impl Plan for NoGaplessPlan {
-    type Output = u64;
-    fn current_step(&self) -> Result<Step<u64>, SeqError> {
-        match *self {}
-    }
-    fn feed(&mut self, _: Reply) -> Result<Step<u64>, SeqError> {
-        match *self {}
-    }
-}
-
-impl GaplessGroups for Leaseless {
-    type Plan = NoGaplessPlan;
-    fn start(
-        _: &NumberingSpec,
-        _: &str,
-        _: Vec<Value>,
-        _: Option<i64>,
-        _: Option<ClusterTime>,
-    ) -> Result<NoGaplessPlan, SeqError> {
-        Err(SeqError::invalid_argument(
-            "gapless",
-            "gapless numbering runs under a trigger's lease (the sidecar)",
-        ))
-    }
-}
 
 #[derive(Debug, Clone)]
 enum Action {
@@ -315,104 +226,7 @@ impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
     }
 }
 
-/// The instant of each document of a periodic batch, by `_id` key (see the module docs).
-fn instants_of(
-    numbering: &NumberingSpec,
-    documents: &[Value],
-    times: &[Option<i64>],
-) -> BTreeMap<String, Result<i64, SeqError>> {
-    let mut instants = BTreeMap::new();
-    for (index, document) in documents.iter().enumerate() {
-        let Some(id) = document.get("_id") else {
-            continue;
-        };
-        let position = u64::try_from(index).unwrap_or(u64::MAX);
-        let instant = match (numbering.date_field(), times.get(index).copied().flatten()) {
-            (Some(field), _) => document_instant(document, field, position),
-            (None, Some(time)) => check_instant("time", Some(position), time),
-            (None, None) => object_id_instant(id)
-                .ok_or_else(|| {
-                    SeqError::invalid_date(
-                        "date",
-                        Some(position),
-                        "the document has no date to place it in a period: no dateField, no event time and no ObjectId _id",
-                    )
-                })
-                .and_then(|ms| check_instant("_id", Some(position), ms)),
-        };
-        instants.insert(id_key(id), instant);
-    }
-    instants
-}
-
 impl<G: GaplessGroups> NumberBatchMachine<G> {
-    /// Asks for the local dates of the documents to walk (a sequence that resets), else walks.
-    fn date(&mut self) -> Result<Step<BatchReport>, SeqError> {
-        if self.instants.is_empty() {
-            return self.advance();
-        }
-        let mut asked = Vec::new();
-        self.dating.clear();
-        for document in &self.documents {
-            let Some(key) = document.get("_id").map(id_key) else {
-                continue;
-            };
-            if let Some(Ok(ms)) = self.instants.get(&key) {
-                if !self.dating.contains(&key) {
-                    asked.push(*ms);
-                    self.dating.push(key);
-                }
-            }
-        }
-        if asked.is_empty() {
-            return self.advance();
-        }
-        self.phase = Phase::Dates;
-        Ok(Step::Command(dated::local_dates(
-            self.numbering.sequence(),
-            asked,
-        )))
-    }
-
-    fn on_dates(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
-        let dating = std::mem::take(&mut self.dating);
-        let periods = dated::periods_of(
-            self.numbering.sequence(),
-            reply,
-            dating.len(),
-            "date",
-            |_| None,
-        )?;
-        for (key, period) in dating.into_iter().zip(periods) {
-            match period {
-                Ok(period) => {
-                    self.periods.insert(key, period);
-                }
-                Err(error) => {
-                    self.instants.insert(key, Err(error));
-                }
-            }
-        }
-        self.advance()
-    }
-
-    /// The counter of `document` (`_id` `id`): its scope's, in its period when the sequence
-    /// resets.
-    fn counter_id_of(&self, document: &Value, id: &Value) -> Result<String, SeqError> {
-        let sequence = self.numbering.sequence();
-        if !sequence.reset().is_periodic() {
-            return sequence.counter_id(Some(document));
-        }
-        let key = id_key(id);
-        match (self.periods.get(&key), self.instants.get(&key)) {
-            (Some(period), _) => sequence.counter_id_in(Some(document), Some(period)),
-            (None, Some(Err(error))) => Err(error.clone()),
-            (None, _) => Err(SeqError::unexpected_reply(
-                "no local date was given for a document",
-            )),
-        }
-    }
-
     /// Runs the walk and the actions until a command is needed or the batch is done.
     fn advance(&mut self) -> Result<Step<BatchReport>, SeqError> {
         loop {

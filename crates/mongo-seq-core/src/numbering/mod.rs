@@ -7,7 +7,9 @@
 pub mod assign;
 pub mod batch;
 pub mod checkpoint;
+pub mod complete;
 pub mod gapless;
 pub mod intent;
+pub mod pending;
 pub mod seed_from_existing;
 pub mod spec;
