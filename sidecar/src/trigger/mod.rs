@@ -67,7 +67,7 @@ impl<M: Mongo> Trigger<M> {
         let lease = LeaseKeeper::new(
             mongo.clone(),
             &spec.id,
-            spec.numbering.sequence().name(),
+            spec.numbering.sequence(),
             settings.lease.clone(),
             shared.beacon.clone(),
             probe.clone(),

@@ -52,13 +52,12 @@ use crate::numbering::intent::{
 };
 use crate::numbering::spec::{id_key, id_keys, stored_value, NumberingSpec};
 use crate::protocol::command::{
-    id_filter, Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
+    Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
-use crate::sequence::scope::counters_of;
 
 /// How many times a completion writes and looks again before giving up (each round settles
 /// what the previous one could not: a deletion, a number taken by another document).
@@ -463,7 +462,7 @@ impl CompleteIntentMachine {
             &self.counter_id,
         )?;
         self.phase = CompletionPhase::Claim;
-        let mut filter = id_filter(&self.counter_id);
+        let mut filter = self.numbering.sequence().id_filter(&self.counter_id);
         if let Value::Object(intent) = self.intent.to_document() {
             for (key, value) in intent {
                 filter.insert(format!("intent.{key}"), value);
@@ -639,7 +638,10 @@ impl Machine for CompleteIntentMachine {
                 Reply::Document { .. } => Ok(self.stamp()),
                 Reply::None => {
                     self.phase = CompletionPhase::Check;
-                    Ok(Step::Command(read_command(&self.counter_id)))
+                    Ok(Step::Command(read_command(
+                        self.numbering.sequence(),
+                        &self.counter_id,
+                    )))
                 }
                 other => Err(unexpected(&other, "claiming a gapless intent")),
             },
@@ -717,7 +719,7 @@ impl CompletePending {
         let find = Command::Find {
             collection: Collection::Counters,
             filter: json!({
-                "$or": counters_of(numbering.sequence().name()),
+                "$or": numbering.sequence().counters_of(),
                 "intent": { "$exists": true },
             }),
             options: QueryOptions::default(),
@@ -730,7 +732,9 @@ impl CompletePendingMachine {
     /// Completes the next counter's pending intent, or finishes.
     fn next(&mut self) -> Result<Step<PendingReport>, SeqError> {
         while let Some(counter) = self.counters.pop_front() {
-            let Some(Value::String(counter_id)) = counter.get("_id").cloned() else {
+            // The counter id: the `_id` (or the name, for the `counterId` option's document).
+            let Some(counter_id) = self.numbering.sequence().counter_id_of(counter.get("_id"))
+            else {
                 continue;
             };
             let (counter_epoch, intent) = read_counter_extras(&counter, &counter_id)?;
