@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use mongo_seq::config::{Namespace, Settings, TriggerSpec};
 use mongo_seq::error::{MongoFailure, SidecarError};
-use mongo_seq::mongo::{EventBatch, EventStream, Mongo, ResumeToken, Watch};
+use mongo_seq::mongo::{CatalogEntry, EventBatch, EventStream, Mongo, ResumeToken, Watch};
 use mongo_seq::trigger::{Shared, Trigger};
-use mongo_seq_core::{Command, NumberingSpec, Reply, SequenceSpec};
+use mongo_seq_core::{Collection, Command, NumberingSpec, Reply, SequenceSpec};
 use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -59,6 +59,10 @@ impl Mongo for Unreachable {
     }
 
     async fn watch(&self, _watch: Watch) -> Result<NoStream, SidecarError> {
+        Err(unreachable())
+    }
+
+    async fn catalog_entry(&self, _collection: Collection) -> Result<CatalogEntry, SidecarError> {
         Err(unreachable())
     }
 

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mongo_seq::error::{MongoFailure, SidecarError};
-use mongo_seq::mongo::{EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch};
+use mongo_seq::mongo::{
+    CatalogEntry, EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch,
+};
 use mongo_seq_core::{Collection, Command, Reply, SeqError};
 use serde_json::Value;
 
@@ -281,6 +283,20 @@ impl Mongo for SimMongo {
     fn now_ms(&self) -> i64 {
         let now = i64::try_from(self.world().now_ms()).unwrap_or(i64::MAX);
         EPOCH_MS + now + self.inner.skew_ms
+    }
+
+    /// The model is a replica set: no collection has a catalog entry (none is sharded).
+    async fn catalog_entry(&self, collection: Collection) -> Result<CatalogEntry, SidecarError> {
+        let target = &self.inner.target;
+        let namespace = match collection {
+            Collection::Counters => &target.counters,
+            Collection::Documents => &target.documents,
+            Collection::Leases => &target.leases,
+        };
+        Ok(CatalogEntry {
+            namespace: namespace.clone(),
+            entry: None,
+        })
     }
 }
 

@@ -7,7 +7,7 @@ mod stream;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mongo_seq_core::{Command, Reply};
+use mongo_seq_core::{Collection, Command, Reply};
 use mongodb::Client;
 
 pub use stream::DriverStream;
@@ -15,7 +15,7 @@ pub use stream::DriverStream;
 use crate::config::Namespace;
 use crate::error::SidecarError;
 use crate::executor::{convert, Executor};
-use crate::mongo::{Mongo, Watch};
+use crate::mongo::{CatalogEntry, Mongo, Watch};
 
 /// A trigger's collections on one client: `Collection::Documents` is the watched collection,
 /// `Counters` the counters, `Leases` the state collection (lease and resume token). The tools
@@ -71,6 +71,10 @@ impl Mongo for Connection {
             .clone();
         let filter = convert::to_doc(watch.filter.clone()).map_err(SidecarError::Reply)?;
         DriverStream::open(documents, filter, watch).await
+    }
+
+    async fn catalog_entry(&self, collection: Collection) -> Result<CatalogEntry, SidecarError> {
+        Ok(self.executor.catalog_entry(collection).await?)
     }
 
     fn now_ms(&self) -> i64 {

@@ -11,6 +11,7 @@
 
 pub mod classify;
 pub mod convert;
+mod sharding;
 mod update;
 
 use futures_util::TryStreamExt;
@@ -24,6 +25,7 @@ use mongodb::{Collection, Database, IndexModel};
 use serde_json::Value;
 
 pub use classify::{mongo_message, MongoFailure};
+pub use sharding::CatalogEntry;
 
 /// Why a command did not run.
 #[derive(Debug, thiserror::Error)]
@@ -98,8 +100,11 @@ impl Executor {
     }
 
     /// Runs one command. Server errors a plan reads are replies; every other failure is an
-    /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`].
+    /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`],
+    /// a write on the counters or state collection refused for its shard key the core's
+    /// `UNSUPPORTED_SHARD_KEY`.
     pub async fn execute(&self, command: Command) -> Result<Reply, ExecuteError> {
+        let target = command.collection();
         // The counter a TypeMismatch is about: the `_id` of a counter update.
         let counter = match &command {
             Command::FindOneAndUpdate {
@@ -109,11 +114,11 @@ impl Executor {
             } => filter.get("_id").and_then(Value::as_str).map(str::to_owned),
             _ => None,
         };
-        self.run(command)
-            .await
-            .map_err(|failed| match (failed, counter) {
-                (Failed::Other(error), _) => error,
-                (Failed::Driver(e), Some(counter))
+        self.run(command).await.map_err(|failed| match failed {
+            Failed::Other(error) => error,
+            Failed::Driver(e) => match (self.shard_key_refusal(target, &e), counter) {
+                (Some(refused), _) => ExecuteError::Reply(refused),
+                (None, Some(counter))
                     if classify::server_code(&e) == Some(classify::TYPE_MISMATCH) =>
                 {
                     ExecuteError::MalformedCounter {
@@ -121,8 +126,9 @@ impl Executor {
                         message: mongo_message(&e),
                     }
                 }
-                (Failed::Driver(e), _) => ExecuteError::Mongo(e.into()),
-            })
+                (None, _) => ExecuteError::Mongo(e.into()),
+            },
+        })
     }
 
     fn place(&self, target: Target) -> Result<&Place, Failed> {
