@@ -10,7 +10,7 @@
 //!                 │ watch(Watch) → EventStream   insert events of the documents collection
 //!                 │   └ next_batch(max) → EventBatch {events, resume_token}
 //!                 │ now_ms()                     the wall clock (leases, `updatedAt`, lag)
-//!                 │ catalog_entry(Collection)    how the counters or state collection is sharded
+//!                 │ catalog_entries(&[Collection]) how the counters and state collections are sharded
 //!      ┌──────────┴──────────┐
 //!  Connection (mongodb crate)   a simulator's model of a replica set
 //! ```
@@ -100,13 +100,14 @@ pub trait Mongo: Clone + Send + Sync + 'static {
     /// Milliseconds since the Unix epoch, by this process's wall clock.
     fn now_ms(&self) -> i64;
 
-    /// The namespace of the counters or state collection and its entry in a sharded cluster's
-    /// catalog (`config.collections`): none for an unsharded collection or a replica set. A
-    /// user who may not read the catalog gets the server's Unauthorized (code 13).
-    fn catalog_entry(
+    /// The namespaces of the counters and state collections `collections` names and their
+    /// entries in a sharded cluster's catalog (`config.collections`), in that order, read at
+    /// once: none for an unsharded collection or a replica set. A user who may not read the
+    /// catalog gets the server's Unauthorized (code 13).
+    fn catalog_entries(
         &self,
-        collection: Collection,
-    ) -> impl Future<Output = Result<CatalogEntry, SidecarError>> + Send;
+        collections: &[Collection],
+    ) -> impl Future<Output = Result<Vec<CatalogEntry>, SidecarError>> + Send;
 }
 
 /// An open change stream.

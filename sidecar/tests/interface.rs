@@ -62,7 +62,10 @@ impl Mongo for Unreachable {
         Err(unreachable())
     }
 
-    async fn catalog_entry(&self, _collection: Collection) -> Result<CatalogEntry, SidecarError> {
+    async fn catalog_entries(
+        &self,
+        _collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
         Err(unreachable())
     }
 

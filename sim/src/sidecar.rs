@@ -286,17 +286,22 @@ impl Mongo for SimMongo {
     }
 
     /// The model is a replica set: no collection has a catalog entry (none is sharded).
-    async fn catalog_entry(&self, collection: Collection) -> Result<CatalogEntry, SidecarError> {
+    async fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
         let target = &self.inner.target;
-        let namespace = match collection {
-            Collection::Counters => &target.counters,
-            Collection::Documents => &target.documents,
-            Collection::Leases => &target.leases,
-        };
-        Ok(CatalogEntry {
-            namespace: namespace.clone(),
-            entry: None,
-        })
+        Ok(collections
+            .iter()
+            .map(|collection| CatalogEntry {
+                namespace: match collection {
+                    Collection::Counters => target.counters.clone(),
+                    Collection::Documents => target.documents.clone(),
+                    Collection::Leases => target.leases.clone(),
+                },
+                entry: None,
+            })
+            .collect())
     }
 }
 

@@ -73,8 +73,11 @@ impl Mongo for Connection {
         DriverStream::open(documents, filter, watch).await
     }
 
-    async fn catalog_entry(&self, collection: Collection) -> Result<CatalogEntry, SidecarError> {
-        Ok(self.executor.catalog_entry(collection).await?)
+    async fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
+        Ok(self.executor.catalog_entries(collections).await?)
     }
 
     fn now_ms(&self) -> i64 {

@@ -3,8 +3,10 @@
 //! through `mongos` before the first write; and a write the server refused for its shard key,
 //! read as the core's `UNSUPPORTED_SHARD_KEY` naming the collection.
 
+use futures_util::TryStreamExt;
 use mongo_seq_core::{shard_key_refusal, Collection as Target, SeqError};
 use mongodb::bson::{doc, Document};
+use mongodb::options::ReadConcern;
 use mongodb::error::Error;
 
 use super::{classify, convert, ExecuteError, Executor, Failed};
@@ -20,27 +22,51 @@ pub struct CatalogEntry {
 }
 
 impl Executor {
-    /// The catalog entry of `target`'s collection (`config.collections`, by `_id` = its
-    /// namespace). A user without the privilege to read it gets the server's Unauthorized (13).
-    pub async fn catalog_entry(&self, target: Target) -> Result<CatalogEntry, ExecuteError> {
-        let collection = match self.place(target) {
-            Ok(place) => &place.collection,
-            Err(Failed::Other(error)) => return Err(error),
-            Err(Failed::Driver(e)) => return Err(ExecuteError::Mongo(e.into())),
-        };
-        let namespace = collection.namespace().to_string();
-        let catalog = collection
+    /// The catalog entries of `targets`' collections (`config.collections`, by `_id` = the
+    /// namespace), in their order, read with one `find`. A user without the privilege to read
+    /// the catalog gets the server's Unauthorized (13).
+    pub async fn catalog_entries(
+        &self,
+        targets: &[Target],
+    ) -> Result<Vec<CatalogEntry>, ExecuteError> {
+        let mut collections = Vec::with_capacity(targets.len());
+        for target in targets {
+            match self.place(*target) {
+                Ok(place) => collections.push(&place.collection),
+                Err(Failed::Other(error)) => return Err(error),
+                Err(Failed::Driver(e)) => return Err(ExecuteError::Mongo(e.into())),
+            }
+        }
+        let namespaces: Vec<String> = collections
+            .iter()
+            .map(|c| c.namespace().to_string())
+            .collect();
+        let catalog = self
+            .counters
+            .collection
             .client()
             .database("config")
             .collection::<Document>("collections");
-        let entry = catalog
-            .find_one(doc! { "_id": &namespace })
+        let found: Vec<Document> = catalog
+            .find(doc! { "_id": { "$in": &namespaces } })
+            // Explicit, as every read here (the client's default is not inherited).
+            .read_concern(ReadConcern::majority())
+            .await
+            .map_err(|e| ExecuteError::Mongo(e.into()))?
+            .try_collect()
             .await
             .map_err(|e| ExecuteError::Mongo(e.into()))?;
-        Ok(CatalogEntry {
-            namespace,
-            entry: entry.map(convert::from_doc),
-        })
+        Ok(namespaces
+            .into_iter()
+            .map(|namespace| {
+                let entry = found
+                    .iter()
+                    .find(|d| d.get_str("_id") == Ok(namespace.as_str()))
+                    .cloned()
+                    .map(convert::from_doc);
+                CatalogEntry { namespace, entry }
+            })
+            .collect())
     }
 
     /// The core's `UNSUPPORTED_SHARD_KEY` when `e` refused a write on the counters or state
