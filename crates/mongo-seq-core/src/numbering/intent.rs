@@ -41,6 +41,7 @@ use serde_json::{json, Map, Value};
 
 use crate::counter::document::read_spec_counter;
 use crate::counter::range::ReservedRange;
+use crate::counter::reservation::not_an_array;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
@@ -277,7 +278,16 @@ impl GaplessReserveMachine {
                 }
                 let range = self.range_after(Some(last))?;
                 let mut filter = self.spec.id_filter(&self.counter_id);
-                filter.insert(self.spec.counter_field().to_owned(), ejson::long(last));
+                // The counter as read, exactly: its value, and not an array (`seq: 40` alone
+                // would also match an array holding 40).
+                let stored = document
+                    .get(self.spec.counter_field())
+                    .cloned()
+                    .unwrap_or_else(|| ejson::long(last));
+                filter.insert(
+                    self.spec.counter_field().to_owned(),
+                    json!({ "$eq": stored, "$not": not_an_array() }),
+                );
                 if !skip {
                     filter.insert("intent".to_owned(), json!({ "$exists": false }));
                 }
