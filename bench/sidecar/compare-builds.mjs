@@ -3,9 +3,10 @@
 // its peak RSS — drains at batch 1000 (default and gapless) and a live run — with, per scenario
 // and build, the peak RSS (VmHWM), the rate and the CPU per 10,000 documents of every round.
 // `--latency`: batch 1000 at 200/s, 1,000/s and flat out (bench/sidecar/latency.mjs), with
-// commands per document, documents per batch and the latency p50/p95 of every round.
+// commands per document, documents per batch and the latency p50/p95 of every round;
+// `--gapless`: the same with a gapless trigger (whose every batch checks its documents first).
 //
-//   node bench/sidecar/compare-builds.mjs [--latency] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …
+//   node bench/sidecar/compare-builds.mjs [--latency [--gapless]] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …
 //
 // A BINARY may be a script that `exec`s the sidecar with other settings (same pid), e.g.
 //   printf '#!/bin/sh\nMALLOC_ARENA_MAX=2 exec target/release/mongo-seq "$@"\n' > /tmp/arenas
@@ -18,11 +19,13 @@ let docs = 20_000;
 let rounds = 2;
 let seconds = 5;
 let latency = false;
+let gapless = false;
 const builds = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--docs") docs = Number(args[++i]);
   else if (args[i] === "--seconds") seconds = Number(args[++i]);
   else if (args[i] === "--latency") latency = true;
+  else if (args[i] === "--gapless") gapless = true;
   else if (args[i] === "--rounds") rounds = Number(args[++i]);
   else {
     const at = args[i].indexOf("=");
@@ -31,7 +34,7 @@ for (let i = 0; i < args.length; i++) {
   }
 }
 if (!builds.length || !(docs > 0) || !(rounds > 0) || !(seconds > 0)) {
-  console.error("usage: node bench/sidecar/compare-builds.mjs [--latency] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …");
+  console.error("usage: node bench/sidecar/compare-builds.mjs [--latency [--gapless]] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …");
   process.exit(2);
 }
 
@@ -43,7 +46,7 @@ const MEMORY = [
 
 const LATENCY = [200, 1000, 0].map((rate) => ({
   name: rate ? `${rate}/s` : "flat out",
-  run: (bin) => latencyOnce({ consumer: "sidecar", rate, seconds, bin }),
+  run: (bin) => latencyOnce({ consumer: "sidecar", gapless, rate, seconds, bin }),
 }));
 
 const SCENARIOS = latency ? LATENCY : MEMORY;

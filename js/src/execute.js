@@ -5,7 +5,9 @@
 // double — a legacy counter it must convert — and not as the integer 5).
 // The read and write concerns are the core's (the command's `readConcern`/`writeConcern`: majority
 // writes, majority reads of counters, local reads of documents), sent as they are so nothing is
-// inherited from the caller's `Db`.
+// inherited from the caller's `Db`; so is where a read goes: the primary, whatever read preference
+// the `Db` has (the core's `Command::primary_only`: only a read causally after a change event,
+// which the package never sends, may be served elsewhere).
 // The only decisions here are about I/O: which collection object, the random draw and sleep of a
 // `wait` (the core says how long at most; it reads no clock and draws no random numbers), and
 // asking the caller's sequence for the numbers of a `take`. A duplicate-key error (code 11000)
@@ -156,7 +158,10 @@ async function run(command, target, plan) {
 function concerns(command) {
   const options = {};
   if (command.writeConcern) options.writeConcern = { w: plain(command.writeConcern.w) };
-  if (command.readConcern) options.readConcern = { level: String(command.readConcern.level) };
+  if (command.readConcern) {
+    options.readConcern = { level: String(command.readConcern.level) };
+    options.readPreference = "primary";
+  }
   return options;
 }
 

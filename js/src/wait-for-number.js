@@ -1,10 +1,17 @@
 // Reading back a number assigned by another process (the sidecar numbers inserted documents).
 // Polls the document by `_id` (works on every deployment; change streams need a replica set)
 // with a growing interval, until the field holds an integer or the deadline passes.
+// Each poll reads the primary's majority-committed data (`readConcern: majority`, read
+// preference `primary`, whatever the caller's `Db` says): a number a failover could still roll
+// back — the sidecar's write applied by a primary that fails before replicating it, or by a
+// deposed primary — is never handed back; one not yet committed only takes another poll. (The
+// sidecar's write waits for the same majority before it counts as done.)
 import { core } from "./wasm.js";
 import { describe, invalidOption, mongoSeqError } from "./errors.js";
 
 const FIRST_POLL_MS = 10;
+/** See the top: majority-committed data, from the primary. */
+const READ = Object.freeze({ readConcern: { level: "majority" }, readPreference: "primary" });
 /** Longest wait a timer can express (larger delays fire at once). */
 const MAX_MS = 2 ** 31 - 1;
 
@@ -23,7 +30,7 @@ export async function waitForNumber(collection, id, { field = "seq", timeoutMs =
   const deadline = Date.now() + timeoutMs;
   let delay = Math.min(FIRST_POLL_MS, pollMs);
   for (;;) {
-    const document = await collection.findOne({ _id: id }, { projection: { [field]: 1 } });
+    const document = await collection.findOne({ _id: id }, { projection: { [field]: 1 }, ...READ });
     const value = field.split(".").reduce((parent, key) => parent?.[key], document);
     if (value !== undefined && value !== null) {
       // The core reads the integer (any BSON integer type; beyond 2^53 a bigint) or says why not.

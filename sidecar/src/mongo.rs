@@ -30,7 +30,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use mongo_seq_core::{Collection, Command, Reply};
+use mongo_seq_core::{ClusterTime, Collection, Command, Reply};
 use serde_json::Value;
 
 use crate::error::SidecarError;
@@ -65,8 +65,9 @@ pub struct InsertEvent {
     /// The inserted document (`fullDocument`, its [`Watch::fields`]), canonical Extended JSON;
     /// `None` when the server sent none.
     pub document: Option<Value>,
-    /// The seconds of the event's cluster time, when it has one (the lag metric).
-    pub cluster_time_secs: Option<u32>,
+    /// The event's cluster time (its `clusterTime`), when it has one: the reads that decide
+    /// its document needs no number are causally after it, and its seconds are the lag metric.
+    pub cluster_time: Option<ClusterTime>,
 }
 
 /// The events read at once, and where to resume after them.

@@ -2,8 +2,10 @@
 //! options say: here a client configured `w: 1` and `readConcern: local`, the settings under
 //! which a failover could roll back a reservation and hand its numbers out again. Every write
 //! must carry `{w: "majority"}`, every read of the counters and the state collection
-//! `{level: "majority"}`, and the reads of the watched collection `{level: "local"}`
-//! (`crates/mongo-seq-core/src/concern.rs`). Seen with the driver's command monitoring, in both
+//! `{level: "majority"}`, the reads of the watched collection that check a change event's
+//! documents `{level: "majority", afterClusterTime: <the newest event's clusterTime>}` (issue
+//! 25), and its other reads (a backfill's) `{level: "local"}`
+//! (`crates/mongo-seq-core/src/protocol/concern.rs`). Seen with the driver's command monitoring, in both
 //! modes, with a backfill.
 
 mod common;
@@ -12,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use mongodb::bson::{doc, Document};
+use mongodb::bson::{doc, Bson, Document, Timestamp};
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use mongodb::options::{Acknowledgment, ReadConcern, WriteConcern};
@@ -27,16 +29,33 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
         .unwrap();
     let cfg = config(&db, "gapless = true", "batch_size = 3\nheartbeat_secs = 1");
     let sent: Arc<Mutex<Vec<(String, Document)>>> = Arc::default();
+    // The cluster times of the change events the server sent.
+    let events: Arc<Mutex<Vec<Timestamp>>> = Arc::default();
+    let seen = events.clone();
     let mut options = options().await;
     options.write_concern = Some(WriteConcern::builder().w(Acknowledgment::Nodes(1)).build());
     options.read_concern = Some(ReadConcern::local());
     let sink = sent.clone();
-    options.command_event_handler = Some(EventHandler::callback(move |event| {
-        if let CommandEvent::Started(started) = event {
-            sink.lock()
-                .unwrap()
-                .push((started.command_name.clone(), started.command.clone()));
+    options.command_event_handler = Some(EventHandler::callback(move |event| match event {
+        CommandEvent::Started(started) => sink
+            .lock()
+            .unwrap()
+            .push((started.command_name.clone(), started.command.clone())),
+        CommandEvent::Succeeded(done) => {
+            let cursor = done.reply.get_document("cursor").ok();
+            let batch = cursor.and_then(|c| {
+                c.get_array("firstBatch")
+                    .or_else(|_| c.get_array("nextBatch"))
+                    .ok()
+            });
+            for event in batch.into_iter().flatten() {
+                if let Some(Ok(time)) = event.as_document().map(|e| e.get_timestamp("clusterTime"))
+                {
+                    seen.lock().unwrap().push(time);
+                }
+            }
         }
+        _ => {}
     }));
     let run = start(cfg, options, true);
     wait_running(&run).await;
@@ -49,6 +68,7 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
     plain.database(&db).drop().await.ok();
 
     let sent = sent.lock().unwrap().clone();
+    let events = events.lock().unwrap().clone();
     let mut checked = std::collections::BTreeMap::<String, u32>::new();
     for (name, command) in &sent {
         let collection = command
@@ -75,16 +95,31 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
                     })
                 }) =>
             {
-                let expected = if collection == "orders" {
-                    "local"
-                } else {
+                let concern = command.get_document("readConcern").ok();
+                let after = concern.and_then(|c| c.get("afterClusterTime"));
+                let expected = if collection != "orders" || after.is_some() {
                     "majority"
+                } else {
+                    "local"
                 };
-                let level = command
-                    .get_document("readConcern")
-                    .ok()
-                    .and_then(|c| c.get_str("level").ok());
+                let level = concern.and_then(|c| c.get_str("level").ok());
                 assert_eq!(level, Some(expected), "{name} on {collection}: {command}");
+                if let Some(after) = after {
+                    assert!(
+                        matches!(after, Bson::Timestamp(t) if events.contains(t)),
+                        "{name} on {collection} is anchored at {after}, not at a change event's clusterTime ({events:?})"
+                    );
+                    // A bounded wait for the member serving it to reach the event.
+                    assert_eq!(
+                        command.get("maxTimeMS").and_then(Bson::as_i64),
+                        Some(5_000),
+                        "{name} on {collection}: {command}"
+                    );
+                    *checked
+                        .entry(format!("{name} {collection} after an event"))
+                        .or_default() += 1;
+                    continue;
+                }
             }
             _ => continue,
         }
@@ -95,6 +130,7 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
         "findAndModify counters",
         "update orders",
         "find orders",
+        "find orders after an event",
         "find counters",
         "find mongo_seq_state",
     ] {

@@ -228,7 +228,7 @@ async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
             .unwrap();
         let old = fence(1);
         let outcome = t
-            .number(as_events(&docs[..1]), false, &old)
+            .number(as_events(&docs[..1]), false, &old, None)
             .await
             .expect("epoch 1 numbers");
         assert_eq!(outcome.numbered, 1);
@@ -249,7 +249,7 @@ async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
 
         // The old holder, unaware (its own clock says its lease is valid): refused.
         let err = t
-            .number(as_events(&docs[1..]), false, &old)
+            .number(as_events(&docs[1..]), false, &old, None)
             .await
             .expect_err("fenced");
         assert_eq!(err.code(), "FENCED", "{err}");
@@ -269,7 +269,7 @@ async fn a_holder_whose_epoch_was_passed_is_fenced_and_numbers_nothing() {
 
         // The new holder goes on from the counter.
         let outcome = t
-            .number(as_events(&docs[1..]), false, &fence(2))
+            .number(as_events(&docs[1..]), false, &fence(2), None)
             .await
             .expect("epoch 2 numbers");
         assert_eq!(outcome.numbered, 2);

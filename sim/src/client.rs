@@ -6,6 +6,17 @@
 //!   commands go to the member the client believes primary; the view is refreshed by the
 //!   monitor now and then, and at once after a network error or a "not primary" answer, so a
 //!   client may keep writing to a deposed primary that has not stepped down yet.
+//! * Stale primaries (server discovery and monitoring, "Using electionId and setVersion to
+//!   detect stale primaries",
+//!   <https://github.com/mongodb/specifications/blob/master/source/server-discovery-and-monitoring/server-discovery-and-monitoring.md>):
+//!   "The client remembers the greatest electionId and setVersion reported by a primary, and
+//!   distrusts primaries from older electionIds or from the same electionId but with lesser
+//!   setVersion"; such a primary is marked Unknown ("This prevents the client from oscillating
+//!   between the old and new primary during a split-brain period"). A member's electionId here
+//!   is its term, the set's configuration (setVersion) never changes: once a client has seen
+//!   the primary of term t, it never selects a member claiming an older term, and waits for a
+//!   new primary instead (seed 3,013,611 went back to the deposed primary of term 1 after the
+//!   primary of term 2 crashed).
 //! * Retryable writes (<https://github.com/mongodb/specifications/blob/master/source/retryable-writes/retryable-writes.md>):
 //!   single-statement writes and `update`s without `multi` carry a session and a transaction
 //!   number and are retried once, with the same number, after a network error or a retryable
@@ -14,6 +25,10 @@
 //!   acknowledges once the primary applied the write; `w: "majority"` once the write is
 //!   majority-committed, or a `writeConcernError` after `wtimeout`; a primary that steps down
 //!   while a write waits interrupts it (InterruptedDueToReplStateChange, 11602).
+//! * Read preference `secondaryPreferred` (server selection: "If secondaries are available,
+//!   select a secondary; otherwise the primary"): for the reads the command lets leave the
+//!   primary, a secondary the client can reach, picked at random (every member is within the
+//!   latency window), lagging its replication and its commit point.
 //! * Faults on each attempt (the seed's draw): the command lost before it reaches the server;
 //!   applied but its reply lost; refused with a retryable error (ShutdownInProgress, 91) or a
 //!   non-retryable one (OperationFailed, 96) before applying.
@@ -23,7 +38,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::model::error::{code, is_retryable_code};
-use crate::model::{execute, Operation, ReadLevel, Request, Response, ServerError, WriteStatus};
+use crate::model::{
+    execute, Operation, ReadLevel, Request, Response, ServerError, Ts, WriteStatus,
+};
 use crate::world::{World, WriteConcern};
 
 /// How long server selection waits for a primary (the drivers' default is 30 s).
@@ -79,6 +96,28 @@ impl std::fmt::Display for DriverError {
     }
 }
 
+/// Where reads that may leave the primary go (the connection string's `readPreference`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadPreference {
+    #[default]
+    Primary,
+    /// A secondary when one is available, else the primary.
+    SecondaryPreferred,
+}
+
+/// What a command says about its read, beside its operation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// The read concern level (`None`: the client's default).
+    pub level: Option<ReadLevel>,
+    /// `readConcern.afterClusterTime`.
+    pub after_cluster_time: Option<Ts>,
+    /// The read may follow the client's read preference (`false`: the primary).
+    pub may_leave_primary: bool,
+    /// `maxTimeMS`: how long the server may wait for `afterClusterTime`.
+    pub max_time_ms: Option<u64>,
+}
+
 /// A client's options (what a `MongoClient` / `Db` would be configured with).
 #[derive(Debug, Clone, Copy)]
 pub struct ClientOptions {
@@ -88,6 +127,8 @@ pub struct ClientOptions {
     pub read_concern: Option<ReadLevel>,
     pub retry_writes: bool,
     pub retry_reads: bool,
+    /// Followed by the reads a command lets leave the primary (`Command::primary_only`).
+    pub read_preference: ReadPreference,
 }
 
 impl Default for ClientOptions {
@@ -97,6 +138,7 @@ impl Default for ClientOptions {
             read_concern: None,
             retry_writes: true,
             retry_reads: true,
+            read_preference: ReadPreference::Primary,
         }
     }
 }
@@ -107,6 +149,11 @@ pub struct Client {
     pub name: String,
     pub options: ClientOptions,
     view: Mutex<Option<usize>>,
+    /// The newest term (electionId) a primary reported to this client: SDAM's
+    /// `maxElectionId`.
+    max_term: AtomicU64,
+    /// The client's own draws (which secondary serves a read), apart from the world's stream.
+    rng: Mutex<crate::rng::SimRng>,
     lsid: u64,
     txn: AtomicU64,
 }
@@ -128,6 +175,10 @@ impl Client {
             name: name.to_owned(),
             options,
             view: Mutex::new(None),
+            max_term: AtomicU64::new(0),
+            rng: Mutex::new(crate::rng::SimRng::new(
+                world.with(|w| w.config.seed) ^ lsid.rotate_left(32),
+            )),
             lsid,
             txn: AtomicU64::new(0),
         }
@@ -148,7 +199,8 @@ impl Client {
     }
 
     /// The member to send to: the current view, refreshed now and then by the monitor, or
-    /// discovered (the member claiming the newest term) after a failure.
+    /// discovered after a failure: the member claiming the newest term, unless that term is
+    /// older than one this client has already seen (a stale primary, Unknown to SDAM).
     pub async fn select(&self) -> Result<usize, DriverError> {
         let started = self.world.now_ms();
         if self.world.chance(0.2) {
@@ -160,14 +212,18 @@ impl Client {
                     return Ok(member);
                 }
             }
+            let seen = self.max_term.load(Ordering::Relaxed);
             let found = self.world.with(|w| {
                 w.cluster
                     .claimed_primaries()
                     .into_iter()
-                    .max_by_key(|m| w.cluster.node(*m).term())
+                    .filter_map(|m| Some((m, w.cluster.node(m).term()?)))
+                    .filter(|(_, term)| *term >= seen)
+                    .max_by_key(|(_, term)| *term)
             });
-            if found.is_some() {
-                self.set_view(found);
+            if let Some((member, term)) = found {
+                self.max_term.fetch_max(term, Ordering::Relaxed);
+                self.set_view(Some(member));
                 continue;
             }
             if self.world.now_ms().saturating_sub(started) > SERVER_SELECTION_MS
@@ -177,6 +233,33 @@ impl Client {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// A secondary for a `secondaryPreferred` read: one the client can reach, at random; the
+    /// primary when there is none.
+    async fn select_secondary(&self) -> Result<usize, DriverError> {
+        let secondaries: Vec<usize> = self.world.with(|w| {
+            (0..w.cluster.nodes.len())
+                .filter(|&m| {
+                    let node = w.cluster.node(m);
+                    node.up && !node.is_arbiter() && node.term().is_none()
+                })
+                .collect()
+        });
+        if secondaries.is_empty() {
+            return self.select().await;
+        }
+        let index = self
+            .rng
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .below(secondaries.len());
+        Ok(secondaries[index.min(secondaries.len() - 1)])
+    }
+
+    #[cfg(test)]
+    fn node_term(&self, member: usize) -> Option<u64> {
+        self.world.with(|w| w.cluster.node(member).term())
     }
 
     fn draw_fault(&self) -> Option<WireFault> {
@@ -201,6 +284,21 @@ impl Client {
         read: Option<ReadLevel>,
         write: Option<WriteConcern>,
     ) -> Result<Response, DriverError> {
+        let read = ReadOptions {
+            level: read,
+            ..ReadOptions::default()
+        };
+        self.run_with(db, operation, read, write).await
+    }
+
+    /// [`Client::run`] with a read's other options.
+    pub async fn run_with(
+        &self,
+        db: &str,
+        operation: Operation,
+        read: ReadOptions,
+        write: Option<WriteConcern>,
+    ) -> Result<Response, DriverError> {
         let is_write = operation.is_write();
         let retryable_write = is_write
             && self.options.retry_writes
@@ -216,8 +314,14 @@ impl Client {
             db: db.to_owned(),
             operation,
             read_concern: read
+                .level
                 .or(self.options.read_concern)
                 .unwrap_or(ReadLevel::Local),
+            after_cluster_time: read.after_cluster_time,
+            secondary_ok: !is_write
+                && read.may_leave_primary
+                && self.options.read_preference == ReadPreference::SecondaryPreferred,
+            max_time_ms: read.max_time_ms,
             session,
         };
         let write = write
@@ -240,12 +344,103 @@ impl Client {
         }
     }
 
+    /// A `majority` read with `afterClusterTime`: the server blocks it until its majority
+    /// commit point has reached that time ("read operations with a specified afterClusterTime
+    /// return data that meet both the read concern level requirement and the specified
+    /// afterClusterTime requirement"). A deposed primary, cut off, waits until it is down, has
+    /// stepped down (the read then fails: not primary) or has rejoined and caught up; a new
+    /// primary until it commits an entry of its own term.
+    async fn wait_for_commit_point(
+        &self,
+        member: usize,
+        after: Ts,
+        request: &Request,
+    ) -> Result<(), DriverError> {
+        let secondary_ok = request.secondary_ok;
+        let started = self.world.now_ms();
+        let mut noted = false;
+        loop {
+            let (up, reached, primary, commit) = self.world.with(|w| {
+                let node = w.cluster.node(member);
+                (
+                    node.up,
+                    node.commit_ts >= after,
+                    node.term().is_some(),
+                    node.commit_ts,
+                )
+            });
+            if !up || self.world.finished() {
+                self.set_view(None);
+                return Err(DriverError::Network);
+            }
+            // A primary that stepped down fails the read (not primary) unless it may be
+            // served by a secondary: then it waits on, as a secondary.
+            if reached || (!primary && !secondary_ok) {
+                let waited = self.world.now_ms().saturating_sub(started);
+                self.world.with(|w| {
+                    let stats = &mut w.anchored;
+                    stats.reads += 1;
+                    if !primary {
+                        stats.on_secondary += 1;
+                        stats.waited_on_secondary += u64::from(noted);
+                    }
+                    if noted {
+                        stats.waited += 1;
+                        stats.wait_ms += waited;
+                        stats.max_wait_ms = stats.max_wait_ms.max(waited);
+                    }
+                });
+                if noted {
+                    self.world.note(&self.name, || {
+                        format!("member {member} reached t{after} after {waited} ms (commit point t{commit})")
+                    });
+                }
+                return Ok(());
+            }
+            let waited = self.world.now_ms().saturating_sub(started);
+            if request.max_time_ms.is_some_and(|max| waited >= max) {
+                self.world.with(|w| {
+                    let stats = &mut w.anchored;
+                    stats.reads += 1;
+                    stats.waited += 1;
+                    stats.expired += 1;
+                    stats.wait_ms += waited;
+                    stats.max_wait_ms = stats.max_wait_ms.max(waited);
+                    if !primary {
+                        stats.on_secondary += 1;
+                        stats.waited_on_secondary += 1;
+                    }
+                });
+                self.world.note(&self.name, || {
+                    format!("member {member} did not reach t{after} within maxTimeMS ({waited} ms, commit point t{commit})")
+                });
+                return Err(DriverError::Server(ServerError {
+                    code: code::MAX_TIME_MS_EXPIRED,
+                    name: "MaxTimeMSExpired",
+                    message: "operation exceeded time limit".into(),
+                    key_pattern: None,
+                }));
+            }
+            if !noted {
+                noted = true;
+                self.world.note(&self.name, || {
+                    format!("member {member} waits for its majority commit point (t{commit}) to reach afterClusterTime t{after}")
+                });
+            }
+            self.world.pause(1, 5).await;
+        }
+    }
+
     async fn attempt(
         &self,
         request: &Request,
         write: WriteConcern,
     ) -> Result<Response, DriverError> {
-        let member = self.select().await?;
+        let member = if request.secondary_ok {
+            self.select_secondary().await?
+        } else {
+            self.select().await?
+        };
         self.world.pause(0, 2).await;
         let fault = self.draw_fault();
         let name = request.operation.name();
@@ -282,6 +477,9 @@ impl Client {
             }
             _ => {}
         }
+        if let Some(after) = request.after_cluster_time {
+            self.wait_for_commit_point(member, after, request).await?;
+        }
         let outcome = self.world.with(|w| {
             if !w.cluster.node(member).up {
                 return Err(DriverError::Network);
@@ -307,7 +505,11 @@ impl Client {
                         session_text(request.session)
                     )
                 } else {
-                    format!("→ member {member} {db}: {op} [readConcern {rc:?}] {summary}")
+                    let after = request
+                        .after_cluster_time
+                        .map(|t| format!(" afterClusterTime t{t}"))
+                        .unwrap_or_default();
+                    format!("→ member {member} {db}: {op} [readConcern {rc:?}{after}] {summary}")
                 }
             });
             match executed {
@@ -500,5 +702,65 @@ pub fn describe(operation: &Operation) -> String {
         Operation::Drop { collection } => format!("drop {collection}"),
         Operation::Rename { from, to } => format!("renameCollection {from} → {to}"),
         Operation::DropDatabase => "dropDatabase".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::Config;
+
+    fn quiet_world() -> World {
+        World::new(
+            Config {
+                seed: 1,
+                data_members: 3,
+                arbiters: 0,
+                server_default_write: WriteConcern::Majority { wtimeout_ms: None },
+                wire_fault_rate: 0.0,
+                failover_every_s: 0.0,
+                truncate_every_s: 0.0,
+                crash_every_s: 0.0,
+                sidecars: 0,
+                sidecar_crash_every_s: 0.0,
+                sidecar_pause_every_s: 0.0,
+                drop_every_s: 0.0,
+                sidecar_read_preference: ReadPreference::Primary,
+                mutant: None,
+            },
+            false,
+        )
+    }
+
+    /// Seed 3,013,611's topology: member 0 (term 1) cut off, member 1 elected (term 2), member 1
+    /// crashes while member 0 still claims term 1.
+    #[test]
+    fn a_client_never_goes_back_to_the_primary_of_an_older_term() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let world = quiet_world();
+            let client = Client::new(&world, "client", ClientOptions::default());
+            assert_eq!(client.select().await, Ok(0));
+            let newer = world.with(|w| {
+                w.cluster.isolate(0);
+                w.cluster.elect()
+            });
+            let newer = newer.expect("members 1 and 2 elect one of them");
+            client.set_view(None);
+            assert_eq!(client.select().await, Ok(newer));
+            world.with(|w| w.cluster.crash(newer));
+            client.set_view(None);
+            // Member 0 still says primary, of term 1: Unknown to this client, which waits for a
+            // primary of term 2 or later until server selection times out.
+            assert_eq!(client.node_term(0), Some(1));
+            assert_eq!(client.select().await, Err(DriverError::ServerSelection));
+            // A client that never saw term 2 has no reason to distrust member 0.
+            let fresh = Client::new(&world, "fresh", ClientOptions::default());
+            assert_eq!(fresh.select().await, Ok(0));
+        });
     }
 }

@@ -11,10 +11,10 @@ use mongo_seq_core::{
 };
 use serde_json::Value;
 
-use crate::client::{Client, DriverError};
+use crate::client::{Client, DriverError, ReadOptions};
 use crate::invariants::integer;
 use crate::model::error::code;
-use crate::model::{IndexSpec, Operation, ReadLevel, Response, ServerError, Statement};
+use crate::model::{IndexSpec, Operation, ReadLevel, Response, ServerError, Statement, Ts};
 use crate::world::WriteConcern;
 
 /// The namespaces (`db.collection`) a plan's commands name, and the caller's documents of an
@@ -88,15 +88,21 @@ fn collection_name(target: &Target, collection: Collection) -> String {
 }
 
 /// The read and write concern a command is sent with: the ones the core chose for it (its
-/// `readConcern`/`writeConcern` fields); the client's defaults only where it chose none.
-fn concerns(command: &Command) -> (Option<ReadLevel>, Option<WriteConcern>) {
-    let read = command.read_concern().map(|c| {
+/// `readConcern`/`writeConcern` fields, `afterClusterTime` included); the client's defaults
+/// only where it chose none.
+fn concerns(command: &Command) -> (Option<ReadLevel>, Option<Ts>, Option<WriteConcern>) {
+    let concern = command.read_concern();
+    let read = concern.as_ref().map(|c| {
         if c.level == "majority" {
             ReadLevel::Majority
         } else {
             ReadLevel::Local
         }
     });
+    // The model's cluster time `ts` is the timestamp `(ts / 1000, ts % 1000)` (model/stream.rs).
+    let after = concern
+        .and_then(|c| c.after_cluster_time)
+        .map(|time| u64::from(time.t) * 1000 + u64::from(time.i));
     let write = command.write_concern().map(|c| {
         if c.is_majority() {
             WriteConcern::Majority { wtimeout_ms: None }
@@ -104,7 +110,7 @@ fn concerns(command: &Command) -> (Option<ReadLevel>, Option<WriteConcern>) {
             WriteConcern::W1
         }
     });
-    (read, write)
+    (read, after, write)
 }
 
 /// Sets `fields` on a copy of `document`.
@@ -135,7 +141,7 @@ pub async fn execute(
     target: &mut Target,
 ) -> Result<Reply, PlanError> {
     let core = PlanError::Core;
-    let (read, write) = concerns(command);
+    let (read, after, write) = concerns(command);
     let operation = match command {
         Command::FindOneAndUpdate {
             collection,
@@ -199,6 +205,7 @@ pub async fn execute(
             collection,
             filter,
             options,
+            ..
         } => Operation::Find {
             collection: collection_name(target, *collection),
             filter: to_document(filter).map_err(core)?,
@@ -300,7 +307,13 @@ pub async fn execute(
         Operation::Insert { documents, .. } => documents.clone(),
         _ => Vec::new(),
     };
-    let result = client.run(&db, operation, read, write).await;
+    let read = ReadOptions {
+        level: read,
+        after_cluster_time: after,
+        may_leave_primary: !command.primary_only(),
+        max_time_ms: command.max_time_ms(),
+    };
+    let result = client.run_with(&db, operation, read, write).await;
     // A duplicate key is the plan's reply unless the core says it is the caller's own error.
     let duplicate = |code: i32, message: &str, fields: Option<&Vec<String>>| {
         if code != code::DUPLICATE_KEY {

@@ -143,6 +143,7 @@ fn main() -> ExitCode {
             format!("; failing seeds: {:?}", totals.failing)
         }
     );
+    eprintln!("{}", totals.anchored_line());
     println!("{}", totals.line());
     if totals.violations == 0 {
         ExitCode::SUCCESS

@@ -17,6 +17,7 @@ pub struct Totals {
     pub first: u64,
     pub last: u64,
     pub failing: Vec<u64>,
+    pub anchored: crate::world::AnchoredReads,
 }
 
 impl Totals {
@@ -25,6 +26,24 @@ impl Totals {
         format!(
             "SIM schedules={} faults={} violations={} seed={}..{}",
             self.schedules, self.faults, self.violations, self.first, self.last
+        )
+    }
+
+    /// What the reads causally after a change event cost.
+    pub fn anchored_line(&self) -> String {
+        let a = &self.anchored;
+        #[allow(clippy::cast_precision_loss)] // counts
+        let share = 100.0 * a.waited as f64 / a.reads.max(1) as f64;
+        format!(
+            "anchored reads={} waited={} ({share:.2}%) wait total={} ms mean={} ms max={} ms; on secondaries {} (waited {}); maxTimeMS expired {}",
+            a.reads,
+            a.waited,
+            a.wait_ms,
+            a.wait_ms.checked_div(a.waited).unwrap_or(0),
+            a.max_wait_ms,
+            a.on_secondary,
+            a.waited_on_secondary,
+            a.expired
         )
     }
 }
@@ -93,6 +112,7 @@ pub fn run_many(
                 t.faults += outcome.faults;
                 t.violations += outcome.violations.len() as u64;
                 t.last = t.last.max(seed);
+                t.anchored.add(&outcome.anchored);
                 if !outcome.violations.is_empty() {
                     t.failing.push(seed);
                 }

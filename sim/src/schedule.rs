@@ -13,7 +13,7 @@ use crate::model::ReadLevel;
 use crate::mutants::Mutant;
 use crate::rng::SimRng;
 use crate::triggers::{self, Sidecars};
-use crate::world::{Config, World, WriteConcern};
+use crate::world::{AnchoredReads, Config, World, WriteConcern};
 
 /// How long (simulated) the sidecars get after quiescence to number every document.
 const QUIESCENCE_MS: u64 = 120_000;
@@ -29,6 +29,8 @@ pub struct Outcome {
     pub fingerprint: u64,
     pub trace: Vec<String>,
     pub summary: String,
+    /// The reads causally after a change event, and their waits.
+    pub anchored: AnchoredReads,
 }
 
 /// Draws the schedule's deployment, fault rates and client options from its seed.
@@ -59,6 +61,7 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
         sidecar_crash_every_s: [0.0, 20.0, 6.0][rng.below(3)],
         sidecar_pause_every_s: [0.0, 30.0, 8.0][rng.below(3)],
         drop_every_s: [0.0, 0.0, 40.0][rng.below(3)],
+        sidecar_read_preference: crate::client::ReadPreference::Primary,
         mutant,
     };
     let processes = rng.between(2, 4);
@@ -76,8 +79,16 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
             },
             retry_writes: rng.chance(0.85),
             retry_reads: true,
+            // The package sends every read with `primary` (none is causally anchored).
+            read_preference: crate::client::ReadPreference::Primary,
         })
         .collect();
+    // Drawn last, so a schedule's other draws stay what they were before it existed. Some
+    // operators' connection strings say `readPreference=secondaryPreferred`.
+    let mut config = config;
+    if rng.chance(0.25) {
+        config.sidecar_read_preference = crate::client::ReadPreference::SecondaryPreferred;
+    }
     (config, clients)
 }
 
@@ -98,7 +109,7 @@ pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
 async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     let (config, client_options) = draw_config(seed, mutant);
     let summary = format!(
-        "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}, sidecars {} (crash every {}s, pause every {}s), drop every {}s",
+        "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}, sidecars {} (crash every {}s, pause every {}s, {:?}), drop every {}s",
         config.data_members,
         config.arbiters,
         config.server_default_write,
@@ -109,6 +120,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         config.sidecars,
         config.sidecar_crash_every_s,
         config.sidecar_pause_every_s,
+        config.sidecar_read_preference,
         config.drop_every_s,
     );
     let sidecar_count = config.sidecars;
@@ -233,5 +245,6 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         fingerprint: w.trace.fingerprint,
         trace: w.trace.lines().to_vec(),
         summary: format!("{summary}; {} numbers handed out", w.issued.count()),
+        anchored: w.anchored,
     })
 }

@@ -16,10 +16,10 @@ use mongo_seq::error::{MongoFailure, SidecarError};
 use mongo_seq::mongo::{
     CatalogEntry, EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch,
 };
-use mongo_seq_core::{Collection, Command, Reply, SeqError};
+use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use serde_json::Value;
 
-use crate::client::{Client, ClientOptions, DriverError};
+use crate::client::{Client, ClientOptions, DriverError, ReadPreference};
 use crate::executor::{execute, to_document, to_json, PlanError, Target};
 use crate::model::error::code;
 use crate::model::stream::{self, Position};
@@ -76,23 +76,33 @@ struct Inner {
 }
 
 impl SimMongo {
+    /// The sidecar's client: the driver's defaults (retryable writes and reads on), no
+    /// concerns of its own (what it sends is what the core chose), the connection string's
+    /// `readPreference` (`secondaryPreferred` sends the reads the core lets leave the primary
+    /// to a secondary).
+    pub fn client(world: &World, name: &str, read_preference: ReadPreference) -> Client {
+        let options = ClientOptions {
+            read_preference,
+            ..ClientOptions::default()
+        };
+        Client::new(world, name, options)
+    }
+
+    /// A trigger's `Mongo` over `client` (see [`SimMongo::client`]).
     pub fn new(
-        world: &World,
-        name: &str,
+        client: Client,
         target: Target,
         skew_ms: i64,
         pause_every_s: f64,
         lease_ttl: Duration,
         freeze: Arc<Freeze>,
     ) -> Self {
-        // The sidecar's client: the driver's defaults (retryable writes and reads on), no
-        // concerns of its own: what it sends is what the core chose.
-        let client = Client::new(world, name, ClientOptions::default());
+        let name = client.name.clone();
         Self {
             inner: Arc::new(Inner {
                 client,
                 target,
-                name: name.to_owned(),
+                name,
                 skew_ms,
                 acquired: Mutex::new(None),
                 pause_every_s,
@@ -189,7 +199,11 @@ fn failure(error: PlanError) -> SidecarError {
         }
         PlanError::Driver(error) => {
             let (code, transient) = match &error {
-                DriverError::Server(e) => (Some(e.code), error.retryable()),
+                // MaxTimeMSExpired too: the binary's classification (`classify.rs`).
+                DriverError::Server(e) => (
+                    Some(e.code),
+                    error.retryable() || e.code == code::MAX_TIME_MS_EXPIRED,
+                ),
                 DriverError::WriteConcern { error: e, .. } => (Some(e.code), true),
                 _ => (None, true),
             };
@@ -403,7 +417,10 @@ impl EventStream for SimStream {
                 Ok("invalidate") => self.invalidated = true,
                 Ok("insert") => events.push(InsertEvent {
                     document: event.get_document("fullDocument").ok().map(to_json),
-                    cluster_time_secs: event.get_timestamp("clusterTime").ok().map(|t| t.time),
+                    cluster_time: event
+                        .get_timestamp("clusterTime")
+                        .ok()
+                        .and_then(|t| ClusterTime::new(t.time, t.increment)),
                 }),
                 _ => {}
             }

@@ -121,16 +121,20 @@ fn start(
 ) -> (Incarnation, Shared) {
     let id = format!("sidecar{instance}");
     let name = format!("{id}#{incarnation}");
-    let (skew, pause_every_s) = world.with(|w| {
+    let (skew, pause_every_s, read_preference) = world.with(|w| {
         let skew = if w.rng.chance(0.5) {
             0
         } else {
             i64::try_from(w.rng.between(0, 4000)).unwrap_or(0) - 2000
         };
-        (skew, w.config.sidecar_pause_every_s)
+        (
+            skew,
+            w.config.sidecar_pause_every_s,
+            w.config.sidecar_read_preference,
+        )
     });
     world.note(&name, || {
-        format!("started (instance id {id}, clock {skew:+} ms, batch {batch_size})")
+        format!("started (instance id {id}, clock {skew:+} ms, batch {batch_size}, readPreference {read_preference:?})")
     });
     let shared = Shared::default();
     let shutdown = CancellationToken::new();
@@ -140,8 +144,7 @@ fn start(
         .iter()
         .map(|watched| {
             let mongo = SimMongo::new(
-                world,
-                &name,
+                SimMongo::client(world, &name, read_preference),
                 watched.target(),
                 skew,
                 pause_every_s,

@@ -51,7 +51,36 @@ pub struct Config {
     pub sidecar_pause_every_s: f64,
     /// Mean simulated seconds between drops of a watched collection (0: none).
     pub drop_every_s: f64,
+    /// The read preference of the sidecars' connection string.
+    pub sidecar_read_preference: crate::client::ReadPreference,
     pub mutant: Option<Mutant>,
+}
+
+/// What the reads causally after a change event (`afterClusterTime`) cost: how many waited for
+/// the member's majority commit point to reach the event, and how long (simulated time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnchoredReads {
+    pub reads: u64,
+    pub waited: u64,
+    pub wait_ms: u64,
+    pub max_wait_ms: u64,
+    /// Of them, served by a secondary (`readPreference=secondaryPreferred`), and waited there.
+    pub on_secondary: u64,
+    pub waited_on_secondary: u64,
+    /// Of the waits, those that ended with MaxTimeMSExpired.
+    pub expired: u64,
+}
+
+impl AnchoredReads {
+    pub fn add(&mut self, other: &AnchoredReads) {
+        self.reads += other.reads;
+        self.waited += other.waited;
+        self.wait_ms += other.wait_ms;
+        self.max_wait_ms = self.max_wait_ms.max(other.max_wait_ms);
+        self.on_secondary += other.on_secondary;
+        self.waited_on_secondary += other.waited_on_secondary;
+        self.expired += other.expired;
+    }
 }
 
 /// A cluster action planned for later (the rest of a failover).
@@ -74,6 +103,7 @@ pub struct Inner {
     pub violations: Vec<String>,
     /// Change-stream invalidations the sidecars' streams delivered.
     pub invalidations_seen: u64,
+    pub anchored: AnchoredReads,
     /// Per watched namespace, the cluster time of the last backfill page read: documents
     /// inserted until then may have been numbered by a backfill, in `_id` order.
     pub backfill_scans: std::collections::HashMap<String, u64>,
@@ -103,6 +133,7 @@ impl World {
             issued: Issued::default(),
             violations: Vec::new(),
             invalidations_seen: 0,
+            anchored: AnchoredReads::default(),
             backfill_scans: std::collections::HashMap::new(),
             calm: false,
             finished: false,

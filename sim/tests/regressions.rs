@@ -32,3 +32,19 @@ fn the_first_of_them_still_catches_the_unfenced_completion() {
         outcome.violations
     );
 }
+
+/// The driver went back to the deposed primary of term 1 after the primary of term 2 crashed,
+/// and the sidecar's check of an event's document there did not find it: `writer0-191` was
+/// left unnumbered (issue 25). Fixed in the model's driver (SDAM's stale-primary rule) and in
+/// the product (the check reads causally after the event).
+const DEPOSED_PRIMARY_READ: u64 = 3_013_611;
+
+#[test]
+fn the_seed_that_read_an_event_s_document_on_a_deposed_primary_runs_clean() {
+    let outcome = run(DEPOSED_PRIMARY_READ, None, false);
+    assert!(
+        outcome.violations.is_empty(),
+        "seed {DEPOSED_PRIMARY_READ}: {:?} (replay: mongo-seq-sim --seed {DEPOSED_PRIMARY_READ} --schedules 1 --trace)",
+        outcome.violations
+    );
+}

@@ -130,7 +130,7 @@ pub use numbering::spec::NumberingSpec;
 pub use protocol::command::{
     Collection, Command, FindOptions, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
-pub use protocol::concern::{ReadConcern, WriteConcern};
+pub use protocol::concern::{ClusterTime, ReadConcern, WriteConcern, ANCHORED_READ_MAX_TIME_MS};
 pub use protocol::machine::{Machine, MachinePlan};
 pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};

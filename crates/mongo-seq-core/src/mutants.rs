@@ -25,16 +25,21 @@ pub enum Mutant {
     /// A gapless intent completed without claiming it on the counter and without fencing its
     /// documents' moves (a stale holder moves numbers of an intent its successor finished).
     UnfencedCompletion,
+    /// The sidecar decides that an event's document needs no number (numbered, or gone) on a
+    /// read that is not causally after the event (no `afterClusterTime`: the product before
+    /// issue 25).
+    UnanchoredSkipRead,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 6] = [
+    pub const ALL: [Mutant; 7] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
         Mutant::RenewWithoutEpoch,
         Mutant::CounterW1,
         Mutant::UnfencedCompletion,
+        Mutant::UnanchoredSkipRead,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +50,7 @@ impl Mutant {
             Mutant::RenewWithoutEpoch => "renew-without-epoch",
             Mutant::CounterW1 => "counter-w1",
             Mutant::UnfencedCompletion => "unfenced-completion",
+            Mutant::UnanchoredSkipRead => "unanchored-skip-read",
         }
     }
 }

@@ -4,9 +4,9 @@
 
 use mongo_seq_core::Intent;
 use mongo_seq_core::{
-    AcquireLease, CompleteIntent, CompletePending, CounterKey, LeaseRequest, NumberBatch,
-    NumberGapless, NumberingSpec, Plan, RenewLease, Reply, ScopeValue, SeedFromExisting,
-    SequenceSpec, Step, WriteConcernError, WriteError, WriteResult,
+    AcquireLease, ClusterTime, CompleteIntent, CompletePending, CounterKey, LeaseRequest,
+    NumberBatch, NumberGapless, NumberingSpec, Plan, RenewLease, Reply, ScopeValue,
+    SeedFromExisting, SequenceSpec, Step, WriteConcernError, WriteError, WriteResult,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -135,6 +135,11 @@ fn numbering() -> impl Strategy<Value = NumberingSpec> {
 }
 
 /// Feeds replies while the plan asks for commands, draining notes on the way.
+/// No anchor, or any timestamp (zero included: the core must not trust its callers).
+fn cluster_time() -> impl Strategy<Value = Option<ClusterTime>> {
+    prop::option::of((any::<u32>(), any::<u32>()).prop_map(|(t, i)| ClusterTime { t, i }))
+}
+
 fn drive<P: Plan>(mut plan: P, replies: Vec<Reply>) {
     let _ = plan.drain_notes();
     let mut step = plan.current_step();
@@ -209,9 +214,9 @@ fn id_like() -> impl Strategy<Value = String> {
 proptest! {
     #[test]
     fn batches_never_panic(numbering in numbering(), documents in prop::collection::vec(document(), 0..6),
-                           epoch in edge_int(), verify in any::<bool>(),
+                           epoch in edge_int(), verify in any::<bool>(), after in cluster_time(),
                            replies in prop::collection::vec(reply(), 0..12)) {
-        if let Ok(plan) = NumberBatch::new(&numbering, documents, epoch, verify) {
+        if let Ok(plan) = NumberBatch::new(&numbering, documents, epoch, verify, after) {
             drive(plan, replies);
         }
     }
@@ -219,14 +224,15 @@ proptest! {
     #[test]
     fn gapless_groups_and_completions_never_panic(numbering in numbering(), n in 0usize..4, epoch in edge_int(),
                                                   first in edge_int(), taken in prop::collection::vec(edge_int(), 0..3),
+                                                  after in cluster_time(),
                                                   replies in prop::collection::vec(reply(), 0..12)) {
         let ids: Vec<Value> = (0..n).map(|i| json!(i)).collect();
         for counter_id in ["orders", "orders/t=a"] {
-            if let Ok(plan) = NumberGapless::new(&numbering, counter_id, ids.clone(), epoch) {
+            if let Ok(plan) = NumberGapless::new(&numbering, counter_id, ids.clone(), epoch, after) {
                 drive(plan, replies.clone());
             }
             let intent = Intent { first, count: n as u64, ids: ids.clone(), epoch };
-            if let Ok(plan) = CompleteIntent::new(&numbering, counter_id, &intent, taken.clone(), epoch) {
+            if let Ok(plan) = CompleteIntent::new(&numbering, counter_id, &intent, taken.clone(), epoch, after) {
                 drive(plan, replies.clone());
             }
         }

@@ -10,11 +10,12 @@ use std::path::PathBuf;
 use mongo_seq_core::Intent;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
-    plan_completion, AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending,
-    CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
-    InsertNumbered, Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec,
-    OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
-    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    plan_completion, AcquireLease, BlockAllocator, BlockCounter, ClusterTime, CompleteIntent,
+    CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters,
+    ImportRequest, InsertNumbered, Lease, LeaseRequest, Note, NumberBatch, NumberGapless,
+    NumberingSpec, OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest,
+    ReservedRange, ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext,
+    Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -81,6 +82,12 @@ fn numbering(input: &Value) -> Result<NumberingSpec, SeqError> {
 
 fn intent(input: &Value) -> Intent {
     serde_json::from_value(arg(input, "intent").clone()).expect("intent input")
+}
+
+/// The optional `afterClusterTime` input (`{"$timestamp": {t, i}}`).
+fn after(input: &Value) -> Option<ClusterTime> {
+    opt_doc(input, "afterClusterTime")
+        .map(|time| serde_json::from_value(time).expect("afterClusterTime input"))
 }
 
 fn lease_request(input: &Value) -> LeaseRequest {
@@ -444,7 +451,13 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         "renewLease" => drive(RenewLease::new(&lease_request(input)), &steps, trace),
         "numberGapless" => drive(
             numbering(input).and_then(|n| {
-                NumberGapless::new(&n, counter_id, list(input, "ids"), int(input, "epoch"))
+                NumberGapless::new(
+                    &n,
+                    counter_id,
+                    list(input, "ids"),
+                    int(input, "epoch"),
+                    after(input),
+                )
             }),
             &steps,
             trace,
@@ -455,7 +468,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                 .map(|n| ejson::read_i64(n).expect("taken"))
                 .collect();
             let plan = numbering(input).and_then(|n| {
-                CompleteIntent::new(&n, counter_id, &intent(input), taken, int(input, "epoch"))
+                CompleteIntent::new(
+                    &n,
+                    counter_id,
+                    &intent(input),
+                    taken,
+                    int(input, "epoch"),
+                    after(input),
+                )
             });
             drive(plan, &steps, trace)
         }
@@ -468,7 +488,13 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         "numberBatch" => {
             let verify = arg(input, "verify").as_bool().unwrap_or(false);
             let plan = numbering(input).and_then(|n| {
-                NumberBatch::new(&n, list(input, "documents"), int(input, "epoch"), verify)
+                NumberBatch::new(
+                    &n,
+                    list(input, "documents"),
+                    int(input, "epoch"),
+                    verify,
+                    after(input),
+                )
             });
             drive(plan, &steps, trace)
         }

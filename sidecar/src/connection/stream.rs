@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use futures_util::TryStreamExt;
+use mongo_seq_core::ClusterTime;
 use mongodb::bson::{doc, Bson, Document, RawBsonRef};
 use mongodb::raw_batch_cursor::RawBatchCursor;
 use mongodb::Collection;
@@ -141,11 +142,14 @@ impl DriverStream {
                 ),
                 Err(_) => None,
             };
-            let cluster_time_secs = event.get_timestamp("clusterTime").ok().map(|t| t.time);
+            let cluster_time = event
+                .get_timestamp("clusterTime")
+                .ok()
+                .and_then(|t| ClusterTime::new(t.time, t.increment));
             last = Some(token.clone());
             let event = InsertEvent {
                 document,
-                cluster_time_secs,
+                cluster_time,
             };
             self.buffered.push_back((event, token));
         }

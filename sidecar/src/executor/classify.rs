@@ -32,9 +32,11 @@ impl From<Error> for MongoFailure {
 /// Server error codes of elections, stepdowns and shutdowns, and of a `mongos` whose routing
 /// table is behind a chunk migration (StaleShardVersion 63, StaleEpoch 150, StaleConfig 13388,
 /// StaleDbVersion 249: it refreshes and the retry goes through): retry, resume from the stored
-/// token.
-const TRANSIENT_CODES: [i32; 18] = [
+/// token. And MaxTimeMSExpired (50): a read causally after an event that the member serving it
+/// had not reached in time (`ANCHORED_READ_MAX_TIME_MS`).
+const TRANSIENT_CODES: [i32; 19] = [
     6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 13388, 249, 133, 43,
+    50,
 ];
 
 /// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,

@@ -5,8 +5,10 @@
 //! through it as the sidecar does (see `tidy.rs`: nothing here imports the rest of the crate).
 //!
 //! The concerns are the command's own (`Command::write_concern`/`read_concern`: majority writes,
-//! majority reads of counters and leases, local reads of documents), never the client's or the
-//! URI's. A duplicate key is the reply `duplicateKey`; an `update`'s write errors are data in
+//! majority reads of counters and leases, local reads of documents, majority reads causally
+//! after a change event), never the client's or the URI's; so is where a read goes: the primary
+//! (`Command::primary_only`), except a read causally after an event, which may follow the
+//! client's read preference. A duplicate key is the reply `duplicateKey`; an `update`'s write errors are data in
 //! its write result (`update.rs`).
 
 pub mod classify;
@@ -18,7 +20,7 @@ use futures_util::TryStreamExt;
 use mongo_seq_core::{
     Collection as Target, Command, Reply, ReturnDocument, SeqError, UpdateStatement,
 };
-use mongodb::bson::Document;
+use mongodb::bson::{doc, Document};
 use mongodb::error::Error;
 use mongodb::options::{self, IndexOptions};
 use mongodb::{Collection, Database, IndexModel};
@@ -143,9 +145,11 @@ impl Executor {
 
     async fn run(&self, command: Command) -> Result<Reply, Failed> {
         let write = command.write_concern().map(|c| write_concern(&c));
-        let read = command
-            .read_concern()
-            .map(|c| options::ReadConcern::custom(c.level));
+        let concern = command.read_concern();
+        let max_time = command.max_time_ms();
+        let read = concern
+            .as_ref()
+            .map(|c| options::ReadConcern::custom(c.level.clone()));
         match command {
             Command::FindOneAndUpdate {
                 collection,
@@ -181,6 +185,7 @@ impl Executor {
                     .place(collection)?
                     .collection
                     .find_one(document(filter)?)
+                    .selection_criteria(primary())
                     .optional(read, |action, r| action.read_concern(r));
                 if let Some(options) = options {
                     find = find
@@ -207,11 +212,49 @@ impl Executor {
                 collection,
                 filter,
                 options,
+                after_cluster_time: Some(_),
+            } => {
+                // A read causally after a change event: the driver's `find` takes a read
+                // concern level only, so the command goes as the core built it, its
+                // `readConcern` with `afterClusterTime` (the driver iterates the cursor).
+                let place = self.place(collection)?;
+                let mut find =
+                    doc! { "find": place.collection.name(), "filter": document(filter)? };
+                if let Some(projection) = options.projection {
+                    find.insert("projection", document(projection)?);
+                }
+                if let Some(sort) = options.sort {
+                    find.insert("sort", document(sort)?);
+                }
+                if let Some(limit) = options.limit {
+                    find.insert("limit", i64::try_from(limit).unwrap_or(i64::MAX));
+                }
+                if let Some(concern) = concern {
+                    find.insert("readConcern", document(concern.to_json())?);
+                }
+                if let Some(ms) = max_time {
+                    find.insert("maxTimeMS", i64::try_from(ms).unwrap_or(i64::MAX));
+                }
+                let cursor = place
+                    .db
+                    .run_cursor_command(find)
+                    .optional(place.db.selection_criteria().cloned(), |action, s| {
+                        action.selection_criteria(s)
+                    })
+                    .await?;
+                Ok(many(cursor.try_collect().await?))
+            }
+            Command::Find {
+                collection,
+                filter,
+                options,
+                after_cluster_time: None,
             } => {
                 let mut find = self
                     .place(collection)?
                     .collection
                     .find(document(filter)?)
+                    .selection_criteria(primary())
                     .optional(read, |action, r| action.read_concern(r));
                 if let Some(projection) = options.projection {
                     find = find.projection(document(projection)?);
@@ -236,6 +279,7 @@ impl Executor {
                     .place(collection)?
                     .collection
                     .aggregate(pipeline)
+                    .selection_criteria(primary())
                     .optional(read, |action, r| action.read_concern(r))
                     .await?;
                 Ok(many(cursor.try_collect().await?))
@@ -322,6 +366,11 @@ fn write_concern(concern: &mongo_seq_core::WriteConcern) -> options::WriteConcer
         ),
     };
     options::WriteConcern::builder().w(w).build()
+}
+
+/// Read preference `primary`: every read but one causally after a change event (see `run`).
+fn primary() -> options::SelectionCriteria {
+    options::SelectionCriteria::ReadPreference(options::ReadPreference::Primary)
 }
 
 /// Sets an option on a driver action when there is one.

@@ -6,8 +6,8 @@
 use futures_util::TryStreamExt;
 use mongo_seq_core::{shard_key_refusal, Collection as Target, SeqError};
 use mongodb::bson::{doc, Document};
-use mongodb::options::ReadConcern;
 use mongodb::error::Error;
+use mongodb::options::ReadConcern;
 
 use super::{classify, convert, ExecuteError, Executor, Failed};
 

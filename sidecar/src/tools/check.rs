@@ -211,6 +211,7 @@ pub async fn audit_collection<M: Mongo>(
         collection: Collection::Documents,
         filter: Value::Object(target.trigger.filter.clone().unwrap_or_default()),
         options: QueryOptions::projection(Value::Object(projection)),
+        after_cluster_time: None,
     };
     let mut summary = CheckSummary {
         counters_ok: true,

@@ -80,6 +80,7 @@ pub async fn list<M: Mongo>(
             sort: Some(json!({ "_id": 1 })),
             ..QueryOptions::default()
         },
+        after_cluster_time: None,
     };
     let sequences: Vec<&SequenceSpec> = only.map_or_else(|| sequences.to_vec(), |spec| vec![spec]);
     Ok(documents(mongo.execute(find).await?, "find")?

@@ -65,13 +65,14 @@ impl<M: Mongo> Trigger<M> {
                     sort: Some(json!({ "_id": 1 })),
                     limit: Some(u64::try_from(self.settings.batch_size).unwrap_or(u64::MAX)),
                 },
+                after_cluster_time: None,
             };
             let docs = documents(self.mongo.execute(find).await?, "backfill page")?;
             let Some(last) = docs.last().and_then(|d| d.get("_id").cloned()) else {
                 break;
             };
             last_id = Some(last);
-            let report = self.number(docs, false, fence).await?;
+            let report = self.number(docs, false, fence, None).await?;
             done += report.numbered;
             self.probe
                 .batch_applied(report.numbered, self.mongo.now_ms());

@@ -4,7 +4,7 @@
 //! first completes the intents left pending (`CompletePending`). The sidecar runs the commands
 //! with its lease's fence checked before each write and reports the plans' notes.
 
-use mongo_seq_core::{BatchReport, CompletePending, NumberBatch, Plan};
+use mongo_seq_core::{BatchReport, ClusterTime, CompletePending, NumberBatch, Plan};
 use serde_json::Value;
 
 use super::Trigger;
@@ -17,14 +17,18 @@ impl<M: Mongo> Trigger<M> {
     /// Numbers a batch of inserted documents (Extended JSON, in the order the stream or the
     /// backfill delivered them), as the holder of `fence`. With `verify`, documents numbered
     /// meanwhile are dropped first (one `find`), so redelivered events waste no numbers.
+    /// `after`: the newest cluster time of the events that delivered them (`None` for a
+    /// backfill page), which the core's reads deciding a skip are causally after.
     pub async fn number(
         &self,
         documents: Vec<Value>,
         verify: bool,
         fence: &Fence,
+        after: Option<ClusterTime>,
     ) -> Result<BatchReport, SidecarError> {
         fence.check()?;
-        let mut plan = NumberBatch::new(&self.spec.numbering, documents, fence.epoch, verify)?;
+        let mut plan =
+            NumberBatch::new(&self.spec.numbering, documents, fence.epoch, verify, after)?;
         let report = self.run_held(&mut plan, fence).await?;
         self.probe.numbered(&report);
         Ok(report)

@@ -101,7 +101,14 @@ impl<M: Mongo> Trigger<M> {
             }
             let events = batch.events.len();
             self.probe.events(events);
-            let cluster_secs = batch.events.iter().rev().find_map(|e| e.cluster_time_secs);
+            let cluster_secs = batch
+                .events
+                .iter()
+                .rev()
+                .find_map(|e| e.cluster_time.map(|time| time.t));
+            // The reads that drop an event's document (numbered, or gone) are causally after
+            // the newest event of the batch, so after every one of them.
+            let after = batch.events.iter().filter_map(|e| e.cluster_time).max();
             let documents: Vec<Value> = batch
                 .events
                 .into_iter()
@@ -115,7 +122,7 @@ impl<M: Mongo> Trigger<M> {
                     .save(batch.resume_token.as_ref(), None, fence)
                     .await?;
             }
-            let report = self.number(documents, verify, fence).await?;
+            let report = self.number(documents, verify, fence, after).await?;
             verify = verify && report.already > 0;
             applied_token = batch.resume_token;
             if checkpoint.batch_applied(now_ms()) {

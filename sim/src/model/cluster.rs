@@ -9,7 +9,13 @@
 //!   the voting members hold (with arbiters: every data-bearing member when they are not more
 //!   than the voting majority, <https://www.mongodb.com/docs/manual/reference/write-concern/#calculating-majority-for-write-concern>);
 //!   everything before it is committed too (Raft's rule, which MongoDB's protocol version 1
-//!   follows);
+//!   follows). The primary computes it; a secondary learns it from its sync source as of its
+//!   last fetch (the oplog fetcher's reply metadata and heartbeats carry it), so it lags the
+//!   primary's by a replication step ("Each replica set member maintains, in memory, a view of
+//!   the data at the majority-commit point; the majority-commit point is calculated by the
+//!   primary", <https://www.mongodb.com/docs/manual/reference/read-concern-majority/>). A newly
+//!   elected primary may thus serve `majority` reads from a snapshot older than writes the old
+//!   primary had reported committed, until it commits an entry of its own term;
 //! * an election needs the votes of a majority of the voting members, and a member votes only
 //!   for a candidate whose oplog is at least as recent as its own
 //!   (<https://www.mongodb.com/docs/manual/core/replica-set-elections/>); the new primary
@@ -333,6 +339,8 @@ impl Cluster {
             }
         }
         let mut changed = false;
+        // The sync source's commit point as of this fetch (learned below, once synced).
+        let source_commit = self.nodes[primary].commit_ts;
         // The newest entry both hold: everything after it on the secondary diverged.
         let (common, too_stale) = {
             let (p, s) = (&self.nodes[primary], &self.nodes[index]);
@@ -397,6 +405,11 @@ impl Cluster {
             s.oplog.push(entry);
             changed = true;
         }
+        // On the primary's branch now: it learns the commit point the primary had when it
+        // fetched (up to what it holds).
+        let before = s.commit_ts;
+        s.advance_commit(source_commit)?;
+        changed |= s.commit_ts != before;
         self.update_commit_point()?;
         Ok(changed)
     }
@@ -412,7 +425,8 @@ impl Cluster {
         changed
     }
 
-    /// Recomputes the primary's commit point and passes it to the members that follow it.
+    /// Recomputes the primary's commit point (its secondaries learn it when they next fetch,
+    /// [`Cluster::replicate`]).
     pub fn update_commit_point(&mut self) -> Result<(), ModelError> {
         let Some(primary) = self.primary() else {
             return Ok(());
@@ -434,24 +448,6 @@ impl Cluster {
             return Ok(());
         }
         self.nodes[primary].advance_commit(commit)?;
-        for index in 0..self.nodes.len() {
-            let n = &self.nodes[index];
-            if index == primary
-                || n.is_arbiter()
-                || !n.up
-                || n.isolated
-                || self.nodes[primary].isolated
-            {
-                continue;
-            }
-            // A member on the primary's branch learns the commit point up to what it holds (one
-            // whose newest entry the primary no longer has cannot be told apart from a divergent
-            // one: it learns it once it has synced).
-            let last = n.last_ts();
-            if self.nodes[primary].holds(last) {
-                self.nodes[index].advance_commit(commit)?;
-            }
-        }
         Ok(())
     }
 

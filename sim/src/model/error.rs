@@ -58,6 +58,7 @@ pub mod code {
     pub const NOT_PRIMARY_NO_SECONDARY_OK: i32 = 13435;
     pub const INTERNAL_ERROR: i32 = 1;
     pub const OPERATION_FAILED: i32 = 96;
+    pub const MAX_TIME_MS_EXPIRED: i32 = 50;
 }
 
 /// Codes after which a driver retries a retryable write once (retryable writes specification,

@@ -14,9 +14,14 @@
 //!   (a document left as it was is not modified and writes no oplog entry).
 //! * Read concern (<https://www.mongodb.com/docs/manual/reference/read-concern/>): `local` reads
 //!   the member's newest data, which may later be rolled back; `majority` reads the data as of
-//!   the member's majority commit point.
+//!   the member's majority commit point. With `afterClusterTime` (`Request::after_cluster_time`)
+//!   a `majority` read first waits until the member's commit point has reached that time (the
+//!   driver's side of the model waits, `client.rs`, as the server blocks the command): a
+//!   deposed primary, whose commit point cannot move, or a new primary that has not committed
+//!   an entry of its term yet, does not answer from an older snapshot.
 //! * Reads and writes go to the primary (read preference `primary`); a member that is not
-//!   primary answers NotWritablePrimary (10107) / NotPrimaryNoSecondaryOk (13435).
+//!   primary answers NotWritablePrimary (10107) / NotPrimaryNoSecondaryOk (13435). A read sent
+//!   with another read preference (`secondaryOk`) is served by a secondary from its own data.
 //! * Retryable writes (<https://www.mongodb.com/docs/manual/core/retryable-writes/>): a
 //!   statement carrying a session and transaction number the member has a record of returns
 //!   the recorded result and is not applied again.
@@ -142,6 +147,12 @@ pub struct Request {
     pub db: String,
     pub operation: Operation,
     pub read_concern: ReadLevel,
+    /// `readConcern.afterClusterTime` (`majority` reads): answer from a snapshot at or after it.
+    pub after_cluster_time: Option<Ts>,
+    /// A read a secondary may serve (read preference other than `primary`).
+    pub secondary_ok: bool,
+    /// The command's `maxTimeMS` (how long an `afterClusterTime` read may wait).
+    pub max_time_ms: Option<u64>,
     /// `(lsid, txnNumber)` of a retryable write.
     pub session: Option<(u64, u64)>,
 }
@@ -197,7 +208,10 @@ pub fn execute(
     request: &Request,
 ) -> Result<Executed, ModelError> {
     let node = cluster.node(index);
-    let Some(term) = node.term() else {
+    let serves = node.term().or_else(|| {
+        (request.secondary_ok && !request.operation.is_write() && !node.is_arbiter()).then_some(0)
+    });
+    let Some(term) = serves else {
         return Err(if request.operation.is_write() {
             ModelError::not_writable_primary()
         } else {

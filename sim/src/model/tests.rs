@@ -7,6 +7,9 @@ use super::*;
 
 fn request(operation: Operation, read_concern: ReadLevel) -> Request {
     Request {
+        after_cluster_time: None,
+        secondary_ok: false,
+        max_time_ms: None,
         db: "app".into(),
         operation,
         read_concern,
@@ -84,6 +87,16 @@ fn a_majority_write_survives_failover() {
         new, 1,
         "only the member holding the write can win (its oplog is newer)"
     );
+    // It holds the write (local), but learned the commit point from member 0 as of its fetch,
+    // before member 0 counted it: its majority snapshot is older until it commits an entry of
+    // its own term (what `afterClusterTime` waits for).
+    let local = run(&mut c, new, find_counter("o"), ReadLevel::Local);
+    assert_eq!(seq(&local.response), Some(1));
+    let read = run(&mut c, new, find_counter("o"), ReadLevel::Majority);
+    assert_eq!(seq(&read.response), None);
+    assert!(c.node(new).commit_ts < ts);
+    c.replicate(2, usize::MAX).unwrap();
+    assert!(c.node(new).commit_ts >= ts);
     let read = run(&mut c, new, find_counter("o"), ReadLevel::Majority);
     assert_eq!(seq(&read.response), Some(1));
 }
@@ -314,4 +327,64 @@ fn with_an_arbiter_and_a_member_down_nothing_commits() {
         c.write_status(0, write.term, write.last_ts.unwrap()),
         WriteStatus::Committed
     );
+}
+
+/// `waitForNumber`'s read (issue 25): the sidecar's numbering write, applied by a primary that
+/// fails before replicating it, is visible to `local` reads there and then rolled back (the
+/// document ends with another number); a `majority` read never shows it.
+#[test]
+fn a_number_read_local_may_roll_back_one_read_majority_may_not() {
+    let mut c = Cluster::new(3, 0);
+    let document = || Operation::Find {
+        collection: "ledger".into(),
+        filter: doc! {"_id": "a"},
+        projection: None,
+        sort: None,
+        limit: None,
+    };
+    let number = |c: &mut Cluster, node, level| {
+        let read = run(c, node, document(), level);
+        match read.response {
+            Response::Documents(docs) => docs.first().and_then(|d| d.get_i64("seq").ok()),
+            _ => None,
+        }
+    };
+    run(
+        &mut c,
+        0,
+        Operation::Insert {
+            collection: "ledger".into(),
+            documents: vec![doc! {"_id": "a"}],
+            ordered: true,
+        },
+        ReadLevel::Local,
+    );
+    while c.replicate_all() {}
+    let statement = |n: i64| Statement {
+        filter: doc! {"_id": "a", "seq": {"$exists": false}},
+        update: doc! {"$set": {"seq": n}},
+        multi: false,
+        upsert: false,
+    };
+    let numbering = |n| Operation::Update {
+        collection: "ledger".into(),
+        statements: vec![statement(n)],
+        ordered: true,
+    };
+    run(&mut c, 0, numbering(5), ReadLevel::Local);
+    assert_eq!(number(&mut c, 0, ReadLevel::Local), Some(5));
+    assert_eq!(number(&mut c, 0, ReadLevel::Majority), None);
+    c.crash(0);
+    let new = c.elect().expect("members 1 and 2 elect one of them");
+    run(&mut c, new, numbering(6), ReadLevel::Local);
+    while c.replicate_all() {}
+    c.restart(0);
+    while c.replicate_all() {}
+    let on_old = c
+        .node(0)
+        .data
+        .collection("app.ledger")
+        .and_then(|l| l.documents().next().and_then(|d| d.get_i64("seq").ok()));
+    assert_eq!(on_old, Some(6), "5 was rolled back on the old primary");
+    assert_eq!(number(&mut c, new, ReadLevel::Majority), Some(6));
 }

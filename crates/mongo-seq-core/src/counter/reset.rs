@@ -69,6 +69,7 @@ impl ResetSequence {
                 sort: Some(operator("_id", 1.into())),
                 limit: None,
             },
+            after_cluster_time: None,
         };
         let machine = ResetMachine {
             spec: spec.clone(),

@@ -177,6 +177,7 @@ impl ImportCounters {
                 sort: Some(ejson::object([("_id", 1.into())])),
                 ..QueryOptions::default()
             },
+            after_cluster_time: None,
         };
         MachinePlan::begin(machine, Ok(Step::Command(command)))
     }
@@ -379,6 +380,7 @@ impl ImportMachine {
             collection: Collection::Counters,
             filter: ejson::object([("_id", ejson::object([("$in", ids.into())]))]),
             options: QueryOptions::default(),
+            after_cluster_time: None,
         }))
     }
 

@@ -151,6 +151,7 @@ impl AcquireLeaseMachine {
                         sort: Some(json!({ "epoch": -1 })),
                         limit: Some(1),
                     },
+                    after_cluster_time: None,
                 }))
             }
             LeaseOutcome::Busy {

@@ -4,7 +4,8 @@
 //! ```text
 //! NumberBatch(numbering, documents, epoch E, verify):
 //! [verify, or gapless]  find {_id: {$in: ids}, field: {$exists: false}} projection {_id: 1}
-//!                        └─ drop the documents numbered meanwhile (already)
+//!                          readConcern {level: majority, afterClusterTime: newest event's}
+//!                        └─ drop the documents numbered meanwhile, or gone (already)
 //! walk the documents in order:
 //!   no _id ─────────────────────────── ignored
 //!   scope field missing / unusable ──── skipped (note)
@@ -47,6 +48,7 @@ use crate::lease::document::epoch_condition;
 use crate::numbering::gapless::NumberGapless;
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
+use crate::protocol::concern::{anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
@@ -105,6 +107,9 @@ enum Phase {
 pub struct NumberBatchMachine {
     numbering: NumberingSpec,
     epoch: i64,
+    /// The newest cluster time of the events that delivered the documents: every read that
+    /// decides a document needs no number is causally after it.
+    after: Option<ClusterTime>,
     /// Documents not walked yet, in stream order.
     documents: VecDeque<Value>,
     /// Unnumbered documents per counter, waiting for their reservation.
@@ -123,12 +128,15 @@ pub struct NumberBatchMachine {
 impl NumberBatch {
     /// Numbers `documents` (as delivered, Extended JSON) for a holder of lease epoch `epoch`.
     /// `verify`: first drop the documents numbered meanwhile (always done in gapless mode,
-    /// which also drops repeated `_id`s).
+    /// which also drops repeated `_id`s). `after`: the newest `clusterTime` of the change
+    /// events that delivered them (`None` for a backfill page): the reads that drop a document
+    /// are `majority` reads at or after it ([`crate::protocol::concern`]).
     pub fn new(
         numbering: &NumberingSpec,
         documents: Vec<Value>,
         epoch: i64,
         verify: bool,
+        after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
         let mut documents = documents;
         if numbering.gapless() {
@@ -139,6 +147,7 @@ impl NumberBatch {
         let mut machine = NumberBatchMachine {
             numbering: numbering.clone(),
             epoch,
+            after,
             documents: documents.into(),
             waiting: BTreeMap::new(),
             actions: VecDeque::new(),
@@ -157,11 +166,11 @@ impl NumberBatch {
                 .iter()
                 .filter_map(|d| d.get("_id").cloned())
                 .collect();
-            Ok(Step::Command(Command::Find {
-                collection: Collection::Documents,
-                filter: numbering.unnumbered_filter(&ids),
-                options: QueryOptions::projection(json!({ "_id": 1 })),
-            }))
+            Ok(Step::Command(anchored_find(
+                numbering.unnumbered_filter(&ids),
+                QueryOptions::projection(json!({ "_id": 1 })),
+                after,
+            )))
         } else {
             machine.advance()
         };
@@ -253,7 +262,8 @@ impl NumberBatchMachine {
                 .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let plan = NumberGapless::new(&self.numbering, &counter_id, ids, self.epoch)?;
+                let plan =
+                    NumberGapless::new(&self.numbering, &counter_id, ids, self.epoch, self.after)?;
                 launch(plan, &mut self.notes, |plan| {
                     self.phase = Phase::Gapless(plan);
                 })?

@@ -9,6 +9,7 @@
 //!                        │     └─ otherwise (deleted meanwhile, number taken) ─► CompleteIntent(taken)
 //!                        ├─ pending {intent} ─► CompleteIntent(that intent) → find the ids still
 //!                        │     unnumbered {_id: {$in: ids}, field: {$exists: false}} → next round
+//!                        │     (read causally after the events: see below)
 //!                        └─ fenced ─► FENCED
 //! CompleteIntent(intent, taken, E)                    at most COMPLETION_ROUNDS rounds:
 //!   claim: findAndModify {_id, intent.{first,count,ids,epoch}, epoch ≤ E} $set {epoch: E}
@@ -34,6 +35,11 @@
 //! while completing (frozen, then woken) must not move a number of an intent its successor
 //! completed; a read of the counter may be stale, and a move touches only the document.
 //!
+//! The reads that drop documents or find them gone (the recheck, the completion's read) are,
+//! for a batch's documents, `majority` reads at or after the newest event's `clusterTime`
+//! ([`crate::protocol::concern`]); a new holder completing a pending intent (no events) reads `local`,
+//! after its own majority-acknowledged claim and stamp.
+//!
 //! Write replies: `writeConcernError` → `WRITE_CONCERN_FAILED`; a write error other than 11000
 //! → `WRITE_FAILED`. Running out of rounds → `TOO_MANY_RETRIES`. Outputs count the documents
 //! that received their first number.
@@ -54,6 +60,7 @@ use crate::numbering::spec::{id_key, id_keys, stored_value, NumberingSpec};
 use crate::protocol::command::{
     Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
+use crate::protocol::concern::{anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
@@ -188,6 +195,8 @@ pub struct NumberGaplessMachine {
     counter_id: String,
     ids: Vec<Value>,
     epoch: i64,
+    /// The events' newest cluster time: the reads that drop documents are causally after it.
+    after: Option<ClusterTime>,
     rounds: u32,
     numbered: u64,
     notes: Vec<Note>,
@@ -195,18 +204,21 @@ pub struct NumberGaplessMachine {
 }
 
 impl NumberGapless {
-    /// Numbers `ids` (in this order) from counter `counter_id` for a holder of `epoch`.
+    /// Numbers `ids` (in this order) from counter `counter_id` for a holder of `epoch`;
+    /// `after`: the newest cluster time of the events that delivered them.
     pub fn new(
         numbering: &NumberingSpec,
         counter_id: &str,
         ids: Vec<Value>,
         epoch: i64,
+        after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
         let mut machine = NumberGaplessMachine {
             numbering: numbering.clone(),
             counter_id: counter_id.to_owned(),
             ids,
             epoch,
+            after,
             rounds: 0,
             numbered: 0,
             notes: Vec::new(),
@@ -286,8 +298,14 @@ impl NumberGaplessMachine {
         taken: Vec<i64>,
         pending: bool,
     ) -> Result<Step<u64>, SeqError> {
-        let plan =
-            CompleteIntent::new(&self.numbering, &self.counter_id, intent, taken, self.epoch)?;
+        let plan = CompleteIntent::new(
+            &self.numbering,
+            &self.counter_id,
+            intent,
+            taken,
+            self.epoch,
+            self.after,
+        )?;
         launch(plan, &mut self.notes, |plan| {
             self.phase = GroupPhase::Complete { plan, pending };
         })?
@@ -304,11 +322,11 @@ impl NumberGaplessMachine {
         });
         // The completed intent may have numbered some of ours (a replayed batch).
         self.phase = GroupPhase::Recheck;
-        Ok(Step::Command(Command::Find {
-            collection: Collection::Documents,
-            filter: self.numbering.unnumbered_filter(&self.ids),
-            options: QueryOptions::projection(json!({ "_id": 1 })),
-        }))
+        Ok(Step::Command(anchored_find(
+            self.numbering.unnumbered_filter(&self.ids),
+            QueryOptions::projection(json!({ "_id": 1 })),
+            self.after,
+        )))
     }
 
     fn on_written(
@@ -412,6 +430,9 @@ pub struct CompleteIntentMachine {
     counter_id: String,
     intent: Intent,
     epoch: i64,
+    /// The cluster time its reads of the documents are causally after (`None`: a pending
+    /// intent completed by a new holder, read `local` right after its own claim and stamp).
+    after: Option<ClusterTime>,
     taken: Vec<i64>,
     claims: u32,
     rounds: u32,
@@ -422,19 +443,22 @@ pub struct CompleteIntentMachine {
 
 impl CompleteIntent {
     /// Completes `intent` of counter `counter_id`; `taken`: numbers already known to be held
-    /// by other documents.
+    /// by other documents; `after`: the cluster time of the events that delivered the intent's
+    /// documents, when the completion is a batch's.
     pub fn new(
         numbering: &NumberingSpec,
         counter_id: &str,
         intent: &Intent,
         taken: Vec<i64>,
         epoch: i64,
+        after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
         let mut machine = CompleteIntentMachine {
             numbering: numbering.clone(),
             counter_id: counter_id.to_owned(),
             intent: intent.clone(),
             epoch,
+            after,
             taken,
             claims: 0,
             rounds: 0,
@@ -531,11 +555,11 @@ impl CompleteIntentMachine {
         projection.insert("_id".to_owned(), json!(1));
         projection.insert(self.numbering.field().to_owned(), json!(1));
         projection.insert(self.numbering.fence_field(), json!(1));
-        Ok(Step::Command(Command::Find {
-            collection: Collection::Documents,
-            filter: json!({ "_id": { "$in": self.intent.ids } }),
-            options: QueryOptions::projection(Value::Object(projection)),
-        }))
+        Ok(Step::Command(anchored_find(
+            json!({ "_id": { "$in": self.intent.ids } }),
+            QueryOptions::projection(Value::Object(projection)),
+            self.after,
+        )))
     }
 
     fn on_read(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
@@ -723,6 +747,7 @@ impl CompletePending {
                 "intent": { "$exists": true },
             }),
             options: QueryOptions::default(),
+            after_cluster_time: None,
         };
         Ok(MachinePlan::begin(machine, Ok(Step::Command(find))))
     }
@@ -756,6 +781,7 @@ impl CompletePendingMachine {
                 &intent,
                 Vec::new(),
                 self.epoch,
+                None,
             )?;
             self.completing = counter_id;
             let step = launch(plan, &mut self.notes, |plan| {

@@ -136,11 +136,17 @@ pub enum Command {
     },
     #[serde(rename_all = "camelCase")]
     Take { counter_id: String, count: u64 },
+    #[serde(rename_all = "camelCase")]
     Find {
         collection: Collection,
         filter: Value,
         #[serde(default, skip_serializing_if = "QueryOptions::is_empty")]
         options: QueryOptions,
+        /// Read causally after this cluster time (`readConcern: {level: "majority",
+        /// afterClusterTime}`, see [`crate::protocol::concern`]); serialized in `readConcern`
+        /// only.
+        #[serde(default)]
+        after_cluster_time: Option<crate::protocol::concern::ClusterTime>,
     },
     Update {
         collection: Collection,
@@ -375,6 +381,7 @@ impl Command {
                 collection: on,
                 filter,
                 options,
+                ..
             } => {
                 put("op", text("find"));
                 put("collection", collection(on));
@@ -458,10 +465,10 @@ impl Command {
             );
         }
         if let Some(concern) = self.read_concern() {
-            put(
-                "readConcern",
-                Field::Owned(ejson::object([("level", concern.level.into())])),
-            );
+            put("readConcern", Field::Owned(concern.to_json()));
+        }
+        if let Some(ms) = self.max_time_ms() {
+            put("maxTimeMS", number(ms));
         }
     }
 }
@@ -471,9 +478,18 @@ impl<'de> Deserialize<'de> for Command {
         use serde::de::Error;
         let mut value = Value::deserialize(deserializer)?;
         if let Value::Object(fields) = &mut value {
-            // Derived from the command itself: whatever the text said is not kept.
+            // Derived from the command itself: whatever the text said is not kept, except a
+            // find's `afterClusterTime`, which is the command's own (`Find::after_cluster_time`).
             fields.remove("writeConcern");
-            fields.remove("readConcern");
+            fields.remove("maxTimeMS");
+            let after = fields
+                .remove("readConcern")
+                .and_then(|mut concern| concern.get_mut("afterClusterTime").map(Value::take));
+            if let Some(after) = after {
+                if fields.get("op").and_then(Value::as_str) == Some("find") {
+                    fields.insert("afterClusterTime".to_owned(), after);
+                }
+            }
         }
         Command::deserialize(value).map_err(D::Error::custom)
     }

@@ -14,7 +14,24 @@
 //!   before `setNext` or a gapless reservation, the highest epoch, a lease, the pending intents,
 //!   the stored resume token) is only taken on data that cannot be rolled back
 //!   (<https://www.mongodb.com/docs/manual/reference/read-concern-majority/>).
-//! * Reads of the **documents** carry `{level: "local"}`, explicitly: which documents exist,
+//! * A read of the **documents** on which a decision about a change event's document rests
+//!   (the document is numbered already, or gone: skip it) carries `{level: "majority",
+//!   afterClusterTime: <the event's clusterTime>}` (`anchored_find`): the server answers from
+//!   a majority-committed snapshot at or after the event, waiting until it has one
+//!   (<https://www.mongodb.com/docs/manual/reference/read-concern/>, `afterClusterTime`). The
+//!   event is majority-committed (a change stream returns nothing else) and committed history
+//!   is one line, so that snapshot holds the document unless a committed write numbered or
+//!   deleted it after: whichever member answers, under whatever topology view. A deposed
+//!   primary of an older term never reaches a commit point after the event, so it cannot
+//!   answer; a `local` read there, or a `majority` read of a new primary whose commit point
+//!   still lags, would miss the document (issue 25, seed 3,013,611). Causal consistency with
+//!   data durability needs exactly this pair, `majority` reads and `majority` writes
+//!   (<https://www.mongodb.com/docs/manual/core/causal-consistency-read-write-concerns/>).
+//!   MongoDB sets `afterClusterTime` itself for the operations of a causally consistent
+//!   session; the time here is of another client's write, known from its change event, so
+//!   the command carries it (the same `readConcern` a session advanced to it with
+//!   `advanceOperationTime` would send), and the product needs no sessions.
+//! * Other reads of the **documents** carry `{level: "local"}`, explicitly: which documents exist,
 //!   which are unnumbered, the largest number in use. A change stream opened without a resume
 //!   point starts at the primary's newest entry, majority-committed or not, so a `majority`
 //!   backfill would miss a document inserted just before and not yet replicated, and nothing
@@ -24,6 +41,14 @@
 //!   that then disappears is at most a gap.
 //!
 //! A `take`, a `wait` and an index build send nothing of their own that needs one.
+//!
+//! **Where a read is served** ([`Command::primary_only`]): every read goes to the primary,
+//! whatever read preference the caller's client or connection string names, except the
+//! anchored reads above: a `local` read on a secondary is as stale as its replication, and a
+//! `majority` read there as its commit point, while a read causally after the event waits on
+//! whichever member serves it until that member has the event (the manual's own use of causal
+//! consistency: reading one's writes from a secondary). So an anchored read follows the
+//! client's read preference; the executors send every other read with `primary`.
 
 use serde::{Deserialize, Serialize};
 
@@ -57,11 +82,84 @@ impl WriteConcern {
     }
 }
 
+/// How long a read causally after an event may wait for the member serving it to reach the
+/// event (its `maxTimeMS`): a primary waits at most until it commits an entry of its term, a
+/// secondary its replication lag; a member cut off from the primary would wait until the
+/// partition heals. Past it the server answers MaxTimeMSExpired (50), a transient failure the
+/// sidecar retries (the next try may be served by another member).
+pub const ANCHORED_READ_MAX_TIME_MS: u64 = 5_000;
+
+/// A cluster time: a BSON timestamp, as a change event's `clusterTime` gives it (`t` seconds,
+/// `i` the ordinal within the second); Extended JSON `{"$timestamp": {"t": …, "i": …}}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(from = "TimestampJson", into = "TimestampJson")]
+pub struct ClusterTime {
+    pub t: u32,
+    pub i: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimestampJson {
+    #[serde(rename = "$timestamp")]
+    timestamp: TimestampFields,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimestampFields {
+    t: u32,
+    i: u32,
+}
+
+impl From<TimestampJson> for ClusterTime {
+    fn from(json: TimestampJson) -> Self {
+        Self {
+            t: json.timestamp.t,
+            i: json.timestamp.i,
+        }
+    }
+}
+
+impl From<ClusterTime> for TimestampJson {
+    fn from(time: ClusterTime) -> Self {
+        Self {
+            timestamp: TimestampFields {
+                t: time.t,
+                i: time.i,
+            },
+        }
+    }
+}
+
+impl ClusterTime {
+    /// `None` for `Timestamp(0, 0)`, which no server issues (and which a server refuses as an
+    /// `afterClusterTime`).
+    pub fn new(t: u32, i: u32) -> Option<Self> {
+        (t != 0 || i != 0).then_some(Self { t, i })
+    }
+
+    /// Canonical Extended JSON.
+    pub fn to_json(self) -> serde_json::Value {
+        crate::ejson::object([(
+            "$timestamp",
+            crate::ejson::object([
+                ("t", serde_json::Value::from(self.t)),
+                ("i", serde_json::Value::from(self.i)),
+            ]),
+        )])
+    }
+}
+
 /// A read concern as the server reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ReadConcern {
     /// `"majority"` (or `"local"`).
     pub level: String,
+    /// Answer from data at or after this cluster time (waiting for it): `majority` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_cluster_time: Option<ClusterTime>,
 }
 
 impl ReadConcern {
@@ -69,6 +167,7 @@ impl ReadConcern {
     pub fn majority() -> Self {
         Self {
             level: "majority".to_owned(),
+            after_cluster_time: None,
         }
     }
 
@@ -76,7 +175,43 @@ impl ReadConcern {
     pub fn local() -> Self {
         Self {
             level: "local".to_owned(),
+            after_cluster_time: None,
         }
+    }
+
+    /// `{level: "majority", afterClusterTime: time}`: causally after the write at `time`.
+    pub fn majority_after(time: ClusterTime) -> Self {
+        Self {
+            level: "majority".to_owned(),
+            after_cluster_time: Some(time),
+        }
+    }
+
+    /// The concern as the command's `readConcern` field.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut fields = serde_json::Map::new();
+        fields.insert("level".to_owned(), self.level.clone().into());
+        if let Some(time) = self.after_cluster_time {
+            fields.insert("afterClusterTime".to_owned(), time.to_json());
+        }
+        serde_json::Value::Object(fields)
+    }
+}
+
+/// A `find` of the documents whose answer decides that documents a change stream delivered
+/// need no number (numbered already, or gone): anchored after the newest event's cluster time
+/// `after` when there is one (see the module docs), else a `local` read (a backfill page's
+/// documents, read `local` themselves).
+pub(crate) fn anchored_find(
+    filter: serde_json::Value,
+    options: crate::protocol::command::QueryOptions,
+    after: Option<ClusterTime>,
+) -> Command {
+    Command::Find {
+        collection: crate::protocol::command::Collection::Documents,
+        filter,
+        options,
+        after_cluster_time: after,
     }
 }
 
@@ -96,9 +231,38 @@ impl Command {
         }
     }
 
+    /// The command's `maxTimeMS` (`None`: the server's default, no limit): only a read causally
+    /// after an event, which may wait ([`ANCHORED_READ_MAX_TIME_MS`]).
+    pub fn max_time_ms(&self) -> Option<u64> {
+        (!self.primary_only()).then_some(ANCHORED_READ_MAX_TIME_MS)
+    }
+
+    /// Whether the command must be served by the primary, whatever the client's read
+    /// preference: everything but a read causally after a change event (see the module docs).
+    pub fn primary_only(&self) -> bool {
+        !matches!(
+            self,
+            Self::Find {
+                after_cluster_time: Some(_),
+                ..
+            }
+        )
+    }
+
     /// The read concern the command is sent with (`None`: it reads nothing a decision depends
     /// on, or is a write).
     pub fn read_concern(&self) -> Option<ReadConcern> {
+        if let Self::Find {
+            after_cluster_time: Some(time),
+            ..
+        } = self
+        {
+            // Mutant (simulator only): a majority read, but not causally after the event.
+            if crate::mutants::active(crate::mutants::Mutant::UnanchoredSkipRead) {
+                return Some(ReadConcern::majority());
+            }
+            return Some(ReadConcern::majority_after(*time));
+        }
         match self.server_command()? {
             "find" | "aggregate" => Some(match self.collection()? {
                 crate::protocol::command::Collection::Documents => ReadConcern::local(),
@@ -148,5 +312,32 @@ mod tests {
         })
         .unwrap();
         assert!(wait.get("writeConcern").is_none() && wait.get("readConcern").is_none());
+    }
+
+    #[test]
+    fn an_anchored_find_reads_majority_after_the_event_and_reads_back_with_its_time() {
+        use super::{anchored_find, ClusterTime};
+        use crate::protocol::command::QueryOptions;
+
+        let time = ClusterTime::new(1_700_000_000, 7).unwrap();
+        let find = anchored_find(json!({"_id": 1}), QueryOptions::default(), Some(time));
+        let text = serde_json::to_value(&find).unwrap();
+        assert_eq!(
+            text["readConcern"],
+            json!({"level": "majority", "afterClusterTime": {"$timestamp": {"t": 1_700_000_000u32, "i": 7}}})
+        );
+        assert!(text.get("afterClusterTime").is_none());
+        assert_eq!(text["maxTimeMS"], json!(super::ANCHORED_READ_MAX_TIME_MS));
+        let back: Command = serde_json::from_value(text).unwrap();
+        assert_eq!(back, find);
+        // Without an event (a backfill page's documents): `local`, as before.
+        let plain = anchored_find(json!({"_id": 1}), QueryOptions::default(), None);
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap()["readConcern"],
+            json!({"level": "local"})
+        );
+        // Timestamp(0, 0) is no cluster time (a server refuses it as `afterClusterTime`).
+        assert_eq!(ClusterTime::new(0, 0), None);
+        assert!(ClusterTime::new(1, 0) > ClusterTime::new(0, 9));
     }
 }
