@@ -8,6 +8,13 @@ use common::*;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
 
+/// Runs the binary with `args` on the counters collection `ns` of `uri`: exit code, stdout, stderr.
+fn on_counters(args: &[&str], uri: &str, ns: &str) -> (i32, String, String) {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--uri", uri, "--counters", ns]);
+    run_bin(&all, &[])
+}
+
 /// The counter document with `_id` `id`.
 async fn counter_doc(counters: &Collection<Document>, id: impl Into<Bson>) -> Option<Document> {
     counters.find_one(doc! { "_id": id.into() }).await.unwrap()
@@ -29,11 +36,7 @@ async fn set_next_and_counters_take_any_sequence_options_as_flags() {
         ])
         .await
         .unwrap();
-    let tool = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend_from_slice(&["--uri", &uri, "--counters", &ns]);
-        run_bin(&all, &[])
-    };
+    let tool = |args: &[&str]| on_counters(args, &uri, &ns);
 
     // Scoped, step 10, counter field `n`: the value stored is the one before 101.
     let (code, out, err) = tool(&[
@@ -212,11 +215,7 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
         ])
         .await
         .unwrap();
-    let tool = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend_from_slice(&["--uri", &uri, "--counters", &ns]);
-        run_bin(&all, &[])
-    };
+    let tool = |args: &[&str]| on_counters(args, &uri, &ns);
     let (code, out, err) = tool(&[
         "reset",
         "invoices",
