@@ -6,8 +6,8 @@
 
 use mongo_seq_core::error::SeqError;
 
-use crate::executor::ExecuteError;
-pub use crate::executor::MongoFailure;
+use mongo_seq::executor::ExecuteError;
+pub use mongo_seq::executor::MongoFailure;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarError {
@@ -52,12 +52,13 @@ impl From<SeqError> for SidecarError {
 impl From<ExecuteError> for SidecarError {
     fn from(error: ExecuteError) -> Self {
         match error {
-            ExecuteError::Mongo(failure) => Self::Mongo(failure),
+            ExecuteError::Mongo(error) => Self::Mongo(error.into()),
             ExecuteError::MalformedCounter { counter, message } => {
                 Self::MalformedCounter { counter, message }
             }
             ExecuteError::Invalid(reason) => Self::Reply(reason),
             ExecuteError::Reply(error) => error.into(),
+            other => Self::Reply(other.to_string()),
         }
     }
 }

@@ -34,7 +34,7 @@ use mongo_seq_core::{ClusterTime, Collection, Command, Reply};
 use serde_json::Value;
 
 use crate::error::SidecarError;
-pub use crate::executor::CatalogEntry;
+pub use mongo_seq::executor::CatalogEntry;
 
 /// A change stream's resume token, opaque: the server's token document as canonical Extended
 /// JSON (it is stored in the trigger's state document as it is).

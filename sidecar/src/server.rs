@@ -13,11 +13,11 @@ use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::connection::Connection;
-use crate::executor::mongo_message;
 use crate::health::Health;
 use crate::metrics::Metrics;
 use crate::redact::redact;
 use crate::trigger::{Shared, Trigger};
+use mongo_seq::executor::mongo_message;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {

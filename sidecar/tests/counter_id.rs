@@ -39,7 +39,7 @@ async fn a_document_counter_id_is_numbered_on_in_place_in_both_modes() {
             .insert_one(doc! { "_id": atlas.clone(), "seq_value": 500_i64 })
             .await
             .unwrap();
-        let cfg = mongo_seq::config::parse(&atlas_config(&db, gapless), "test").unwrap();
+        let cfg = mongo_seq_sidecar::config::parse(&atlas_config(&db, gapless), "test").unwrap();
         let run = start(cfg, options().await, false);
         wait_running(&run).await;
         coll.insert_many((0..3).map(|i| doc! { "i": i }))
@@ -98,7 +98,7 @@ async fn a_pending_intent_on_a_document_counter_id_is_completed_first() {
         })
         .await
         .unwrap();
-    let cfg = mongo_seq::config::parse(&atlas_config(&db, true), "test").unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&atlas_config(&db, true), "test").unwrap();
     let run = start(cfg, options().await, false);
     wait_running(&run).await;
     coll.insert_one(doc! { "_id": "next", "i": 1 })

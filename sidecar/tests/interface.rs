@@ -7,11 +7,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mongo_seq::config::{Namespace, Settings, TriggerSpec};
-use mongo_seq::error::{MongoFailure, SidecarError};
-use mongo_seq::mongo::{CatalogEntry, EventBatch, EventStream, Mongo, ResumeToken, Watch};
-use mongo_seq::trigger::{Shared, Trigger};
 use mongo_seq_core::{Collection, Command, NumberingSpec, Reply, SequenceSpec};
+use mongo_seq_sidecar::config::{Namespace, Settings, TriggerSpec};
+use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
+use mongo_seq_sidecar::mongo::{CatalogEntry, EventBatch, EventStream, Mongo, ResumeToken, Watch};
+use mongo_seq_sidecar::trigger::{Shared, Trigger};
 use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

@@ -350,7 +350,7 @@ async fn one_failing_trigger_does_not_stop_the_others() {
         "{}\n[[trigger]]\ndatabase = \"{db}\"\ncollection = \"invoices\"\nfield = \"no\"\nsequence = \"invoices\"\n",
         config_toml(&db, "sequence = \"broken\"", "")
     );
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
     let run = start(cfg, options().await, false);
     orders.insert_one(doc! { "n": 1 }).await.unwrap();
     invoices

@@ -334,8 +334,8 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     let uri = format!("{uri}?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=2000");
     let db = unique_db_name("outage");
     let text = config_toml(&db, "", "").replace(&mongodb_uri(), &uri);
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
-    let client = mongo_seq::server::connect(&uri).await.unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
+    let client = mongo_seq_sidecar::server::connect(&uri).await.unwrap();
     let coll: Collection<Document> = client.database(&db).collection("orders");
     let run = start(
         cfg,

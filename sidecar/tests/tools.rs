@@ -79,7 +79,7 @@ async fn set_next_refuses_to_guess_and_uses_the_configured_step() {
     let (code, out, err) = run_bin(&["set-next", id, "2001", "--config", path], &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("next number is 2001"), "{out}");
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
     let run = start(cfg, options().await, false);
     wait_running(&run).await;
     coll.insert_many([
@@ -291,7 +291,7 @@ async fn check_with_the_config_sees_what_the_trigger_numbers() {
     let text = stepped_config(&db);
     let path = write_config(&format!("{db}-check"), &text);
     let path = path.to_str().unwrap();
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
     let run = start(cfg, options().await, false);
     wait_running(&run).await;
     let orders: Vec<Document> = (0..30)

@@ -12,11 +12,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mongo_seq::error::{MongoFailure, SidecarError};
-use mongo_seq::mongo::{
+use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
+use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
+use mongo_seq_sidecar::mongo::{
     CatalogEntry, EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch,
 };
-use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use serde_json::Value;
 
 use crate::client::{Client, ClientOptions, DriverError, ReadPreference};

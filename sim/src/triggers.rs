@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use mongo_seq::config::{LeaseSettings, Namespace, Settings, TriggerSpec};
-use mongo_seq::trigger::{Shared, Trigger};
 use mongo_seq_core::{NumberingSpec, SequenceSpec};
+use mongo_seq_sidecar::config::{LeaseSettings, Namespace, Settings, TriggerSpec};
+use mongo_seq_sidecar::trigger::{Shared, Trigger};
 use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -32,22 +32,23 @@
 //! # Ok::<(), mongo_seq_core::SeqError>(())
 //! ```
 //!
-//! The code map is the folder tree, lower layers first:
+//! The code map is the folder tree, lower layers first (a module uses only those before it:
+//! ARCHITECTURE.md, checked by `tests/tidy`):
 //!
-//! * [`error`] (the one error type, stable codes), [`ejson`] (Extended JSON values: integers in
-//!   every form, values described in messages), [`mutants`] (the simulator's protocol mutants);
-//! * [`protocol`]: commands, replies (a duplicate key's meaning among them), the [`Plan`] trait
-//!   and the [`MachinePlan`] every plan is, read and write concerns, notes;
+//! * [`mutants`] (the simulator's protocol mutants), [`ejson`] (Extended JSON values: integers
+//!   in every form, values described in messages), [`error`] (the one error type, stable codes);
 //! * [`sequence`]: options → [`SequenceSpec`], names, scoped counter ids and reading them back,
 //!   formats, field paths, limits;
+//! * [`protocol`]: commands, replies (a duplicate key's meaning among them), the [`Plan`] trait
+//!   and the [`MachinePlan`] every plan is, read and write concerns, notes;
 //! * [`counter`]: one counter document and its plans: `current`, `reserve`, `setNext`,
 //!   `seedFromMax`, `seedFromCollection`;
 //! * [`block`]: blocks in a client process (the hi/lo allocator, the package's
 //!   [`BlockCounter`]);
 //! * [`insert`]: the package's numbered inserts and the optimistic insert loop;
+//! * [`lease`]: a trigger's lease and its fencing epoch;
 //! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
 //!   batches, gapless groups and intents, seeding before a backfill, checkpoints;
-//! * [`lease`]: a trigger's lease and its fencing epoch;
 //! * [`import`]: adopting other plugins' counters;
 //! * [`ledger`]: accounting for a series' numbers (the audit).
 //!
@@ -107,7 +108,9 @@ pub use import::counters::{
 };
 pub use import::request::{CounterSource, ImportRequest};
 pub use insert::backoff::{Backoff, WaitWindow};
-pub use insert::fields::{check_document_fields, check_insert_fields};
+pub use insert::fields::{
+    check_document_fields, check_document_size, check_insert_fields, MAX_DOCUMENT_BYTES,
+};
 pub use insert::numbered::{InsertNumbered, InsertOutcome};
 pub use insert::optimistic::{
     OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
@@ -117,14 +120,13 @@ pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequ
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
 pub use numbering::batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use numbering::checkpoint::Checkpoint;
-pub use numbering::gapless::{
-    CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
-    PENDING_ROUNDS,
-};
+pub use numbering::complete::{CompleteIntent, COMPLETION_ROUNDS};
+pub use numbering::gapless::{NumberGapless, PENDING_ROUNDS};
 pub use numbering::intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
+pub use numbering::pending::{CompletePending, PendingReport};
 pub use numbering::seed_from_existing::{SeedFromExisting, SeedReport};
 pub use numbering::spec::NumberingSpec;
 pub use protocol::command::{

@@ -16,8 +16,9 @@ pub enum LogFormat {
 pub const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
 /// `--log-level` as given, when every comma-separated directive is a level or
-/// `target=level` (a target is a module path such as `mongo_seq::trigger`); else why not,
-/// with the accepted forms.
+/// `target=level` (a target is a module path such as `mongo_seq_sidecar::trigger`, or a prefix
+/// of one: `mongo_seq` takes the library's and the sidecar's); else why not, with the accepted
+/// forms.
 pub fn parse_filter(text: &str) -> Result<String, String> {
     let level = |word: &str| LOG_LEVELS.contains(&word.trim().to_ascii_lowercase().as_str());
     let target = |word: &str| {
@@ -69,7 +70,7 @@ mod tests {
             "DEBUG",
             "off",
             "info,mongo_seq=debug",
-            "mongo_seq::trigger=trace",
+            "mongo_seq_sidecar::trigger=trace",
             " warn , mongodb=error",
         ] {
             assert_eq!(parse_filter(ok).as_deref(), Ok(ok), "{ok}");

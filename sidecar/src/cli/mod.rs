@@ -177,7 +177,7 @@ fn describe(e: &anyhow::Error) -> String {
     for cause in e.chain() {
         // A driver error without its debug fields (`labels: {}, source: None, …`).
         let cause = match cause.downcast_ref::<mongodb::error::Error>() {
-            Some(driver) => crate::executor::mongo_message(driver),
+            Some(driver) => mongo_seq::executor::mongo_message(driver),
             None => cause.to_string(),
         };
         if out.is_empty() {

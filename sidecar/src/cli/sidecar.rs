@@ -60,6 +60,7 @@ async fn wait_for_signal() {
         match signal(SignalKind::terminate()) {
             Ok(mut term) => {
                 tokio::select! {
+                    biased;
                     _ = term.recv() => {}
                     _ = tokio::signal::ctrl_c() => {}
                 }

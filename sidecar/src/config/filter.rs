@@ -14,7 +14,7 @@ use mongodb::bson::{Bson, Document};
 use serde_json::{Map, Value};
 
 use super::error::{invalid, ConfigError, Key};
-use crate::executor::convert;
+use mongo_seq::executor::convert;
 
 /// Operators a field condition may use in a change stream's `$match`.
 pub const FIELD_OPERATORS: [&str; 23] = [

@@ -14,8 +14,8 @@ pub use stream::DriverStream;
 
 use crate::config::Namespace;
 use crate::error::SidecarError;
-use crate::executor::{convert, Executor};
 use crate::mongo::{CatalogEntry, Mongo, Watch};
+use mongo_seq::executor::{convert, Executor};
 
 /// A trigger's collections on one client: `Collection::Documents` is the watched collection,
 /// `Counters` the counters, `Leases` the state collection (lease and resume token). The tools

@@ -9,8 +9,8 @@ use mongodb::raw_batch_cursor::RawBatchCursor;
 use mongodb::Collection;
 
 use crate::error::SidecarError;
-use crate::executor::{classify, convert};
 use crate::mongo::{EventBatch, EventStream, InsertEvent, ResumeToken, Watch};
+use mongo_seq::executor::{classify, convert};
 
 /// A change stream read one server reply at a time: the `$changeStream` aggregate as a raw
 /// batch cursor, so every read of the cursor is exactly one round trip (the aggregate's first

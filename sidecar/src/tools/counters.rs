@@ -8,9 +8,9 @@ use mongo_seq_core::{
 use serde_json::{json, Value};
 
 use crate::error::SidecarError;
-use crate::executor::convert;
 use crate::mongo::{documents, Mongo};
 use crate::run_plan::run_tool_plan;
+use mongo_seq::executor::convert;
 
 /// A counter document as listed: its id, its number read as an integer (or why not), and the
 /// sequence it belongs to when one of those given says so.

@@ -1,8 +1,8 @@
 //! Numbering, as the core's plans do it: a batch of inserted documents is the core's
 //! `NumberBatch` (default or gapless, as the trigger's `NumberingSpec` says; the protocol and
-//! its diagram are in `crates/mongo-seq-core/src/batch.rs` and `gapless.rs`), and a new holder
-//! first completes the intents left pending (`CompletePending`). The sidecar runs the commands
-//! with its lease's fence checked before each write and reports the plans' notes.
+//! its diagram are in `crates/mongo-seq-core/src/numbering/batch.rs` and `gapless.rs`), and a
+//! new holder first completes the intents left pending (`CompletePending`). The sidecar runs the
+//! commands with its lease's fence checked before each write and reports the plans' notes.
 
 use mongo_seq_core::{BatchReport, ClusterTime, CompletePending, NumberBatch, Plan};
 use serde_json::Value;

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mongo_seq::config::{self, Config};
-use mongo_seq::health::Health;
-use mongo_seq::metrics::Metrics;
-use mongo_seq::server::{self, RunOptions};
+use mongo_seq_sidecar::config::{self, Config};
+use mongo_seq_sidecar::health::Health;
+use mongo_seq_sidecar::metrics::Metrics;
+use mongo_seq_sidecar::server::{self, RunOptions};
 use mongodb::bson::{doc, Document};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Collection};
@@ -114,7 +114,7 @@ pub async fn wait_running(run: &Running) {
         if !triggers.is_empty()
             && triggers
                 .values()
-                .all(|h| h.state == mongo_seq::health::State::Running)
+                .all(|h| h.state == mongo_seq_sidecar::health::State::Running)
         {
             return;
         }

@@ -69,6 +69,25 @@ fn check_fields(
     Ok(())
 }
 
+/// MongoDB's limit on one document, in bytes of BSON.
+pub const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Room for what an insert adds to a document: its number and its formatted id (field names of
+/// at most 200 bytes, a formatted id of a few dozen).
+pub const ADDED_FIELDS_BYTES: u64 = 1024;
+
+/// Checks that a caller's document of `bytes` bytes of BSON can still be stored once numbered
+/// (done before a number is reserved for it): `INVALID_ARGUMENT` naming `argument` otherwise.
+pub fn check_document_size(argument: &str, bytes: u64) -> Result<(), SeqError> {
+    if bytes.saturating_add(ADDED_FIELDS_BYTES) <= MAX_DOCUMENT_BYTES {
+        return Ok(());
+    }
+    Err(SeqError::invalid_argument(
+        argument,
+        format!("is {bytes} bytes of BSON: with its number it would exceed MongoDB's 16 MiB document limit"),
+    ))
+}
+
 /// Whether `path` lies inside `parent` (`a.b` inside `a`).
 fn within(path: &str, parent: &str) -> bool {
     path.strip_prefix(parent)
@@ -96,6 +115,18 @@ fn check_not_scope(spec: &SequenceSpec, argument: &str, field: &str) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_must_leave_room_for_its_number() {
+        assert_eq!(check_document_size("doc", 100), Ok(()));
+        assert_eq!(
+            check_document_size("doc", MAX_DOCUMENT_BYTES - ADDED_FIELDS_BYTES),
+            Ok(())
+        );
+        let error = check_document_size("docs[3]", MAX_DOCUMENT_BYTES).unwrap_err();
+        assert_eq!(error.option_name(), Some("docs[3]"));
+        assert!(error.to_string().contains("16 MiB"), "{error}");
+    }
 
     #[test]
     fn document_fields_may_be_nested() {

@@ -19,7 +19,7 @@
 //!
 //! Once the stamp is written, a reservation of an earlier holder (its filter requires
 //! `epoch ≤` its own) cannot touch the counters any more. A new holder then completes the
-//! pending intents ([`crate::numbering::gapless::CompletePending`]) before numbering.
+//! pending intents ([`crate::numbering::pending::CompletePending`]) before numbering.
 
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -5,7 +5,9 @@
 
 pub mod batch;
 pub mod checkpoint;
+pub mod complete;
 pub mod gapless;
 pub mod intent;
+pub mod pending;
 pub mod seed_from_existing;
 pub mod spec;

@@ -7,6 +7,21 @@ use mongo_seq_core::Reply;
 use mongodb::error::{Error, ErrorKind, WriteFailure};
 
 /// A database operation that failed (the server refused it, or could not be reached).
+///
+/// ```no_run
+/// # async fn example(db: mongodb::Database) {
+/// use mongo_seq::executor::MongoFailure;
+/// use mongodb::bson::{doc, Document};
+///
+/// if let Err(error) = db.collection::<Document>("orders").insert_one(doc! {}).await {
+///     let failure = MongoFailure::from(error);
+///     if failure.transient {
+///         // an election, a network error: pause and try again
+///     }
+///     eprintln!("{} (server code {:?})", failure.message, failure.code);
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MongoFailure {
     /// The server's error code, when it sent one.
@@ -47,6 +62,20 @@ const HISTORY_LOST_CODES: [i32; 2] = [286, 280];
 pub(super) const TYPE_MISMATCH: i32 = 14;
 
 /// The server error code of a driver error, if it carries one.
+///
+/// ```no_run
+/// # async fn example(db: mongodb::Database) {
+/// use mongo_seq::executor::classify::server_code;
+/// use mongodb::bson::{doc, Document};
+///
+/// let users = db.collection::<Document>("users");
+/// if let Err(error) = users.insert_one(doc! { "_id": 1 }).await {
+///     if server_code(&error) == Some(11000) {
+///         println!("user 1 exists");
+///     }
+/// }
+/// # }
+/// ```
 pub fn server_code(e: &Error) -> Option<i32> {
     match e.kind.as_ref() {
         ErrorKind::Command(c) => Some(c.code),
@@ -68,6 +97,18 @@ fn is_transient(e: &Error) -> bool {
 }
 
 /// Whether a change stream's error means its resume point is gone.
+///
+/// ```no_run
+/// # async fn example(db: mongodb::Database) -> mongodb::error::Result<()> {
+/// use mongo_seq::executor::classify::is_history_lost;
+/// use mongodb::bson::Document;
+///
+/// match db.collection::<Document>("orders").watch().await {
+///     Err(error) if is_history_lost(&error) => println!("the resume point is gone: rescan"),
+///     other => drop(other?),
+/// }
+/// # Ok(()) }
+/// ```
 pub fn is_history_lost(e: &Error) -> bool {
     server_code(e).is_some_and(|code| HISTORY_LOST_CODES.contains(&code))
 }
@@ -79,19 +120,33 @@ pub(super) fn is_duplicate_key(e: &Error) -> bool {
 /// A duplicate-key error as the core reads it: what the server said, its message naming the
 /// index (the driver keeps no `keyPattern`). The core decides what it means for the command
 /// (`mongo_seq_core::protocol::duplicate_key`): a lost race, or another unique index than
-/// `_id`'s, which no retry can get past. No command the sidecar runs numbers the caller's
-/// documents, so none is the caller's own error.
+/// `_id`'s, which no retry can get past.
 pub(super) fn duplicate_key_reply(e: &Error) -> Reply {
-    let message = match e.kind.as_ref() {
-        ErrorKind::Command(c) => Some(c.message.as_str()),
-        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.message.as_str()),
+    Reply::duplicate_key(duplicate_key_message(e).as_deref(), None)
+}
+
+/// The server's message of a duplicate-key error (`… index: email_1 dup key: { … }`).
+pub(super) fn duplicate_key_message(e: &Error) -> Option<String> {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.message.clone()),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.message.clone()),
         _ => None,
-    };
-    Reply::duplicate_key(message, None)
+    }
 }
 
 /// A driver error for humans: its kind's message, without the driver's debug fields
 /// (`labels: {}, source: None, server response: None`).
+///
+/// ```no_run
+/// # async fn example(db: mongodb::Database) {
+/// use mongo_seq::executor::mongo_message;
+/// use mongodb::bson::{doc, Document};
+///
+/// if let Err(error) = db.collection::<Document>("orders").insert_one(doc! {}).await {
+///     eprintln!("could not insert: {}", mongo_message(&error));
+/// }
+/// # }
+/// ```
 pub fn mongo_message(e: &Error) -> String {
     without_driver_fields(&e.kind.to_string())
 }

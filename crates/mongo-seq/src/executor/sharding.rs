@@ -31,11 +31,8 @@ impl Executor {
     ) -> Result<Vec<CatalogEntry>, ExecuteError> {
         let mut collections = Vec::with_capacity(targets.len());
         for target in targets {
-            match self.place(*target) {
-                Ok(place) => collections.push(&place.collection),
-                Err(Failed::Other(error)) => return Err(error),
-                Err(Failed::Driver(e)) => return Err(ExecuteError::Mongo(e.into())),
-            }
+            let place = self.place(*target).map_err(Failed::into_error)?;
+            collections.push(&place.collection);
         }
         let namespaces: Vec<String> = collections
             .iter()
@@ -52,10 +49,10 @@ impl Executor {
             // Explicit, as every read here (the client's default is not inherited).
             .read_concern(ReadConcern::majority())
             .await
-            .map_err(|e| ExecuteError::Mongo(e.into()))?
+            .map_err(ExecuteError::Mongo)?
             .try_collect()
             .await
-            .map_err(|e| ExecuteError::Mongo(e.into()))?;
+            .map_err(ExecuteError::Mongo)?;
         Ok(namespaces
             .into_iter()
             .map(|namespace| {
