@@ -1,7 +1,8 @@
 //! One counter document (`{ _id: <counter id>, seq: <last issued> }`) and the plans on it:
 //! reading it ([`document`], [`current`]), reserving numbers ([`reservation`], giving a
 //! [`range`]), moving it ([`set_next`], [`seed`]: `seedFromMax`, [`seed_collection`]:
-//! `seedFromCollection`, which finds the [`largest`] number a collection holds).
+//! `seedFromCollection`, which finds the [`largest`] number a collection holds); on a sharded
+//! cluster, the [`shard_key`] its collection may have.
 
 pub mod current;
 pub mod document;
@@ -12,3 +13,4 @@ pub mod reset;
 pub mod seed;
 pub mod seed_collection;
 pub mod set_next;
+pub mod shard_key;

@@ -69,7 +69,7 @@ fn errors() {
 fn trigger_keys() {
     assert_eq!(
         SequenceSpec::trigger_keys().collect::<Vec<_>>().join(", "),
-        "start, step, min, max, scope, format, counterField"
+        "start, step, min, max, scope, format, counterField, counterId"
     );
     let keys = |v: Value| v.as_object().cloned().unwrap();
     let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
