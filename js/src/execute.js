@@ -13,8 +13,11 @@
 // asking the caller's sequence for the numbers of a `take`. A duplicate-key error (code 11000)
 // is handed to the core with what the server said about the index (its message and key
 // pattern): the plan either handles it (a reply) or it is the caller's own, rethrown as the
-// driver raised it. Every other error propagates.
+// driver raised it. A write on the counters refused for its shard key (a counters collection
+// sharded on another key than `_id`) is the core's UNSUPPORTED_SHARD_KEY naming the collection
+// and what to do. Every other error propagates.
 import { setTimeout as sleep } from "node:timers/promises";
+import { core } from "./wasm.js";
 
 const DUPLICATE_KEY = 11000;
 const INDEX_NOT_FOUND = 27;
@@ -66,6 +69,25 @@ function duplicateKeyReply(error, plan) {
  */
 export async function executeCommand(text, target, plan) {
   const command = target.codec.parseCommand(text);
+  try {
+    return await run(command, target, plan);
+  } catch (error) {
+    throw (command.collection === "counters" && shardKeyError(target.counters, error)) || error;
+  }
+}
+
+/**
+ * The core's error for a write the server refused for the counters collection's shard key
+ * (`UNSUPPORTED_SHARD_KEY`); undefined for any other error.
+ */
+function shardKeyError(counters, error) {
+  const code = Number(error?.code ?? error?.writeErrors?.[0]?.code);
+  if (!Number.isSafeInteger(code)) return undefined;
+  const namespace = String(counters?.namespace ?? counters?.collectionName ?? "counters");
+  return core.shardKeyRefusal(namespace, code, String(error?.errmsg ?? error?.message ?? ""));
+}
+
+async function run(command, target, plan) {
   const collection = command.collection === "counters" ? target.counters : target.documents;
   const write = concerns(command);
   const read = { promoteValues: false, ...write };

@@ -70,6 +70,7 @@ export const core = Object.freeze({
   checkCount: bindings.checkCount,
   checkFieldPath: bindings.checkFieldPath,
   checkCollectionName: bindings.checkCollectionName,
+  shardKeyRefusal: bindings.shardKeyRefusal,
   formatSeq: bindings.formatSeq,
   checkInstant: bindings.checkInstant,
   readInteger: bindings.readInteger,

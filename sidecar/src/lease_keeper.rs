@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use mongo_seq_core::{
     AcquireLease, Acquisition, Lease, LeaseHolder, LeaseRequest, Plan, RenewLease, Renewal,
+    SequenceSpec,
 };
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -45,8 +46,8 @@ pub struct LeaseKeeper<M> {
     mongo: M,
     /// `_id` of the lease document (the trigger's state document).
     lease_id: String,
-    /// The trigger's sequence name (its counters are `name` and `name/…`).
-    sequence: String,
+    /// The trigger's sequence (its counters are `name`, `name/…`, and the one `counterId` names).
+    sequence: SequenceSpec,
     settings: LeaseSettings,
     /// This process's liveness beacon: its facts go with every lease it takes.
     beacon: Arc<Beacon>,
@@ -57,7 +58,7 @@ impl<M: Mongo> LeaseKeeper<M> {
     pub fn new(
         mongo: M,
         lease_id: &str,
-        sequence: &str,
+        sequence: &SequenceSpec,
         settings: LeaseSettings,
         beacon: Arc<Beacon>,
         probe: Probe,
@@ -65,7 +66,7 @@ impl<M: Mongo> LeaseKeeper<M> {
         Self {
             mongo,
             lease_id: lease_id.to_owned(),
-            sequence: sequence.to_owned(),
+            sequence: sequence.clone(),
             settings,
             beacon,
             probe,
@@ -148,7 +149,7 @@ impl<M: Mongo> LeaseKeeper<M> {
         let until = self.horizon(sent);
         let mut request = self.request(None, false);
         request.holder_gone = holder_gone;
-        let mut plan = AcquireLease::new(&request, &self.sequence)?;
+        let mut plan = AcquireLease::for_sequence(&request, &self.sequence)?;
         let in_time = || {
             if Instant::now() < until {
                 Ok(())

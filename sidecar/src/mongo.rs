@@ -10,6 +10,7 @@
 //!                 │ watch(Watch) → EventStream   insert events of the documents collection
 //!                 │   └ next_batch(max) → EventBatch {events, resume_token}
 //!                 │ now_ms()                     the wall clock (leases, `updatedAt`, lag)
+//!                 │ catalog_entries(&[Collection]) how the counters and state collections are sharded
 //!      ┌──────────┴──────────┐
 //!  Connection (mongodb crate)   a simulator's model of a replica set
 //! ```
@@ -29,10 +30,11 @@
 use std::future::Future;
 use std::time::Duration;
 
-use mongo_seq_core::{ClusterTime, Command, Reply};
+use mongo_seq_core::{ClusterTime, Collection, Command, Reply};
 use serde_json::Value;
 
 use crate::error::SidecarError;
+pub use mongo_seq::executor::CatalogEntry;
 
 /// A change stream's resume token, opaque: the server's token document as canonical Extended
 /// JSON (it is stored in the trigger's state document as it is).
@@ -98,6 +100,15 @@ pub trait Mongo: Clone + Send + Sync + 'static {
 
     /// Milliseconds since the Unix epoch, by this process's wall clock.
     fn now_ms(&self) -> i64;
+
+    /// The namespaces of the counters and state collections `collections` names and their
+    /// entries in a sharded cluster's catalog (`config.collections`), in that order, read at
+    /// once: none for an unsharded collection or a replica set. A user who may not read the
+    /// catalog gets the server's Unauthorized (code 13).
+    fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> impl Future<Output = Result<Vec<CatalogEntry>, SidecarError>> + Send;
 }
 
 /// An open change stream.

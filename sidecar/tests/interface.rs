@@ -7,10 +7,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mongo_seq_core::{Command, NumberingSpec, Reply, SequenceSpec};
+use mongo_seq_core::{Collection, Command, NumberingSpec, Reply, SequenceSpec};
 use mongo_seq_sidecar::config::{Namespace, Settings, TriggerSpec};
 use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
-use mongo_seq_sidecar::mongo::{EventBatch, EventStream, Mongo, ResumeToken, Watch};
+use mongo_seq_sidecar::mongo::{CatalogEntry, EventBatch, EventStream, Mongo, ResumeToken, Watch};
 use mongo_seq_sidecar::trigger::{Shared, Trigger};
 use serde_json::json;
 use tokio::time::Instant;
@@ -59,6 +59,13 @@ impl Mongo for Unreachable {
     }
 
     async fn watch(&self, _watch: Watch) -> Result<NoStream, SidecarError> {
+        Err(unreachable())
+    }
+
+    async fn catalog_entries(
+        &self,
+        _collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
         Err(unreachable())
     }
 

@@ -270,7 +270,10 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     let cfg = write_config(&format!("{db}-cli"), &config_toml(&db, "", ""));
     let cfg = cfg.to_str().unwrap();
     let (code, _, err) = run(&["set-next", &name, "3", "--config", cfg]);
-    assert_eq!(code, 1, "backwards refused");
+    assert_eq!(
+        code, 3,
+        "backwards refused (exit 3: refused without --force)"
+    );
     assert!(err.contains("--force"), "{err}");
     let (code, out, err) = run(&["set-next", &name, "10", "--config", cfg]);
     assert_eq!(code, 0, "{err}");

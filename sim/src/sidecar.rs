@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
-use mongo_seq_sidecar::mongo::{EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch};
+use mongo_seq_sidecar::mongo::{
+    CatalogEntry, EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch,
+};
 use serde_json::Value;
 
 use crate::client::{Client, ClientOptions, DriverError, ReadPreference};
@@ -295,6 +297,25 @@ impl Mongo for SimMongo {
     fn now_ms(&self) -> i64 {
         let now = i64::try_from(self.world().now_ms()).unwrap_or(i64::MAX);
         EPOCH_MS + now + self.inner.skew_ms
+    }
+
+    /// The model is a replica set: no collection has a catalog entry (none is sharded).
+    async fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
+        let target = &self.inner.target;
+        Ok(collections
+            .iter()
+            .map(|collection| CatalogEntry {
+                namespace: match collection {
+                    Collection::Counters => target.counters.clone(),
+                    Collection::Documents => target.documents.clone(),
+                    Collection::Leases => target.leases.clone(),
+                },
+                entry: None,
+            })
+            .collect())
     }
 }
 

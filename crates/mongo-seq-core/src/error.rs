@@ -177,6 +177,12 @@ pub enum SeqError {
         counters: u64,
         reason: String,
     },
+
+    /// The counters collection (or the sidecar's state collection) is sharded on a key other
+    /// than `_id`: every write there finds its document by `_id` alone, and an upsert needs the
+    /// whole shard key (see [`crate::counter::shard_key`]). Nothing was written.
+    #[error("the collection {collection} is sharded on {key}: mongo-seq writes each counter by its `_id` alone, and a sharded collection takes an upsert only with the whole shard key in its filter; keep the counters in an unsharded collection (the package's `collection` option, the sidecar's `mongodb.counters`), or shard it on {{ _id: 1 }} or {{ _id: \"hashed\" }} (reshardCollection; unshardCollection from MongoDB 8.0)")]
+    UnsupportedShardKey { collection: String, key: String },
 }
 
 /// Whose index a unique index on the counters collection is, by the shapes the peers create,
@@ -256,6 +262,7 @@ impl SeqError {
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
             Self::ResetRefused { .. } => "RESET_REFUSED",
+            Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
         }
     }
 
@@ -287,6 +294,7 @@ impl SeqError {
         "WRITE_CONCERN_FAILED",
         "UNIQUE_INDEX_CONFLICT",
         "RESET_REFUSED",
+        "UNSUPPORTED_SHARD_KEY",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -392,6 +400,10 @@ impl SeqError {
             Self::ResetRefused { name, counters, .. } => object([
                 ("name", name.as_str().into()),
                 ("counters", (*counters).into()),
+            ]),
+            Self::UnsupportedShardKey { collection, key } => object([
+                ("collection", collection.as_str().into()),
+                ("key", key.as_str().into()),
             ]),
         };
         Some(details)

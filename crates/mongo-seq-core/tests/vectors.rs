@@ -10,12 +10,12 @@ use std::path::PathBuf;
 
 use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
-    audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
-    AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending, CounterKey,
-    CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest, InsertNumbered,
-    Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan, Refill, RenewLease, Reply,
-    Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting, SeedFromMax,
-    SeqError, SequenceSpec, SetNext, Step,
+    audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
+    plan_completion, AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending,
+    CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
+    InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan, Refill,
+    RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting,
+    SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -327,6 +327,10 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             spec(input)?.further(opt_int(input, "a"), opt_int(input, "b")),
         )),
         "parseReply" => Reply::from_json(arg(input, "reply")).map(to_json),
+        "checkShardKey" => {
+            let entry = Some(arg(input, "entry")).filter(|entry| !entry.is_null());
+            check_shard_key(text(input, "collection"), entry).map(|()| Value::Null)
+        }
         other => panic!("unknown op {other:?}"),
     }
 }

@@ -109,6 +109,24 @@ pub fn check_collection_name_js(
     mongo_seq_core::sequence::name::check_collection_name(&option, &name, database.as_deref()).js()
 }
 
+/// The error a server's refusal (`code`, `message`) of a write on the counters collection
+/// `collection` (`db.coll`) means when it refused it for its shard key (`UNSUPPORTED_SHARD_KEY`,
+/// returned, not thrown); `undefined` for any other code.
+#[wasm_bindgen(js_name = shardKeyRefusal, unchecked_return_type = "Error | undefined")]
+pub fn shard_key_refusal_js(
+    #[wasm_bindgen(unchecked_param_type = "string")] collection: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] code: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] message: JsValue,
+) -> Result<JsValue, JsValue> {
+    let collection = args::string("collection", &collection)?;
+    let message = args::string("message", &message)?;
+    let code = args::integer("code", &code)?;
+    Ok(
+        mongo_seq_core::shard_key_refusal(&collection, code, &message)
+            .map_or(JsValue::UNDEFINED, |error| error::to_js_error(&error)),
+    )
+}
+
 /// Reads a batch size (`nextMany`'s count, `insertMany`'s number of documents): an integer
 /// from 0 to 1,000,000, else `INVALID_ARGUMENT` naming `argument`. Returns it as a number.
 #[wasm_bindgen(js_name = checkCount)]

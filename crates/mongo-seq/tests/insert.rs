@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::setup;
+use common::{all, setup};
 use futures_util::TryStreamExt;
 use mongo_seq::{InsertOptions, SequenceOptions};
 use mongodb::bson::{doc, Bson, Document};
@@ -13,17 +13,6 @@ use mongodb::IndexModel;
 use serde::{Deserialize, Serialize};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-async fn all(collection: &mongodb::Collection<Document>, filter: Document) -> Vec<Document> {
-    collection
-        .find(filter)
-        .sort(doc! { "_id": 1 })
-        .await
-        .expect("find")
-        .try_collect()
-        .await
-        .expect("documents")
-}
 
 #[tokio::test]
 async fn insert_one_numbers_id_and_inserts_a_copy() -> TestResult {

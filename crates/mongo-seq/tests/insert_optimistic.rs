@@ -5,26 +5,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::setup;
+use common::{all, setup};
 use futures_util::future::join_all;
-use futures_util::TryStreamExt;
 use mongo_seq::{InsertOptions, OptimisticOptions, SequenceOptions, Sequences, WaitOptions};
 use mongodb::bson::{doc, Document};
 use mongodb::options::{IndexOptions, ReadConcern, WriteConcern};
 use mongodb::IndexModel;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-async fn all(collection: &mongodb::Collection<Document>, filter: Document) -> Vec<Document> {
-    collection
-        .find(filter)
-        .sort(doc! { "_id": 1 })
-        .await
-        .expect("find")
-        .try_collect()
-        .await
-        .expect("documents")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn insert_optimistic_is_the_tutorial_s_loop() -> TestResult {

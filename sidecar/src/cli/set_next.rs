@@ -1,13 +1,22 @@
 //! `mongo-seq set-next <counter id> <next>`: moves a counter, with the options of the sequence
-//! it belongs to (never guessed).
+//! it belongs to (never guessed): from the `--config` trigger that uses it, or given as flags
+//! (`--start`, `--step`, …: any sequence, one the npm package or the mongoose plugin keeps too).
 
 use clap::Args;
 use mongo_seq_core::{CounterKey, SeqError, SequenceSpec, SetNext};
 
-use super::{core_usage, load_config, runtime, CliError, CountersLocation};
+use super::{core_usage, runtime, CliError, CountersLocation, SequenceFlags};
 use crate::error::SidecarError;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "The sequence's options (start, step, bounds, scope, counter field and \
+id) decide the value stored: they come from the trigger of --config that uses the sequence, or \
+from the flags (--start, --step, --min, --max, --scope, --format, --counter-field, --counter-id; \
+validated as the config file's keys), never guessed — pass --step 1 for a sequence with the \
+defaults. Exit status: 0 done, 1 failure, 2 usage error, 3 refused without --force (backwards: \
+BACKWARDS_REFUSED; nothing written)."
+)]
 pub struct SetNextArgs {
     /// Counter id: the sequence name, or a scoped id such as `orders/tenantId=acme`.
     pub name: String,
@@ -18,10 +27,13 @@ pub struct SetNextArgs {
     /// the sequence's grid `start + k·step`.
     #[arg(long)]
     pub force: bool,
-    /// Required: the sequence's options (step, bounds, scope) come from the trigger of this
-    /// config that uses it. `--uri`/`--counters` only override where the counters are.
+    /// The sequence's options come from the trigger of `--config` that uses it (`--uri` /
+    /// `--counters` only override where the counters are), or from the flags below.
     #[command(flatten)]
     pub location: CountersLocation,
+    /// The sequence's options, without --config.
+    #[command(flatten)]
+    pub options: SequenceFlags,
 }
 
 pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
@@ -35,7 +47,7 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
                 .await
                 .map_err(|e| match e {
                     SidecarError::Core(core @ SeqError::BackwardsRefused { .. }) => {
-                        CliError::runtime(anyhow::anyhow!(
+                        CliError::Refused(anyhow::anyhow!(
                             "{core} (pass --force to move the counter backwards)"
                         ))
                     }
@@ -54,26 +66,18 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
 }
 
 /// The sequence's options (start, step, bounds, scope), from the trigger of `--config` that
-/// uses the sequence: `set-next` never guesses them (a wrong step stores a wrong counter). The
-/// counter id must be one of that sequence's (its scope fields, in order).
+/// uses the sequence, or from the flags: `set-next` never guesses them (a wrong step stores a
+/// wrong counter). The counter id must be one of that sequence's (its scope fields, in order).
 fn sequence(args: &SetNextArgs) -> Result<SequenceSpec, CliError> {
     let key = CounterKey::parse(&args.name).map_err(|e| core_usage(&e))?;
     let name = key.name.as_str();
-    let Some(path) = &args.location.config else {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "set-next needs the sequence's options (start, step, min, max, scope) to store the right counter value: pass --config with the sidecar config whose trigger uses sequence `{name}`"
-        )));
-    };
-    let config = load_config(path)?;
-    let sequences = config.triggers.iter().map(|t| t.numbering.sequence());
-    if let Some(sequence) = sequences.clone().find(|s| s.name() == name) {
-        key.belongs_to(sequence).map_err(|e| core_usage(&e))?;
-        return Ok(sequence.clone());
-    }
-    let known: Vec<String> = sequences.map(|s| format!("`{}`", s.name())).collect();
-    Err(CliError::usage(anyhow::anyhow!(
-        "no trigger of {} uses sequence `{name}` (its sequences: {}); set-next only moves counters whose options it knows",
-        path.display(),
-        known.join(", ")
-    )))
+    let spec = super::sequence::of(
+        name,
+        args.location.config.as_deref(),
+        &args.options,
+        "set-next",
+    )?
+    .0;
+    key.belongs_to(&spec).map_err(|e| core_usage(&e))?;
+    Ok(spec)
 }

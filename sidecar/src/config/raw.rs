@@ -82,6 +82,9 @@ pub struct RawTrigger {
     pub format_field: Option<String>,
     /// The counter documents' number field (`seq` by default; the core's `counterField`).
     pub counter_field: Option<Value>,
+    /// The counter's `_id` when it is not the sequence name (the core's `counterId`): a string,
+    /// or a table such as the Atlas recipe's `{ db = "app", coll = "orders" }`.
+    pub counter_id: Option<Value>,
     /// Extended JSON (a flag can say `null`, which TOML cannot).
     #[serde(rename = "match")]
     pub filter: Option<Map<String, Value>>,

@@ -7,9 +7,9 @@ use mongo_seq_core::{NumberingSpec, SeqError, SequenceSpec};
 use serde_json::{Map, Value};
 
 use super::error::{invalid, ConfigError, Key};
+use super::filter::validate_match;
 use super::namespace::Namespace;
 use super::raw::RawTrigger;
-use mongo_seq::executor::convert;
 
 #[derive(Debug, Clone)]
 pub struct TriggerSpec {
@@ -57,6 +57,7 @@ impl Keys {
             Some("name") => self.key("sequence"),
             Some("formatField") => self.key("format_field"),
             Some("counterField") => self.key("counter_field"),
+            Some("counterId") => self.key("counter_id"),
             Some(option) => self.key(option),
             None => self.whole(),
         };
@@ -107,7 +108,7 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
 }
 
 /// A trigger's sequence keys as written (`sequence`, `start`, `step`, `min`, `max`, `scope`,
-/// `format`, `counter_field`) → the core's `SequenceSpec`, named `default_name` unless the
+/// `format`, `counter_field`, `counter_id`) → the core's `SequenceSpec`, named `default_name` unless the
 /// keys name it.
 pub fn validate_sequence(
     raw: &RawTrigger,
@@ -124,35 +125,11 @@ pub fn validate_sequence(
         ("scope", &raw.scope),
         ("format", &raw.format),
         ("counterField", &raw.counter_field),
+        ("counterId", &raw.counter_id),
     ] {
         if let Some(value) = value {
             options.insert(option.to_owned(), value.clone());
         }
     }
     SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))
-}
-
-/// A `match` expression: field conditions, `$and`, `$or`, `$nor`; checked as the BSON the
-/// server gets, kept as its canonical Extended JSON.
-fn validate_match(filter: Map<String, Value>, key: Key) -> Result<Map<String, Value>, ConfigError> {
-    if let Some(op) = filter
-        .keys()
-        .find(|k| k.starts_with('$') && !matches!(k.as_str(), "$and" | "$or" | "$nor"))
-    {
-        return Err(invalid(
-            key,
-            format!("top-level `{op}` is not supported (use field conditions, $and, $or, $nor)"),
-        ));
-    }
-    match convert::to_doc(Value::Object(filter)) {
-        Ok(doc) if !doc.is_empty() => match convert::from_doc(doc) {
-            Value::Object(filter) => Ok(filter),
-            _ => Err(invalid(key, "must be a table")),
-        },
-        Ok(_) => Err(invalid(
-            key,
-            "must not be empty (leave it out to take every document)",
-        )),
-        Err(e) => Err(invalid(key, e)),
-    }
 }

@@ -7,14 +7,14 @@ mod stream;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mongo_seq_core::{Command, Reply};
+use mongo_seq_core::{Collection, Command, Reply};
 use mongodb::Client;
 
 pub use stream::DriverStream;
 
 use crate::config::Namespace;
 use crate::error::SidecarError;
-use crate::mongo::{Mongo, Watch};
+use crate::mongo::{CatalogEntry, Mongo, Watch};
 use mongo_seq::executor::{convert, Executor};
 
 /// A trigger's collections on one client: `Collection::Documents` is the watched collection,
@@ -71,6 +71,13 @@ impl Mongo for Connection {
             .clone();
         let filter = convert::to_doc(watch.filter.clone()).map_err(SidecarError::Reply)?;
         DriverStream::open(documents, filter, watch).await
+    }
+
+    async fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
+        Ok(self.executor.catalog_entries(collections).await?)
     }
 
     fn now_ms(&self) -> i64 {

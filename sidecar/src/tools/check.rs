@@ -64,7 +64,8 @@ pub struct CheckSummary {
     pub counters: BTreeMap<String, Option<i64>>,
     /// Every counter has issued the largest number found under it.
     pub counters_ok: bool,
-    /// Full core reports by counter id (examples of duplicates and gaps).
+    /// Full core reports by counter id (examples of duplicates and gaps), their integers
+    /// beyond 2^53 − 1 as decimal strings too.
     pub reports: BTreeMap<String, Value>,
 }
 
@@ -248,7 +249,9 @@ pub async fn audit_collection<M: Mongo>(
         summary.counters.insert(counter_id.clone(), counter);
         summary.reports.insert(
             counter_id,
-            serde_json::to_value(&report).unwrap_or_else(|e| json!(e.to_string())),
+            super::counters::exact_numbers(
+                serde_json::to_value(&report).unwrap_or_else(|e| json!(e.to_string())),
+            ),
         );
     }
     Ok(summary)

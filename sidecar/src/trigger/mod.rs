@@ -5,7 +5,7 @@
 //! Trigger::run ── standby ──(lease acquired: core AcquireLease)──▶ hold: sessions ∥ lease renewal
 //!                    ▲                                                │
 //!                    └──── lease lost (renewal, own deadline, fenced) ┘   shutdown: release
-//! session (session.rs): unique index → CompletePending → state → open stream
+//! session (session.rs): unique index → shard keys (sharding.rs) → CompletePending → state → open stream
 //!                       → [backfill (backfill.rs)] → batches (batch.rs) → token (state.rs)
 //! ```
 //!
@@ -17,6 +17,7 @@ mod index;
 mod path;
 mod plans;
 mod session;
+mod sharding;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,7 +68,7 @@ impl<M: Mongo> Trigger<M> {
         let lease = LeaseKeeper::new(
             mongo.clone(),
             &spec.id,
-            spec.numbering.sequence().name(),
+            spec.numbering.sequence(),
             settings.lease.clone(),
             shared.beacon.clone(),
             probe.clone(),

@@ -34,6 +34,7 @@ impl<M: Mongo> Trigger<M> {
         delay: &mut Duration,
     ) -> Result<(), SidecarError> {
         self.ensure_index().await?;
+        self.check_sharding().await?;
         // Whoever holds the trigger completes what an interrupted holder left pending first.
         self.complete_pending(fence).await?;
         let stored = self.state.load().await?;

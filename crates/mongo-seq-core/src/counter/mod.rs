@@ -2,7 +2,8 @@
 //! reading it ([`document`], [`current`]), reserving numbers ([`reservation`], giving a
 //! [`range`]), moving it ([`set_next`], [`seed`]: `seedFromMax`, [`seed_collection`]:
 //! `seedFromCollection`, which finds the [`largest`] number a collection holds); the counters
-//! of dated documents ([`dated`]: the `localDates` step of a sequence that resets).
+//! of dated documents ([`dated`]: the `localDates` step of a sequence that resets); on a
+//! sharded cluster, the [`shard_key`] its collection may have.
 
 pub mod current;
 pub mod dated;
@@ -14,3 +15,4 @@ pub mod reset;
 pub mod seed;
 pub mod seed_collection;
 pub mod set_next;
+pub mod shard_key;

@@ -38,7 +38,6 @@ use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, U
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
-use crate::sequence::scope::counters_of;
 
 /// What the caller wants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -384,11 +383,12 @@ pub fn held_filter(lease_id: &str, owner: &str, epoch: i64) -> Value {
 }
 
 /// Filter and update (for `updateMany` on the counters collection) that stamp `epoch` on every
-/// counter of sequence `name` (`name` and `name/…` scoped ids) whose epoch is not higher.
-pub fn stamp_epoch(name: &str, epoch: i64) -> (Value, Value) {
+/// counter `counters` matches (`$or` branches: a sequence's `name` and `name/…` scoped ids, see
+/// [`crate::SequenceSpec::counters_of`]) whose epoch is not higher.
+pub fn stamp_epoch(counters: &Value, epoch: i64) -> (Value, Value) {
     (
         json!({
-            "$or": counters_of(name),
+            "$or": counters,
             "epoch": { "$not": { "$gt": ejson::long(epoch) } },
         }),
         json!({ "$set": { "epoch": ejson::long(epoch) } }),

@@ -12,7 +12,7 @@ use crate::numbering::intent::{
 };
 use crate::numbering::spec::{stored_value, NumberingSpec};
 use crate::protocol::command::{
-    id_filter, Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
+    Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
 use crate::protocol::concern::{anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
@@ -208,7 +208,7 @@ impl CompleteIntentMachine {
             &self.counter_id,
         )?;
         self.phase = CompletionPhase::Claim;
-        let mut filter = id_filter(&self.counter_id);
+        let mut filter = self.numbering.sequence().id_filter(&self.counter_id);
         if let Value::Object(intent) = self.intent.to_document() {
             for (key, value) in intent {
                 filter.insert(format!("intent.{key}"), value);
@@ -394,7 +394,10 @@ impl Machine for CompleteIntentMachine {
                 Reply::Document { .. } => Ok(self.stamp()),
                 Reply::None => {
                     self.phase = CompletionPhase::Check;
-                    Ok(Step::Command(read_command(&self.counter_id)))
+                    Ok(Step::Command(read_command(
+                        self.numbering.sequence(),
+                        &self.counter_id,
+                    )))
                 }
                 other => Err(unexpected(&other, "claiming a gapless intent")),
             },

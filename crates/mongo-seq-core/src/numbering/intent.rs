@@ -39,12 +39,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::counter::document::read_counter;
+use crate::counter::document::read_spec_counter;
 use crate::counter::range::ReservedRange;
+use crate::counter::reservation::not_an_array;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
-use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, UpdateOptions};
+use crate::protocol::command::{Collection, Command, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
@@ -182,11 +183,12 @@ pub struct GaplessReserveMachine {
     retries: Retries,
 }
 
-/// The read of one counter document (`majority`: see [`crate::protocol::concern`]).
-pub(crate) fn read_command(counter_id: &str) -> Command {
+/// The read of one counter document (`majority`: see [`crate::protocol::concern`]), by its
+/// `_id` (the `counterId` option's, when the sequence has one).
+pub(crate) fn read_command(spec: &SequenceSpec, counter_id: &str) -> Command {
     Command::FindOne {
         collection: Collection::Counters,
-        filter: Value::Object(id_filter(counter_id)),
+        filter: Value::Object(spec.id_filter(counter_id)),
         options: None,
     }
 }
@@ -215,7 +217,7 @@ impl GaplessReserve {
         };
         Ok(MachinePlan::begin(
             machine,
-            Ok(Step::Command(read_command(counter_id))),
+            Ok(Step::Command(read_command(spec, counter_id))),
         ))
     }
 }
@@ -252,7 +254,7 @@ impl GaplessReserveMachine {
         match reply {
             Reply::None => {
                 let range = self.range_after(None)?;
-                let mut document = id_filter(&self.counter_id);
+                let mut document = self.spec.id_filter(&self.counter_id);
                 document.insert(
                     self.spec.counter_field().to_owned(),
                     ejson::long(range.last),
@@ -266,7 +268,7 @@ impl GaplessReserveMachine {
                 }))
             }
             Reply::Document { document } => {
-                let last = read_counter(&document, &self.counter_id, self.spec.counter_field())?;
+                let last = read_spec_counter(&self.spec, &document, &self.counter_id)?;
                 // A counter outside the sequence's range would hand out numbers outside it.
                 let last = self.spec.check_counter(&self.counter_id, last)?;
                 let (counter_epoch, intent) = read_counter_extras(&document, &self.counter_id)?;
@@ -279,8 +281,17 @@ impl GaplessReserveMachine {
                     return Ok(Step::Done(GaplessReservation::Pending { intent }));
                 }
                 let range = self.range_after(Some(last))?;
-                let mut filter = id_filter(&self.counter_id);
-                filter.insert(self.spec.counter_field().to_owned(), ejson::long(last));
+                let mut filter = self.spec.id_filter(&self.counter_id);
+                // The counter as read, exactly: its value, and not an array (`seq: 40` alone
+                // would also match an array holding 40).
+                let stored = document
+                    .get(self.spec.counter_field())
+                    .cloned()
+                    .unwrap_or_else(|| ejson::long(last));
+                filter.insert(
+                    self.spec.counter_field().to_owned(),
+                    json!({ "$eq": stored, "$not": not_an_array() }),
+                );
                 if !skip {
                     filter.insert("intent".to_owned(), json!({ "$exists": false }));
                 }
@@ -311,7 +322,7 @@ impl GaplessReserveMachine {
     fn again(&mut self) -> Result<Step<GaplessReservation>, SeqError> {
         self.retries.bump("gapless reserve", &self.counter_id)?;
         self.phase = ReservePhase::Read;
-        Ok(Step::Command(read_command(&self.counter_id)))
+        Ok(Step::Command(read_command(&self.spec, &self.counter_id)))
     }
 }
 
@@ -322,7 +333,7 @@ impl Machine for GaplessReserveMachine {
         match (self.phase.clone(), reply) {
             (ReservePhase::Read, reply) => self.on_read(reply),
             (ReservePhase::Update(range), Reply::Document { document }) => {
-                let last = read_counter(&document, &self.counter_id, self.spec.counter_field())?;
+                let last = read_spec_counter(&self.spec, &document, &self.counter_id)?;
                 if last != range.last {
                     return Err(SeqError::unexpected_reply(
                         "the updated counter does not hold the value just set",

@@ -15,7 +15,6 @@ use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::Reply;
-use crate::sequence::scope::counters_of;
 
 // ---------------------------------------------------------------------------- CompletePending
 
@@ -67,7 +66,7 @@ impl CompletePending {
         let find = Command::Find {
             collection: Collection::Counters,
             filter: json!({
-                "$or": counters_of(numbering.sequence().name()),
+                "$or": numbering.sequence().counters_of(),
                 "intent": { "$exists": true },
             }),
             options: QueryOptions::default(),
@@ -81,7 +80,9 @@ impl CompletePendingMachine {
     /// Completes the next counter's pending intent, or finishes.
     fn next(&mut self) -> Result<Step<PendingReport>, SeqError> {
         while let Some(counter) = self.counters.pop_front() {
-            let Some(Value::String(counter_id)) = counter.get("_id").cloned() else {
+            // The counter id: the `_id` (or the name, for the `counterId` option's document).
+            let Some(counter_id) = self.numbering.sequence().counter_id_of(counter.get("_id"))
+            else {
                 continue;
             };
             let (counter_epoch, intent) = read_counter_extras(&counter, &counter_id)?;

@@ -124,10 +124,8 @@ impl SequenceSpec {
     ];
 
     /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
-    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch),
-    /// `counterId` (not yet: the sidecar's gapless protocol and lease stamps find counters by
-    /// string ids).
-    const NOT_FOR_TRIGGERS: [&'static str; 4] = ["name", "block", "refillAhead", "counterId"];
+    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
+    const NOT_FOR_TRIGGERS: [&'static str; 3] = ["name", "block", "refillAhead"];
 
     /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block`,
     /// `refillAhead` and `counterId`.
@@ -375,6 +373,17 @@ impl SequenceSpec {
         match &self.counter_id {
             Some(key) if counter_id == self.name => key.clone(),
             _ => Value::String(counter_id.to_owned()),
+        }
+    }
+
+    /// The counter id of a counter document's `_id` (the inverse of
+    /// [`SequenceSpec::counter_document_id`]): the name for the `counterId` option's `_id`, the
+    /// string itself otherwise; `None` for an `_id` that is neither.
+    pub fn counter_id_of(&self, id: Option<&Value>) -> Option<String> {
+        match id? {
+            id if self.counter_id.as_ref() == Some(id) => Some(self.name.clone()),
+            Value::String(id) => Some(id.clone()),
+            _ => None,
         }
     }
 

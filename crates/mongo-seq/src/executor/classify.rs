@@ -44,11 +44,14 @@ impl From<Error> for MongoFailure {
     }
 }
 
-/// Server error codes of elections, stepdowns and shutdowns: retry, resume from the stored token.
-/// And MaxTimeMSExpired (50): a read causally after an event that the member serving it had not
-/// reached in time (`ANCHORED_READ_MAX_TIME_MS`).
-const TRANSIENT_CODES: [i32; 17] = [
-    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 133, 43, 50,
+/// Server error codes of elections, stepdowns and shutdowns, and of a `mongos` whose routing
+/// table is behind a chunk migration (StaleShardVersion 63, StaleEpoch 150, StaleConfig 13388,
+/// StaleDbVersion 249: it refreshes and the retry goes through): retry, resume from the stored
+/// token. And MaxTimeMSExpired (50): a read causally after an event that the member serving it
+/// had not reached in time (`ANCHORED_READ_MAX_TIME_MS`).
+const TRANSIENT_CODES: [i32; 19] = [
+    6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 13388, 249, 133, 43,
+    50,
 ];
 
 /// Server error codes that mean "the resume point is gone" (ChangeStreamHistoryLost,
@@ -165,7 +168,52 @@ fn without_driver_fields(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use mongodb::bson::doc;
+    use mongodb::error::{CommandError, Error, ErrorKind};
+
+    use super::*;
+
+    /// The driver's error for a server reply `{ok: 0, code, codeName, errmsg}`, as `mongos`
+    /// sends one (no sharded cluster runs here: these are the replies the manual documents).
+    pub(crate) fn server_error(code: i32, code_name: &str, errmsg: &str) -> Error {
+        let reply = doc! { "ok": 0, "code": code, "codeName": code_name, "errmsg": errmsg };
+        let command: CommandError = mongodb::bson::from_document(reply).expect("a command error");
+        Error::from(ErrorKind::Command(command))
+    }
+
+    #[test]
+    fn a_mongos_behind_a_migration_is_transient_as_an_election_is() {
+        for (code, name) in [
+            (13388, "StaleConfig"),
+            (63, "StaleShardVersion"),
+            (150, "StaleEpoch"),
+            (249, "StaleDbVersion"),
+        ] {
+            let e = server_error(code, name, "version mismatch detected for app.orders");
+            let failure = MongoFailure::from(e.clone());
+            assert!(failure.transient, "{name}");
+            assert_eq!(failure.code, Some(code));
+            assert!(!is_history_lost(&e), "{name}");
+        }
+    }
+
+    #[test]
+    fn history_lost_on_one_shard_through_mongos_is_history_lost() {
+        for (code, name) in [
+            (286, "ChangeStreamHistoryLost"),
+            (280, "ChangeStreamFatalError"),
+        ] {
+            let e = server_error(
+                code,
+                name,
+                "Error on remote shard shard02:27018 :: caused by :: Resume of change stream was not possible, as the resume point may no longer be in the oplog.",
+            );
+            assert!(is_history_lost(&e), "{name}");
+            assert!(!MongoFailure::from(e).transient, "{name}");
+        }
+    }
+
     #[test]
     fn driver_fields_are_removed() {
         assert_eq!(

@@ -35,6 +35,7 @@ mod anchored;
 pub mod classify;
 pub mod convert;
 mod insert;
+mod sharding;
 mod update;
 
 use futures_util::TryStreamExt;
@@ -49,6 +50,7 @@ use serde_json::Value;
 
 pub use classify::{mongo_message, MongoFailure};
 pub use insert::Documents;
+pub use sharding::CatalogEntry;
 
 /// Why a command did not run.
 ///
@@ -191,7 +193,9 @@ impl Executor {
     }
 
     /// Runs one command. Server errors a plan reads are replies; every other failure is an
-    /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`].
+    /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`],
+    /// a write on the counters or state collection refused for its shard key the core's
+    /// `UNSUPPORTED_SHARD_KEY`.
     ///
     /// ```no_run
     /// # async fn example(executor: mongo_seq::executor::Executor) -> Result<(), Box<dyn std::error::Error>> {
@@ -206,6 +210,7 @@ impl Executor {
     /// # Ok(()) }
     /// ```
     pub async fn execute(&self, command: Command) -> Result<Reply, ExecuteError> {
+        let target = command.collection();
         // The counter a TypeMismatch is about: the `_id` of a counter update.
         let counter = match &command {
             Command::FindOneAndUpdate {
@@ -215,11 +220,11 @@ impl Executor {
             } => filter.get("_id").and_then(Value::as_str).map(str::to_owned),
             _ => None,
         };
-        self.run(command)
-            .await
-            .map_err(|failed| match (failed, counter) {
-                (Failed::Other(error), _) => error,
-                (Failed::Driver(e), Some(counter))
+        self.run(command).await.map_err(|failed| match failed {
+            Failed::Other(error) => error,
+            Failed::Driver(e) => match (self.shard_key_refusal(target, &e), counter) {
+                (Some(refused), _) => ExecuteError::Reply(refused),
+                (None, Some(counter))
                     if classify::server_code(&e) == Some(classify::TYPE_MISMATCH) =>
                 {
                     ExecuteError::MalformedCounter {
@@ -227,8 +232,9 @@ impl Executor {
                         message: mongo_message(&e),
                     }
                 }
-                (Failed::Driver(e), _) => ExecuteError::Mongo(e),
-            })
+                (None, _) => ExecuteError::Mongo(e),
+            },
+        })
     }
 
     fn place(&self, target: Target) -> Result<&Place, Failed> {

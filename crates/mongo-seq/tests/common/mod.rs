@@ -236,3 +236,15 @@ pub fn counter(
         })
     }
 }
+
+/// Every document `filter` matches, by `_id`.
+pub async fn all(collection: &mongodb::Collection<Document>, filter: Document) -> Vec<Document> {
+    collection
+        .find(filter)
+        .sort(doc! { "_id": 1 })
+        .await
+        .expect("find")
+        .try_collect()
+        .await
+        .expect("documents")
+}

@@ -1,5 +1,6 @@
 use super::*;
 use crate::protocol::plan::Plan;
+use crate::sequence::scope::counters_of;
 
 #[test]
 fn the_held_filter_names_the_holder_and_its_epoch() {
@@ -159,6 +160,6 @@ fn release_and_stamp() {
     let (commands, out) = run(&mut plan, vec![Reply::None]);
     assert_eq!(out.unwrap(), LeaseOutcome::Released);
     assert!(matches!(&commands[0], Command::FindOneAndUpdate { .. }));
-    let (filter, _) = stamp_epoch("orders", 4);
+    let (filter, _) = stamp_epoch(&counters_of("orders"), 4);
     assert_eq!(filter["$or"][1]["_id"]["$lt"], json!("orders0"));
 }

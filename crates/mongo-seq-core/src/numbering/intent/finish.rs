@@ -28,6 +28,7 @@ pub type FinishIntent = MachinePlan<FinishIntentMachine>;
 /// The state of a [`FinishIntent`].
 #[derive(Debug, Clone)]
 pub struct FinishIntentMachine {
+    spec: SequenceSpec,
     counter_id: String,
     intent: Intent,
     epoch: i64,
@@ -45,7 +46,7 @@ impl FinishIntent {
         epoch: i64,
     ) -> Result<Self, SeqError> {
         spec.check_counter_id(counter_id)?;
-        let mut filter = id_filter(counter_id);
+        let mut filter = spec.id_filter(counter_id);
         filter.insert("intent.first".to_owned(), ejson::long(intent.first));
         filter.insert(
             "intent.count".to_owned(),
@@ -65,6 +66,7 @@ impl FinishIntent {
             },
         };
         let machine = FinishIntentMachine {
+            spec: spec.clone(),
             counter_id: counter_id.to_owned(),
             intent: intent.clone(),
             epoch,
@@ -86,7 +88,7 @@ impl Machine for FinishIntentMachine {
             }
             (FinishPhase::Update, Reply::None) => {
                 self.phase = FinishPhase::Check;
-                Ok(Step::Command(read_command(&self.counter_id)))
+                Ok(Step::Command(read_command(&self.spec, &self.counter_id)))
             }
             (FinishPhase::Check, Reply::Document { document }) => {
                 match read_counter_extras(&document, &self.counter_id) {

@@ -73,7 +73,7 @@ fn errors() {
 fn trigger_keys() {
     assert_eq!(
         SequenceSpec::trigger_keys().collect::<Vec<_>>().join(", "),
-        "start, step, min, max, scope, format, reset, timeZone, yearStart, counterField"
+        "start, step, min, max, scope, format, reset, timeZone, yearStart, counterField, counterId"
     );
     let keys = |v: Value| v.as_object().cloned().unwrap();
     let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
