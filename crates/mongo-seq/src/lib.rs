@@ -196,6 +196,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod assign;
 mod counter;
 mod error;
 pub mod executor;
@@ -203,12 +204,14 @@ mod import;
 mod insert;
 mod insert_options;
 mod options;
+mod period;
 mod run;
 mod sequence;
 mod sequences;
 mod target;
 mod wait;
 
+pub use assign::{AssignOptions, AssignResult, Assigned, Skipped};
 pub use error::{Error, Result};
 pub use import::ImportOptions;
 pub use insert_options::{
@@ -216,14 +219,14 @@ pub use insert_options::{
 };
 pub use options::SequenceOptions;
 pub use run::{run_plan, Execute};
-pub use sequence::Sequence;
+pub use sequence::{Issued, Sequence};
 pub use sequences::{Sequences, SequencesBuilder};
 pub use wait::WaitOptions;
 
 /// The core's types that this crate's API returns or takes.
 pub use mongo_seq_core::{
-    CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter, IndexChange,
-    ResetOutcome, SeqError, SequenceSpec, SetNextOutcome, SkippedCounter,
+    CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter, IndexChange, Period,
+    Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome, SkippedCounter,
 };
 
 /// The sans-I/O core (`mongo-seq-core`): its plans, for tools that drive them with
