@@ -28,6 +28,46 @@ pub(crate) fn now_ms() -> i64 {
     }
 }
 
+/// The coarse real-time clock (Linux's `CLOCK_REALTIME_COARSE`: the time of the last tick, read
+/// without the hardware counter) and how far behind the precise clock it may be, or `None`
+/// where there is none (then the warm path reads the precise clock).
+#[cfg(target_os = "linux")]
+pub(crate) fn coarse_clock() -> Option<CoarseClock> {
+    use rustix::time::{clock_getres, ClockId};
+    let tick = clock_getres(ClockId::RealtimeCoarse);
+    let tick_ms = tick.tv_sec.saturating_mul(1000) + tick.tv_nsec / 1_000_000 + 1;
+    // Behind by at most one tick; twice that and at least 10 ms, to be safe.
+    Some(CoarseClock {
+        lag_ms: tick_ms.saturating_mul(2).max(10),
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn coarse_clock() -> Option<CoarseClock> {
+    None
+}
+
+/// See [`coarse_clock`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CoarseClock {
+    /// How far behind the precise clock a reading may be, in ms.
+    pub(crate) lag_ms: i64,
+}
+
+impl CoarseClock {
+    /// A reading, in ms since the epoch: now is in `[reading, reading + lag_ms]`.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn now_ms(self) -> i64 {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+        now.tv_sec.saturating_mul(1000) + now.tv_nsec / 1_000_000
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn now_ms(self) -> i64 {
+        now_ms()
+    }
+}
+
 /// A caller's date as milliseconds, checked by the core (`INVALID_DATE` naming `date`).
 pub(crate) fn instant(date: mongodb::bson::DateTime) -> Result<i64> {
     Ok(check_instant("date", None, date.timestamp_millis())?)
@@ -44,6 +84,12 @@ pub(crate) struct Window {
 impl Window {
     pub(crate) fn contains(&self, ms: i64) -> bool {
         self.from <= ms && ms < self.until
+    }
+
+    /// Whether now is in the window, by a coarse reading: `[reading, reading + lag]` inside it.
+    pub(crate) fn holds_now(&self, clock: CoarseClock) -> bool {
+        let reading = clock.now_ms();
+        self.from <= reading && reading.saturating_add(clock.lag_ms) < self.until
     }
 }
 

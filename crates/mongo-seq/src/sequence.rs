@@ -60,6 +60,8 @@ struct Shared {
     counters: Counters,
     /// The zone of a sequence that resets (checked to exist when it was defined).
     zone: Option<TimeZone>,
+    /// The cheap clock of the warm path of a sequence that resets, where there is one.
+    clock: Option<crate::period::CoarseClock>,
 }
 
 /// What a handle numbers from.
@@ -104,11 +106,13 @@ impl Sequence {
             true => Some(crate::executor::time_zone(spec.time_zone())?),
             false => None,
         };
+        let clock = zone.as_ref().and_then(|_| crate::period::coarse_clock());
         let shared = Arc::new(Shared {
             spec,
             executor,
             counters: Counters::default(),
             zone,
+            clock,
         });
         let binding = if !shared.spec.scope().is_empty() {
             Binding::Unbound
@@ -282,6 +286,10 @@ impl Sequence {
             Binding::Counter(bound) => &bound.counter,
             // A series: the counter of now's period (the warm path compares two integers).
             Binding::Series(series) => {
+                // Within the period at hand by the coarse clock: no precise clock read.
+                if let Some(number) = self.shared.clock.and_then(|c| series.take_one_now(c)) {
+                    return Ok(number);
+                }
                 let now = crate::period::now_ms();
                 if let Some(number) = series.take_one(now) {
                     return Ok(number);

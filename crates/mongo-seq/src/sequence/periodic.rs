@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{Binding, Bound, Sequence};
 use crate::counter::Counter;
 use crate::error::Result;
-use crate::period::{instant, now_ms, period_at, Window};
+use crate::period::{instant, now_ms, period_at, CoarseClock, Window};
 
 /// A number with its period and formatted id: what [`Sequence::next_formatted`] gives.
 ///
@@ -53,6 +53,16 @@ impl Series {
 
     pub(super) fn scope(&self) -> Option<&Value> {
         self.scope.as_ref()
+    }
+
+    /// [`take_one`](Self::take_one) for now, when a coarse reading of the clock shows now is
+    /// in the window kept, whatever its lag.
+    pub(super) fn take_one_now(&self, clock: CoarseClock) -> Option<i64> {
+        let window = self.window.lock().unwrap_or_else(PoisonError::into_inner);
+        window
+            .as_ref()
+            .filter(|window| window.holds_now(clock))
+            .and_then(|window| window.counter.take_one())
     }
 
     /// A number of the block in hand of the counter of `ms`'s period, when `ms` is in the window
