@@ -79,7 +79,10 @@ impl Sequence {
             executor,
             counters: Counters::default(),
         });
-        let bound = if shared.spec.scope().is_empty() {
+        // A sequence that resets has a counter per period: no handle is bound before a date
+        // is given (the library has no periodic sequences yet: issue 19's hosts).
+        let periodic = shared.spec.reset() != mongo_seq_core::Reset::Never;
+        let bound = if shared.spec.scope().is_empty() && !periodic {
             let counter_id = shared.spec.counter_id(None)?;
             let counter = shared.counters.get(&shared.spec, &counter_id)?;
             Some(Bound {

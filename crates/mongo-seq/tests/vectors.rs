@@ -115,6 +115,9 @@ async fn run(seqs: &Sequences, case: &Value, problems: &mut Vec<String>) -> Opti
         "parseOptions" => {
             sequence(seqs, input).map(|s| serde_json::to_value(s.options()).expect("serializes"))
         }
+        // A counter id or a format in a period: the library has no periodic sequences yet (issue 19's
+        // hosts); the core replays these natively and through Wasm.
+        "counterId" | "formatSeq" if input.get("period").is_some() => return None,
         "counterId" => sequence(seqs, input).and_then(|s| {
             let id = match input.get("document").filter(|d| !d.is_null()) {
                 Some(document) => {
