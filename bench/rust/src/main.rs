@@ -264,26 +264,31 @@ async fn warm_next(db: &Database, args: &Args) {
     let plain = PlainHiLo {
         block: Mutex::new((0, i64::MAX)),
     };
-    let calls = args.warm_calls.min(900_000 / (args.rounds as u64 + 1));
+    // Short samples, the three rows interleaved, medians: on a loaded machine a preemption
+    // spoils a few samples instead of a whole row.
+    let calls = args.warm_calls.min(900_000);
+    const SAMPLE: u64 = 2_000;
+    let samples = (calls / SAMPLE).max(5);
     let (mut library, mut reference, mut periodic) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 0..=args.rounds {
+    let per_call = |started: Instant| started.elapsed().as_nanos() as f64 / SAMPLE as f64;
+    for sample in 0..=samples {
         let started = Instant::now();
-        for _ in 0..calls {
+        for _ in 0..SAMPLE {
             std::hint::black_box(sequence.next().await.expect("next"));
         }
-        let ns = started.elapsed().as_nanos() as f64 / calls as f64;
+        let ns = per_call(started);
         let started = Instant::now();
-        for _ in 0..calls {
+        for _ in 0..SAMPLE {
             std::hint::black_box(yearly.next().await.expect("next"));
         }
-        let yearly_ns = started.elapsed().as_nanos() as f64 / calls as f64;
+        let yearly_ns = per_call(started);
         let started = Instant::now();
-        for _ in 0..calls {
+        for _ in 0..SAMPLE {
             std::hint::black_box(plain.take());
         }
-        let plain_ns = started.elapsed().as_nanos() as f64 / calls as f64;
-        if round > 0 {
-            // round 0 warms up
+        let plain_ns = per_call(started);
+        if sample > 0 {
+            // sample 0 warms up
             library.push(ns);
             reference.push(plain_ns);
             periodic.push(yearly_ns);
@@ -295,21 +300,21 @@ async fn warm_next(db: &Database, args: &Args) {
         "rust.next_warm.yearly_ns",
         median(periodic),
         "ns",
-        "Rust: warm next() of a yearly sequence (Europe/Paris), median of rounds",
+        "Rust: warm next() of a yearly sequence (Europe/Paris), median of samples",
         false,
     );
     figure(
         "rust.next_warm.yearly_vs_plain",
         median(yearly_ratios),
         "x",
-        "Rust: warm next(), yearly ÷ plain (same rounds)",
+        "Rust: warm next(), yearly ÷ plain (same samples)",
         false,
     );
     figure(
         "rust.next_warm_ns",
         median(library),
         "ns",
-        "Rust: warm next() (no round trip), median of rounds",
+        "Rust: warm next() (no round trip), median of samples",
         false,
     );
     figure(
