@@ -233,7 +233,9 @@ impl Sequence {
             .into()
     }
 
-    /// The counter document's `_id`: the name, or `invoices/tenant=acme` for a scoped handle.
+    /// The counter document's `_id`: the name, `invoices/tenant=acme` for a scoped handle,
+    /// `invoices/2026` for a period's ([`in_period`](Self::in_period)). A series of a sequence
+    /// that resets has one per period: `INVALID_ARGUMENT` naming `period`.
     ///
     /// ```no_run
     /// # fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
