@@ -438,3 +438,73 @@ async fn bad_series_input_is_refused_with_nothing_written() {
         .await;
     }
 }
+
+/// Two processes' worth of `Sequences` assigning at once: every issued document is numbered
+/// exactly once, by one of them, and no number is held twice within a period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_assigns_number_each_document_once() -> TestResult {
+    let s = setup("series_assign_race").await;
+    let invoices = s.db.collection::<Document>("invoices");
+    let options = || {
+        SequenceOptions::new()
+            .reset(Reset::Monthly)
+            .format("{yyyy}{mm}-{seq}")
+    };
+    let documents: Vec<Document> = (0..120)
+        .map(|i| {
+            let day = if i % 2 == 0 { "2026-04-30T12:00:00Z" } else { "2026-05-01T12:00:00Z" };
+            doc! { "_id": i, "status": if i % 5 == 0 { "draft" } else { "issued" }, "issuedAt": at(day) }
+        })
+        .collect();
+    invoices.insert_many(&documents).await?;
+    let assign = AssignOptions::new("inv", "number")
+        .format_field("code")
+        .date_field("issuedAt");
+    let (a, b) = (
+        mongo_seq::Sequences::new(&s.db),
+        mongo_seq::Sequences::new(&s.db),
+    );
+    a.sequence("inv", options())?;
+    b.sequence("inv", options())?;
+    a.create_numbering_index(&invoices, assign.clone()).await?;
+    let (first, second) = tokio::join!(
+        a.assign(&invoices, doc! { "status": "issued" }, assign.clone()),
+        b.assign(&invoices, doc! { "status": "issued" }, assign.clone()),
+    );
+    let (first, second) = (first?, second?);
+    let mut ids: Vec<Bson> = first
+        .assigned
+        .iter()
+        .chain(&second.assigned)
+        .map(|n| n.id.clone())
+        .collect();
+    assert_eq!(
+        ids.len(),
+        96,
+        "each issued document numbered by one of them"
+    );
+    ids.sort_by_key(|id| id.as_i32());
+    ids.dedup();
+    assert_eq!(ids.len(), 96, "none twice");
+    let stored = all(&invoices, doc! { "status": "issued" }).await;
+    let mut numbers: Vec<(String, i64)> = stored
+        .iter()
+        .map(|d| {
+            (
+                d.get_str("numberPeriod").unwrap().to_owned(),
+                d.get_i64("number").unwrap(),
+            )
+        })
+        .collect();
+    numbers.sort();
+    numbers.dedup();
+    assert_eq!(numbers.len(), 96, "no number held twice within a period");
+    let drafts = all(
+        &invoices,
+        doc! { "status": "draft", "number": { "$exists": true } },
+    )
+    .await;
+    assert!(drafts.is_empty());
+    s.drop_db().await;
+    Ok(())
+}
