@@ -42,6 +42,11 @@ class BsonCodec {
     return this.#EJSON.serialize(document, CANONICAL);
   }
 
+  /** A value the core gave as Extended JSON (an `_id` in a plan's result) as a driver value. */
+  toDriver(value) {
+    return this.#EJSON.deserialize({ value }, CANONICAL).value;
+  }
+
   /** A driver document as canonical Extended JSON text (a reply for the core). */
   documentJson(document) {
     return this.#EJSON.stringify(document, CANONICAL);
