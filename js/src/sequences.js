@@ -124,7 +124,8 @@ export class Sequences {
    */
   async assign(collection, filter, options) {
     checkCollection(collection, ["find", "bulkWrite", "createIndex"]);
-    const { sequence, field, formatField, dateField, sort } = this.#insertOptions(options, "assign options", ASSIGN_OPTIONS);
+    // `field` may be a nested path here (the core's assign checks it).
+    const { sequence, field, formatField, dateField, sort } = this.#insertOptions(options, "assign options", ASSIGN_OPTIONS, false);
     const filterDocument = this.#codec.documentArgument("filter", filter);
     const sortDocument = sort === undefined ? undefined : this.#codec.documentArgument("sort", sort);
     const plan = sequence.spec.assign(field, formatField, filterDocument, sortDocument, dateField, Date.now());
@@ -196,11 +197,11 @@ export class Sequences {
   }
 
   /** The insert options, checked (the core checks where the number and formatted id go, and the `dateField`). */
-  #insertOptions(options, what = "insert options", known = DATED_INSERT_OPTIONS) {
+  #insertOptions(options, what = "insert options", known = DATED_INSERT_OPTIONS, topLevel = true) {
     const { sequence, field = "_id", formatField, dateField, sort } = checkKnownKeys(what, options, known);
     if (sequence === undefined) throw invalidOption("sequence", "is required (a sequence name or a Sequence)");
     const resolved = this.#resolve(sequence);
-    resolved.spec.checkInsertFields(field, formatField);
+    resolved.spec.checkInsertFields(field, formatField, !topLevel);
     return { sequence: resolved, field, formatField, dateField, sort };
   }
 
