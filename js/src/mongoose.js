@@ -304,8 +304,11 @@ async function assignStored(model, numbered, doc) {
     const { value, period } = assigned[0];
     assign(doc, numbered, sequenceOf(model, numbered), value, period);
   } else {
-    // Numbered meanwhile by another process (or no longer matching): what is stored.
-    const stored = await model.collection.findOne({ _id: doc._id }, { projection: Object.fromEntries(paths.map((path) => [path, 1])) });
+    // Numbered meanwhile by another process (or no longer matching): what is stored, read as
+    // `waitForNumber` reads (majority-committed, from the primary: never a number a failover
+    // could take back).
+    const projection = Object.fromEntries(paths.map((path) => [path, 1]));
+    const stored = await model.collection.findOne({ _id: doc._id }, { projection, readConcern: { level: "majority" }, readPreference: "primary" });
     for (const path of paths) {
       const value = stored === null ? undefined : valueOf(stored, path);
       if (value !== undefined) setValue(doc, path, value);
