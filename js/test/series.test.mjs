@@ -171,6 +171,10 @@ test("dated inserts: each document numbered in the period of its dateField, the 
   );
   assert.deepEqual(many.values, [1, 2, 2]);
   assert.deepEqual(many.formatted, ["INV-2026-000001", "INV-2025-000002", "INV-2026-000002"]);
+  // Through the executor's localDates: an instant before 1970 (a negative int64 in the command) and one after 2100.
+  const early = await seqs.insertMany(coll, [{ issuedAt: new Date("1969-12-31T23:30:00Z") }, { issuedAt: new Date("2101-01-01T00:00:00Z") }], { sequence: invoices, field: "number", formatField: "ref", dateField: "issuedAt" });
+  assert.deepEqual(early.formatted, ["INV-1970-000001", "INV-2101-000001"]);
+  await coll.deleteMany({ numberPeriod: { $in: ["1970", "2101"] } });
   // Without dateField: now, one instant for the whole call.
   const now = await seqs.insertOne(coll, { note: "now" }, { sequence: invoices, field: "number", formatField: "ref" });
   const year = invoices.periodOf();
