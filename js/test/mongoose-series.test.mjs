@@ -112,6 +112,16 @@ for (const [label, mongoose] of [
       );
     });
 
+    test("when as a function of the document", async () => {
+      const Ticket = model({ priority: Number }, { field: "n", sequence: `fn${models}`, when: (doc) => doc.priority > 2 });
+      const [low, high] = await Ticket.create([{ priority: 1 }, { priority: 5 }]);
+      assert.deepEqual([low.n, high.n], [undefined, 1]);
+      low.priority = 3;
+      await low.save();
+      assert.equal(low.n, 2);
+      assert.equal((await Ticket.findById(low._id).lean()).n, 2);
+    });
+
     test("when: two processes saving the same issued document give it one number", async () => {
       const options = { field: "number", when: { status: "issued" }, sequence: `race${models}` };
       const fields = { status: String };
