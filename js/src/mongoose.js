@@ -4,9 +4,10 @@
 // (new, the field unset; with `when`, only those that match) and asks the package for them:
 // `next()` per saved document (callers in one turn share one reservation), `nextMany()` once per
 // counter for a whole `insertMany()` or `bulkWrite()`, and the package's `assign` for a stored
-// document saved once it matches `when` (a write conditioned on it still matching and unnumbered,
-// so two processes saving it cannot give it two numbers). It imports nothing from mongoose: the schema, models and connections it is
-// handed are enough, so it follows whichever mongoose (8 or 9) the application uses.
+// document saved once it matches `when` (a write conditioned on it still matching and
+// unnumbered: two processes saving it cannot give it two numbers). It imports nothing from
+// mongoose: the schema, models and connections it is handed are enough, so it follows whichever
+// mongoose (8 or 9) the application uses.
 import { Sequences, core } from "./index.js";
 import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
 import { zoneFormatter } from "./local-dates.js";
@@ -363,6 +364,9 @@ async function explained(numbered, promise) {
  * refused) before anything is reserved.
  */
 async function numberBatch(model, fields, docs) {
+  // One instant for the documents without a date, so a batch straddling a period's end is
+  // numbered and labelled in one period.
+  const now = Date.now();
   for (const numbered of fields.values()) {
     const sequence = sequenceOf(model, numbered);
     const groups = new Map();
@@ -376,7 +380,7 @@ async function numberBatch(model, fields, docs) {
       const cast = doc instanceof model ? doc : new model(doc);
       if (numbered.when !== undefined && !numbered.when.test(cast)) continue;
       const scope = numbered.scope.length > 0 ? scopeOf(cast, numbered.scope) : undefined;
-      const date = dateOf(cast, numbered);
+      const date = dateOf(cast, numbered) ?? (numbered.periodField === undefined ? undefined : now);
       const period = sequence.periodOf(date);
       const counterId = sequence.counterId(scope, period);
       let group = groups.get(counterId);
