@@ -10,10 +10,15 @@ const HOUR_MS = 3_600_000;
 /** Every zone's offset, local mean times included, is within ±16 h: 36 h either side of UTC midnight brackets a date's start. */
 const MARGIN_MS = 36 * HOUR_MS;
 
+/** Windows kept besides the current one: callers that alternate between a few periods (now, and dates of last year) search Intl once per period. */
+const KEPT = 4;
+
 export class PeriodWindow {
   #spec;
   #formatter;
-  /** The cached period and the instants it spans: [from, until). */
+  /** Earlier windows, most recent first. */
+  #kept = [];
+  /** The current window: the period and the instants it spans, [from, until). */
   period = undefined;
   from = 0;
   until = -Infinity;
@@ -24,22 +29,22 @@ export class PeriodWindow {
     this.#formatter = zoneFormatter(timeZone);
   }
 
-  /** The period of `ms` (an instant the core accepts): the cached one, or worked out and cached. */
+  /** The period of `ms` (an instant the core accepts): from a cached window, or worked out and cached. */
   periodAt(ms) {
     if (ms >= this.from && ms < this.until) return this.period;
-    const period = this.#spec.periodOf(localDate(this.#formatter, ms));
-    const start = this.#spec.periodStart(period);
-    const next = this.#spec.nextPeriodStart(period);
-    const from = start === undefined ? -Infinity : this.#startOf(start);
-    const until = next === undefined ? Infinity : this.#startOf(next);
-    // Cached only when the search agrees with the instant at hand (a zone whose dates step back
-    // at a boundary keeps no window; each call then asks Intl).
-    if (from <= ms && ms < until) {
-      this.period = period;
-      this.from = from;
-      this.until = until;
+    let window = this.#kept.find((kept) => ms >= kept.from && ms < kept.until);
+    if (window === undefined) {
+      const period = this.#spec.periodOf(localDate(this.#formatter, ms));
+      const start = this.#spec.periodStart(period);
+      const next = this.#spec.nextPeriodStart(period);
+      window = { period, from: start === undefined ? -Infinity : this.#startOf(start), until: next === undefined ? Infinity : this.#startOf(next) };
+      // Cached only when the search agrees with the instant at hand (a zone whose dates step
+      // back at a boundary keeps no window; each call then asks Intl).
+      if (!(window.from <= ms && ms < window.until)) return period;
     }
-    return period;
+    if (this.period !== undefined) this.#kept = [{ period: this.period, from: this.from, until: this.until }, ...this.#kept.filter((kept) => kept !== window)].slice(0, KEPT);
+    ({ period: this.period, from: this.from, until: this.until } = window);
+    return window.period;
   }
 
   /** The local date of `ms` (for the core's `localDates`, and tests). */

@@ -76,6 +76,10 @@ test("the warm path: the period window holds from the period's first instant to 
     assert.equal(window.periodAt(next), "2027");
     assert.equal(window.periodAt(jan1 - 1), "2025");
     assert.ok(calls > 0);
+    // Alternating between the periods already seen: no search again.
+    calls = 0;
+    for (const ms of [next, jan1, jan1 - 1, next + 5, jan1 + 5]) window.periodAt(ms);
+    assert.equal(calls, 0, "the windows of recent periods are kept");
   } finally {
     Intl.DateTimeFormat.prototype.formatToParts = formatToParts;
     spec.free();
