@@ -140,6 +140,7 @@ const GOALS = [
   { goal: "block 1, 10 callers ≥ 1× the tutorial, 10 callers", name: "client.block1.c10.vs_tutorial", atLeast: 1 },
   { goal: "warm next() ≤ 1 µs", name: "client.next_warm_ns", atMost: 1000 },
   { goal: "warm next() ≤ 3× plain-JS hi/lo", name: "client.next_warm.vs_hilo_js", atMost: 3 },
+  { goal: "warm next() of a yearly sequence ≤ 2× a plain one", name: "client.next_warm.yearly_vs_plain", atMost: 2 },
   { goal: "Rust: block 100 ≥ 90× the tutorial in Rust, 1 task", name: "rust.block100.c1.vs_tutorial", atLeast: 90 },
   { goal: "Rust: block 1000 ≥ 500× the tutorial in Rust, 1 task", name: "rust.block1000.c1.vs_tutorial", atLeast: 500 },
   { goal: "Rust: warm next() ≤ 1 µs", name: "rust.next_warm_ns", atMost: 1000 },
