@@ -144,6 +144,7 @@ const GOALS = [
   { goal: "Rust: block 100 ≥ 90× the tutorial in Rust, 1 task", name: "rust.block100.c1.vs_tutorial", atLeast: 90 },
   { goal: "Rust: block 1000 ≥ 500× the tutorial in Rust, 1 task", name: "rust.block1000.c1.vs_tutorial", atLeast: 500 },
   { goal: "Rust: warm next() ≤ 1 µs", name: "rust.next_warm_ns", atMost: 1000 },
+  { goal: "Rust: warm next() of a yearly sequence ≤ 2× a plain one", name: "rust.next_warm.yearly_vs_plain", atMost: 2 },
   { goal: "nextMany(1000): one round trip", name: "client.nextmany1000.round_trips", atLeast: 1, atMost: 1 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents)`, name: "client.insertmany.vs_mongoose_sequence", atLeast: 50 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents), 0.5 ms each way`, name: "client.insertmany.vs_mongoose_sequence.rtt1ms", atLeast: 50 },
