@@ -48,3 +48,37 @@ fn the_seed_that_read_an_event_s_document_on_a_deposed_primary_runs_clean() {
         outcome.violations
     );
 }
+
+/// A gapless completion read its documents on secondaries with `afterClusterTime` at the events
+/// only: a secondary whose commit point had not reached the completion's own moves answered
+/// with them half applied, the completion took a number one of its own documents held for a
+/// number held by another document, and 71 stayed unused under a counter at 76. Fixed in the
+/// product: a plan's reads are also causally after its own latest write (its `operationTime`).
+const READ_BEFORE_OWN_WRITES: u64 = 8_234_182;
+
+#[test]
+fn the_seed_whose_completion_read_from_before_its_own_moves_runs_clean() {
+    let outcome = run(READ_BEFORE_OWN_WRITES, None, false);
+    assert!(
+        outcome.violations.is_empty(),
+        "seed {READ_BEFORE_OWN_WRITES}: {:?} (replay: mongo-seq-sim --seed {READ_BEFORE_OWN_WRITES} --schedules 1 --trace)",
+        outcome.violations
+    );
+}
+
+#[test]
+fn it_still_catches_reads_anchored_at_the_events_only() {
+    let outcome = run(
+        READ_BEFORE_OWN_WRITES,
+        Some(Mutant::ReadBeforeOwnWrites),
+        false,
+    );
+    assert!(
+        outcome
+            .violations
+            .iter()
+            .any(|v| v.contains("number 71 is missing, and no document that is gone held it")),
+        "{:?}",
+        outcome.violations
+    );
+}

@@ -29,10 +29,14 @@ pub enum Mutant {
     /// read that is not causally after the event (no `afterClusterTime`: the product before
     /// issue 25).
     UnanchoredSkipRead,
+    /// A gapless plan's reads of its documents anchored at the events only, not also after the
+    /// plan's own writes (a secondary may answer from before them: the product before the fix
+    /// of seed 8,234,182).
+    ReadBeforeOwnWrites,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 7] = [
+    pub const ALL: [Mutant; 8] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
@@ -40,6 +44,7 @@ impl Mutant {
         Mutant::CounterW1,
         Mutant::UnfencedCompletion,
         Mutant::UnanchoredSkipRead,
+        Mutant::ReadBeforeOwnWrites,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +56,7 @@ impl Mutant {
             Mutant::CounterW1 => "counter-w1",
             Mutant::UnfencedCompletion => "unfenced-completion",
             Mutant::UnanchoredSkipRead => "unanchored-skip-read",
+            Mutant::ReadBeforeOwnWrites => "read-before-own-writes",
         }
     }
 }
