@@ -247,11 +247,10 @@ pub fn execute(
         session: request.session,
         object_ids: seed * 1000,
     };
-    let response = writer.write(&request.operation, &request.db)?;
+    let mut response = writer.write(&request.operation, &request.db)?;
     let ops = writer.ops;
     let targets: Vec<(String, Option<Bson>)> = ops.iter().map(|(op, _)| target_of(op)).collect();
     let times = cluster.append(index, ops);
-    let mut response = response;
     if let Response::Write { operation_time, .. } = &mut response {
         *operation_time = Some(
             times

@@ -30,7 +30,12 @@
 //!   MongoDB sets `afterClusterTime` itself for the operations of a causally consistent
 //!   session; the time here is of another client's write, known from its change event, so
 //!   the command carries it (the same `readConcern` a session advanced to it with
-//!   `advanceOperationTime` would send), and the product needs no sessions.
+//!   `advanceOperationTime` would send), and the product needs no sessions. A plan that reads
+//!   the documents again after writing them (a gapless completion, its recheck) moves the
+//!   anchor to its own latest write's `operationTime` ([`advance_after_write`]), as a causally
+//!   consistent session would: a secondary's commit point can lag the primary's, so a
+//!   `majority` read there at the event's time alone may not show the plan's own
+//!   majority-acknowledged writes (seed 8,234,182).
 //! * Other reads of the **documents** carry `{level: "local"}`, explicitly: which documents exist,
 //!   which are unnumbered, the largest number in use. A change stream opened without a resume
 //!   point starts at the primary's newest entry, majority-committed or not, so a `majority`

@@ -13,8 +13,8 @@ use crate::protocol::concern::ClusterTime;
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
 /// `{"kind":"duplicateKey","errmsg"?:…,"keyPattern"?:{…}}`, `{"kind":"documents","documents":[…]}`,
 /// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
-/// "writeConcernError"?:{code, errmsg},"operationTime"?:{"$timestamp":…}}` (see [`WriteResult`]), `{"kind":"waited"}`,
-/// `{"kind":"numbers","values":[…]}`.
+/// "writeConcernError"?:{code, errmsg},"operationTime"?:{"$timestamp":…}}` (see
+/// [`WriteResult`]), `{"kind":"waited"}`, `{"kind":"numbers","values":[…]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", try_from = "Value")]
 pub enum Reply {
