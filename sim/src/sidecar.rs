@@ -15,7 +15,7 @@ use std::time::Duration;
 use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
 use mongo_seq_sidecar::mongo::{
-    CatalogEntry, EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch,
+    CatalogEntry, ChangeEvent, EventBatch, EventStream, Mongo, ResumeToken, Watch,
 };
 use serde_json::Value;
 
@@ -415,12 +415,13 @@ impl EventStream for SimStream {
         for event in &read.events {
             match event.get_str("operationType") {
                 Ok("invalidate") => self.invalidated = true,
-                Ok("insert") => events.push(InsertEvent {
+                Ok("insert") => events.push(ChangeEvent {
                     document: event.get_document("fullDocument").ok().map(to_json),
                     cluster_time: event
                         .get_timestamp("clusterTime")
                         .ok()
                         .and_then(|t| ClusterTime::new(t.time, t.increment)),
+                    wall_time_ms: None,
                 }),
                 _ => {}
             }

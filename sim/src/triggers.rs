@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use mongo_seq_core::{NumberingSpec, SequenceSpec};
-use mongo_seq_sidecar::config::{LeaseSettings, Namespace, Settings, TriggerSpec};
+use mongo_seq_sidecar::config::{LeaseSettings, Namespace, On, Settings, TriggerSpec};
 use mongo_seq_sidecar::trigger::{Shared, Trigger};
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -66,6 +66,8 @@ impl Watched {
             numbering: NumberingSpec::new(sequence, FIELD, None, self.gapless)
                 .expect("a numbering"),
             filter: None,
+            on: On::Insert,
+            backfill_sort: None,
         }
     }
 
