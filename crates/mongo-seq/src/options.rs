@@ -71,9 +71,11 @@ pub struct SequenceOptions {
 }
 
 /// Configuration keys written in Rust's case, and the core's key for each.
-const SNAKE_CASE: [(&str, &str); 2] = [
+const SNAKE_CASE: [(&str, &str); 4] = [
     ("refill_ahead", "refillAhead"),
     ("counter_field", "counterField"),
+    ("time_zone", "timeZone"),
+    ("year_start", "yearStart"),
 ];
 
 impl SequenceOptions {
@@ -252,7 +254,10 @@ impl SequenceOptions {
             }
         }
         raw.insert("name".to_owned(), Value::String(name.to_owned()));
-        Ok(SequenceSpec::parse(&Value::Object(raw))?)
+        let spec = SequenceSpec::parse(&Value::Object(raw))?;
+        // The core checks the zone's syntax; whether it exists is the tz database's to say.
+        crate::executor::check_time_zone(&spec)?;
+        Ok(spec)
     }
 }
 
