@@ -147,3 +147,62 @@ async fn a_first_start_numbers_what_already_matches_in_backfill_sort_order() {
         vec![(0, Some(2)), (1, Some(4)), (2, Some(3)), (3, Some(1))]
     );
 }
+
+/// `(n, seq, seqPeriod, invoiceNo)` of every document, by `n`.
+async fn periods(coll: &Collection<Document>) -> Vec<(i32, i64, String, String)> {
+    let docs: Vec<Document> = coll
+        .find(doc! {})
+        .sort(doc! { "n": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    docs.iter()
+        .map(|d| {
+            (
+                d.get_i32("n").unwrap(),
+                d.get_i64("seq").unwrap_or(-1),
+                d.get_str("seqPeriod").unwrap_or("-").to_owned(),
+                d.get_str("invoiceNo").unwrap_or("-").to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_yearly_series_issued_across_new_year_in_paris_lands_in_both_years() {
+    let (db, _plain, coll) = test_db("match_yearly").await;
+    let trigger = format!(
+        "{ISSUED}\ngapless = true\nsequence = \"invoices\"\nreset = \"yearly\"\ntime_zone = \"Europe/Paris\"\nformat = \"INV-{{yyyy}}-{{seq:06}}\"\nformat_field = \"invoiceNo\"\ndate_field = \"issuedAt\""
+    );
+    let run = start(config(&db, &trigger, ""), options().await, false);
+    wait_running(&run).await;
+    // 2026-12-31T22:59:59.999Z is 23:59:59.999 in Paris (UTC+1), the next ms is 2027.
+    let new_year_ms: i64 = 1_798_758_000_000;
+    let at = |ms: i64| Bson::DateTime(mongodb::bson::DateTime::from_millis(ms));
+    let offsets = [-60_000, -1, 0, -30_000, 1];
+    coll.insert_many(offsets.iter().enumerate().map(
+        |(n, off)| doc! { "n": n as i32, "status": "draft", "issuedAt": at(new_year_ms + off) },
+    ))
+    .await
+    .unwrap();
+    // Issued (processed) in the order 0, 2, 1, 4, 3: each in the series of its own year, even
+    // December's issued after January's.
+    for n in [0, 2, 1, 4, 3] {
+        issue(&coll, n).await;
+    }
+    wait_numbered(&coll, "seq", 5, WAIT).await;
+    run.stop().await;
+    let expected: Vec<(i32, i64, String, String)> = [
+        (0, 1, "2026"),
+        (1, 2, "2026"),
+        (2, 1, "2027"),
+        (3, 3, "2026"),
+        (4, 2, "2027"),
+    ]
+    .into_iter()
+    .map(|(n, seq, year)| (n, seq, year.to_owned(), format!("INV-{year}-{seq:06}")))
+    .collect();
+    assert_eq!(periods(&coll).await, expected);
+}
