@@ -36,7 +36,8 @@ struct Args {
     #[arg(long)]
     trace: bool,
     /// Switch on one protocol mutant (no-epoch-condition, token-before-batch,
-    /// skip-pending-intent, renew-without-epoch, counter-w1, unfenced-completion).
+    /// skip-pending-intent, renew-without-epoch, counter-w1, unfenced-completion,
+    /// unanchored-skip-read, unconditioned-numbering).
     #[arg(long)]
     mutant: Option<Mutant>,
     /// Hunt every mutant: run schedules from --seed until each is caught (at most

@@ -206,10 +206,10 @@ fn change_streams_deliver_committed_events_in_order_and_resume() {
     let start = start_now(c.node(0));
     run(&mut c, 0, insert(1), ReadLevel::Local);
     run(&mut c, 0, insert(2), ReadLevel::Local);
-    let batch = read(c.node(0), "app.docs", &[], start, 10).unwrap();
+    let batch = read(c.node(0), "app.docs", &[], start, 10, None).unwrap();
     assert!(batch.events.is_empty(), "nothing is majority-committed yet");
     c.replicate(1, 1).unwrap();
-    let batch = read(c.node(0), "app.docs", &[], start, 10).unwrap();
+    let batch = read(c.node(0), "app.docs", &[], start, 10, None).unwrap();
     assert_eq!(kinds(&batch.events), ["insert:1"]);
     c.replicate_all();
     let token = batch.events[0].get_document("_id").unwrap();
@@ -219,6 +219,7 @@ fn change_streams_deliver_committed_events_in_order_and_resume() {
         &[],
         Position::from_token(token).unwrap(),
         10,
+        None,
     )
     .unwrap();
     assert_eq!(kinds(&resumed.events), ["insert:2"]);
@@ -230,6 +231,7 @@ fn change_streams_deliver_committed_events_in_order_and_resume() {
         &[doc! {"$match": {"operationType": "insert"}}],
         after,
         10,
+        None,
     )
     .unwrap();
     assert!(quiet.events.is_empty());
@@ -249,7 +251,7 @@ fn history_is_lost_once_the_oplog_is_truncated_past_the_token() {
     );
     c.replicate_all();
     c.truncate_oplog(0, c.clock());
-    let lost = read(c.node(0), "app.docs", &[], start, 10).unwrap_err();
+    let lost = read(c.node(0), "app.docs", &[], start, 10, None).unwrap_err();
     assert_eq!(lost.code(), Some(286));
 }
 
@@ -269,12 +271,12 @@ fn dropping_the_watched_collection_invalidates_the_stream() {
     run(&mut c, 0, insert(2), ReadLevel::Local);
     c.replicate_all();
     let filter = [doc! {"$match": {"operationType": "insert"}}];
-    let batch = read(c.node(0), "app.docs", &filter, start, 10).unwrap();
+    let batch = read(c.node(0), "app.docs", &filter, start, 10, None).unwrap();
     assert_eq!(kinds(&batch.events), ["insert:1", "invalidate"]);
     assert!(batch.invalidated);
     // Starting after the invalidate token: the recreated collection's events.
     let after = Position::from_token(&batch.post_batch_token).unwrap();
-    let next = read(c.node(0), "app.docs", &filter, after, 10).unwrap();
+    let next = read(c.node(0), "app.docs", &filter, after, 10, None).unwrap();
     assert_eq!(kinds(&next.events), ["insert:2"]);
 }
 
