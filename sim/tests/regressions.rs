@@ -48,3 +48,18 @@ fn the_seed_that_read_an_event_s_document_on_a_deposed_primary_runs_clean() {
         outcome.violations
     );
 }
+
+/// Numbering on issue (issue 19): a first number written without the trigger's condition (a
+/// draft seen through a stale `updateLookup` gets a number) is caught by the first seed.
+#[test]
+fn the_first_seed_catches_a_draft_numbered_through_a_stale_lookup() {
+    let outcome = run(1, Some(Mutant::UnconditionedNumbering), false);
+    assert!(
+        outcome
+            .violations
+            .iter()
+            .any(|v| v.contains("a draft numbered")),
+        "{:?}",
+        outcome.violations
+    );
+}

@@ -390,3 +390,72 @@ fn a_number_read_local_may_roll_back_one_read_majority_may_not() {
     assert_eq!(on_old, Some(6), "5 was rolled back on the old primary");
     assert_eq!(number(&mut c, new, ReadLevel::Majority), Some(6));
 }
+
+fn set_status(id: i32, status: &str) -> Operation {
+    Operation::Update {
+        collection: "docs".into(),
+        statements: vec![exec::Statement {
+            filter: doc! {"_id": id},
+            update: doc! {"$set": {"status": status}},
+            multi: false,
+            upsert: false,
+        }],
+        ordered: true,
+    }
+}
+
+#[test]
+fn an_update_lookup_brings_a_version_no_older_than_the_event_and_null_once_gone() {
+    let mut c = Cluster::new(1, 0);
+    let start = start_now(c.node(0));
+    run(&mut c, 0, insert(1), ReadLevel::Local);
+    run(&mut c, 0, set_status(1, "draft"), ReadLevel::Local);
+    run(&mut c, 0, set_status(1, "issued"), ReadLevel::Local);
+    run(&mut c, 0, set_status(1, "cancelled"), ReadLevel::Local);
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..64 {
+        let mut rng = crate::rng::SimRng::new(seed);
+        let batch = read(c.node(0), "app.docs", &[], start, 10, Some(&mut rng)).unwrap();
+        let updates: Vec<&Document> = batch
+            .events
+            .iter()
+            .filter(|e| e.get_str("operationType") == Ok("update"))
+            .collect();
+        assert_eq!(updates.len(), 3);
+        // The second update's lookup: its own version (issued) or the newer one (cancelled).
+        let status = updates[1]
+            .get_document("fullDocument")
+            .unwrap()
+            .get_str("status")
+            .unwrap();
+        assert!(["issued", "cancelled"].contains(&status), "{status}");
+        seen.insert(status.to_owned());
+        assert!(updates[1].get_datetime("wallTime").is_ok());
+    }
+    assert_eq!(
+        seen.len(),
+        2,
+        "both the event's version and a newer one are seen"
+    );
+    // Without updateLookup an update event has no document.
+    let plain = read(c.node(0), "app.docs", &[], start, 10, None).unwrap();
+    assert!(plain.events[1].get("fullDocument").is_none());
+    // Once the document is gone, every lookup after the deletion finds nothing.
+    run(
+        &mut c,
+        0,
+        Operation::Delete {
+            collection: "docs".into(),
+            filter: doc! {"_id": 1},
+            multi: false,
+        },
+        ReadLevel::Local,
+    );
+    let gone = (0..64).any(|seed| {
+        let mut rng = crate::rng::SimRng::new(seed);
+        let batch = read(c.node(0), "app.docs", &[], start, 10, Some(&mut rng)).unwrap();
+        // The last update's lookup: its own version, or null (after the deletion).
+        batch.events[3].get("fullDocument") == Some(&Bson::Null)
+    });
+    assert!(gone, "a lookup after the deletion finds nothing");
+}
