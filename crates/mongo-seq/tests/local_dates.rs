@@ -125,3 +125,31 @@ async fn an_unknown_zone_is_invalid_option_naming_time_zone() {
     )
     .expect("a zone of the database");
 }
+
+/// The same instants through a sequence's `period_of`: the tz database, then the core.
+#[tokio::test]
+async fn every_instant_of_the_vectors_is_in_its_period_through_a_sequence() {
+    let seqs = mongo_seq::Sequences::new(&database());
+    let mut replayed = 0;
+    for (i, case) in cases().iter().enumerate() {
+        let (Some(_), Some(expected)) = (case.get("instant"), case["period"].as_str()) else {
+            continue;
+        };
+        let mut options = json!({ "reset": case["reset"], "timeZone": case["timeZone"] });
+        if let Some(start) = case.get("yearStart") {
+            options["yearStart"] = start.clone();
+        }
+        let options = SequenceOptions::try_from(options).expect("options");
+        let sequence = seqs
+            .sequence(&format!("inv{i}"), options)
+            .expect("a sequence");
+        let date = mongodb::bson::DateTime::from_millis(instant(case));
+        let period = sequence
+            .period_of(date)
+            .expect("a period")
+            .expect("it resets");
+        assert_eq!(period.text(), expected, "{}", case["name"]);
+        replayed += 1;
+    }
+    assert!(replayed >= 45, "{replayed} cases");
+}
