@@ -16,17 +16,22 @@ use mongodb::Collection;
 const WAIT: Duration = Duration::from_secs(60);
 const ISSUED: &str = "on = \"match\"\nmatch = { status = \"issued\" }";
 
-/// `{n: seq}` of every document, by `n`.
-async fn by_n(coll: &Collection<Document>) -> Vec<(i32, Option<i64>)> {
-    let docs: Vec<Document> = coll
-        .find(doc! {})
+/// Every document, by `n`.
+async fn all_by_n(coll: &Collection<Document>) -> Vec<Document> {
+    coll.find(doc! {})
         .sort(doc! { "n": 1 })
         .await
         .unwrap()
         .try_collect()
         .await
-        .unwrap();
-    docs.iter()
+        .unwrap()
+}
+
+/// `(n, seq)` of every document, by `n`.
+async fn by_n(coll: &Collection<Document>) -> Vec<(i32, Option<i64>)> {
+    all_by_n(coll)
+        .await
+        .iter()
         .map(|d| (d.get_i32("n").unwrap(), d.get_i64("seq").ok()))
         .collect()
 }
@@ -150,15 +155,9 @@ async fn a_first_start_numbers_what_already_matches_in_backfill_sort_order() {
 
 /// `(n, seq, seqPeriod, invoiceNo)` of every document, by `n`.
 async fn periods(coll: &Collection<Document>) -> Vec<(i32, i64, String, String)> {
-    let docs: Vec<Document> = coll
-        .find(doc! {})
-        .sort(doc! { "n": 1 })
+    all_by_n(coll)
         .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
-    docs.iter()
+        .iter()
         .map(|d| {
             (
                 d.get_i32("n").unwrap(),
