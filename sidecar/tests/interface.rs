@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mongo_seq_core::{Collection, Command, NumberingSpec, Reply, SequenceSpec};
-use mongo_seq_sidecar::config::{Namespace, Settings, TriggerSpec};
+use mongo_seq_sidecar::config::{Namespace, On, Settings, TriggerSpec};
 use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
 use mongo_seq_sidecar::mongo::{CatalogEntry, EventBatch, EventStream, Mongo, ResumeToken, Watch};
 use mongo_seq_sidecar::trigger::{Shared, Trigger};
@@ -85,6 +85,8 @@ async fn a_trigger_on_another_mongo_and_a_paused_clock_retries_on_an_exact_sched
         },
         numbering: NumberingSpec::new(sequence, "seq", None, false).unwrap(),
         filter: None,
+        on: On::Insert,
+        backfill_sort: None,
     };
     let mongo = Unreachable {
         start: Instant::now(),

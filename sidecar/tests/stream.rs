@@ -32,6 +32,7 @@ async fn events_bring_only_the_fields_the_numbering_reads() {
     let mut stream = mongo
         .watch(Watch {
             filter: json!({ "operationType": "insert" }),
+            update_lookup: false,
             fields: vec!["_id".into(), "meta.seq".into(), "tenant".into()],
             start_after: None,
             batch_size: 1000,

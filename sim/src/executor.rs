@@ -300,11 +300,13 @@ pub async fn execute(
                 "a `take` runs on the caller's own counter, not on the server".into(),
             )))
         }
-        Command::LocalDates { .. } => {
-            return Err(core(unexpected(
-                "`localDates` (a sequence that resets) is not modelled yet: no simulated sequence resets"
-                    .into(),
-            )))
+        Command::LocalDates {
+            time_zone,
+            instants,
+        } => {
+            // The host's answer, the binary's own function (jiff, the tz database compiled in):
+            // the core has no time-zone data, and the sidecar converts exactly this way.
+            return mongo_seq::executor::local_dates(time_zone, instants).map_err(core);
         }
         Command::DropIndex { .. } => {
             return Err(core(unexpected(

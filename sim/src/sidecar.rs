@@ -15,7 +15,7 @@ use std::time::Duration;
 use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
 use mongo_seq_sidecar::mongo::{
-    CatalogEntry, EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch,
+    CatalogEntry, ChangeEvent, EventBatch, EventStream, Mongo, ResumeToken, Watch,
 };
 use serde_json::Value;
 
@@ -269,7 +269,8 @@ impl Mongo for SimMongo {
             let position = match start {
                 Some(position) => {
                     // Resuming from a point the oplog no longer holds fails at once.
-                    stream::read(node, &ns, &[], position, 0).map_err(|e| stream_error(&e))?;
+                    stream::read(node, &ns, &[], position, 0, None)
+                        .map_err(|e| stream_error(&e))?;
                     position
                 }
                 None => stream::start_now(node),
@@ -287,6 +288,7 @@ impl Mongo for SimMongo {
             name: self.inner.name.clone(),
             ns,
             pipeline: vec![bson::doc! { "$match": filter }],
+            update_lookup: watch.update_lookup,
             position: opened,
             invalidated: false,
             freeze: self.inner.freeze.clone(),
@@ -350,6 +352,8 @@ pub struct SimStream {
     name: String,
     ns: String,
     pipeline: Vec<bson::Document>,
+    /// `fullDocument: "updateLookup"`.
+    update_lookup: bool,
     position: Position,
     invalidated: bool,
     freeze: Arc<Freeze>,
@@ -404,7 +408,8 @@ impl EventStream for SimStream {
                     message: "getMore: not primary (simulated)".to_owned(),
                 }));
             }
-            stream::read(node, &self.ns, &self.pipeline, self.position, max)
+            let lookup = self.update_lookup.then_some(&mut w.rng);
+            stream::read(node, &self.ns, &self.pipeline, self.position, max, lookup)
                 .map_err(|e| stream_error(&e))
         });
         if read.is_err() {
@@ -415,12 +420,16 @@ impl EventStream for SimStream {
         for event in &read.events {
             match event.get_str("operationType") {
                 Ok("invalidate") => self.invalidated = true,
-                Ok("insert") => events.push(InsertEvent {
+                Ok("insert" | "update" | "replace") => events.push(ChangeEvent {
                     document: event.get_document("fullDocument").ok().map(to_json),
                     cluster_time: event
                         .get_timestamp("clusterTime")
                         .ok()
                         .and_then(|t| ClusterTime::new(t.time, t.increment)),
+                    wall_time_ms: event
+                        .get_datetime("wallTime")
+                        .ok()
+                        .map(|t| t.timestamp_millis()),
                 }),
                 _ => {}
             }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bson::{doc, Bson, Document};
 use mongo_seq_core::{NumberingSpec, SequenceSpec};
-use mongo_seq_sidecar::config::{LeaseSettings, Namespace, Settings, TriggerSpec};
+use mongo_seq_sidecar::config::{LeaseSettings, Namespace, On, Settings, TriggerSpec};
 use mongo_seq_sidecar::trigger::{Shared, Trigger};
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -36,36 +36,104 @@ const STATE: &str = "app.mongo_seq_state";
 pub struct Watched {
     pub collection: &'static str,
     pub gapless: bool,
+    /// A trigger that numbers on issue (`on = "match"`, a periodic series), or on insert.
+    pub issue: Option<Issue>,
 }
 
-pub const WATCHED: [Watched; 2] = [
+/// How an `on = "match"` trigger numbers (`crate::issuing`): documents matching
+/// `{status: "issued"}`, in a series that resets in `Europe/Paris`.
+#[derive(Debug, Clone)]
+pub struct Issue {
+    /// The sequence's options beside its name.
+    pub reset: &'static str,
+    pub format: Option<(&'static str, &'static str)>,
+    /// The document's date field that places it in a period; else the event's `wallTime`.
+    pub date_field: Option<&'static str>,
+}
+
+pub const WATCHED: [Watched; 4] = [
     Watched {
         collection: "orders",
         gapless: false,
+        issue: None,
     },
     Watched {
         collection: "ledger",
         gapless: true,
+        issue: None,
+    },
+    Watched {
+        collection: "invoices",
+        gapless: false,
+        issue: Some(Issue {
+            reset: "yearly",
+            format: Some(("INV-{yyyy}-{seq:06}", "invoiceNo")),
+            date_field: Some("issuedAt"),
+        }),
+    },
+    Watched {
+        collection: "credits",
+        gapless: true,
+        issue: Some(Issue {
+            reset: "monthly",
+            format: None,
+            date_field: None,
+        }),
     },
 ];
+
+/// The watched collections of this schedule: the insert triggers, and the issue triggers when
+/// the schedule issues documents.
+pub fn watched(world: &World) -> &'static [Watched] {
+    if world.with(|w| w.config.issuing) {
+        &WATCHED
+    } else {
+        &WATCHED[..2]
+    }
+}
 
 impl Watched {
     pub fn ns(&self) -> String {
         format!("{DB}.{}", self.collection)
     }
 
-    fn spec(&self) -> TriggerSpec {
-        let sequence =
-            SequenceSpec::parse(&json!({ "name": self.collection })).expect("a sequence");
+    pub(crate) fn spec(&self) -> TriggerSpec {
+        let mut options = json!({ "name": self.collection });
+        let mut format_field = None;
+        if let Some(issue) = &self.issue {
+            options["reset"] = json!(issue.reset);
+            options["timeZone"] = json!(crate::issuing::TIME_ZONE);
+            if let Some((format, field)) = issue.format {
+                options["format"] = json!(format);
+                format_field = Some(field);
+            }
+        }
+        let sequence = SequenceSpec::parse(&options).expect("a sequence");
+        let mut numbering =
+            NumberingSpec::new(sequence, FIELD, format_field, self.gapless).expect("a numbering");
+        let mut filter = None;
+        let mut on = On::Insert;
+        if let Some(issue) = &self.issue {
+            let condition = crate::issuing::condition();
+            numbering = numbering
+                .with_condition(serde_json::Value::Object(condition.clone()))
+                .expect("a condition");
+            if let Some(date_field) = issue.date_field {
+                numbering = numbering.with_date_field(date_field).expect("a date field");
+            }
+            filter = Some(condition);
+            on = On::Match;
+        }
         TriggerSpec {
             id: format!("{DB}.{}.{FIELD}", self.collection),
             ns: Namespace {
                 db: DB.to_owned(),
                 coll: self.collection.to_owned(),
             },
-            numbering: NumberingSpec::new(sequence, FIELD, None, self.gapless)
-                .expect("a numbering"),
-            filter: None,
+            numbering,
+            filter,
+            on,
+            backfill_sort: None,
         }
     }
 
@@ -140,7 +208,7 @@ fn start(
     let shutdown = CancellationToken::new();
     let freeze = Arc::new(Freeze::default());
     let settings = settings(&id, batch_size);
-    let tasks = WATCHED
+    let tasks = watched(world)
         .iter()
         .map(|watched| {
             let mongo = SimMongo::new(
@@ -340,12 +408,12 @@ pub fn all_numbered(world: &World) -> bool {
             return false;
         };
         let node = w.cluster.node(primary);
-        WATCHED.iter().all(|watched| {
+        WATCHED[..2].iter().all(|watched| {
             node.committed.collection(&watched.ns()).map_or(true, |c| {
                 c.documents()
                     .all(|d| d.get(FIELD).and_then(integer).is_some())
             })
-        })
+        }) && (!w.config.issuing || crate::issuing::all_numbered(node))
     })
 }
 
@@ -380,7 +448,7 @@ pub fn check(world: &World, sidecars: &Sidecars) -> Vec<String> {
                     .collect()
             })
             .unwrap_or_default();
-        for watched in &WATCHED {
+        for watched in &WATCHED[..2] {
             let ns = watched.ns();
             let documents: Vec<Document> = node
                 .committed
@@ -417,6 +485,11 @@ pub fn check(world: &World, sidecars: &Sidecars) -> Vec<String> {
                 let backfilled_until = w.backfill_scans.get(&ns).copied().unwrap_or(0);
                 violations.extend(check_gapless(&ns, &numbered, &history, backfilled_until));
             }
+        }
+        if w.config.issuing {
+            let backfilled = |ns: &str| w.backfill_scans.get(ns).copied().unwrap_or(0);
+            let entries: Vec<&crate::model::state::Entry> = w.cluster.history(primary).collect();
+            violations.extend(crate::issuing::check(node, &entries, &counters, backfilled));
         }
         violations.extend(check_epochs(&history));
         let _ = &sidecars.shared;
@@ -530,7 +603,7 @@ fn check_epochs(history: &[(u64, Op)]) -> Vec<String> {
 pub fn check_token_age(world: &World, sidecars: &Sidecars, bound_s: f64) -> Vec<String> {
     let now_ms = 1_700_000_000_000 + i64::try_from(world.now_ms()).unwrap_or(i64::MAX);
     let mut violations = Vec::new();
-    for watched in &WATCHED {
+    for watched in watched(world) {
         let id = watched.spec().id;
         let holders: Vec<&Shared> = sidecars
             .running
@@ -565,7 +638,7 @@ pub fn check_reported(world: &World, sidecars: &Sidecars) -> Vec<String> {
         .shared
         .iter()
         .map(|shared| {
-            WATCHED
+            watched(world)
                 .iter()
                 .map(|watched| {
                     shared

@@ -80,3 +80,18 @@ fn it_still_catches_reads_anchored_at_the_events_only() {
         Some(READ_BEFORE_OWN_WRITES)
     );
 }
+
+/// Numbering on issue (issue 19): a first number written without the trigger's condition (a
+/// draft seen through a stale `updateLookup` gets a number) is caught by the first seed.
+#[test]
+fn the_first_seed_catches_a_draft_numbered_through_a_stale_lookup() {
+    let outcome = run(1, Some(Mutant::UnconditionedNumbering), false);
+    assert!(
+        outcome
+            .violations
+            .iter()
+            .any(|v| v.contains("a draft numbered")),
+        "{:?}",
+        outcome.violations
+    );
+}

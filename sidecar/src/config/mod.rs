@@ -35,7 +35,7 @@ pub use http::{HTTP_BIND_ENV, HTTP_PORT_ENV};
 pub use namespace::Namespace;
 pub use raw::{RawConfig, RawHttp, RawLease, RawMongo, RawSidecar, RawTrigger};
 pub use settings::{default_instance_id, hostname, LeaseSettings, Settings, INSTANCE_ENV};
-pub use trigger::{validate_sequence, validate_trigger, Keys, TriggerSpec};
+pub use trigger::{validate_sequence, validate_trigger, Keys, On, TriggerSpec};
 pub use uri::{check_uri, resolve_uri, FALLBACK_URI_ENV, URI_ENV};
 
 use error::invalid_key;

@@ -97,6 +97,13 @@ pub struct RawTrigger {
     #[serde(rename = "match")]
     pub filter: Option<Map<String, Value>>,
     pub gapless: Option<bool>,
+    /// When a document is numbered: `"insert"` (default) or `"match"` (when an insert, an
+    /// update or a replace makes it match `match`).
+    pub on: Option<String>,
+    /// The document's date field that places it in a period (a sequence that resets).
+    pub date_field: Option<String>,
+    /// The field the backfill numbers in the order of (then `_id`); `_id` alone by default.
+    pub backfill_sort: Option<String>,
 }
 
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {

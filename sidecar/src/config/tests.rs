@@ -181,3 +181,49 @@ fn flags_go_through_the_file_s_validation_and_are_named_as_flags() {
         .to_string();
     assert!(err.starts_with("config key `trigger[2].step`: "), "{err}");
 }
+
+fn trigger(keys: &str) -> Result<Config, String> {
+    check(&format!(
+        "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"seq\"\n{keys}\n"
+    ))
+}
+
+#[test]
+fn on_match_makes_the_match_the_numbering_condition() {
+    let c = trigger("on = \"match\"\nmatch = { status = \"issued\" }").unwrap();
+    assert_eq!(c.triggers[0].on, On::Match);
+    assert_eq!(
+        c.triggers[0].numbering.condition(),
+        Some(&serde_json::json!({ "status": "issued" }))
+    );
+    // On insert (the default) the match only filters inserts: no condition on the writes.
+    let c = trigger("match = { status = \"issued\" }").unwrap();
+    assert_eq!(c.triggers[0].on, On::Insert);
+    assert_eq!(c.triggers[0].numbering.condition(), None);
+}
+
+#[test]
+fn bad_on_date_field_and_backfill_sort_are_refused_naming_the_key() {
+    let err = trigger("on = \"update\"").unwrap_err();
+    assert!(
+        err.contains("trigger[0].on") && err.contains("\"insert\" or \"match\""),
+        "{err}"
+    );
+    let err = trigger("on = \"match\"").unwrap_err();
+    assert!(
+        err.contains("trigger[0].match") && err.contains("required"),
+        "{err}"
+    );
+    let err = trigger("on = 1").unwrap_err();
+    assert!(err.contains("on"), "{err}");
+    // A sequence that never resets has no period for a date to choose.
+    let err = trigger("date_field = \"issuedAt\"").unwrap_err();
+    assert!(
+        err.contains("trigger[0].date_field") && err.contains("reset"),
+        "{err}"
+    );
+    let err = trigger("backfill_sort = \"a..b\"").unwrap_err();
+    assert!(err.contains("trigger[0].backfill_sort"), "{err}");
+    let c = trigger("backfill_sort = \"issuedAt\"").unwrap();
+    assert_eq!(c.triggers[0].backfill_sort.as_deref(), Some("issuedAt"));
+}

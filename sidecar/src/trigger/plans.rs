@@ -26,9 +26,29 @@ impl<M: Mongo> Trigger<M> {
         fence: &Fence,
         after: Option<ClusterTime>,
     ) -> Result<BatchReport, SidecarError> {
+        self.number_dated(documents, &[], verify, fence, after)
+            .await
+    }
+
+    /// [`Trigger::number`] with each document's event time (`times[i]`, ms), which places it in
+    /// a period when the trigger's sequence resets and it has no `date_field`.
+    pub async fn number_dated(
+        &self,
+        documents: Vec<Value>,
+        times: &[Option<i64>],
+        verify: bool,
+        fence: &Fence,
+        after: Option<ClusterTime>,
+    ) -> Result<BatchReport, SidecarError> {
         fence.check()?;
-        let mut plan =
-            NumberBatch::new(&self.spec.numbering, documents, fence.epoch, verify, after)?;
+        let mut plan = NumberBatch::dated(
+            &self.spec.numbering,
+            documents,
+            times,
+            fence.epoch,
+            verify,
+            after,
+        )?;
         let report = self.run_held(&mut plan, fence).await?;
         self.probe.numbered(&report);
         Ok(report)

@@ -455,5 +455,44 @@ pub fn plan_completion(
     completion.seq = next
         .checked_sub(step)
         .ok_or_else(|| SeqError::overflow("completing an intent"))?;
+    completion.assignments = vacate_first(completion.assignments);
     Ok(completion)
+}
+
+/// Orders `assignments` so that a document holding a number moves before another takes that
+/// number (an ordered `update` stops at the unique index's refusal otherwise, and the next round
+/// plans the same). Numbers move down when a document of the intent is gone, and up when one
+/// counted gone is back: an unnumbered document that stopped matching its trigger's condition
+/// and matches again. Otherwise the intent's order is kept.
+fn vacate_first(assignments: Vec<Assignment>) -> Vec<Assignment> {
+    // Who holds each number that moves: assignment `holder[n]` vacates `n`.
+    let holder: std::collections::BTreeMap<i64, usize> = assignments
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| Some((a.previous?, i)))
+        .collect();
+    let mut placed = vec![false; assignments.len()];
+    let mut order = Vec::with_capacity(assignments.len());
+    for start in 0..assignments.len() {
+        // The chain start → the one vacating its number → …, placed from its far end.
+        let mut chain = Vec::new();
+        let mut at = Some(start);
+        while let Some(i) = at.filter(|&i| placed.get(i) == Some(&false) && !chain.contains(&i)) {
+            chain.push(i);
+            at = assignments
+                .get(i)
+                .and_then(|a| holder.get(&a.number).copied());
+        }
+        for &i in chain.iter().rev() {
+            if let Some(slot) = placed.get_mut(i) {
+                *slot = true;
+            }
+            order.push(i);
+        }
+    }
+    let mut slots: Vec<Option<Assignment>> = assignments.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }

@@ -29,3 +29,11 @@ pub struct BatchReport {
     #[serde(skip)]
     pub(crate) passed: Vec<(Value, SeqError)>,
 }
+
+impl BatchReport {
+    /// The skipped documents' `_id`s and why, in order (a backfill leaves them out of its next
+    /// pages).
+    pub fn passed(&self) -> &[(Value, SeqError)] {
+        &self.passed
+    }
+}
