@@ -95,3 +95,13 @@ fn the_first_seed_catches_a_draft_numbered_through_a_stale_lookup() {
         outcome.violations
     );
 }
+
+/// A fresh run with issue 19's issue triggers (seeds from 9,019,001) found seed 9,021,107: a
+/// gapless completion of a match trigger read its documents back anchored at the events only, saw
+/// a document it had just numbered as an unnumbered draft on a secondary, and closed its intent
+/// with the counter below a number a document held. The fix of seed 8,234,182 (reads causally
+/// after the plan's own writes) covers it.
+#[test]
+fn the_issue_trigger_seed_whose_completion_read_before_its_own_write_runs_clean() {
+    runs_clean(9_021_107);
+}
