@@ -84,6 +84,7 @@ impl<M: Mongo> LeaseKeeper<M> {
             release,
             process: self.beacon.facts(),
             holder_gone: None,
+            incarnation: None,
         }
     }
 
