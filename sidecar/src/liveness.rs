@@ -93,6 +93,18 @@ impl Beacon {
     }
 }
 
+/// `pid 12 on host h`: the facts an operator recognizes a process by (`None` when there are none).
+pub fn describe(facts: &Value) -> Option<String> {
+    let pid = facts.get("pid").map(Value::to_string);
+    let host = facts.get("host").and_then(Value::as_str);
+    match (pid, host) {
+        (Some(pid), Some(host)) => Some(format!("pid {pid} on host {host}")),
+        (Some(pid), None) => Some(format!("pid {pid}")),
+        (None, Some(host)) => Some(format!("on host {host}")),
+        (None, None) => None,
+    }
+}
+
 /// Whether the process described by `facts` (a lease holder's) provably no longer exists.
 /// `false` whenever it cannot be told (another host, another namespace, no beacon).
 pub fn gone(facts: &Value) -> bool {

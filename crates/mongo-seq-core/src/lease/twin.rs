@@ -6,7 +6,9 @@
 //! ```text
 //! busy, owner = me, incarnation ≠ mine ──► same epoch and incarnation as last found,
 //!                                          expiresAt further on: one renewal by that process
-//! TWIN_RENEWALS renewals at one epoch ────► a live twin: stop (give each instance its own id)
+//! TWIN_RENEWALS renewals at one epoch ────► a live twin: the one with the greater incarnation
+//!                                          stops (give each instance its own id), the other
+//!                                          stands by
 //! anything else (another owner, my own incarnation, a new epoch) ──► start counting again
 //! ```
 //!
@@ -15,12 +17,29 @@
 //! mean the holder was alive after this process started looking. A holder that crashed (on
 //! another host, say) renews nothing more: its lease expires and is taken over as usual. The
 //! caller keeps the time (it acquires every renew interval); this is a pure state machine.
+//!
+//! Which twin stops is decided by the incarnations alone, so that two twins that each hold some
+//! of several leases (started together, say) do not both stop: the greater one stops (a lease
+//! without incarnation counts as the smallest); with time-ordered nonces (the sidecar's are
+//! ObjectIds) that is the one started later.
 
 use crate::lease::document::LeaseInfo;
 
 /// Renewals of one lease (owner id = the caller's, another incarnation, one epoch) that prove
 /// its holder alive.
 pub const TWIN_RENEWALS: u32 = 2;
+
+/// What [`TwinWatch::observe`] concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Twin {
+    /// No live twin proven (yet).
+    Unproven,
+    /// A live twin holds the lease, and this process is the one to stop.
+    ThisStops,
+    /// A live twin holds the lease; it is the one to stop (it does when it stands by for a
+    /// lease this process holds): this process keeps standing by.
+    ThatStops,
+}
 
 /// What a standby has seen of a lease held under its own owner id by another incarnation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,12 +50,12 @@ pub struct TwinWatch {
 
 impl TwinWatch {
     /// Takes the lease an acquisition found busy; `owner` and `incarnation` are the caller's.
-    /// `true` once it proves a live twin: another process that holds the lease under the
-    /// caller's owner id and renewed it [`TWIN_RENEWALS`] times since the caller first saw it.
-    pub fn observe(&mut self, owner: &str, incarnation: Option<&str>, found: &LeaseInfo) -> bool {
+    /// A live twin is proven once another process holds the lease under the caller's owner id
+    /// and renewed it [`TWIN_RENEWALS`] times since the caller first saw it at that epoch.
+    pub fn observe(&mut self, owner: &str, incarnation: Option<&str>, found: &LeaseInfo) -> Twin {
         if found.owner != owner || found.incarnation.as_deref() == incarnation {
             *self = Self::default();
-            return false;
+            return Twin::Unproven;
         }
         match &self.last {
             Some(last) if last.epoch == found.epoch && last.incarnation == found.incarnation => {
@@ -47,7 +66,13 @@ impl TwinWatch {
             _ => self.renewals = 0,
         }
         self.last = Some(found.clone());
-        self.renewals >= TWIN_RENEWALS
+        if self.renewals < TWIN_RENEWALS {
+            Twin::Unproven
+        } else if incarnation > found.incarnation.as_deref() {
+            Twin::ThisStops
+        } else {
+            Twin::ThatStops
+        }
     }
 
     /// Forgets what was seen (the caller acquired the lease, or stopped looking).
@@ -70,11 +95,12 @@ mod tests {
         }
     }
 
+    /// Whether each finding proves a twin (the caller is `me`, incarnation `p2`).
     fn watch(found: &[LeaseInfo]) -> Vec<bool> {
         let mut watch = TwinWatch::default();
         found
             .iter()
-            .map(|lease| watch.observe("me", Some("p2"), lease))
+            .map(|lease| watch.observe("me", Some("p2"), lease) != Twin::Unproven)
             .collect()
     }
 
@@ -123,14 +149,31 @@ mod tests {
             watch.observe("me", Some("p2"), &lease("me", Some("p1"), 4, expires));
         }
         watch.reset();
-        assert!(!watch.observe("me", Some("p2"), &lease("me", Some("p1"), 4, 2000)));
+        assert_eq!(
+            watch.observe("me", Some("p2"), &lease("me", Some("p1"), 4, 2000)),
+            Twin::Unproven
+        );
+    }
+
+    #[test]
+    fn the_greater_incarnation_stops_so_two_twins_never_both_stop() {
+        let verdict = |mine: Option<&str>, theirs: Option<&str>| {
+            let mut watch = TwinWatch::default();
+            [1000, 1500, 2000]
+                .map(|expires| watch.observe("me", mine, &lease("me", theirs, 4, expires)))[2]
+        };
+        assert_eq!(verdict(Some("p2"), Some("p1")), Twin::ThisStops);
+        assert_eq!(verdict(Some("p1"), Some("p2")), Twin::ThatStops);
+        // A holder that stored none (an older version) is the smaller: the caller stops.
+        assert_eq!(verdict(Some("p1"), None), Twin::ThisStops);
     }
 
     #[test]
     fn a_caller_without_incarnation_never_sees_a_twin_in_an_old_lease() {
         let mut watch = TwinWatch::default();
         for expires in [1000, 1500, 2000, 2500] {
-            assert!(!watch.observe("me", None, &lease("me", None, 4, expires)));
+            let found = lease("me", None, 4, expires);
+            assert_eq!(watch.observe("me", None, &found), Twin::Unproven);
         }
     }
 }
