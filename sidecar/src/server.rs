@@ -129,8 +129,8 @@ pub async fn run_with_options(
         health,
         // Lives as long as this daemon: while it is bound, nobody takes over our leases early.
         beacon: std::sync::Arc::new(crate::liveness::Beacon::bind()),
-        // Unique to this process (a 5-byte random process value, a counter, the time first: a
-        // process started later usually has the greater one, see the core's `TwinWatch`).
+        // Unique to this process: an ObjectId (the time in seconds first, then a random value
+        // drawn per process): one started a second later has the greater one (`TwinWatch`).
         incarnation: Some(bson::oid::ObjectId::new().to_hex()),
     };
     for spec in config.triggers {

@@ -114,11 +114,12 @@ pub struct Sidecars {
     pub running: BTreeMap<usize, Shared>,
 }
 
-/// Starts one incarnation of sidecar `instance` (all triggers).
+/// Starts one incarnation of sidecar `instance` (all triggers); `legacy`: a version without
+/// incarnations (its leases carry none; a restart reclaims its instance id's lease at once).
 fn start(
     world: &World,
     instance: usize,
-    incarnation: u64,
+    (incarnation, legacy): (u64, bool),
     batch_size: usize,
 ) -> (Incarnation, Shared) {
     let id = format!("sidecar{instance}");
@@ -139,10 +140,10 @@ fn start(
         format!("started (instance id {id}, clock {skew:+} ms, batch {batch_size}, readPreference {read_preference:?})")
     });
     // The process's nonce, random (so either of two twins may be the greater).
-    let nonce = format!("{:08x}.{name}", world.between(0, u64::from(u32::MAX)));
-    world.note(&name, || format!("incarnation {nonce}"));
+    let nonce = (!legacy).then(|| format!("{:08x}.{name}", world.between(0, u64::from(u32::MAX))));
+    world.note(&name, || format!("incarnation {nonce:?}"));
     let shared = Shared {
-        incarnation: Some(nonce),
+        incarnation: nonce,
         ..Shared::default()
     };
     let (shutdown, exited) = (CancellationToken::new(), CancellationToken::new());
@@ -192,12 +193,15 @@ pub async fn supervise(
 ) {
     let batch_size = [1, 3, 20, 1000][usize::try_from(world.between(0, 3)).unwrap_or(0)];
     let mut incarnation_no = 0;
+    // Half the instances run a version before incarnations: their replaced-while-frozen
+    // incarnations hold leases side by side (fenced), which the twins' rule now prevents.
+    let legacy = world.chance(0.5);
     // Until when (ms) an older incarnation of this instance id ran beside the current one
     // (`u64::MAX`: still runs; 0: never): only then may an incarnation stop as a twin.
     let twin_until = Arc::new(std::sync::atomic::AtomicU64::new(0));
     loop {
         incarnation_no += 1;
-        let (incarnation, shared) = start(&world, instance, incarnation_no, batch_size);
+        let (incarnation, shared) = start(&world, instance, (incarnation_no, legacy), batch_size);
         {
             let mut sidecars = sidecars.lock().expect("sidecars");
             sidecars.shared.push(shared.clone());
@@ -251,11 +255,13 @@ pub async fn supervise(
             }
             return;
         }
-        if world.chance(0.3) {
+        // (0.6: half the instances are legacy, whose replacements overlap their predecessor.)
+        if world.chance(0.6) {
             // Frozen (SIGSTOP, a node that stopped responding) and replaced by its orchestrator
             // with a new incarnation of the same instance id: a twin, which finds the lease
             // busy (its holder wakes up before its own deadline) and one of the two stops
-            // (DUPLICATE_INSTANCE); the old one is killed later.
+            // (DUPLICATE_INSTANCE); a legacy one takes the lease over at once. The old one is
+            // killed later.
             let frozen_ms = world.between(50, 1500);
             let until = world.now_ms() + frozen_ms;
             incarnation.freeze.until(until);
