@@ -18,6 +18,7 @@
 // and what to do. Every other error propagates.
 import { setTimeout as sleep } from "node:timers/promises";
 import { core } from "./wasm.js";
+import { localDates } from "./local-dates.js";
 
 const DUPLICATE_KEY = 11000;
 const INDEX_NOT_FOUND = 27;
@@ -115,6 +116,8 @@ async function run(command, target, plan) {
     }
     case "insertDocuments":
       return insertedMany(collection, command, target, write, plan);
+    case "update":
+      return updated(collection, command, write);
     case "updateMany": {
       const result = await collection.updateMany(command.filter, command.update, write);
       return `{"kind":"writeResult","n":${result.matchedCount},"nModified":${result.modifiedCount}}`;
@@ -149,9 +152,39 @@ async function run(command, target, plan) {
       await sleep(minMs + Math.random() * (maxMs - minMs));
       return WAITED;
     }
+    case "localDates":
+      // No server involved: the runtime's time-zone data (local-dates.js).
+      return JSON.stringify({ kind: "localDates", dates: localDates(String(command.timeZone), command.instants.map(integer)) });
     default:
       throw new Error(`mongo-seq: unknown command ${JSON.stringify(command.op)} from the core (package build mismatch?)`);
   }
+}
+
+/** An envelope integer of a command (revived as Int32 or Long) as a number. */
+function integer(value) {
+  return typeof value?.toNumber === "function" ? value.toNumber() : Number(value);
+}
+
+/**
+ * `update`: one single-document statement per entry, as a bulk write of `updateOne`s (the
+ * server's `update` command). The reply carries the write errors as the server sent them: the
+ * plan reads them (a duplicate key is a number to take again), so they are not thrown.
+ */
+async function updated(collection, command, write) {
+  const operations = command.updates.map(({ filter, update }) => ({ updateOne: { filter, update } }));
+  let result;
+  let writeErrors = [];
+  let writeConcernError;
+  try {
+    result = await collection.bulkWrite(operations, { ...write, ordered: command.ordered === true });
+  } catch (error) {
+    if (error?.name !== "MongoBulkWriteError" || error.result === undefined) throw error;
+    result = error.result;
+    writeErrors = [error.writeErrors ?? []].flat().map((e) => ({ index: Number(e.index), code: Number(e.code), errmsg: String(e.errmsg ?? e.message ?? "") }));
+  }
+  const concernError = result.getWriteConcernError?.();
+  if (concernError) writeConcernError = { code: Number(concernError.code), errmsg: String(concernError.errmsg ?? concernError.message ?? "") };
+  return JSON.stringify({ kind: "writeResult", n: result.matchedCount, nModified: result.modifiedCount, writeErrors, ...(writeConcernError && { writeConcernError }) });
 }
 
 /** The driver options of the concerns the core chose for `command` (none when it chose none). */

@@ -2,7 +2,9 @@
 // runner does (crates/mongo-seq-core/tests/vectors.rs, `period_vectors`): an instant passes
 // checkInstant; a local date gives its period (periodOf), the counter id in that period
 // (counterId, read back by counterKey), the next period's first date (nextPeriodStart) and the
-// formatted id (formatValue). The hosts' part (instant → local date) is the shells' to replay.
+// formatted id (formatValue). The host's part (instant → local date, Intl) is replayed by
+// `runHostPeriodVectors` through the package: its `localDates` (the answer to the core's
+// command) and a periodic `Sequence#periodOf` (the warm-path window over Intl and the core).
 import { readFileSync } from "node:fs";
 import { parseExact } from "./exact-json.mjs";
 
@@ -67,4 +69,39 @@ export function runPeriodVectors(core, vectors = parseExact(readFileSync(PERIOD_
     if (problems.length > 0) failures.push(`── ${testCase.name}\n${problems.join("\n")}`);
   }
   return { total: vectors.cases.length, failures };
+}
+
+/** A `Db` stand-in: `Sequence#periodOf` sends nothing to the server. */
+const NO_DB = { databaseName: "vectors", collection: () => ({}) };
+
+/**
+ * The host's part: for each case with an `instant` and a `localDate`, the package's
+ * `localDates(timeZone, [instant])` is `localDate`, and a sequence of the case's options gives
+ * the case's `period` for the instant (`periodOf`: the cached window's search over Intl) —
+ * asked twice, cold and warm, and once more just before and at the window's end.
+ */
+export function runHostPeriodVectors({ localDates, Sequences }, vectors = parseExact(readFileSync(PERIOD_FILE, "utf8"))) {
+  const failures = [];
+  const cases = vectors.cases.filter((c) => c.instant !== undefined && c.localDate !== undefined);
+  const seqs = new Sequences(NO_DB);
+  cases.forEach((testCase, index) => {
+    const problems = [];
+    const ms = Number(testCase.instant);
+    try {
+      const [date] = localDates(testCase.timeZone, [ms]);
+      if (date !== testCase.localDate) problems.push(`local date is ${JSON.stringify(date)}, expected ${JSON.stringify(testCase.localDate)}`);
+      if (testCase.error === undefined) {
+        const { name: _name, ...rest } = options(testCase);
+        const sequence = seqs.sequence(`case${index}`, rest);
+        for (const label of ["cold", "warm"]) {
+          const period = sequence.periodOf(ms);
+          if (period !== testCase.period) problems.push(`periodOf (${label}) is ${JSON.stringify(period)}, expected ${JSON.stringify(testCase.period)}`);
+        }
+      }
+    } catch (error) {
+      problems.push(`failed: ${error.code ?? ""} ${error.message}`);
+    }
+    if (problems.length > 0) failures.push(`── ${testCase.name}\n${problems.join("\n")}`);
+  });
+  return { total: cases.length, failures };
 }

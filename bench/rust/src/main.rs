@@ -3,7 +3,8 @@
 //! against MongoDB's tutorial written in Rust (`getNextSequence`: one `findAndModify` with
 //! `$inc` per number), with 1 and 10 concurrent tasks, rows interleaved round by round (each
 //! round's ratio against the tutorial of the same round; the median is reported); and a warm
-//! `next()` (a number from the block in hand, no round trip) in ns, beside a plain Rust hi/lo.
+//! `next()` (a number from the block in hand, no round trip) in ns, beside a plain Rust hi/lo,
+//! and a yearly sequence's warm `next()` beside the plain one (issue 19: at most 2×).
 //!
 //! Usage: `mongo-seq-bench --uri URI --db NAME [--rounds N] [--numbers 1=400,100=20000,1000=50000]
 //! [--warm-calls N]`. Prints one JSON object per figure on stdout (`name`, `value`, `unit`,
@@ -15,7 +16,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use mongo_seq::{SequenceOptions, Sequences};
+use mongo_seq::{Reset, SequenceOptions, Sequences};
 use mongodb::bson::{doc, Document};
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
@@ -248,34 +249,72 @@ async fn warm_next(db: &Database, args: &Args) {
         .sequence("warm", SequenceOptions::new().block(1_000_000))
         .expect("a sequence");
     sequence.next().await.expect("the first block");
+    // A yearly sequence's warm next(): the period at hand is kept (the clock compared with its
+    // end), no date converted per call.
+    let yearly = Sequences::new(db)
+        .sequence(
+            "warm-yearly",
+            SequenceOptions::new()
+                .reset(Reset::Yearly)
+                .time_zone("Europe/Paris")
+                .block(1_000_000),
+        )
+        .expect("a yearly sequence");
+    yearly.next().await.expect("the first block");
     let plain = PlainHiLo {
         block: Mutex::new((0, i64::MAX)),
     };
-    let calls = args.warm_calls.min(900_000 / (args.rounds as u64 + 1));
-    let (mut library, mut reference) = (Vec::new(), Vec::new());
-    for round in 0..=args.rounds {
+    // Short samples, the three rows interleaved, medians: on a loaded machine a preemption
+    // spoils a few samples instead of a whole row.
+    let calls = args.warm_calls.min(900_000);
+    const SAMPLE: u64 = 2_000;
+    let samples = (calls / SAMPLE).max(5);
+    let (mut library, mut reference, mut periodic) = (Vec::new(), Vec::new(), Vec::new());
+    let per_call = |started: Instant| started.elapsed().as_nanos() as f64 / SAMPLE as f64;
+    for sample in 0..=samples {
         let started = Instant::now();
-        for _ in 0..calls {
+        for _ in 0..SAMPLE {
             std::hint::black_box(sequence.next().await.expect("next"));
         }
-        let ns = started.elapsed().as_nanos() as f64 / calls as f64;
+        let ns = per_call(started);
         let started = Instant::now();
-        for _ in 0..calls {
+        for _ in 0..SAMPLE {
+            std::hint::black_box(yearly.next().await.expect("next"));
+        }
+        let yearly_ns = per_call(started);
+        let started = Instant::now();
+        for _ in 0..SAMPLE {
             std::hint::black_box(plain.take());
         }
-        let plain_ns = started.elapsed().as_nanos() as f64 / calls as f64;
-        if round > 0 {
-            // round 0 warms up
+        let plain_ns = per_call(started);
+        if sample > 0 {
+            // sample 0 warms up
             library.push(ns);
             reference.push(plain_ns);
+            periodic.push(yearly_ns);
         }
     }
     let ratios = library.iter().zip(&reference).map(|(a, b)| a / b).collect();
+    let yearly_ratios = periodic.iter().zip(&library).map(|(a, b)| a / b).collect();
+    figure(
+        "rust.next_warm.yearly_ns",
+        median(periodic),
+        "ns",
+        "Rust: warm next() of a yearly sequence (Europe/Paris), median of samples",
+        false,
+    );
+    figure(
+        "rust.next_warm.yearly_vs_plain",
+        median(yearly_ratios),
+        "x",
+        "Rust: warm next(), yearly ÷ plain (same samples)",
+        false,
+    );
     figure(
         "rust.next_warm_ns",
         median(library),
         "ns",
-        "Rust: warm next() (no round trip), median of rounds",
+        "Rust: warm next() (no round trip), median of samples",
         false,
     );
     figure(

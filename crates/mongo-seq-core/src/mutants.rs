@@ -3,7 +3,7 @@
 //! A mutant is only compiled with the `mutants` feature, which only the simulator's crate
 //! enables; without it [`active`] is a constant `false` and every mutant branch is dead code the
 //! compiler removes. With it, a mutant is off until the simulator switches one on for its own
-//! thread ([`switch`]): a build that merely unifies the feature (a workspace build) still runs
+//! thread (`switch`, with the feature): a build that merely unifies the feature (a workspace build) still runs
 //! the honest protocol.
 
 use std::fmt;

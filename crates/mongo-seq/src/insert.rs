@@ -30,6 +30,12 @@ impl Sequences {
     /// document, over 16 MiB once numbered, a missing scope value) is refused before anything is
     /// reserved.
     ///
+    /// For a sequence that resets, the number is of the period of the document's
+    /// [`date_field`](InsertOptions::date_field) (a BSON date; missing, null or not a date is
+    /// `INVALID_DATE`, nothing reserved), else of now; its period is written beside it, in
+    /// `<field>Period` (`"2026"`). Each period numbers from `start`: a unique index on `field`
+    /// alone would collide across periods — index `{ <scope…>, <field>Period, <field> }`.
+    ///
     /// A cancelled call may leave its number unused (a gap), or its document inserted.
     ///
     /// ```no_run
@@ -54,14 +60,14 @@ impl Sequences {
         let options = options.into();
         let sequence = self.resolve(&options.sequence)?;
         let spec = sequence.options();
-        let scope = scope_of(spec, &document);
+        let read = reads_documents(spec, &options);
+        let values = read.then(|| convert::from_doc(document.clone()));
         let mut plan = InsertNumbered::one(
             spec,
             &options.field,
             options.format_field.as_deref(),
-            scope.as_ref(),
-            // No dates: the library has no periodic sequences yet (issue 19's hosts).
-            &InsertDates::default(),
+            values.as_ref(),
+            &dates(&options),
         )?;
         let mut documents = Documents::new(vec![document]);
         let outcome = run_insert(&sequence, collection, &mut plan, &mut documents).await?;
@@ -115,15 +121,15 @@ impl Sequences {
         let options = options.into();
         let sequence = self.resolve(&options.sequence)?;
         let spec = sequence.options();
-        let scopes: Option<Vec<Value>> = (!spec.scope().is_empty())
+        let values: Option<Vec<Value>> = reads_documents(spec, &options)
             .then(|| batch.iter().map(|d| convert::from_doc(d.clone())).collect());
         let mut plan = InsertNumbered::many(
             spec,
             &options.field,
             options.format_field.as_deref(),
             u64::try_from(batch.len()).unwrap_or(u64::MAX),
-            scopes.as_deref(),
-            &InsertDates::default(),
+            values.as_deref(),
+            &dates(&options),
         )?;
         let mut documents = Documents::new(batch);
         let outcome = run_insert(&sequence, collection, &mut plan, &mut documents).await?;
@@ -257,7 +263,17 @@ pub(crate) fn storable<D: Serialize + ?Sized>(argument: &str, document: &D) -> R
     Ok(document)
 }
 
-/// The scope values of a document as the core reads them (`None` for an unscoped sequence).
-fn scope_of(spec: &SequenceSpec, document: &Document) -> Option<Value> {
-    (!spec.scope().is_empty()).then(|| convert::from_doc(document.clone()))
+/// Whether the insert plan reads the documents: their scope values, or their `date_field`.
+fn reads_documents(spec: &SequenceSpec, options: &InsertOptions) -> bool {
+    !spec.scope().is_empty() || options.date_field.is_some()
+}
+
+/// Where the numbers' periods come from: the documents' `date_field`, else this process's clock
+/// for the whole call (a sequence that never resets ignores it; one that does refuses a
+/// `date_field` for one that never does).
+fn dates(options: &InsertOptions) -> InsertDates {
+    InsertDates {
+        date_field: options.date_field.clone(),
+        now_ms: Some(crate::period::now_ms()),
+    }
 }

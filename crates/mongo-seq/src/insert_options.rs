@@ -100,6 +100,8 @@ pub struct InsertOptions {
         skip_serializing_if = "Option::is_none"
     )]
     pub(crate) format_field: Option<String>,
+    #[serde(default, alias = "dateField", skip_serializing_if = "Option::is_none")]
+    pub(crate) date_field: Option<String>,
 }
 
 impl InsertOptions {
@@ -116,6 +118,7 @@ impl InsertOptions {
             sequence: sequence.into(),
             field: default_field(),
             format_field: None,
+            date_field: None,
         }
     }
 
@@ -141,6 +144,23 @@ impl InsertOptions {
     /// ```
     pub fn format_field(mut self, field: impl Into<String>) -> Self {
         self.format_field = Some(field.into());
+        self
+    }
+
+    /// For a sequence that resets: the documents' field whose date (a BSON date) places each
+    /// number in its period (default: now, for the whole call). A document issued on
+    /// 31 December and inserted on 2 January is numbered in December's series. Missing, null,
+    /// not a date, in an array or out of range is `INVALID_DATE` naming `dateField` and the
+    /// document's index, nothing reserved; `INVALID_ARGUMENT` for a sequence that never resets.
+    ///
+    /// ```
+    /// # use mongo_seq::InsertOptions;
+    /// // `issuedAt` decides the year of the number in `number` (its period in `numberPeriod`).
+    /// let options = InsertOptions::new("invoices").field("number").date_field("issuedAt");
+    /// # let _ = options;
+    /// ```
+    pub fn date_field(mut self, field: impl Into<String>) -> Self {
+        self.date_field = Some(field.into());
         self
     }
 }

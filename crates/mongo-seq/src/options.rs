@@ -2,7 +2,7 @@
 //! rule about them is the core's (`SequenceSpec::parse`, the npm package's rules and messages):
 //! this only gathers the values.
 
-use mongo_seq_core::SequenceSpec;
+use mongo_seq_core::{Reset, SequenceSpec};
 use mongodb::bson::Bson;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,10 @@ use crate::executor::convert;
 /// | [`scope`](Self::scope) | none | field paths (`"tenantId"`, `"customer.region"`): one counter per combination of values |
 /// | [`format`](Self::format) | none | id template: `{seq}`, `{seq:06}` (zero padded), `{{`/`}}` for braces |
 /// | [`counter_field`](Self::counter_field) | `"seq"` | the counter document's number field (`"sequence"`, `"seq_value"`: counters other recipes made) |
-/// | [`counter_id`](Self::counter_id) | the name | the counter document's `_id` when it is not the name: a string or a document (unscoped sequences) |
+/// | [`counter_id`](Self::counter_id) | the name | the counter document's `_id` when it is not the name: a string or a document (unscoped sequences that never reset) |
+/// | [`reset`](Self::reset) | never | start again every year, month or day: one counter per period (`invoices/2026`) |
+/// | [`time_zone`](Self::time_zone) | `UTC` | the IANA zone whose local dates place numbers in periods |
+/// | [`year_start`](Self::year_start) | 1 | the month a yearly series' fiscal year starts (named after the year it ends in) |
 ///
 /// Values are checked when the sequence is defined, before any I/O, with errors naming the
 /// option (`INVALID_OPTION`, `INVALID_STEP`, `INVALID_BOUNDS`, `INVALID_SCOPE`,
@@ -71,9 +74,11 @@ pub struct SequenceOptions {
 }
 
 /// Configuration keys written in Rust's case, and the core's key for each.
-const SNAKE_CASE: [(&str, &str); 2] = [
+const SNAKE_CASE: [(&str, &str); 4] = [
     ("refill_ahead", "refillAhead"),
     ("counter_field", "counterField"),
+    ("time_zone", "timeZone"),
+    ("year_start", "yearStart"),
 ];
 
 impl SequenceOptions {
@@ -237,6 +242,55 @@ impl SequenceOptions {
         self.set("counterId", id)
     }
 
+    /// Start again every period: [`Reset::Yearly`], [`Reset::Monthly`] or [`Reset::Daily`]
+    /// (default [`Reset::Never`]). Each period has its own counter, the period last in its id
+    /// (`invoices/2026`, `invoices/tenantId=acme/2026-05`), starting again at `start`; a number's
+    /// period is that of the date it is issued for (default now: see
+    /// [`Sequence::next_at`](crate::Sequence::next_at)) in the [`time_zone`](Self::time_zone).
+    /// The format may then use `{yyyy}`, `{yy}`, `{mm}` (monthly, daily) and `{dd}` (daily).
+    ///
+    /// ```
+    /// use mongo_seq::{Reset, SequenceOptions};
+    ///
+    /// let invoices = SequenceOptions::new().reset(Reset::Yearly).format("INV-{yyyy}-{seq:06}");
+    /// assert_eq!(invoices, toml::from_str("reset = \"yearly\"\nformat = \"INV-{yyyy}-{seq:06}\"")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
+    pub fn reset(self, reset: Reset) -> Self {
+        self.set("reset", reset.name())
+    }
+
+    /// The IANA time zone whose local dates place numbers in periods (default `UTC`; with
+    /// [`reset`](Self::reset) only). A zone the compiled-in tz database does not know is
+    /// `INVALID_OPTION` naming `timeZone` when the sequence is defined.
+    ///
+    /// ```
+    /// use mongo_seq::{Reset, SequenceOptions};
+    ///
+    /// // 2025-12-31T23:30:00Z is a number of 2026 in Paris.
+    /// let invoices = SequenceOptions::new().reset(Reset::Yearly).time_zone("Europe/Paris");
+    /// assert_eq!(invoices, toml::from_str("reset = \"yearly\"\ntime_zone = \"Europe/Paris\"")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
+    pub fn time_zone(self, zone: impl Into<String>) -> Self {
+        self.set("timeZone", zone.into())
+    }
+
+    /// The month (1–12) a yearly series' fiscal year starts (default 1; with
+    /// `reset(Reset::Yearly)` only). The fiscal year is named after the calendar year it ends in:
+    /// with `year_start(4)`, 2026-04-01 … 2027-03-31 is `2027`.
+    ///
+    /// ```
+    /// use mongo_seq::{Reset, SequenceOptions};
+    ///
+    /// let fiscal = SequenceOptions::new().reset(Reset::Yearly).year_start(4);
+    /// assert_eq!(fiscal, toml::from_str("reset = \"yearly\"\nyear_start = 4")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
+    pub fn year_start(self, month: u8) -> Self {
+        self.set("yearStart", month)
+    }
+
     /// The validated options of the sequence `name`: the core's rules, errors naming the option.
     pub(crate) fn spec(&self, name: &str) -> Result<SequenceSpec> {
         let mut raw = self.raw.clone();
@@ -252,7 +306,10 @@ impl SequenceOptions {
             }
         }
         raw.insert("name".to_owned(), Value::String(name.to_owned()));
-        Ok(SequenceSpec::parse(&Value::Object(raw))?)
+        let spec = SequenceSpec::parse(&Value::Object(raw))?;
+        // The core checks the zone's syntax; whether it exists is the tz database's to say.
+        crate::executor::check_time_zone(&spec)?;
+        Ok(spec)
     }
 }
 

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
+use jiff::tz::TimeZone;
 use mongo_seq_core::{
-    CounterState, CurrentValue, Numbers, ResetOutcome, ResetSequence, SeedFromCollection,
-    SeedFromMax, SequenceSpec, SetNext, SetNextOutcome,
+    CounterState, CurrentValue, Numbers, Period, SeedFromCollection, SeedFromMax, SequenceSpec,
+    SetNext, SetNextOutcome,
 };
 use mongodb::bson::Document;
 use mongodb::Collection;
@@ -15,6 +16,12 @@ use crate::error::Result;
 use crate::executor::{convert, Executor};
 use crate::run::run_plan;
 use crate::target::Target;
+
+mod periodic;
+mod reset;
+
+pub use periodic::Issued;
+use periodic::Series;
 
 /// A sequence of numbers: `1, 2, 3, …` (or as its [`SequenceOptions`](crate::SequenceOptions)
 /// say), kept in a counter document `{ _id: <name>, seq: <last issued> }`. Made by
@@ -44,15 +51,30 @@ use crate::target::Target;
 #[derive(Clone)]
 pub struct Sequence {
     shared: Arc<Shared>,
-    /// The counter this handle is bound to: the sequence's own when it is unscoped, one scope's
-    /// (with its values) after [`Sequence::scoped`], none for a scoped sequence's own handle.
-    bound: Option<Bound>,
+    binding: Binding,
 }
 
 struct Shared {
     spec: SequenceSpec,
     executor: Executor,
     counters: Counters,
+    /// The zone of a sequence that resets (checked to exist when it was defined).
+    zone: Option<TimeZone>,
+    /// The cheap clock of the warm path of a sequence that resets, where there is one.
+    clock: Option<crate::period::CoarseClock>,
+}
+
+/// What a handle numbers from.
+#[derive(Clone)]
+enum Binding {
+    /// A scoped sequence's own handle: no scope values yet.
+    Unbound,
+    /// One counter: the sequence's own (unscoped, never resets), one scope's
+    /// ([`Sequence::scoped`]), or one period's ([`Sequence::in_period`]).
+    Counter(Bound),
+    /// A sequence that resets, unscoped or one scope's: one counter per period, the one of the
+    /// instants at hand cached.
+    Series(Arc<Series>),
 }
 
 #[derive(Clone)]
@@ -61,39 +83,52 @@ struct Bound {
     /// The scope values as the core reads them (`None`: unscoped).
     scope: Option<Value>,
     counter: Arc<Counter>,
+    /// The period of the counter, for a sequence that resets.
+    period: Option<Period>,
 }
 
 impl std::fmt::Debug for Sequence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let counter_id = match &self.binding {
+            Binding::Counter(bound) => Some(bound.counter_id.as_str()),
+            _ => None,
+        };
         f.debug_struct("Sequence")
             .field("options", &self.shared.spec)
-            .field("counter_id", &self.bound.as_ref().map(|b| &b.counter_id))
+            .field("counter_id", &counter_id)
             .finish_non_exhaustive()
     }
 }
 
 impl Sequence {
     pub(crate) fn new(spec: SequenceSpec, executor: Executor) -> Result<Self> {
+        let zone = match spec.reset().is_periodic() {
+            true => Some(crate::executor::time_zone(spec.time_zone())?),
+            false => None,
+        };
+        let clock = zone.as_ref().and_then(|_| crate::period::coarse_clock());
         let shared = Arc::new(Shared {
             spec,
             executor,
             counters: Counters::default(),
+            zone,
+            clock,
         });
-        // A sequence that resets has a counter per period: no handle is bound before a date
-        // is given (the library has no periodic sequences yet: issue 19's hosts).
-        let periodic = shared.spec.reset() != mongo_seq_core::Reset::Never;
-        let bound = if shared.spec.scope().is_empty() && !periodic {
+        let binding = if !shared.spec.scope().is_empty() {
+            Binding::Unbound
+        } else if shared.zone.is_some() {
+            Binding::Series(Arc::new(Series::new(None)))
+        } else {
             let counter_id = shared.spec.counter_id(None)?;
             let counter = shared.counters.get(&shared.spec, &counter_id)?;
-            Some(Bound {
+            Binding::Counter(Bound {
                 counter_id,
                 scope: None,
                 counter,
+                period: None,
             })
-        } else {
-            None
         };
-        Ok(Self { shared, bound })
+        Ok(Self { shared, binding })
     }
 
     /// The sequence's name.
@@ -143,36 +178,64 @@ impl Sequence {
             return Ok(self.clone());
         }
         let values = convert::from_doc(scope.clone());
-        let counter_id = shared.spec.counter_id(Some(&values))?;
-        let counter = shared.counters.get(&shared.spec, &counter_id)?;
-        Ok(Self {
-            shared: Arc::clone(shared),
-            bound: Some(Bound {
+        let binding = if shared.zone.is_some() {
+            // The scope's part of the id, checked now; each period's counter on first use.
+            let spec = &shared.spec;
+            mongo_seq_core::sequence::scope::counter_id(
+                spec.name(),
+                spec.scope(),
+                Some(&values),
+                None,
+            )?;
+            Binding::Series(Arc::new(Series::new(Some(values))))
+        } else {
+            let counter_id = shared.spec.counter_id(Some(&values))?;
+            let counter = shared.counters.get(&shared.spec, &counter_id)?;
+            Binding::Counter(Bound {
                 counter_id,
                 scope: Some(values),
                 counter,
-            }),
+                period: None,
+            })
+        };
+        Ok(Self {
+            shared: Arc::clone(shared),
+            binding,
         })
     }
 
-    /// The counter this handle numbers from; a scoped sequence's own handle has none.
+    /// The counter this handle numbers from: none for a scoped sequence's own handle (the
+    /// core's `MISSING_SCOPE_FIELD`) nor for a series of a sequence that resets (the core's
+    /// `INVALID_ARGUMENT` naming `period`: see [`in_period`](Self::in_period)).
     fn bound(&self) -> Result<&Bound> {
-        match &self.bound {
-            Some(bound) => Ok(bound),
-            // The core's error for a document without the scope values.
-            None => Err(self
-                .shared
-                .spec
-                .counter_id(None)
-                .err()
-                .unwrap_or_else(|| mongo_seq_core::SeqError::UnexpectedReply {
-                    reason: "no counter".to_owned(),
-                })
-                .into()),
+        match &self.binding {
+            Binding::Counter(bound) => Ok(bound),
+            Binding::Unbound => Err(self.no_counter(None)),
+            Binding::Series(series) => Err(self.no_counter(Some(series))),
         }
     }
 
-    /// The counter document's `_id`: the name, or `invoices/tenant=acme` for a scoped handle.
+    /// Why this handle has no one counter: a scoped sequence's own handle lacks the scope
+    /// values (`MISSING_SCOPE_FIELD`), a series lacks the period (`INVALID_ARGUMENT` `period`).
+    fn no_counter(&self, series: Option<&Series>) -> crate::Error {
+        let spec = &self.shared.spec;
+        let missing = match series {
+            None => {
+                mongo_seq_core::sequence::scope::counter_id(spec.name(), spec.scope(), None, None)
+            }
+            Some(series) => spec.counter_id_in(series.scope(), None),
+        };
+        missing
+            .err()
+            .unwrap_or_else(|| mongo_seq_core::SeqError::UnexpectedReply {
+                reason: "no counter".to_owned(),
+            })
+            .into()
+    }
+
+    /// The counter document's `_id`: the name, `invoices/tenant=acme` for a scoped handle,
+    /// `invoices/2026` for a period's ([`in_period`](Self::in_period)). A series of a sequence
+    /// that resets has one per period: `INVALID_ARGUMENT` naming `period`.
     ///
     /// ```no_run
     /// # fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
@@ -183,7 +246,9 @@ impl Sequence {
         Ok(&self.bound()?.counter_id)
     }
 
-    /// The formatted id of `value` (`None` when the sequence has no `format`).
+    /// The formatted id of `value` (`None` when the sequence has no `format`), in this handle's
+    /// period for a handle of one ([`in_period`](Self::in_period); see
+    /// [`format_in`](Self::format_in) for another).
     ///
     /// ```no_run
     /// # fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
@@ -194,7 +259,11 @@ impl Sequence {
     /// # Ok(()) }
     /// ```
     pub fn format(&self, value: i64) -> Option<String> {
-        self.shared.spec.format_value(value, None)
+        let period = match &self.binding {
+            Binding::Counter(bound) => bound.period,
+            _ => None,
+        };
+        self.shared.spec.format_value(value, period.as_ref())
     }
 
     /// The next number. From the block in hand: one call into the core, no I/O; otherwise one
@@ -215,12 +284,30 @@ impl Sequence {
     /// # Ok(()) }
     /// ```
     pub async fn next(&self) -> Result<i64> {
-        let bound = self.bound()?;
+        let counter = match &self.binding {
+            Binding::Counter(bound) => &bound.counter,
+            // A series: the counter of now's period (the warm path compares two integers).
+            Binding::Series(series) => {
+                // Within the period at hand by the coarse clock: no precise clock read.
+                if let Some(number) = self.shared.clock.and_then(|c| series.take_one_now(c)) {
+                    return Ok(number);
+                }
+                let now = crate::period::now_ms();
+                if let Some(number) = series.take_one(now) {
+                    return Ok(number);
+                }
+                let (counter, _) = self.series_counter(series, now)?;
+                let numbers = counter.take(1, &self.shared.executor).await?;
+                let first = numbers.values().next().unwrap_or_default();
+                return Ok(first);
+            }
+            Binding::Unbound => return Err(self.no_counter(None)),
+        };
         // The warm path: one call into the core.
-        if let Some(number) = bound.counter.take_one() {
+        if let Some(number) = counter.take_one() {
             return Ok(number);
         }
-        let numbers = bound.counter.take(1, &self.shared.executor).await?;
+        let numbers = counter.take(1, &self.shared.executor).await?;
         let first = numbers.values().next().unwrap_or_default();
         Ok(first)
     }
@@ -238,8 +325,8 @@ impl Sequence {
     /// # Ok(()) }
     /// ```
     pub async fn next_many(&self, count: u64) -> Result<Vec<i64>> {
-        let bound = self.bound()?;
-        let numbers = bound.counter.take(count, &self.shared.executor).await?;
+        let (counter, _) = self.counter_at(None)?;
+        let numbers = counter.take(count, &self.shared.executor).await?;
         Ok(numbers.values().collect())
     }
 
@@ -318,48 +405,6 @@ impl Sequence {
         outcome
     }
 
-    /// Every counter of the sequence — unscoped and each scope's — back to `start`
-    /// (mongoose-sequence's `counterReset(id)` without a reference): for a collection whose
-    /// documents were removed, since numbers already stored would be issued again. Counters a
-    /// `mongo-seq` sidecar keeps (a lease `epoch`, a pending gapless `intent`) are
-    /// `RESET_REFUSED`, nothing written (see [`reset_all_forced`](Self::reset_all_forced)).
-    /// Drops the numbers this process holds for the sequence. Returns how many counters were set
-    /// back and the number each issues next.
-    ///
-    /// ```no_run
-    /// # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
-    /// let ids = seqs.sequence("ids", None)?;
-    /// ids.next_many(10).await?;
-    /// let outcome = ids.reset_all().await?;
-    /// assert_eq!((outcome.reset, outcome.next), (1, 1));
-    /// assert_eq!(ids.next().await?, 1);
-    /// # Ok(()) }
-    /// ```
-    pub async fn reset_all(&self) -> Result<ResetOutcome> {
-        self.reset_all_with(false).await
-    }
-
-    /// [`reset_all`](Self::reset_all), also over the counters a sidecar keeps.
-    ///
-    /// ```no_run
-    /// # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
-    /// seqs.sequence("ids", None)?.reset_all_forced().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn reset_all_forced(&self) -> Result<ResetOutcome> {
-        self.reset_all_with(true).await
-    }
-
-    async fn reset_all_with(&self, force: bool) -> Result<ResetOutcome> {
-        let mut plan = ResetSequence::new(&self.shared.spec, force, None);
-        let mut discard = DiscardAll(Some(&self.shared.counters));
-        let outcome = self.run(&mut plan).await;
-        if outcome.is_err() {
-            discard.0 = None;
-        }
-        outcome
-    }
-
     /// Moves the counter so it never issues `value` or anything before it (`$max`; `$min`
     /// counting down), never backwards: for imports. Returns the counter's state afterwards.
     ///
@@ -407,8 +452,8 @@ impl Sequence {
 
     /// `count` numbers of the counter `counter_id` of this sequence (an insert plan's `take`).
     pub(crate) async fn take_from(&self, counter_id: &str, count: u64) -> Result<Numbers> {
-        let counter = match &self.bound {
-            Some(bound) if bound.counter_id == counter_id => Arc::clone(&bound.counter),
+        let counter = match &self.binding {
+            Binding::Counter(bound) if bound.counter_id == counter_id => Arc::clone(&bound.counter),
             _ => self.shared.counters.get(&self.shared.spec, counter_id)?,
         };
         counter.take(count, &self.shared.executor).await
@@ -424,17 +469,6 @@ impl Sequence {
         P: mongo_seq_core::Plan + Send,
     {
         run_plan(plan, &mut Target::counters(&self.shared.executor)).await
-    }
-}
-
-/// Drops every counter's block when dropped, unless disarmed (see `reset_all`).
-struct DiscardAll<'a>(Option<&'a Counters>);
-
-impl Drop for DiscardAll<'_> {
-    fn drop(&mut self) {
-        if let Some(counters) = self.0 {
-            counters.discard_all();
-        }
     }
 }
 

@@ -13,7 +13,7 @@ use mongo_seq::core::{
     Command, CurrentValue, Plan, Reply, Reservation, ReserveRequest, ResetSequence, SeedFromMax,
     SetNext,
 };
-use mongo_seq::{run_plan, Error, Execute, SeqError, SequenceOptions, Sequences};
+use mongo_seq::{run_plan, Error, Execute, Period, SeqError, SequenceOptions, Sequences};
 use mongodb::options::{ClientOptions, ServerAddress};
 use serde::Serialize;
 use serde_json::Value;
@@ -115,26 +115,39 @@ async fn run(seqs: &Sequences, case: &Value, problems: &mut Vec<String>) -> Opti
         "parseOptions" => {
             sequence(seqs, input).map(|s| serde_json::to_value(s.options()).expect("serializes"))
         }
-        // A counter id or a format in a period: the library has no periodic sequences yet (issue 19's
-        // hosts); the core replays these natively and through Wasm.
-        "counterId" | "formatSeq" if input.get("period").is_some() => return None,
         "counterId" => sequence(seqs, input).and_then(|s| {
-            let id = match input.get("document").filter(|d| !d.is_null()) {
+            let mut s = match input.get("document").filter(|d| !d.is_null()) {
                 Some(document) => {
-                    let document = mongodb::bson::to_document(document).expect("a document");
-                    s.scoped(&document)?.counter_id()?.to_owned()
+                    s.scoped(&mongodb::bson::to_document(document).expect("a document"))?
                 }
-                None => s.counter_id()?.to_owned(),
+                None => s,
             };
-            Ok(Value::String(id))
+            // A period: the handle of that period's counter (`in_period`).
+            if let Some(text) = input["period"].as_str() {
+                s = s.in_period(&Period::from_text("period", text)?)?;
+            }
+            Ok(Value::String(s.counter_id()?.to_owned()))
         }),
         "formatSeq" => {
             let template = input["template"].as_str().unwrap_or("");
-            let options = SequenceOptions::new().format(template);
-            seqs.sequence("vectors", options).map(|s| {
-                s.format(int(input, "value"))
-                    .map_or(Value::Null, Value::String)
-            })
+            let value = int(input, "value");
+            match input["period"].as_str() {
+                // A period's tokens: a sequence resetting as the period reads.
+                Some(text) => Period::from_text("period", text)
+                    .map_err(Error::from)
+                    .and_then(|period| {
+                        let options = SequenceOptions::new()
+                            .reset(period.reset())
+                            .format(template);
+                        let name = format!("vectors-{}", period.reset().name());
+                        let s = seqs.sequence(&name, options)?;
+                        Ok(s.format_in(value, Some(&period))
+                            .map_or(Value::Null, Value::String))
+                    }),
+                None => seqs
+                    .sequence("vectors", SequenceOptions::new().format(template))
+                    .map(|s| s.format(value).map_or(Value::Null, Value::String)),
+            }
         }
         "current" => {
             let plan = spec()

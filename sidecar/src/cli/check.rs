@@ -18,12 +18,15 @@ by several documents, values that are not integers, numbers off the step grid, u
 documents, a counter behind the largest number; gaps too with --gapless or a gapless trigger; \
 the reasons go to standard error), 2 on a usage error or when the database or collection does \
 not exist. Run it when the sidecar has caught up: documents inserted a moment ago are not \
-numbered yet."
+numbered yet. A sequence that resets (--reset yearly|monthly|daily, or a trigger's `reset`) \
+is audited per period, each period's series on its own (duplicates, gaps, grid and counter within \
+the period): a number's period is the one written beside it in `<field>Period`; a numbered \
+document without one is reported (exit 1)."
 )]
 pub struct CheckArgs {
     /// Check the triggers of this sidecar config: connection, collection, field, sequence
     /// options, counters and `match` all come from it.
-    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", "start", "step", "min", "max", "scope", "format", "counter_field", "counter_id", "filter"])]
+    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", "start", "step", "min", "max", "scope", "format", "counter_field", "counter_id", "reset", "time_zone", "year_start", "filter"])]
     pub config: Option<PathBuf>,
     /// With --config: only the trigger with this name (default: every trigger).
     #[arg(long, requires = "config")]

@@ -12,7 +12,8 @@ use crate::tools::counters;
 pub struct CountersArgs {
     #[command(flatten)]
     pub location: CountersLocation,
-    /// Only this sequence's counters (unscoped, each scope, and the one --counter-id names).
+    /// Only this sequence's counters (unscoped, each scope, each period of a sequence that
+    /// resets, and the one --counter-id names).
     #[arg(long)]
     pub sequence: Option<String>,
     /// The sequence's options (with --sequence, without --config): its counters are read with
@@ -23,7 +24,8 @@ pub struct CountersArgs {
     /// JSON parsers such as JavaScript's lose digits), or null with `invalid` (what is stored)
     /// when it is not an integer. With --config, a counter of a trigger's sequence (its id
     /// read by the core, its scope fields those of the sequence) has `trigger`, that trigger's
-    /// name.
+    /// name; a counter of a period (a sequence that resets: `invoices/2026`) has `period` and
+    /// `series` (its id without the period).
     #[arg(long)]
     pub json: bool,
 }
@@ -81,9 +83,14 @@ pub(super) fn run(args: &CountersArgs) -> Result<(), CliError> {
         } else {
             let width = list.iter().map(|row| row.id.len()).max().unwrap_or(0);
             for row in list {
+                // A counter of a period names it: one line per period of each series.
+                let period = row
+                    .period
+                    .as_ref()
+                    .map_or_else(String::new, |(_, period)| format!("  (period {period})"));
                 match row.seq {
-                    Ok(seq) => println!("{:width$}  {seq}", row.id),
-                    Err(raw) => println!("{:width$}  {raw} (not an integer)", row.id),
+                    Ok(seq) => println!("{:width$}  {seq}{period}", row.id),
+                    Err(raw) => println!("{:width$}  {raw} (not an integer){period}", row.id),
                 }
             }
         }

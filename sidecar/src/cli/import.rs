@@ -26,7 +26,7 @@ pub enum Source {
 prints what --apply would do, writes nothing. --apply moves each mongo-seq counter behind its \
 source past it with $max (never backwards; safe while applications run). Sequences are named \
 after mongoose-sequence's `id`, or `<model>.<field>` for auto-increment counters (rename with \
---name). Imported in place (--counters = --source, both `counters` by default), \
+--name; `--name invoice_2026=invoices/2026` makes it the 2026 counter of a yearly series). Imported in place (--counters = --source, both `counters` by default), \
 mongoose-sequence's unique index {id, reference_value}, which admits one document without \
 those fields, is replaced by one over its own documents only, so mongo-seq's counters fit \
 beside them. The auto-increment plugins' collection is never mongo-seq's. Exit status: 0 \
@@ -49,7 +49,11 @@ pub struct ImportArgs {
     #[arg(long)]
     pub counters: Option<String>,
     /// Name a sequence: `<source key>=<name>`, the key being mongoose-sequence's `id` or
-    /// `<model>.<field>`; a key that matches no source counter is refused. Repeatable.
+    /// `<model>.<field>`; a key that matches no source counter is refused. Repeatable. A name
+    /// ending with a period adopts the counter as that period's of a series that resets
+    /// (`invoice_2026=invoices/2026`: counter `invoices/2026` of the yearly series `invoices`;
+    /// `tickets/2026-05` monthly, `…/2026-05-17` daily; after the scope of a mongoose-sequence
+    /// `reference_value`: `invoices/tenant=acme/2026`).
     #[arg(long = "name", value_name = "KEY=NAME")]
     pub names: Vec<String>,
     /// The number field of mongo-seq's counters (default `seq`; see the sequence option counterField).

@@ -1,5 +1,5 @@
 //! A sequence's options as flags (`--start`, `--step`, `--min`, `--max`, `--scope`, `--format`,
-//! `--counter-field`, `--counter-id`), for the tools that work on any counter — one a trigger of
+//! `--counter-field`, `--counter-id`, `--reset`, `--time-zone`, `--year-start`), for the tools that work on any counter — one a trigger of
 //! `--config` uses, or one the npm package or the mongoose plugin keeps — without a config: they
 //! fill the keys a `[[trigger]]` would (`RawTrigger`), validated by the same path as the file's
 //! (`config::validate_sequence`), errors named by flag.
@@ -41,6 +41,19 @@ pub struct SequenceFlags {
     /// the Atlas recipe's '{"db": "shop", "coll": "orders"}' (fields in that order).
     #[arg(long, value_name = "ID")]
     pub counter_id: Option<String>,
+    /// A series that restarts every period: yearly, monthly or daily [default: never]. Its
+    /// counters are one per period, the period last in the id (`invoices/2026`,
+    /// `invoices/tenantId=acme/2026-05`).
+    #[arg(long, value_name = "PERIOD")]
+    pub reset: Option<String>,
+    /// The IANA time zone whose local dates place numbers in periods [default: UTC], e.g.
+    /// Europe/Paris (with --reset).
+    #[arg(long, value_name = "ZONE")]
+    pub time_zone: Option<String>,
+    /// The month (1-12) a yearly series' fiscal year starts [default: 1]; the fiscal year is
+    /// named after the calendar year it ends in (with --reset yearly).
+    #[arg(long, allow_hyphen_values = true, value_name = "MONTH")]
+    pub year_start: Option<String>,
 }
 
 impl SequenceFlags {
@@ -55,10 +68,24 @@ impl SequenceFlags {
             format,
             counter_field,
             counter_id,
+            reset,
+            time_zone,
+            year_start,
         } = self;
-        [start, step, min, max, format, counter_field, counter_id]
-            .iter()
-            .any(|flag| flag.is_some())
+        [
+            start,
+            step,
+            min,
+            max,
+            format,
+            counter_field,
+            counter_id,
+            reset,
+            time_zone,
+            year_start,
+        ]
+        .iter()
+        .any(|flag| flag.is_some())
             || !scope.is_empty()
     }
 
@@ -74,6 +101,9 @@ impl SequenceFlags {
         raw.format = self.format.clone().map(Value::String);
         raw.counter_field = self.counter_field.clone().map(Value::String);
         raw.counter_id = self.counter_id.as_deref().map(counter_id);
+        raw.reset = self.reset.clone().map(Value::String);
+        raw.time_zone = self.time_zone.clone().map(Value::String);
+        raw.year_start = self.year_start.as_deref().map(integer);
     }
 
     /// The sequence `name` with these options, validated as a file's trigger is (a usage error
@@ -117,7 +147,7 @@ pub(super) fn of(
             return Ok((flags.spec(name)?, None));
         }
         return Err(CliError::usage(anyhow::anyhow!(
-            "{tool} needs the options of sequence `{name}` (start, step, min, max, scope, counter field) to store the right counter value: pass --config with the sidecar config whose trigger uses it, or the options as flags (--start, --step, --min, --max, --scope, --counter-field, --counter-id; --step 1 for a sequence with the defaults)"
+            "{tool} needs the options of sequence `{name}` (start, step, min, max, scope, counter field, reset) to store the right counter value: pass --config with the sidecar config whose trigger uses it, or the options as flags (--start, --step, --min, --max, --scope, --counter-field, --counter-id, --reset, --time-zone, --year-start; --step 1 for a sequence with the defaults)"
         )));
     };
     if flags.any() {

@@ -85,6 +85,14 @@ pub struct RawTrigger {
     /// The counter's `_id` when it is not the sequence name (the core's `counterId`): a string,
     /// or a table such as the Atlas recipe's `{ db = "app", coll = "orders" }`.
     pub counter_id: Option<Value>,
+    /// A series that restarts every period (the core's `reset`): `"yearly"`, `"monthly"`,
+    /// `"daily"` (default `"never"`).
+    pub reset: Option<Value>,
+    /// The IANA zone whose local dates place numbers in periods (the core's `timeZone`,
+    /// default `"UTC"`; checked against the compiled-in tz database).
+    pub time_zone: Option<Value>,
+    /// The month a yearly series' (fiscal) year starts (the core's `yearStart`, default 1).
+    pub year_start: Option<Value>,
     /// Extended JSON (a flag can say `null`, which TOML cannot).
     #[serde(rename = "match")]
     pub filter: Option<Map<String, Value>>,

@@ -24,6 +24,30 @@ fn minimal_config_gets_defaults() {
 }
 
 #[test]
+fn a_trigger_s_series_may_reset_in_a_zone_of_the_tz_database() {
+    let c = check(&format!(
+        "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"number\"\nreset = \"yearly\"\ntime_zone = \"Pacific/Auckland\"\nyear_start = 4\n"
+    ))
+    .unwrap();
+    let spec = c.triggers[0].numbering.sequence();
+    assert_eq!(
+        (spec.reset().name(), spec.time_zone(), spec.year_start()),
+        ("yearly", "Pacific/Auckland", 4)
+    );
+    let err = check(&format!(
+        "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"number\"\nreset = \"monthly\"\ntime_zone = \"Mars/Olympus_Mons\"\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("trigger[0].time_zone")
+            && err.contains("INVALID_OPTION")
+            && err.contains("Mars/Olympus_Mons"),
+        "{err}"
+    );
+}
+
+#[test]
 fn http_bind_from_the_environment() {
     let text = format!(
         "{BASE}[http]\nbind = \"127.0.0.2\"\nport = 9500\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
@@ -104,6 +128,20 @@ fn errors_name_the_key() {
         ),
         (BASE.to_string(), "trigger"),
         (format!("[mongodb]\n{t}"), "mongodb.uri"),
+        (format!("{BASE}{t}reset = \"weekly\"\n"), "trigger[0].reset"),
+        (
+            format!("{BASE}{t}reset = \"yearly\"\nyear_start = 13\n"),
+            "trigger[0].year_start",
+        ),
+        // The syntax is fine; the tz database has no such zone.
+        (
+            format!("{BASE}{t}reset = \"yearly\"\ntime_zone = \"Europe/Atlantis\"\n"),
+            "trigger[0].time_zone",
+        ),
+        (
+            format!("{BASE}{t}time_zone = \"Europe/Paris\"\n"),
+            "trigger[0].time_zone",
+        ),
     ];
     for (text, key) in cases {
         let err = check(&text).expect_err(&text);

@@ -58,6 +58,8 @@ impl Keys {
             Some("formatField") => self.key("format_field"),
             Some("counterField") => self.key("counter_field"),
             Some("counterId") => self.key("counter_id"),
+            Some("timeZone") => self.key("time_zone"),
+            Some("yearStart") => self.key("year_start"),
             Some(option) => self.key(option),
             None => self.whole(),
         };
@@ -108,7 +110,7 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
 }
 
 /// A trigger's sequence keys as written (`sequence`, `start`, `step`, `min`, `max`, `scope`,
-/// `format`, `counter_field`, `counter_id`) → the core's `SequenceSpec`, named `default_name` unless the
+/// `format`, `counter_field`, `counter_id`, `reset`, `time_zone`, `year_start`) → the core's `SequenceSpec`, named `default_name` unless the
 /// keys name it.
 pub fn validate_sequence(
     raw: &RawTrigger,
@@ -126,10 +128,16 @@ pub fn validate_sequence(
         ("format", &raw.format),
         ("counterField", &raw.counter_field),
         ("counterId", &raw.counter_id),
+        ("reset", &raw.reset),
+        ("timeZone", &raw.time_zone),
+        ("yearStart", &raw.year_start),
     ] {
         if let Some(value) = value {
             options.insert(option.to_owned(), value.clone());
         }
     }
-    SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))
+    let spec = SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))?;
+    // The core checks the zone's syntax; whether it exists is the host's tz database's to say.
+    mongo_seq::executor::check_time_zone(&spec).map_err(|e| keys.core(&e))?;
+    Ok(spec)
 }

@@ -21,6 +21,10 @@ pub struct CounterRow {
     pub seq: Result<i64, String>,
     /// The name of the sequence (of those given) the counter belongs to.
     pub sequence: Option<String>,
+    /// The period of a counter of a sequence that resets, read from its id by the core
+    /// (`invoices/tenantId=acme/2026` → `2026`), with its series: the id without the period
+    /// (`invoices/tenantId=acme`), the same for every period of one scope.
+    pub period: Option<(String, String)>,
 }
 
 /// An integer for the tools' JSON: a number when every JSON parser reads it exactly
@@ -57,15 +61,22 @@ pub fn exact_numbers(value: Value) -> Value {
 impl CounterRow {
     /// JSON for `counters --json`: `seq` as [`exact_json`], `null` with `invalid` when it is not
     /// an integer.
+    /// A counter of a period has `series` and `period` too.
     pub fn to_json(&self) -> serde_json::Value {
-        match &self.seq {
+        let mut row = match &self.seq {
             Ok(n) => json!({ "id": self.id, "seq": exact_json(*n) }),
             Err(raw) => json!({ "id": self.id, "seq": null, "invalid": raw }),
+        };
+        if let (Some((series, period)), Some(object)) = (&self.period, row.as_object_mut()) {
+            object.insert("series".to_owned(), json!(series));
+            object.insert("period".to_owned(), json!(period));
         }
+        row
     }
 }
 
-/// The counter documents, sorted by `_id`: every one, or with `only` those of that sequence.
+/// The counter documents, sorted by `_id` (each series' periods together, in order): every one,
+/// or with `only` those of that sequence.
 /// A counter of a sequence of `sequences` (or `only`) is read with that sequence's counter
 /// field and id, any other with the default `seq`.
 pub async fn list<M: Mongo>(
@@ -103,12 +114,20 @@ pub async fn list<M: Mongo>(
                 Some(v) => mongo_seq_core::ejson::read_i64(v).map_err(|_| convert::relaxed(v)),
             };
             CounterRow {
+                period: period_of(&id),
                 id,
                 seq,
                 sequence: spec.map(|spec| spec.name().to_owned()),
             }
         })
         .collect())
+}
+
+/// The series and the period of a counter id that ends with a period (the core's parser).
+fn period_of(counter_id: &str) -> Option<(String, String)> {
+    let mut key = CounterKey::parse(counter_id).ok()?;
+    let period = key.period.take()?;
+    Some((key.id().ok()?, period.text()))
 }
 
 /// The sequence (of `sequences`) whose counter `counter_id` is, if any: the id is parsed by

@@ -9,7 +9,10 @@
 //! Both plugins keep the last number issued (`seq`, `count`). A mongoose-sequence counter with
 //! `reference_value: { <field>: <value>, … }` becomes the counter of a sequence scoped by those
 //! fields (in that order, which mongoose-sequence sorts). `names` renames sequences
-//! (`{ "<id or model.field>": "<name>" }`).
+//! (`{ "<id or model.field>": "<name>" }`); a name may end with a period (`invoices/2026`,
+//! `tickets/2026-05`): the source counter is then that period's counter of a series that resets
+//! (yearly, monthly or daily, as the period reads; a per-year counter kept by hand becomes the
+//! year's series), its id the period last (`invoices/tenant=acme/2026`).
 //!
 //! The plan: one `find` on the source collection (the plan's `documents` collection), one
 //! `find` of mongo-seq's counters it maps to (to report where they stand), then — only with
@@ -52,6 +55,7 @@ use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Period;
 
 mod report;
 mod source;
@@ -140,12 +144,23 @@ impl ImportMachine {
             || ejson::object([("_id", document.get("_id").cloned().unwrap_or(Value::Null))]);
         let (key, source, scope, last) =
             read_source(self.request.from, document).map_err(|reason| (fallback(), reason))?;
-        let name = match self.request.names.get(&key) {
+        let named = match self.request.names.get(&key) {
             Some(Value::String(name)) => name.clone(),
             _ => key,
         };
+        // `invoices/2026`: the counter of period 2026 of `invoices`, which resets yearly.
+        let (name, period) = match named.rsplit_once('/') {
+            Some((name, last)) => match Period::parse(last) {
+                Some(period) => (name.to_owned(), Some(period)),
+                None => (named, None),
+            },
+            None => (named, None),
+        };
         let mut options = Map::new();
         options.insert("name".to_owned(), Value::String(name.clone()));
+        if let Some(period) = &period {
+            options.insert("reset".to_owned(), period.reset().name().into());
+        }
         let scope_fields: Vec<String> = scope.iter().flat_map(|s| s.keys().cloned()).collect();
         if !scope_fields.is_empty() {
             options.insert("scope".to_owned(), scope_fields.clone().into());
@@ -155,7 +170,7 @@ impl ImportMachine {
         }
         let adopted = SequenceSpec::parse(&Value::Object(options)).and_then(|spec| {
             let scope = scope.as_ref().map(scope_document);
-            let counter_id = spec.counter_id(scope.as_ref())?;
+            let counter_id = spec.counter_id_in(scope.as_ref(), period.as_ref())?;
             Ok((spec, counter_id))
         });
         let (spec, counter_id) = adopted.map_err(|error| {

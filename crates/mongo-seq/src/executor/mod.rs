@@ -12,7 +12,7 @@
 //! client's read preference. A duplicate key is the reply `duplicateKey`; an `update`'s write
 //! errors are data in its write result (`update.rs`). The inserts that number the caller's documents
 //! (`insertDocument`, `insertDocuments`) take those documents ([`Documents`], `insert.rs`); a
-//! `wait` sleeps a random time within the core's window.
+//! `wait` and `localDates` are answered here (`host.rs`: a sleep, the compiled-in tz database).
 //!
 //! ```no_run
 //! # async fn example(db: mongodb::Database) -> Result<(), mongo_seq::executor::ExecuteError> {
@@ -34,6 +34,7 @@
 mod anchored;
 pub mod classify;
 pub mod convert;
+mod host;
 mod insert;
 mod sharding;
 mod update;
@@ -49,6 +50,7 @@ use mongodb::{Collection, Database, IndexModel};
 use serde_json::Value;
 
 pub use classify::{mongo_message, MongoFailure};
+pub use host::{check_time_zone, local_dates, time_zone};
 pub use insert::Documents;
 pub use sharding::CatalogEntry;
 
@@ -248,6 +250,9 @@ impl Executor {
     }
 
     async fn run(&self, command: Command) -> Result<Reply, Failed> {
+        if let Some(answer) = host::answer(&command).await {
+            return answer.map_err(Failed::Other);
+        }
         let write = command.write_concern().map(|c| write_concern(&c));
         let concern = command.read_concern();
         let max_time = command.max_time_ms();
@@ -409,12 +414,6 @@ impl Executor {
                     Err(e) if matches!(classify::server_code(&e), Some(26 | 27)) => Ok(Reply::None),
                     Err(e) => Err(e.into()),
                 }
-            }
-            Command::Wait { min_ms, max_ms } => {
-                // The core's window; the draw is the shell's (the core draws no random numbers).
-                let ms = rand::random_range(min_ms..=max_ms.max(min_ms));
-                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                Ok(Reply::Waited)
             }
             other => Err(Failed::Other(ExecuteError::Invalid(format!(
                 "the executor runs {} with the caller's documents (execute_with)",

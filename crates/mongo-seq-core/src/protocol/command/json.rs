@@ -65,7 +65,7 @@ impl Field<'_> {
 }
 
 impl Command {
-    /// The command as JSON (see [`Command::for_each_field`]).
+    /// The command as JSON: the `op` tag, its fields in declaration order, then the concerns.
     pub fn to_json(&self) -> Value {
         let mut fields = Map::new();
         self.for_each_field(&mut |key, value| {
