@@ -114,12 +114,12 @@ pub struct Sidecars {
     pub running: BTreeMap<usize, Shared>,
 }
 
-/// Starts one incarnation of sidecar `instance` (all triggers); `legacy`: a version without
-/// incarnations (its leases carry none; a restart reclaims its instance id's lease at once).
+/// Starts one incarnation of sidecar `instance` (all triggers) with the process nonce `nonce`
+/// (`None`: a version without incarnations, whose restarts reclaim the lease at once).
 fn start(
     world: &World,
     instance: usize,
-    (incarnation, legacy): (u64, bool),
+    (incarnation, nonce): (u64, Option<String>),
     batch_size: usize,
 ) -> (Incarnation, Shared) {
     let id = format!("sidecar{instance}");
@@ -139,8 +139,6 @@ fn start(
     world.note(&name, || {
         format!("started (instance id {id}, clock {skew:+} ms, batch {batch_size}, readPreference {read_preference:?})")
     });
-    // The process's nonce, random (so either of two twins may be the greater).
-    let nonce = (!legacy).then(|| format!("{:08x}.{name}", world.between(0, u64::from(u32::MAX))));
     world.note(&name, || format!("incarnation {nonce:?}"));
     let shared = Shared {
         incarnation: nonce,
@@ -193,15 +191,32 @@ pub async fn supervise(
 ) {
     let batch_size = [1, 3, 20, 1000][usize::try_from(world.between(0, 3)).unwrap_or(0)];
     let mut incarnation_no = 0;
-    // Half the instances run a version before incarnations: their replaced-while-frozen
+    // Most instances run a version before incarnations: their replaced-while-frozen
     // incarnations hold leases side by side (fenced), which the twins' rule now prevents.
-    let legacy = world.chance(0.5);
+    let legacy = world.chance(0.7);
+    // A random nonce (so either of two twins may be the greater). A restart after a crash
+    // keeps it: that is what the product's liveness proof (a restart on the same host or pod
+    // finds its predecessor gone, `holderGone`) achieves, which the simulator does not model.
+    let draw = |world: &World| {
+        (!legacy).then(|| {
+            format!(
+                "{:08x}.sidecar{instance}",
+                world.between(0, u64::from(u32::MAX))
+            )
+        })
+    };
+    let mut nonce = draw(&world);
     // Until when (ms) an older incarnation of this instance id ran beside the current one
     // (`u64::MAX`: still runs; 0: never): only then may an incarnation stop as a twin.
     let twin_until = Arc::new(std::sync::atomic::AtomicU64::new(0));
     loop {
         incarnation_no += 1;
-        let (incarnation, shared) = start(&world, instance, (incarnation_no, legacy), batch_size);
+        let (incarnation, shared) = start(
+            &world,
+            instance,
+            (incarnation_no, nonce.clone()),
+            batch_size,
+        );
         {
             let mut sidecars = sidecars.lock().expect("sidecars");
             sidecars.shared.push(shared.clone());
@@ -244,6 +259,7 @@ pub async fn supervise(
             }
             sidecars.lock().expect("sidecars").running.remove(&instance);
             world.pause(50, 3000).await;
+            nonce = draw(&world);
             continue;
         }
         if !crashed {
@@ -255,8 +271,7 @@ pub async fn supervise(
             }
             return;
         }
-        // (0.6: half the instances are legacy, whose replacements overlap their predecessor.)
-        if world.chance(0.6) {
+        if world.chance(if legacy { 0.6 } else { 0.3 }) {
             // Frozen (SIGSTOP, a node that stopped responding) and replaced by its orchestrator
             // with a new incarnation of the same instance id: a twin, which finds the lease
             // busy (its holder wakes up before its own deadline) and one of the two stops
@@ -283,6 +298,7 @@ pub async fn supervise(
                 }
                 twin_until.store(killer_world.now_ms(), std::sync::atomic::Ordering::SeqCst);
             }));
+            nonce = draw(&world);
             continue;
         }
         world.fault("sidecar-crashed", &who, || {
