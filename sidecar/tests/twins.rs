@@ -5,17 +5,13 @@
 
 mod common;
 
-use std::process::{Child, Command};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::*;
 use mongodb::bson::doc;
 
 const TTL_MS: u64 = 3000;
-
-fn log_of(path: &std::path::Path) -> String {
-    std::fs::read_to_string(path.with_extension("log")).unwrap_or_default()
-}
 
 fn wait_log(path: &std::path::Path, text: &str, within: Duration) {
     let deadline = Instant::now() + within;
@@ -42,14 +38,6 @@ fn exit_within(child: &mut Child, within: Duration) -> Option<i32> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn sigterm(child: &Child) {
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill -TERM");
-    assert!(status.success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
