@@ -32,11 +32,15 @@ pub enum Mutant {
     /// A first number written without the numbering's condition (a document seen through a
     /// stale `updateLookup`, a draft, gets numbered).
     UnconditionedNumbering,
+    /// A gapless plan's reads of its documents anchored at the events only, not also after the
+    /// plan's own writes (a secondary may answer from before them: the product before the fix
+    /// of seed 8,234,182).
+    ReadBeforeOwnWrites,
 }
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 8] = [
+    pub const KNOWN: [Mutant; 9] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
@@ -45,12 +49,13 @@ impl Mutant {
         Mutant::UnfencedCompletion,
         Mutant::UnanchoredSkipRead,
         Mutant::UnconditionedNumbering,
+        Mutant::ReadBeforeOwnWrites,
     ];
 
     /// The mutants the simulator's workload can catch (its mutant check runs each).
     /// `UnconditionedNumbering` joins when the simulator runs triggers that number on match
     /// (issue 19, the simulator's part).
-    pub const ALL: [Mutant; 7] = [
+    pub const ALL: [Mutant; 8] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
@@ -58,6 +63,7 @@ impl Mutant {
         Mutant::CounterW1,
         Mutant::UnfencedCompletion,
         Mutant::UnanchoredSkipRead,
+        Mutant::ReadBeforeOwnWrites,
     ];
 
     pub fn name(self) -> &'static str {
@@ -70,6 +76,7 @@ impl Mutant {
             Mutant::UnfencedCompletion => "unfenced-completion",
             Mutant::UnanchoredSkipRead => "unanchored-skip-read",
             Mutant::UnconditionedNumbering => "unconditioned-numbering",
+            Mutant::ReadBeforeOwnWrites => "read-before-own-writes",
         }
     }
 }

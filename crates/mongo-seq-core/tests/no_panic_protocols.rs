@@ -83,13 +83,15 @@ fn write_result() -> BoxedStrategy<Reply> {
             code,
             errmsg: "w".to_owned(),
         })),
+        prop::option::of((any::<u32>(), any::<u32>())),
     )
-        .prop_map(|(n, n_modified, write_errors, write_concern_error)| {
+        .prop_map(|(n, n_modified, write_errors, write_concern_error, time)| {
             Reply::WriteResult(WriteResult {
                 n,
                 n_modified,
                 write_errors,
                 write_concern_error,
+                operation_time: time.and_then(|(t, i)| ClusterTime::new(t, i)),
             })
         })
         .boxed()

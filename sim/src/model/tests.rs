@@ -388,3 +388,32 @@ fn a_number_read_local_may_roll_back_one_read_majority_may_not() {
     assert_eq!(on_old, Some(6), "5 was rolled back on the old primary");
     assert_eq!(number(&mut c, new, ReadLevel::Majority), Some(6));
 }
+
+#[test]
+fn a_write_reports_its_operation_time_the_newest_entry_it_wrote_else_the_member_s() {
+    let mut c = Cluster::new(3, 0);
+    let set = |id: &str| Operation::Update {
+        collection: "docs".into(),
+        statements: vec![Statement {
+            filter: doc! {"_id": id},
+            update: doc! {"$set": {"n": 1_i64}},
+            multi: false,
+            upsert: true,
+        }],
+        ordered: true,
+    };
+    let wrote = run(&mut c, 0, set("a"), ReadLevel::Local);
+    let Response::Write { operation_time, .. } = wrote.response else {
+        panic!("a write reply")
+    };
+    assert_eq!(operation_time, wrote.last_ts, "the entry it wrote");
+    run(&mut c, 0, increment("o"), ReadLevel::Local);
+    // Nothing to change: the member's newest entry (the counter's), as the server reports.
+    let noop = run(&mut c, 0, set("a"), ReadLevel::Local);
+    assert_eq!(noop.last_ts, None);
+    let Response::Write { operation_time, .. } = noop.response else {
+        panic!("a write reply")
+    };
+    assert_eq!(operation_time, Some(c.node(0).last_ts()));
+    assert!(operation_time > wrote.last_ts);
+}

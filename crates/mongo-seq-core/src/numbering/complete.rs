@@ -14,7 +14,7 @@ use crate::numbering::spec::{stored_value, NumberingSpec};
 use crate::protocol::command::{
     Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
-use crate::protocol::concern::{anchored_find, ClusterTime};
+use crate::protocol::concern::{advance_after_write, anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
@@ -151,8 +151,9 @@ pub struct CompleteIntentMachine {
     period: Option<Period>,
     intent: Intent,
     epoch: i64,
-    /// The cluster time its reads of the documents are causally after (`None`: a pending
-    /// intent completed by a new holder, read `local` right after its own claim and stamp).
+    /// The cluster time its reads of the documents are causally after: the events', then its
+    /// own latest write's (`None`: a pending intent completed by a new holder, read `local` on
+    /// the primary right after its own claim and stamp).
     after: Option<ClusterTime>,
     taken: Vec<i64>,
     claims: u32,
@@ -389,6 +390,8 @@ impl Machine for CompleteIntentMachine {
     type Output = u64;
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
+        // Its next read of the documents sees its own stamp and moves.
+        advance_after_write(&mut self.after, reply.operation_time());
         match std::mem::replace(&mut self.phase, CompletionPhase::Idle) {
             CompletionPhase::Claim => match reply {
                 Reply::Document { .. } => Ok(self.stamp()),

@@ -39,9 +39,11 @@
 //! completed; a read of the counter may be stale, and a move touches only the document.
 //!
 //! The reads that drop documents or find them gone (the recheck, the completion's read) are,
-//! for a batch's documents, `majority` reads at or after the newest event's `clusterTime`
-//! ([`crate::protocol::concern`]); a new holder completing a pending intent (no events) reads `local`,
-//! after its own majority-acknowledged claim and stamp.
+//! for a batch's documents, `majority` reads at or after the newest event's `clusterTime` and
+//! the `operationTime` of the plan's own latest write (its numbers, its moves), so whichever
+//! member answers has both ([`crate::protocol::concern`]); a new holder completing a pending
+//! intent (no events) reads `local`, on the primary, after its own majority-acknowledged claim
+//! and stamp.
 //!
 //! Write replies: `writeConcernError` → `WRITE_CONCERN_FAILED`; a write error other than 11000
 //! → `WRITE_FAILED`. Running out of rounds → `TOO_MANY_RETRIES`. Outputs count the documents
@@ -58,7 +60,7 @@ use crate::numbering::intent::{
 };
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::QueryOptions;
-use crate::protocol::concern::{anchored_find, ClusterTime};
+use crate::protocol::concern::{advance_after_write, anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
@@ -101,7 +103,8 @@ pub struct NumberGaplessMachine {
     period: Option<Period>,
     ids: Vec<Value>,
     epoch: i64,
-    /// The events' newest cluster time: the reads that drop documents are causally after it.
+    /// The events' newest cluster time, then its own latest write's: the reads that drop
+    /// documents are causally after both.
     after: Option<ClusterTime>,
     rounds: u32,
     numbered: u64,
@@ -280,6 +283,8 @@ impl Machine for NumberGaplessMachine {
     type Output = u64;
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<u64>, SeqError> {
+        // Its later reads (a completion's, the recheck) see its own writes, a completion's too.
+        advance_after_write(&mut self.after, reply.operation_time());
         let notes = &mut self.notes;
         match std::mem::replace(&mut self.phase, GroupPhase::Idle) {
             GroupPhase::Reserve(plan) => resume(plan, reply, notes, |plan| {

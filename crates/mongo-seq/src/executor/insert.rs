@@ -219,7 +219,7 @@ impl Executor {
                                 code: DUPLICATE_KEY,
                                 errmsg,
                             }],
-                            write_concern_error: None,
+                            ..WriteResult::default()
                         }))
                     }
                 }
