@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mongo_seq_core::{
-    AcquireLease, Acquisition, Lease, LeaseHolder, LeaseRequest, Plan, RenewLease, Renewal,
-    SequenceSpec,
+    AcquireLease, Acquisition, Lease, LeaseHolder, LeaseInfo, LeaseRequest, Plan, RenewLease,
+    Renewal, SequenceSpec, Twin, TwinWatch,
 };
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -34,11 +34,8 @@ pub const RELEASE_TIMEOUT: Duration = Duration::from_millis(1500);
 /// What an acquisition attempt found.
 pub enum Acquired {
     Held(Arc<Fence>),
-    Busy {
-        owner: String,
-        epoch: i64,
-        expires_at_ms: i64,
-    },
+    /// Someone else holds it: the lease as found.
+    Busy(LeaseInfo),
 }
 
 /// Acquires, renews and releases one trigger's lease.
@@ -51,6 +48,8 @@ pub struct LeaseKeeper<M> {
     settings: LeaseSettings,
     /// This process's liveness beacon: its facts go with every lease it takes.
     beacon: Arc<Beacon>,
+    /// This process's nonce (`Shared::incarnation`), stored with every lease it takes.
+    incarnation: Option<String>,
     probe: Probe,
 }
 
@@ -60,7 +59,7 @@ impl<M: Mongo> LeaseKeeper<M> {
         lease_id: &str,
         sequence: &SequenceSpec,
         settings: LeaseSettings,
-        beacon: Arc<Beacon>,
+        (beacon, incarnation): (Arc<Beacon>, Option<String>),
         probe: Probe,
     ) -> Self {
         Self {
@@ -69,6 +68,7 @@ impl<M: Mongo> LeaseKeeper<M> {
             sequence: sequence.clone(),
             settings,
             beacon,
+            incarnation,
             probe,
         }
     }
@@ -84,6 +84,7 @@ impl<M: Mongo> LeaseKeeper<M> {
             release,
             process: self.beacon.facts(),
             holder_gone: None,
+            incarnation: self.incarnation.clone(),
         }
     }
 
@@ -131,12 +132,49 @@ impl<M: Mongo> LeaseKeeper<M> {
                 owner,
                 epoch,
                 expires_at_ms,
-                ..
-            } => Ok(Acquired::Busy {
+                process,
+                incarnation,
+            } => Ok(Acquired::Busy(LeaseInfo {
                 owner,
                 epoch,
                 expires_at_ms,
+                process,
+                incarnation,
+            })),
+        }
+    }
+
+    /// Takes a lease found busy into `watch` (what this standby saw so far): an error when it
+    /// proves that another live process with this instance id holds it and this one is to
+    /// stop (the core's `TwinWatch`; the time between findings is the renew interval).
+    pub fn watch_twin(&self, watch: &mut TwinWatch, found: &LeaseInfo) -> Result<(), SidecarError> {
+        let owner = &self.settings.instance_id;
+        let verdict = watch.observe(owner, self.incarnation.as_deref(), found);
+        let holder = found
+            .process
+            .as_ref()
+            .and_then(liveness::describe)
+            .map(|process| format!(", process {process}"))
+            .unwrap_or_default();
+        match verdict {
+            Twin::Unproven => Ok(()),
+            Twin::ThisStops => Err(SidecarError::DuplicateInstance {
+                instance_id: owner.clone(),
+                trigger: self.probe.trigger().to_owned(),
+                epoch: found.epoch,
+                holder,
             }),
+            Twin::ThatStops => {
+                warn!(
+                    trigger = self.probe.trigger(),
+                    instance = owner,
+                    epoch = found.epoch,
+                    holder = holder.trim_start_matches(", process "),
+                    "another running sidecar has this instance id and holds this trigger's lease: it stops when it stands by for a lease this one holds; this one stands by. Give each sidecar its own `[lease].instance_id`"
+                );
+                watch.reset();
+                Ok(())
+            }
         }
     }
 

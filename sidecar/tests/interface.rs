@@ -98,7 +98,10 @@ async fn a_trigger_on_another_mongo_and_a_paused_clock_retries_on_an_exact_sched
     let running = tokio::spawn(trigger.run(shutdown.clone(), false));
     tokio::time::sleep(Duration::from_secs(10)).await;
     shutdown.cancel();
-    running.await.unwrap();
+    running
+        .await
+        .unwrap()
+        .expect("the trigger stops without error");
 
     // Each attempt reads the lease (a `find`) and fails; then 200, 400, 800, 1600, 3200 ms.
     let sent = mongo.sent.lock().unwrap().clone();

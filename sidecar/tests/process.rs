@@ -25,14 +25,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn sigterm(child: &std::process::Child) {
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill -TERM");
-    assert!(status.success());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_stream_then_restart_numbers_every_document_exactly_once() {
     let db = unique_db_name("restart");

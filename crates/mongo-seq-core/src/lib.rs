@@ -117,6 +117,7 @@ pub use insert::optimistic::{
 };
 pub use lease::acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
+pub use lease::twin::{Twin, TwinWatch, TWIN_RENEWALS};
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
 pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,

@@ -226,6 +226,7 @@ fn request(held: Option<i64>, now: i64, ttl: i64, min: i64) -> LeaseRequest {
         release: false,
         process: None,
         holder_gone: None,
+        incarnation: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Command line, the binary's edge: parses arguments (clap), sets up logging, runs one
 //! subcommand (a file each: its flags, their raw → validated step through `config`, the work,
 //! the output), and maps the result to an exit code ([`EXIT_CODES`]: 0 ok, 1 failure or failed
-//! check, 2 usage or configuration error, 3 refused without `--force`). The only place that
+//! check, 2 usage or configuration error, 3 refused without `--force`, 4 another sidecar runs
+//! with this instance id). The only place that
 //! uses `anyhow`: every module below returns typed errors, which a subcommand classifies
 //! (`CliError`).
 
@@ -53,7 +54,8 @@ pub fn version() -> &'static str {
 pub const EXIT_CODES: &str = "Exit status: 0 success; 1 failure, or a check that found \
 problems, or an import with --apply that found nothing to import; 2 usage or configuration \
 error (nothing was done); 3 refused without --force, nothing written (set-next backwards: \
-BACKWARDS_REFUSED; reset of a gapless sequence or of counters a sidecar keeps: RESET_REFUSED).";
+BACKWARDS_REFUSED; reset of a gapless sequence or of counters a sidecar keeps: RESET_REFUSED); \
+4 the sidecar stopped because another running sidecar has its instance id (DUPLICATE_INSTANCE).";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -112,6 +114,8 @@ pub(crate) enum CliError {
     CheckFailed,
     /// Exit 3: refused without `--force`; nothing was written.
     Refused(anyhow::Error),
+    /// Exit 4: the sidecar stopped, another running sidecar has its instance id.
+    DuplicateInstance(anyhow::Error),
 }
 
 impl CliError {
@@ -153,6 +157,10 @@ pub fn run() -> ExitCode {
         Err(CliError::Refused(e)) => {
             eprintln!("mongo-seq: {}", redact(&describe(&e)));
             ExitCode::from(3)
+        }
+        Err(CliError::DuplicateInstance(e)) => {
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
+            ExitCode::from(4)
         }
     }
 }

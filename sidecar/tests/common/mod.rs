@@ -191,6 +191,20 @@ pub fn write_config(name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// Asks a sidecar process to shut down gracefully (SIGTERM).
+pub fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(status.success());
+}
+
+/// What a process started by [`spawn_sidecar`] with `config` logged so far.
+pub fn log_of(config: &std::path::Path) -> String {
+    std::fs::read_to_string(config.with_extension("log")).unwrap_or_default()
+}
+
 /// Starts `mongo-seq sidecar --config <path>` as a process (logs to a temp file).
 pub fn spawn_sidecar(config: &PathBuf, extra: &[&str]) -> Child {
     let log = std::fs::File::create(config.with_extension("log")).expect("log file");

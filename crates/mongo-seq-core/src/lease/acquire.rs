@@ -49,7 +49,9 @@ pub enum Acquisition {
         counter_epoch: i64,
     },
     /// Someone else holds it. `process`: the holder's process facts, when it stored some (see
-    /// [`crate::lease::document`]: a caller that proves that process gone acquires with `holderGone`).
+    /// [`crate::lease::document`]: a caller that proves that process gone acquires with
+    /// `holderGone`); `incarnation`: the holder's, when it stored one (another process with the
+    /// caller's own owner id, see [`crate::lease::twin`]).
     #[serde(rename_all = "camelCase")]
     Busy {
         owner: String,
@@ -57,6 +59,8 @@ pub enum Acquisition {
         expires_at_ms: i64,
         #[serde(skip_serializing_if = "Option::is_none")]
         process: Option<serde_json::Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        incarnation: Option<String>,
     },
 }
 
@@ -159,11 +163,13 @@ impl AcquireLeaseMachine {
                 epoch,
                 expires_at_ms,
                 process,
+                incarnation,
             } => Ok(Step::Done(Acquisition::Busy {
                 owner,
                 epoch,
                 expires_at_ms,
                 process,
+                incarnation,
             })),
             LeaseOutcome::Released => Err(SeqError::unexpected_reply(
                 "the lease plan answered `released` to an acquisition",
