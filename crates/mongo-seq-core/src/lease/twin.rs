@@ -20,8 +20,8 @@
 //!
 //! Which twin stops is decided by the incarnations alone, so that two twins that each hold some
 //! of several leases (started together, say) do not both stop: the greater one stops (a lease
-//! without incarnation counts as the smallest); with time-ordered nonces (the sidecar's are
-//! ObjectIds) that is the one started later.
+//! without incarnation counts as the smallest); with time-ordered nonces (the sidecar's begin
+//! with its start time in milliseconds) that is the one started later.
 
 use crate::lease::document::LeaseInfo;
 
