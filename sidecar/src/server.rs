@@ -131,7 +131,7 @@ pub async fn run_with_options(
         beacon: std::sync::Arc::new(crate::liveness::Beacon::bind()),
         // Unique to this process and ordered by start time (`TwinWatch`: the greater stops):
         // the start in milliseconds, zero-padded, then an ObjectId (random per process).
-        incarnation: Some(incarnation()),
+        incarnation: Some(crate::connection::incarnation()),
     };
     for spec in config.triggers {
         let mongo = Connection::for_trigger(&client, &spec.ns, &config.counters, &config.state);
@@ -161,14 +161,4 @@ pub async fn run_with_options(
         Ok(e) => Err(ServerError::Trigger(e)),
         Err(_) => Ok(()),
     }
-}
-
-/// This process's incarnation: `<ms since the Unix epoch, 13 digits>-<ObjectId>`, so that of two
-/// processes started with one instance id the later one has the greater (an ObjectId alone
-/// orders by the second only: two twins started within a second would be ordered at random).
-fn incarnation() -> String {
-    let started_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    format!("{started_ms:013}-{}", bson::oid::ObjectId::new().to_hex())
 }

@@ -87,3 +87,14 @@ impl Mongo for Connection {
             .unwrap_or(0)
     }
 }
+
+/// This process's incarnation (`TwinWatch`: of two twins the greater stops):
+/// `<ms since the Unix epoch, 13 digits>-<ObjectId>`, so that of two processes started with one
+/// instance id the later one has the greater (an ObjectId alone orders by the second only: twins
+/// started within a second would be ordered at random). Here, beside the wall clock's one reader.
+pub fn incarnation() -> String {
+    let started_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{started_ms:013}-{}", bson::oid::ObjectId::new().to_hex())
+}
