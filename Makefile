@@ -6,7 +6,7 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos sim-ci sim-long image test-deploy bench
 
 demo: setup build-js
-	cargo build -q -p mongo-seq
+	cargo build -q -p mongo-seq-sidecar
 	demo/run
 
 test: setup test-rust build-wasm build-js test-js test-e2e chaos-ci sim-ci test-deploy
@@ -18,6 +18,9 @@ test-rust:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
 	cargo test --workspace
+	# The Rust library's documentation: its examples ran above (`cargo test --workspace` runs
+	# `cargo test --doc -p mongo-seq`); its docs build without a warning (broken links, …).
+	RUSTDOCFLAGS=-Dwarnings cargo doc -q -p mongo-seq --no-deps
 
 # The Wasm module (core + shims) → js/wasm/; then the npm package's bundles → js/dist/.
 build-wasm:
@@ -33,18 +36,18 @@ test-js: build-js
 
 # End-to-end tests of the sidecar binary, driven from Node (tests/e2e/).
 test-e2e:
-	cargo build -p mongo-seq
+	cargo build -p mongo-seq-sidecar
 	node --test tests/e2e/
 
 # Chaos test (tests/chaos/run.mjs): writers + a deleter, 3 sidecars SIGKILLed at random, connections
 # cut through a TCP proxy; fails on any unnumbered document, duplicate, or gap of the gapless
 # trigger. CI size (~30 s) in `make test`; full size (100,000 documents) with `make chaos`.
 chaos-ci:
-	cargo build -p mongo-seq -p mongo-seq-tcp-proxy
+	cargo build -p mongo-seq-sidecar -p mongo-seq-tcp-proxy
 	node tests/chaos/run.mjs --docs 10000 --rate 500 --proxy --timeout-s 300
 
 chaos: setup
-	cargo build -p mongo-seq -p mongo-seq-tcp-proxy
+	cargo build -p mongo-seq-sidecar -p mongo-seq-tcp-proxy
 	node tests/chaos/run.mjs --docs 100000 --rate 1000 --proxy $(CHAOS_ARGS)
 
 # Deterministic simulation (sim/, README "Simulation"): the product's own client and trigger code
@@ -71,14 +74,15 @@ image: setup
 # (kubernetes-validate), the systemd unit (systemd-analyze), the Prometheus rules (promtool) and
 # the Grafana dashboard (its metrics scraped from a running sidecar).
 test-deploy: image
-	cargo build -p mongo-seq
+	cargo build -p mongo-seq-sidecar
 	node --test tests/deploy/
 
 # Benchmarks (bench/run.mjs, results in docs/benchmarks.md): mongo-seq against the tutorial,
-# mongoose-sequence and the Atlas-trigger recipe, side by side, ratios. Quick mode (< 5 min) by
+# mongoose-sequence and the Atlas-trigger recipe, side by side, ratios; the Rust crate's lines
+# (bench/rust: blocks vs the tutorial in Rust, warm next()) in the client section. Quick mode (< 5 min) by
 # default; `make bench BENCH_ARGS=--full` for larger sizes. Release builds of the sidecar and
 # the latency proxy; their output goes to stderr, so stdout is the report alone.
 bench:
 	@$(MAKE) --no-print-directory setup build-js >&2
-	@cargo build --release -p mongo-seq -p mongo-seq-tcp-proxy
+	@cargo build --release -p mongo-seq-sidecar -p mongo-seq-tcp-proxy -p mongo-seq-bench
 	@node bench/run.mjs $(BENCH_ARGS)

@@ -4,7 +4,8 @@
 //   startup   Wasm size; cold start (import) in Node, Deno, Bun next to the mongodb driver
 //   client    sequence({block}) vs the tutorial's getNextSequence, 1 and 10 callers, loopback
 //             and through the latency proxy; nextMany(1000); warm next() vs plain-JS hi/lo;
-//             the package's CPU per reservation
+//             the package's CPU per reservation; the Rust crate's blocks vs the tutorial in
+//             Rust (1 and 10 tasks) and its warm next() (bench/rust)
 //   mongoose  mongoose-sequence's save() vs mongo-seq's insertOne and insertMany
 //   processes 8 processes on one sequence: block 1 vs block 100 (and the tutorial)
 //   sidecar   the sidecar vs the Atlas-trigger recipe vs the raw bulk-update limit: live and
@@ -20,6 +21,7 @@ import { withServer, withProxy, LINKS } from "./lib/servers.mjs";
 import { SIDECAR_BIN } from "./sidecar/consumers.mjs";
 import { proxyBinary } from "../tests/harness/tcp-proxy.mjs";
 import { WASM_FILE, runWasmSize } from "./client/wasm-size.mjs";
+import { RUST_BENCH_BIN } from "./client/rust.mjs";
 
 let options;
 try {
@@ -37,7 +39,8 @@ try {
 // Built by `make bench`: say what is missing rather than fail half-way.
 const missing = [
   [WASM_FILE, "make build-js"],
-  [SIDECAR_BIN, "cargo build --release -p mongo-seq"],
+  [SIDECAR_BIN, "cargo build --release -p mongo-seq-sidecar"],
+  [RUST_BENCH_BIN, "cargo build --release -p mongo-seq-bench"],
 ].filter(([file]) => !existsSync(file));
 try {
   proxyBinary();
@@ -79,6 +82,7 @@ if (has("client")) {
   const { runWarmNext } = await import("./client/warm-next.mjs");
   const { runReservationCpu } = await import("./client/package-cpu.mjs");
   const { runRefillAhead } = await import("./client/refill-ahead.mjs");
+  const { runRust } = await import("./client/rust.mjs");
   await withServer("client", async ({ uri, db }) => {
     await runBlocks({ uri, dbName: `${db}_a`, suffix: "", numbers: options.clientNumbers, rounds: options.rounds, report, link: "loopback" });
     await withProxy(uri, LINKS.rtt1ms.delayMs, async (proxy) => {
@@ -87,6 +91,7 @@ if (has("client")) {
     });
     await runNextMany({ uri, dbName: `${db}_c`, report });
     await runWarmNext({ uri, dbName: `${db}_d`, calls: options.warmCalls, rounds: options.rounds, report });
+    await runRust({ uri, dbName: `${db}_r`, numbers: options.clientNumbers, warmCalls: options.warmCalls, rounds: options.rounds, report });
   });
   await runReservationCpu({ calls: options.profileReservations, report });
 }
@@ -135,6 +140,11 @@ const GOALS = [
   { goal: "block 1, 10 callers ≥ 1× the tutorial, 10 callers", name: "client.block1.c10.vs_tutorial", atLeast: 1 },
   { goal: "warm next() ≤ 1 µs", name: "client.next_warm_ns", atMost: 1000 },
   { goal: "warm next() ≤ 3× plain-JS hi/lo", name: "client.next_warm.vs_hilo_js", atMost: 3 },
+  { goal: "warm next() of a yearly sequence ≤ 2× a plain one", name: "client.next_warm.yearly_vs_plain", atMost: 2 },
+  { goal: "Rust: block 100 ≥ 90× the tutorial in Rust, 1 task", name: "rust.block100.c1.vs_tutorial", atLeast: 90 },
+  { goal: "Rust: block 1000 ≥ 500× the tutorial in Rust, 1 task", name: "rust.block1000.c1.vs_tutorial", atLeast: 500 },
+  { goal: "Rust: warm next() ≤ 1 µs", name: "rust.next_warm_ns", atMost: 1000 },
+  { goal: "Rust: warm next() of a yearly sequence ≤ 2× a plain one", name: "rust.next_warm.yearly_vs_plain", atMost: 2 },
   { goal: "nextMany(1000): one round trip", name: "client.nextmany1000.round_trips", atLeast: 1, atMost: 1 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents)`, name: "client.insertmany.vs_mongoose_sequence", atLeast: 50 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents), 0.5 ms each way`, name: "client.insertmany.vs_mongoose_sequence.rtt1ms", atLeast: 50 },

@@ -1,6 +1,7 @@
 // mongo-seq demo: the product end to end. Starts the embedded MongoDB test server (or uses
-// MONGODB_URI) and the sidecar, runs the same small application in Node and in Deno, audits
-// the numbered collection with `mongo-seq check`, and stops everything it started.
+// MONGODB_URI) and the sidecar, runs the same small application in Node and in Deno, issues
+// invoices numbered per year on issue, audits the numbered collections with `mongo-seq check`,
+// and stops everything it started.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,7 +48,7 @@ try {
 
   const logPath = join(mkdtempSync(join(tmpdir(), "mongo-seq-demo-")), "sidecar.log");
   sidecar = await startSidecar(mongo.uri, logPath);
-  say(`sidecar: numbering inserts into mongo_seq_demo.orders (config demo/mongo-seq.toml, log ${logPath})`);
+  say(`sidecar: numbering orders on insert and invoices on issue in mongo_seq_demo (config demo/mongo-seq.toml, log ${logPath})`);
 
   say("\nNode:");
   run(process.execPath, ["demo/client.mjs", mongo.uri, "node", "Sarah C.", "Bob D."]);
@@ -55,6 +56,15 @@ try {
   run(DENO, ["run", "--allow-all", "demo/client.mjs", mongo.uri, "deno", "Grace H.", "Ted R."], {
     DENO_NO_UPDATE_CHECK: "1",
   });
+
+  say("\nInvoices, drafted by one program and issued later by another (Node):");
+  run(process.execPath, ["examples/invoices/invoices.mjs", mongo.uri, "draft"]);
+  run(process.execPath, ["examples/invoices/invoices.mjs", mongo.uri, "issue"]);
+
+  say("\nmongo-seq counters (each year of the invoices' series is a counter of its own):");
+  run(BIN, ["counters", "--config", join(root, "demo", "mongo-seq.toml")], { MONGO_SEQ_URI: mongo.uri });
+  say("\nmongo-seq check --config demo/mongo-seq.toml --trigger invoices (each year audited on its own):");
+  run(BIN, ["check", "--config", join(root, "demo", "mongo-seq.toml"), "--trigger", "invoices"], { MONGO_SEQ_URI: mongo.uri });
 
   say("\nmongo-seq check --db mongo_seq_demo --collection orders --field seq:");
   run(BIN, ["check", "--uri", mongo.uri, "--db", "mongo_seq_demo", "--collection", "orders", "--field", "seq", "--sequence", "orders"]);

@@ -1,5 +1,7 @@
 // A warm next(): the block holds numbers, so no round trip; ns per call through the package
-// against the plain-JS hi/lo reference (./hilo.mjs), interleaved rounds, median.
+// against the plain-JS hi/lo reference (./hilo.mjs), and a yearly series' warm next() (now's
+// period from the cached window: no date formatted per call) beside a plain one; interleaved
+// rounds, median.
 import { MongoClient } from "mongodb";
 import { Sequences } from "mongo-seq";
 import { PlainHiLo } from "./hilo.mjs";
@@ -30,6 +32,18 @@ export async function runWarmNext({ uri, dbName, calls, rounds, report }) {
       pkg.push(await nsPerCall(calls, () => sequence.next()));
       ref.push(await nsPerCall(calls, () => plain.take()));
     }
+    // A yearly series in a time zone, beside the plain sequence above: next() without a date.
+    const yearly = new Sequences(db).sequence("warm-yearly", { block, reset: "yearly", timeZone: "Europe/Paris" });
+    await yearly.next();
+    await nsPerCall(Math.min(calls, 50_000), () => yearly.next());
+    const periodic = [];
+    const plainAgain = [];
+    for (let round = 0; round < rounds; round++) {
+      periodic.push(await nsPerCall(calls, () => yearly.next()));
+      plainAgain.push(await nsPerCall(calls, () => sequence.next()));
+    }
+    report.add("client.next_warm.yearly_ns", median(periodic), "ns", "warm next() of a yearly sequence (Europe/Paris, date = now)", { server: false });
+    report.add("client.next_warm.yearly_vs_plain", median(periodic.map((ns, i) => ns / plainAgain[i])), "x", "yearly ÷ plain warm next() (goal ≤ 2)", { server: false });
     const ratios = pkg.map((ns, i) => ns / ref[i]);
     report.add("client.next_warm_ns", median(pkg), "ns", "warm next() through the package (no round trip), median of rounds", { server: false });
     report.add("client.next_warm.hilo_js_ns", median(ref), "ns", "the same with a 10-line plain-JS hi/lo (bench/client/hilo.mjs)", { server: false });

@@ -15,8 +15,11 @@ import { waitFor } from "../lib/stats.mjs";
 export const SIDECAR_BIN = fileURLToPath(new URL("../../target/release/mongo-seq", import.meta.url));
 const RECIPE = fileURLToPath(new URL("./recipe.mjs", import.meta.url));
 
-/** The sidecar's configuration for one trigger on `db.orders`; everything else at its defaults. */
-function sidecarConfig({ uri, db, batchSize, gapless }) {
+/**
+ * The sidecar's configuration for one trigger on `db.orders`; everything else at its defaults.
+ * `on: "match"` numbers orders when they become `{status: "issued"}` (numbering on issue).
+ */
+function sidecarConfig({ uri, db, batchSize, gapless, on = "insert" }) {
   return `[mongodb]
 uri = "${uri}"
 counters = "${db}.counters"
@@ -32,7 +35,7 @@ database = "${db}"
 collection = "orders"
 field = "seq"
 gapless = ${gapless}
-`;
+${on === "match" ? 'on = "match"\nmatch = { status = "issued" }\n' : ""}`;
 }
 
 /** Sums a Prometheus counter over its label sets. */
@@ -43,10 +46,10 @@ function metric(text, name) {
 }
 
 /** Starts the sidecar (the release build, or `bin`) and resolves once it watches its stream. */
-export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, bin = SIDECAR_BIN }) {
+export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, on = "insert", bin = SIDECAR_BIN }) {
   const dir = mkdtempSync(join(tmpdir(), "mongo-seq-bench-"));
   const config = join(dir, "mongo-seq.toml");
-  writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless }));
+  writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless, on }));
   const sidecar = await startSidecar(config, [], { bin });
   const metrics = async () => (await fetch(`${sidecar.http}/metrics`)).text();
   const pid = sidecar.child.pid;

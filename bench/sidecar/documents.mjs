@@ -1,9 +1,9 @@
 // The documents the sidecar scenarios number: small orders with ids known in advance.
 import { ObjectId } from "mongodb";
 
-/** `count` orders with fresh ObjectIds. */
-export function orders(count) {
-  return Array.from({ length: count }, (_, i) => ({ _id: new ObjectId(), item: `item ${i % 97}`, qty: (i % 9) + 1 }));
+/** `count` orders with fresh ObjectIds (and the fields of `extra`). */
+export function orders(count, extra = {}) {
+  return Array.from({ length: count }, (_, i) => ({ _id: new ObjectId(), item: `item ${i % 97}`, qty: (i % 9) + 1, ...extra }));
 }
 
 /** Inserts `documents` in ordered batches of 1,000 (the writers of a backlog). */

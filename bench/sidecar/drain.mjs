@@ -3,14 +3,16 @@
 // itself). Consumers: the Atlas-trigger recipe, the sidecar (batch 1/100/1000, default and
 // gapless), and the limit: bulk updates setting the number on the same documents in batches of
 // the same size (no counter, no stream). Every run gets a fresh server and connects through
-// the proxy of its link (which also counts every command on the wire).
+// the proxy of its link (which also counts every command on the wire). With `on: "match"` the
+// backlog is inserted as drafts and then issued by one updateMany (an update event per order),
+// before the sidecar starts: the drain of numbering on issue, beside that of inserts.
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
 import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumers.mjs";
 import { orders, insertBacklog } from "./documents.mjs";
 
 /** One consumer run: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`. */
-export async function drainOnce({ consumer, batch = 1000, gapless = false, delayMs, docs, capSeconds, bin }) {
+export async function drainOnce({ consumer, batch = 1000, gapless = false, on = "insert", delayMs, docs, capSeconds, bin }) {
   return withServer("drain", ({ uri, db }) =>
     withProxy(uri, delayMs, async (proxy) => {
       const client = await MongoClient.connect(uri);
@@ -19,7 +21,7 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, delay
         // The resume point from before the inserts.
         let startAfter;
         if (consumer === "sidecar") {
-          const first = await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin });
+          const first = await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, bin });
           await first.stop();
         } else {
           // The index the sidecar creates, for the others too: every consumer maintains it.
@@ -31,14 +33,15 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, delay
           startAfter = stream.resumeToken;
           await stream.close();
         }
-        const backlog = orders(docs);
+        const backlog = orders(docs, on === "match" ? { status: "draft" } : {});
         await insertBacklog(collection, backlog);
+        if (on === "match") await collection.updateMany({}, { $set: { status: "issued" } });
         await proxy.reset();
         if (consumer === "limit") return await bulkUpdateLimit({ uri: proxy.uri, db, ids: backlog.map((d) => d._id), batch, proxy, capSeconds });
 
         const running =
           consumer === "sidecar"
-            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin })
+            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, bin })
             : await startRecipeConsumer({ uri: proxy.uri, db, startAfter });
         const started = performance.now();
         return await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });

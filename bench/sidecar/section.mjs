@@ -7,16 +7,16 @@ import { liveOnce, WRITERS } from "./live.mjs";
 import { totalCommands } from "./documents.mjs";
 
 /** Figure-name stem of a consumer configuration. */
-function stem({ consumer, batch, gapless }) {
+function stem({ consumer, batch, gapless, on }) {
   if (consumer === "recipe") return "recipe";
   if (consumer === "limit") return `limit.b${batch}`;
-  return `b${batch}${gapless ? ".gapless" : ""}`;
+  return `b${batch}${gapless ? ".gapless" : ""}${on === "match" ? ".match" : ""}`;
 }
 
-function describe({ consumer, batch, gapless }) {
+function describe({ consumer, batch, gapless, on }) {
   if (consumer === "recipe") return "Atlas-trigger recipe";
   if (consumer === "limit") return `bulk-update limit, batches of ${batch}`;
-  return `sidecar batch ${batch}${gapless ? " gapless" : ""}`;
+  return `sidecar batch ${batch}${gapless ? " gapless" : ""}${on === "match" ? ', on = "match" (orders issued by an update)' : ""}`;
 }
 
 /** Lease traffic (acquire, renew, state load) goes to the state collection, by time, not batch. */
@@ -48,8 +48,10 @@ function drainPlan(full) {
     const all = [limit(100), limit(1000), recipe, ...SIDECARS(true)];
     return { rtt0: all, rtt1ms: all, rtt4ms: all };
   }
+  // Numbering on issue beside numbering on insert, on the loopback link.
+  const issued = { consumer: "sidecar", batch: 1000, gapless: false, on: "match" };
   return {
-    rtt0: [limit(1000), recipe, ...SIDECARS(false)],
+    rtt0: [limit(1000), recipe, ...SIDECARS(false), issued],
     rtt1ms: [limit(1000), recipe, sidecar(100), sidecar(1000), sidecar(1000, true)],
     rtt4ms: [limit(1000), recipe, sidecar(1000)],
   };
@@ -131,6 +133,10 @@ export async function runSidecarSection({ options, report }) {
       const run = results[stem(config)];
       const name = `sidecar.${stem(config)}`;
       report.add(`${name}.drain.vs_recipe${suffix}`, run.rate / results.recipe.rate, "x", `${describe(config)} ÷ recipe, drain, ${link.label}`);
+      if (config.on === "match") {
+        const onInsert = results[stem({ ...config, on: "insert" })];
+        if (onInsert) report.add(`${name}.drain.vs_insert${suffix}`, run.rate / onInsert.rate, "x", `${describe(config)} ÷ the same on insert, drain, ${link.label}`);
+      }
       const limit = results[`limit.b${config.batch}`];
       if (limit) report.add(`${name}.drain.vs_limit${suffix}`, run.rate / limit.rate, "x", `${describe(config)} ÷ bulk-update limit (batches of ${config.batch}), drain, ${link.label}`);
     }

@@ -42,6 +42,11 @@ class BsonCodec {
     return this.#EJSON.serialize(document, CANONICAL);
   }
 
+  /** A value the core gave as Extended JSON (an `_id` in a plan's result) as the driver reads it (int32 and safe int64 as numbers). */
+  toDriver(value) {
+    return this.#EJSON.deserialize({ value }, { relaxed: true }).value;
+  }
+
   /** A driver document as canonical Extended JSON text (a reply for the core). */
   documentJson(document) {
     return this.#EJSON.stringify(document, CANONICAL);

@@ -13,8 +13,12 @@
 // asking the caller's sequence for the numbers of a `take`. A duplicate-key error (code 11000)
 // is handed to the core with what the server said about the index (its message and key
 // pattern): the plan either handles it (a reply) or it is the caller's own, rethrown as the
-// driver raised it. Every other error propagates.
+// driver raised it. A write on the counters refused for its shard key (a counters collection
+// sharded on another key than `_id`) is the core's UNSUPPORTED_SHARD_KEY naming the collection
+// and what to do. Every other error propagates.
 import { setTimeout as sleep } from "node:timers/promises";
+import { core } from "./wasm.js";
+import { localDates } from "./local-dates.js";
 
 const DUPLICATE_KEY = 11000;
 const INDEX_NOT_FOUND = 27;
@@ -66,6 +70,25 @@ function duplicateKeyReply(error, plan) {
  */
 export async function executeCommand(text, target, plan) {
   const command = target.codec.parseCommand(text);
+  try {
+    return await run(command, target, plan);
+  } catch (error) {
+    throw (command.collection === "counters" && shardKeyError(target.counters, error)) || error;
+  }
+}
+
+/**
+ * The core's error for a write the server refused for the counters collection's shard key
+ * (`UNSUPPORTED_SHARD_KEY`); undefined for any other error.
+ */
+function shardKeyError(counters, error) {
+  const code = Number(error?.code ?? error?.writeErrors?.[0]?.code);
+  if (!Number.isSafeInteger(code)) return undefined;
+  const namespace = String(counters?.namespace ?? counters?.collectionName ?? "counters");
+  return core.shardKeyRefusal(namespace, code, String(error?.errmsg ?? error?.message ?? ""));
+}
+
+async function run(command, target, plan) {
   const collection = command.collection === "counters" ? target.counters : target.documents;
   const write = concerns(command);
   const read = { promoteValues: false, ...write };
@@ -93,6 +116,8 @@ export async function executeCommand(text, target, plan) {
     }
     case "insertDocuments":
       return insertedMany(collection, command, target, write, plan);
+    case "update":
+      return updated(collection, command, write);
     case "updateMany": {
       const result = await collection.updateMany(command.filter, command.update, write);
       return `{"kind":"writeResult","n":${result.matchedCount},"nModified":${result.modifiedCount}}`;
@@ -127,9 +152,39 @@ export async function executeCommand(text, target, plan) {
       await sleep(minMs + Math.random() * (maxMs - minMs));
       return WAITED;
     }
+    case "localDates":
+      // No server involved: the runtime's time-zone data (local-dates.js).
+      return JSON.stringify({ kind: "localDates", dates: localDates(String(command.timeZone), command.instants.map(integer)) });
     default:
       throw new Error(`mongo-seq: unknown command ${JSON.stringify(command.op)} from the core (package build mismatch?)`);
   }
+}
+
+/** An envelope integer of a command (revived as Int32 or Long) as a number. */
+function integer(value) {
+  return typeof value?.toNumber === "function" ? value.toNumber() : Number(value);
+}
+
+/**
+ * `update`: one single-document statement per entry, as a bulk write of `updateOne`s (the
+ * server's `update` command). The reply carries the write errors as the server sent them: the
+ * plan reads them (a duplicate key is a number to take again), so they are not thrown.
+ */
+async function updated(collection, command, write) {
+  const operations = command.updates.map(({ filter, update }) => ({ updateOne: { filter, update } }));
+  let result;
+  let writeErrors = [];
+  let writeConcernError;
+  try {
+    result = await collection.bulkWrite(operations, { ...write, ordered: command.ordered === true });
+  } catch (error) {
+    if (error?.name !== "MongoBulkWriteError" || error.result === undefined) throw error;
+    result = error.result;
+    writeErrors = [error.writeErrors ?? []].flat().map((e) => ({ index: Number(e.index), code: Number(e.code), errmsg: String(e.errmsg ?? e.message ?? "") }));
+  }
+  const concernError = result.getWriteConcernError?.();
+  if (concernError) writeConcernError = { code: Number(concernError.code), errmsg: String(concernError.errmsg ?? concernError.message ?? "") };
+  return JSON.stringify({ kind: "writeResult", n: result.matchedCount, nModified: result.modifiedCount, writeErrors, ...(writeConcernError && { writeConcernError }) });
 }
 
 /** The driver options of the concerns the core chose for `command` (none when it chose none). */

@@ -4,7 +4,8 @@ import type * as CoreModule from "./core.js";
 import type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome } from "./core.js";
 import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
 
-export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter } from "./core.js";
+export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter, AssignOutcome } from "./core.js";
+import type { AssignOutcome } from "./core.js";
 import type { ImportRequest, ImportReport } from "./core.js";
 
 /** A number handed out: a JS number up to 2^53 - 1, a bigint beyond. */
@@ -32,9 +33,31 @@ export interface ScopeOption {
   scope?: ScopeDocument;
 }
 
-export interface SetNextOptions extends ScopeOption {
+export interface PeriodOption {
+  /** The counter's period (`"2026"`, `"2026-05"`, `"2026-05-17"`): required exactly when the sequence resets (`periodOf(date)` gives it). */
+  period?: string;
+}
+
+export interface SetNextOptions extends ScopeOption, PeriodOption {
   /** Allow moving the counter backwards (default false: BACKWARDS_REFUSED). */
   force?: boolean;
+}
+
+/** An instant: a Date, or milliseconds since the epoch (an integer from year 1 to 9999-12-29). */
+export type Instant = Date | number;
+
+export interface NextOptions {
+  /** The instant whose period a sequence that resets numbers in (default now); checked for every sequence (INVALID_ARGUMENT, INVALID_DATE naming `date`). */
+  date?: Instant;
+}
+
+/** A number with its period and formatted id (`nextFormatted`). */
+export interface FormattedNumber {
+  value: SequenceNumber;
+  /** The period (undefined when the sequence never resets). */
+  period: string | undefined;
+  /** The formatted id (undefined without a `format`). */
+  formatted: string | undefined;
 }
 
 export declare class Sequence {
@@ -43,18 +66,30 @@ export declare class Sequence {
   readonly name: string;
   /** The validated options, defaults filled in. */
   readonly options: Readonly<NormalizedSequenceOptions>;
-  /** The counter `_id` for a scope document. */
-  counterId(scope?: ScopeDocument): string;
-  /** The formatted id of `value` (undefined without a `format`). */
-  format(value: Integer): string | undefined;
-  /** The next number; one round trip per `block` numbers. */
-  next(scope?: ScopeDocument): Promise<SequenceNumber>;
-  /** `count` numbers (0 to 1,000,000) in order, in one round trip (0 gives []). */
-  nextMany(count: number, scope?: ScopeDocument): Promise<SequenceNumber[]>;
-  /** The last number reserved on the server by any process (null: no counter yet). Reserves nothing. */
-  current(scope?: ScopeDocument): Promise<SequenceNumber | null>;
+  /** The counter `_id` for a scope document, in `period` (required exactly when the sequence resets). */
+  counterId(scope?: ScopeDocument, period?: string): string;
+  /** The period of `date` (default now) in the sequence's time zone; undefined when it never resets. */
+  periodOf(date?: Instant): string | undefined;
+  /** The formatted id of `value` (undefined without a `format`) in `period` (required when the sequence resets). */
+  format(value: Integer, period?: string): string | undefined;
+  /**
+   * The next number; one round trip per `block` numbers. A sequence that resets numbers in the
+   * period of `date` (default now): `next({ date })` unscoped, `next(scope, { date })` scoped.
+   */
+  next(options?: NextOptions): Promise<SequenceNumber>;
+  next(scope: ScopeDocument | undefined, options?: NextOptions): Promise<SequenceNumber>;
+  /** The next number with its period and formatted id. Arguments as `next`. */
+  nextFormatted(options?: NextOptions): Promise<FormattedNumber>;
+  nextFormatted(scope: ScopeDocument | undefined, options?: NextOptions): Promise<FormattedNumber>;
+  /** `count` numbers (0 to 1,000,000) in order, in one round trip (0 gives []); scope and `{ date }` as `next`. */
+  nextMany(count: number, options?: NextOptions): Promise<SequenceNumber[]>;
+  nextMany(count: number, scope: ScopeDocument | undefined, options?: NextOptions): Promise<SequenceNumber[]>;
+  /** The last number reserved on the server by any process (null: no counter yet). Reserves nothing. `{ period }` when the sequence resets. */
+  current(options?: PeriodOption): Promise<SequenceNumber | null>;
+  current(scope: ScopeDocument | undefined, options?: PeriodOption): Promise<SequenceNumber | null>;
   /** `{ last, next }` of the counter (next is null when exhausted). */
-  state(scope?: ScopeDocument): Promise<CounterState>;
+  state(options?: PeriodOption): Promise<CounterState>;
+  state(scope: ScopeDocument | undefined, options?: PeriodOption): Promise<CounterState>;
   /** Makes `next` the next number issued; refuses to move backwards unless `force`. */
   setNext(next: Integer, options?: SetNextOptions): Promise<SetNextOutcome>;
   /**
@@ -65,7 +100,7 @@ export declare class Sequence {
   /** Moves the counter past the largest number in `field` (default `_id`) of a collection. */
   seedFromMax(collection: Collection<any>, field?: string, options?: ScopeOption): Promise<CounterState>;
   /** Moves the counter past `value` (never backwards). */
-  seedFromMax(value: Integer, options?: ScopeOption): Promise<CounterState>;
+  seedFromMax(value: Integer, options?: ScopeOption & PeriodOption): Promise<CounterState>;
 }
 
 export interface InsertOptions {
@@ -75,6 +110,24 @@ export interface InsertOptions {
   field?: string;
   /** Field that receives the formatted id (the sequence needs a `format`). */
   formatField?: string;
+  /**
+   * A sequence that resets: the document's Date field whose period it is numbered in (default:
+   * now, one instant for the call). Missing, null, not a Date or out of range: INVALID_DATE
+   * naming `dateField` (and the document's index), nothing inserted.
+   */
+  dateField?: string;
+}
+
+export interface AssignOptions extends InsertOptions {
+  /** Field that receives the number (a nested path may be given). */
+  field: string;
+  /** Order in which matching documents get their numbers (then `_id`), e.g. `{ issuedAt: 1 }`. */
+  sort?: Document;
+}
+
+export interface NumberingIndex {
+  name: string;
+  keys: Record<string, number>;
 }
 
 export interface InsertOneResult {
@@ -126,6 +179,15 @@ export declare class Sequences {
   insertMany(collection: Collection<any>, docs: Document[], options: InsertOptions): Promise<InsertManyResult>;
   /** The tutorial's optimistic loop: max(field) + step, retry on a duplicate key. No counter. */
   insertOptimistic(collection: Collection<any>, doc: Document, options?: InsertOptimisticOptions): Promise<InsertOneResult>;
+  /**
+   * Numbers every document matching `filter` without a number in `field`, in `sort` order, each
+   * write conditioned on the document still matching and unnumbered; safe from several processes
+   * at once (never a number twice; a number reserved by a losing writer is a gap). Creates the
+   * numbering index first (once per collection and field in this process).
+   */
+  assign(collection: Collection<any>, filter: Document, options: AssignOptions): Promise<AssignOutcome>;
+  /** Creates the unique index numbering into `field` relies on: `{ <scope…>, <field>Period (a sequence that resets), <field> }`, partial on `field`. */
+  createNumberingIndex(collection: Collection<any>, options: InsertOptions): Promise<NumberingIndex>;
   /** Resolves with the number another process (the sidecar) writes into `field` of document `id`. */
   waitForNumber(collection: Collection<any>, id: unknown, options?: WaitForNumberOptions): Promise<SequenceNumber>;
 }
@@ -148,6 +210,9 @@ export declare function isMongoSeqError(error: unknown): error is import("./core
 
 /** Codes raised by the JS layer itself (the core's: `core.errorCodes()`). */
 export declare const JS_ERROR_CODES: readonly ["WAIT_TIMEOUT", "SEQUENCE_CONFLICT", "WASM_LOAD_FAILED"];
+
+/** The package's answer to the core's `localDates` command: the local date (`YYYY-MM-DD`) of each instant in `timeZone`, by Intl (INVALID_OPTION `timeZone` for a zone the runtime does not know). */
+export declare function localDates(timeZone: string, instants: Iterable<number>): string[];
 
 /** The Wasm core: options, plans, allocator, formats, audit (for tools and tests). */
 export declare const core: typeof CoreModule;

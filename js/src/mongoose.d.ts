@@ -1,6 +1,6 @@
 // Type declarations of `mongo-seq/mongoose` (ESM and CJS entries share them).
 import type { Model, Schema } from "mongoose";
-import type { CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
+import type { AssignOutcome, CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
 
 /** Options of `schema.plugin(sequencePlugin, options)`: where the number goes, and the sequence's options. */
 export interface SequencePluginOptions extends SequenceOptions {
@@ -20,6 +20,15 @@ export interface SequencePluginOptions extends SequenceOptions {
   formatField?: string;
   /** Counters collection (default "counters"). */
   counters?: string;
+  /**
+   * Number a document only once it matches: field equalities (`{ status: "issued" }`: strings,
+   * numbers, booleans, null) or a function of the document. A new document is numbered in its
+   * insert when it matches; a stored one by the save() that makes it match, with a write
+   * conditioned on it still matching (equalities) and unnumbered. Never renumbered.
+   */
+  when?: Record<string, string | number | boolean | null> | ((doc: any) => boolean);
+  /** A sequence that resets: the document's Date path whose period it is numbered in (default now). */
+  dateField?: string;
 }
 
 /** Numbers new documents of `schema` on save(), create(), insertMany() and bulkWrite() insertOne. */
@@ -35,6 +44,8 @@ export interface SequenceStatics {
   current(options?: { field?: string; scope?: ScopeDocument }): Promise<SequenceNumber | null>;
   /** Every counter of the sequence (each scope) back to `start` (mongoose-sequence's `counterReset(id)`); RESET_REFUSED for counters a sidecar keeps unless `force`. */
   resetAll(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
+  /** Numbers the stored documents that match `when` (and `filter`) and have no number (the package's `assign`). */
+  assignNumbers(options?: { field?: string; filter?: Record<string, unknown>; sort?: Record<string, 1 | -1> }): Promise<AssignOutcome>;
   /** Moves the counter past the largest number in the model's collection (never backwards). */
   seedFromMax(options?: { field?: string; scope?: ScopeDocument }): Promise<CounterState>;
 }

@@ -1,18 +1,22 @@
 // mongo-seq/mongoose: a mongoose plugin that numbers new documents from mongo-seq counters.
 // Ergonomics over `Sequences` only: the sequence options, the numbers, the errors and the
 // counter documents are the package's. The plugin decides which documents need a number
-// (new, the field unset) and asks the package for them: `next()` per saved document (callers
-// in one turn share one reservation), `nextMany()` once per counter for a whole `insertMany()`
-// or `bulkWrite()`. It imports nothing from mongoose: the schema, models and connections it is
-// handed are enough, so it follows whichever mongoose (8 or 9) the application uses.
+// (new, the field unset; with `when`, only those that match) and asks the package for them:
+// `next()` per saved document (callers in one turn share one reservation), `nextMany()` once per
+// counter for a whole `insertMany()` or `bulkWrite()`, and the package's `assign` for a stored
+// document saved once it matches `when` (a write conditioned on it still matching and
+// unnumbered: two processes saving it cannot give it two numbers). It imports nothing from
+// mongoose: the schema, models and connections it is handed are enough, so it follows whichever
+// mongoose (8 or 9) the application uses.
 import { Sequences, core } from "./index.js";
-import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument } from "./errors.js";
+import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
+import { zoneFormatter } from "./local-dates.js";
 
 /** The plugin's own options; the rest are the sequence's (the core's keys but `name`, which is `sequence`). */
-const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters"];
+const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters", "when", "dateField"];
 const SEQUENCE_KEYS = core.optionKeys().filter((key) => key !== "name");
 /** The statics every numbered schema gets. */
-const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll"];
+const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "assignNumbers"];
 
 /**
  * Numbers new documents of `schema` in `options.field`. Several calls number several fields.
@@ -66,7 +70,7 @@ const registries = new WeakMap();
 /** The plugin options, checked; the sequence options through the core (with a stand-in name when none is given). */
 function checkPluginOptions(options) {
   if (!isDocument(options)) throw invalidOption("options", `must be an object { field, sequence, … }, got ${describe(options)}`);
-  const { field, sequence, formatField, counters = "counters", ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...SEQUENCE_KEYS]);
+  const { field, sequence, formatField, counters = "counters", when, dateField, ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...SEQUENCE_KEYS]);
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
   if (sequence !== undefined && typeof sequence !== "string" && typeof sequence !== "function") {
     throw invalidOption("sequence", `must be a sequence name, or a function of the model returning one, got ${describe(sequence)}`);
@@ -83,13 +87,45 @@ function checkPluginOptions(options) {
   }
   const spec = new core.SequenceSpec({ ...rest, name: typeof sequence === "string" ? sequence : "mongoose" });
   let normalized;
+  let periodField;
   try {
     spec.checkInsertFields(field, formatField, true);
     normalized = spec.options();
+    if (normalized.timeZone !== undefined) {
+      // A sequence that resets writes each number's period beside it, as the package's inserts
+      // and assign do: the core's numbering index names that field (before the number).
+      periodField = Object.keys(spec.numberingIndex(field, formatField).keys).at(-2);
+      // The zone must exist (Intl) before any document is saved.
+      zoneFormatter(normalized.timeZone);
+    }
+    // `dateField` checked by the core as assign takes it (a sequence that resets, not a numbered path).
+    if (dateField !== undefined) spec.assign(field, formatField, {}, undefined, dateField, 0).free();
   } finally {
     spec.free();
   }
-  return { field, formatField, sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [], options: normalized, bound: undefined };
+  return { field, formatField, periodField, dateField, when: checkWhen(when), sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [], options: normalized, bound: undefined };
+}
+
+/**
+ * The `when` option: a document of field equalities (`{ status: "issued" }`: strings, numbers,
+ * booleans, null), sent as the filter of the conditioned write, or a function of the document
+ * (then only the document's number is conditioned on the server). Operators and nested documents
+ * are refused: the plugin also checks the equalities on the document in hand, which an operator
+ * would make a second query language.
+ */
+function checkWhen(when) {
+  if (when === undefined) return undefined;
+  if (typeof when === "function") return { test: when, filter: {} };
+  if (!isDocument(when) || Object.keys(when).length === 0) {
+    throw invalidOption("when", `must be a document of field equalities (e.g. { status: "issued" }) or a function of the document, got ${describe(when)}`);
+  }
+  for (const [path, value] of Object.entries(when)) {
+    if (path.startsWith("$") || !["string", "number", "boolean"].includes(typeof value) && value !== null) {
+      throw invalidOption("when", `\`${path}\`: only equalities to a string, number, boolean or null are supported, got ${describe(value)}; for anything else pass a function of the document`);
+    }
+  }
+  const entries = Object.entries(when);
+  return { test: (doc) => entries.every(([path, value]) => (valueOf(doc, path) ?? null) === value), filter: when };
 }
 
 /**
@@ -111,6 +147,13 @@ function addPaths(schema, numbered) {
     );
   }
   numbered.bound = typeBound(numbered, numberPath?.instance ?? "Number");
+  if (numbered.periodField !== undefined) {
+    const periodPath = checkPath(schema, "field", numbered.periodField);
+    if (periodPath === undefined) schema.add({ [numbered.periodField]: String });
+    else if (periodPath.instance !== "String" && periodPath.instance !== "Mixed") {
+      throw invalidOption("field", `\`${numbered.periodField}\` (where each number's period goes) is declared ${typeName(periodPath)} in the schema: declare it String`);
+    }
+  }
   if (formatField !== undefined) {
     const formatPath = checkPath(schema, "formatField", formatField);
     if (formatPath === undefined) schema.add({ [formatField]: String });
@@ -184,6 +227,14 @@ function install(schema, fields) {
   };
   schema.pre("validate", numberDocument);
   schema.pre("save", numberDocument);
+  // A stored document saved once it matches `when`: numbered by a write conditioned on it still
+  // matching and unnumbered (the package's assign), never twice whoever else saves it.
+  schema.post("save", async function () {
+    if (this.$isSubdocument) return;
+    for (const numbered of fields.values()) {
+      if (numbered.when !== undefined && isUnset(this, numbered.field) && numbered.when.test(this)) await assignStored(this.constructor, numbered, this);
+    }
+  });
   // Model middleware: mongoose 8 passes `next` first (and needs a declared parameter to pass
   // anything), mongoose 9 the arguments alone. Both await the promise.
   schema.pre("insertMany", function (first, second) {
@@ -211,6 +262,12 @@ function install(schema, fields) {
     const { field, ...resetOptions } = checkKnownKeys("resetAll options", options, ["field", "force"]);
     return sequenceOf(this, pick(fields, field)).resetAll(resetOptions);
   });
+  schema.static("assignNumbers", async function (options) {
+    const { field, filter = {}, sort } = checkKnownKeys("assignNumbers options", options, ["field", "filter", "sort"]);
+    const numbered = pick(fields, field);
+    if (!isDocument(filter)) throw invalidArgument("filter", `must be a document, got ${describe(filter)}`);
+    return assignMatching(this, numbered, { ...filter, ...numbered.when?.filter }, sort);
+  });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);
     const numbered = pick(fields, field);
@@ -229,12 +286,57 @@ function pick(fields, field) {
   return numbered;
 }
 
-/** A saved document: the next number, unless the application set one. */
+/** A new document saved: the next number (in the period of its `dateField`), unless the application set one or it does not match `when`. */
 async function numberOne(model, numbered, doc, at) {
   const sequence = sequenceOf(model, numbered, at);
   if (!isUnset(doc, numbered.field)) return formatSetNumber(doc, numbered, sequence);
-  const value = await explained(numbered, sequence.next(numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined));
-  assign(doc, numbered, sequence, value);
+  if (numbered.when !== undefined && !numbered.when.test(doc)) return;
+  const scope = numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined;
+  const date = dateOf(doc, numbered);
+  const { value, period } = await explained(numbered, sequence.nextFormatted(scope, date === undefined ? undefined : { date }));
+  assign(doc, numbered, sequence, value, period);
+}
+
+/** A stored document that came to match `when`: the package's assign for its `_id`, then the number on the document in hand. */
+async function assignStored(model, numbered, doc) {
+  const { assigned } = await assignMatching(model, numbered, { ...numbered.when.filter, _id: doc._id });
+  const paths = [numbered.field, numbered.periodField, numbered.formatField].filter((path) => path !== undefined);
+  if (assigned.length > 0) {
+    const { value, period } = assigned[0];
+    assign(doc, numbered, sequenceOf(model, numbered), value, period);
+  } else {
+    // Numbered meanwhile by another process (or no longer matching): what is stored, read as
+    // `waitForNumber` reads (majority-committed, from the primary: never a number a failover
+    // could take back).
+    const projection = Object.fromEntries(paths.map((path) => [path, 1]));
+    const stored = await model.collection.findOne({ _id: doc._id }, { projection, readConcern: { level: "majority" }, readPreference: "primary" });
+    for (const path of paths) {
+      const value = stored === null ? undefined : valueOf(stored, path);
+      if (value !== undefined) setValue(doc, path, value);
+    }
+  }
+  // Written already: a later save() need not send them again.
+  for (const path of paths) doc.unmarkModified(path);
+}
+
+/** The package's assign over the model's collection: documents matching `filter` without a number. */
+function assignMatching(model, numbered, filter, sort) {
+  const { field, formatField, dateField } = numbered;
+  const sequence = sequenceOf(model, numbered);
+  return explained(numbered, sequencesOf(model.db, numbered.counters).assign(model.collection, filter, { sequence, field, formatField, dateField, sort }));
+}
+
+/**
+ * The instant a document is numbered at: its `dateField` (ms since the epoch; a value that is not
+ * a Date is INVALID_DATE naming `dateField`, the range the core's), or undefined (now).
+ */
+function dateOf(doc, { dateField }) {
+  if (dateField === undefined) return undefined;
+  const value = valueOf(doc, dateField);
+  if (!(value instanceof Date)) {
+    throw mongoSeqError("INVALID_DATE", `invalid date \`dateField\`: \`${dateField}\` of the document must be a Date, got ${describe(value)}`, { argument: "dateField" });
+  }
+  return core.checkInstant("dateField", value.getTime());
 }
 
 /** The path of a sub-document in its parent (`nested`, `items`), which names its sequence. */
@@ -262,6 +364,9 @@ async function explained(numbered, promise) {
  * refused) before anything is reserved.
  */
 async function numberBatch(model, fields, docs) {
+  // One instant for the documents without a date, so a batch straddling a period's end is
+  // numbered and labelled in one period.
+  const now = Date.now();
   for (const numbered of fields.values()) {
     const sequence = sequenceOf(model, numbered);
     const groups = new Map();
@@ -271,30 +376,36 @@ async function numberBatch(model, fields, docs) {
         formatSetNumber(doc, numbered, sequence);
         continue;
       }
-      // Scope values as mongoose casts them (a string id becomes the ObjectId a save would see).
-      const scope = numbered.scope.length > 0 ? scopeOf(doc instanceof model ? doc : new model(doc), numbered.scope) : undefined;
-      const counterId = scope === undefined ? sequence.name : sequence.counterId(scope);
+      // Scope values and dates as mongoose casts them (a string id becomes the ObjectId a save would see).
+      const cast = doc instanceof model ? doc : new model(doc);
+      if (numbered.when !== undefined && !numbered.when.test(cast)) continue;
+      const scope = numbered.scope.length > 0 ? scopeOf(cast, numbered.scope) : undefined;
+      const date = dateOf(cast, numbered) ?? (numbered.periodField === undefined ? undefined : now);
+      const period = sequence.periodOf(date);
+      const counterId = sequence.counterId(scope, period);
       let group = groups.get(counterId);
-      if (group === undefined) groups.set(counterId, (group = { scope, docs: [] }));
+      if (group === undefined) groups.set(counterId, (group = { scope, period, options: date === undefined ? undefined : { date }, docs: [] }));
       group.docs.push(doc);
     }
     const groupList = [...groups.values()];
-    const numbers = await Promise.all(groupList.map((group) => explained(numbered, sequence.nextMany(group.docs.length, group.scope))));
-    groupList.forEach((group, g) => group.docs.forEach((doc, i) => assign(doc, numbered, sequence, numbers[g][i])));
+    const numbers = await Promise.all(groupList.map((group) => explained(numbered, sequence.nextMany(group.docs.length, group.scope, group.options))));
+    groupList.forEach((group, g) => group.docs.forEach((doc, i) => assign(doc, numbered, sequence, numbers[g][i], group.period)));
   }
 }
 
-/** Writes the number (and the formatted id, unless the application set one). */
-function assign(doc, { field, formatField }, sequence, value) {
+/** Writes the number, its period (a sequence that resets) and the formatted id (unless the application set one). */
+function assign(doc, { field, formatField, periodField }, sequence, value, period) {
   setValue(doc, field, value);
-  if (formatField !== undefined && isUnset(doc, formatField)) setValue(doc, formatField, sequence.format(value));
+  if (periodField !== undefined) setValue(doc, periodField, period);
+  if (formatField !== undefined && isUnset(doc, formatField)) setValue(doc, formatField, sequence.format(value, period));
 }
 
-/** A number the application set: its formatted id, when the application left that unset. */
+/** A number the application set: its formatted id (in its period, or that of its date), when the application left that unset. */
 function formatSetNumber(doc, numbered, sequence) {
   const value = valueOf(doc, numbered.field);
   if (numbered.formatField !== undefined && (Number.isSafeInteger(value) || typeof value === "bigint") && isUnset(doc, numbered.formatField)) {
-    setValue(doc, numbered.formatField, sequence.format(value));
+    const period = numbered.periodField === undefined ? undefined : (valueOf(doc, numbered.periodField) ?? sequence.periodOf(dateOf(doc, numbered)));
+    setValue(doc, numbered.formatField, sequence.format(value, period));
   }
 }
 

@@ -5,8 +5,12 @@
 import { setImmediate as afterThisTurn } from "node:timers/promises";
 import { runPlan } from "./run-plan.js";
 import { toCoreInteger } from "./bson.js";
-import { checkBoolean, checkKnownKeys } from "./errors.js";
+import { checkBoolean, checkKnownKeys, isDocument } from "./errors.js";
+import { PeriodWindow } from "./period-window.js";
 import { core } from "./wasm.js";
+
+const NEXT_OPTIONS = ["date"];
+const PERIOD_OPTIONS = ["period"];
 
 /** A counter's core object and the promise of its refill in flight. */
 class Counter {
@@ -20,8 +24,11 @@ export class Sequence {
   #spec;
   #target;
   #counters = new Map();
-  /** The one counter of an unscoped sequence (its id derived once). */
+  /** The one counter of an unscoped sequence that never resets (its id derived once). */
   #unscoped;
+  /** A sequence that resets: the period of the instants at hand, and its counter when unscoped. */
+  #window;
+  #periodCounter = { period: undefined, counter: undefined };
 
   /** @internal Use `Sequences#sequence()`. */
   constructor(spec, counters, codec) {
@@ -29,22 +36,36 @@ export class Sequence {
     this.#target = { counters, sequence: this, codec };
     this.options = Object.freeze(spec.options());
     this.name = this.options.name;
-    if (this.options.scope.length === 0) this.#unscoped = this.#counter(spec.counterId(undefined));
+    // `timeZone` is in the normalized options exactly when the sequence resets.
+    if (this.options.timeZone !== undefined) this.#window = new PeriodWindow(spec, this.options.timeZone);
+    else if (this.options.scope.length === 0) this.#unscoped = this.#counter(spec.counterId(undefined));
   }
 
-  /** The counter `_id` for a scope document (optional for an unscoped sequence). */
-  counterId(scope) {
-    return this.#spec.counterId(this.#scopeDocument(scope));
+  /**
+   * The counter `_id` for a scope document (optional for an unscoped sequence) in `period`
+   * (required exactly when the sequence resets: `periodOf(date)` gives it).
+   */
+  counterId(scope, period) {
+    return this.#spec.counterId(this.#scopeDocument(scope), period);
   }
 
-  /** The formatted id of `value` (`undefined` when the sequence has no `format`). */
-  format(value) {
-    return this.#spec.formatValue(toCoreInteger(value));
+  /** The period (`"2026"`, `"2026-05"`, `"2026-05-17"`) of `date` (a Date or ms; default now), or `undefined` when the sequence never resets. */
+  periodOf(date) {
+    const ms = date === undefined ? Date.now() : this.#instant(date);
+    return this.#window?.periodAt(ms);
   }
 
-  /** The next number. One round trip per `block` numbers. */
-  async next(scope) {
-    const counter = this.#counterFor(scope);
+  /** The formatted id of `value` (`undefined` when the sequence has no `format`) in `period` (required when the sequence resets). */
+  format(value, period) {
+    return this.#spec.formatValue(toCoreInteger(value), period);
+  }
+
+  /**
+   * The next number. One round trip per `block` numbers. A sequence that resets numbers in the
+   * period of `date` (default now): `next({ date })` unscoped, `next(scope, { date })` scoped.
+   */
+  async next(first, second) {
+    const counter = first === undefined && second === undefined ? this.#counterNow() : this.#counterOf(first, second).counter;
     // The warm path: one call into the core. NaN: the block is dry, callers are waiting, or
     // the number needs a BigInt.
     const value = counter.core.takeOne();
@@ -53,23 +74,35 @@ export class Sequence {
   }
 
   /**
-   * `count` numbers (0 to 1,000,000), in order, with at most one round trip (more only near a
-   * bound). The count is checked before anything is taken, from the block or the server.
+   * The next number with its period and formatted id: `{ value, period, formatted }` (period
+   * undefined when the sequence never resets, formatted without a `format`). Arguments as `next`.
    */
-  async nextMany(count, scope) {
-    const checked = core.checkCount("count", count);
-    return this.#take(this.#counterFor(scope), checked);
+  async nextFormatted(first, second) {
+    const { counter, period } = this.#counterOf(first, second);
+    const [value] = await this.#take(counter, 1);
+    return { value, period, formatted: this.#spec.formatValue(value, period) };
   }
 
-  /** The last number reserved on the server (by any process), or null; reserves nothing. */
-  async current(scope) {
-    const state = await runPlan(this.#spec.current(this.counterId(scope)), this.#target);
+  /**
+   * `count` numbers (0 to 1,000,000), in order, with at most one round trip (more only near a
+   * bound). The count is checked before anything is taken, from the block or the server.
+   * Scope and `{ date }` as for `next`.
+   */
+  async nextMany(count, first, second) {
+    const checked = core.checkCount("count", count);
+    return this.#take(this.#counterOf(first, second).counter, checked);
+  }
+
+  /** The last number reserved on the server (by any process), or null; reserves nothing. `{ period }` for a sequence that resets. */
+  async current(first, second) {
+    const state = await this.state(first, second);
     return state.last;
   }
 
   /** The counter's state: `{ last, next }` (next is null when the sequence is exhausted). */
-  async state(scope) {
-    return runPlan(this.#spec.current(this.counterId(scope)), this.#target);
+  async state(first, second) {
+    const [scope, { period }] = this.#arguments(first, second, "state options", PERIOD_OPTIONS);
+    return runPlan(this.#spec.current(this.counterId(scope, period)), this.#target);
   }
 
   /**
@@ -77,8 +110,8 @@ export class Sequence {
    * Numbers this object still holds in a block are dropped (a gap).
    */
   async setNext(next, options) {
-    const { force, scope } = checkKnownKeys("setNext options", options, ["force", "scope"]);
-    const counterId = this.counterId(scope);
+    const { force, scope, period } = checkKnownKeys("setNext options", options, ["force", "scope", ...PERIOD_OPTIONS]);
+    const counterId = this.counterId(scope, period);
     const plan = this.#spec.setNext(counterId, toCoreInteger(next), checkBoolean("force", force));
     const outcome = await runPlan(plan, this.#target);
     this.#counters.get(counterId)?.core.discard();
@@ -112,8 +145,8 @@ export class Sequence {
       const plan = this.#spec.seedFromCollection(field, this.#scopeDocument(scope));
       return runPlan(plan, { ...this.#target, documents: source });
     }
-    const { scope } = checkKnownKeys("seedFromMax options", rest[0], ["scope"]);
-    const plan = this.#spec.seedFromMax(this.counterId(scope), toCoreInteger(source));
+    const { scope, period } = checkKnownKeys("seedFromMax options", rest[0], ["scope", ...PERIOD_OPTIONS]);
+    const plan = this.#spec.seedFromMax(this.counterId(scope, period), toCoreInteger(source));
     return runPlan(plan, this.#target);
   }
 
@@ -188,7 +221,48 @@ export class Sequence {
     return scope === undefined || scope === null ? undefined : this.#target.codec.documentArgument("scope", scope);
   }
 
-  #counterFor(scope) {
-    return (scope === undefined && this.#unscoped) || this.#counter(this.counterId(scope));
+  /**
+   * The scope and options of a call that takes both (`next`, `nextMany`, `state`): for a
+   * scoped sequence `(scope, options)`; for an unscoped one `(options)` (or `(undefined, options)`).
+   */
+  #arguments(first, second, what, known) {
+    const unscopedOptions = this.options.scope.length === 0 && second === undefined && isDocument(first);
+    const [scope, options] = unscopedOptions ? [undefined, first] : [first, second];
+    return [scope, checkKnownKeys(what, options, known)];
+  }
+
+  /** A `date` option as ms since the epoch, checked by the core (INVALID_ARGUMENT, INVALID_DATE naming `date`). */
+  #instant(date) {
+    return core.checkInstant("date", date instanceof Date ? date.getTime() : date);
+  }
+
+  /** The counter a `next`/`nextMany` call takes from, and its period (undefined: never resets). */
+  #counterOf(first, second) {
+    const [scope, { date }] = this.#arguments(first, second, "next options", NEXT_OPTIONS);
+    // Checked for every sequence, so a bad date never depends on the options.
+    const ms = date === undefined ? undefined : this.#instant(date);
+    if (this.#window === undefined) {
+      return { counter: (scope === undefined && this.#unscoped) || this.#counter(this.counterId(scope)), period: undefined };
+    }
+    const period = this.#window.periodAt(ms ?? Date.now());
+    if (this.options.scope.length > 0 || scope !== undefined) return { counter: this.#counter(this.counterId(scope, period)), period };
+    return this.#periodCounterOf(period);
+  }
+
+  /** `next()` without arguments: the counter of an unscoped sequence now, from the caches when warm. */
+  #counterNow() {
+    if (this.#unscoped !== undefined) return this.#unscoped;
+    if (this.#window === undefined || this.options.scope.length > 0) return this.#counterOf(undefined, undefined).counter;
+    return this.#periodCounterOf(this.#window.periodAt(Date.now())).counter;
+  }
+
+  /** The counter of an unscoped sequence that resets, in `period` (the last one kept at hand). */
+  #periodCounterOf(period) {
+    const cached = this.#periodCounter;
+    if (cached.period !== period) {
+      cached.counter = this.#counter(this.#spec.counterId(undefined, period));
+      cached.period = period;
+    }
+    return cached;
   }
 }

@@ -6,9 +6,14 @@ import { runPlan } from "./run-plan.js";
 import { bsonCodec, toCoreInteger } from "./bson.js";
 import { checkCollection, checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
 import { waitForNumber } from "./wait-for-number.js";
+import { executeCommand } from "./execute.js";
 
 const INSERT_OPTIONS = ["sequence", "field", "formatField"];
+const DATED_INSERT_OPTIONS = [...INSERT_OPTIONS, "dateField"];
 const OPTIMISTIC_OPTIONS = [...INSERT_OPTIONS, "maxAttempts"];
+const ASSIGN_OPTIONS = [...DATED_INSERT_OPTIONS, "sort"];
+/** A command run alone (an index), outside a plan: a duplicate key is the caller's error. */
+const NO_PLAN = { handlesDuplicateKey: () => false };
 
 export class Sequences {
   #counters;
@@ -55,7 +60,14 @@ export class Sequences {
       }
       return existing;
     }
-    const sequence = new Sequence(spec, this.#counters, this.#codec);
+    let sequence;
+    try {
+      // A sequence that resets checks its time zone exists (Intl) before any command.
+      sequence = new Sequence(spec, this.#counters, this.#codec);
+    } catch (error) {
+      spec.free();
+      throw error;
+    }
     this.#sequences.set(name, sequence);
     return sequence;
   }
@@ -63,15 +75,18 @@ export class Sequences {
   /**
    * Inserts a copy of `doc` with the next number in `field` (and the formatted id in
    * `formatField`). A duplicate key on `field` takes a fresh number and inserts again (the
-   * core's insert plan).
+   * core's insert plan). A sequence that resets numbers the document in the period of its
+   * `dateField` (a Date), else of now, and writes the period in `<field>Period`.
    */
   async insertOne(collection, doc, options) {
     checkCollection(collection, ["insertOne"]);
     this.#codec.checkStorable("doc", doc);
-    const { sequence, field, formatField } = this.#insertOptions(options);
-    const scope = sequence.options.scope.length > 0 ? this.#codec.documentArgument("doc", doc) : undefined;
+    const { sequence, field, formatField, dateField } = this.#insertOptions(options);
+    const needsDocument = sequence.options.scope.length > 0 || dateField !== undefined;
+    const document = needsDocument ? this.#codec.documentArgument("doc", doc) : undefined;
     const target = { counters: this.#counters, documents: collection, document: doc, sequence, codec: this.#codec };
-    const { values, formatted } = await runPlan(sequence.spec.insertOne(field, formatField, scope), target);
+    const plan = sequence.spec.insertOne(field, formatField, document, dateField, Date.now());
+    const { values, formatted } = await runPlan(plan, target);
     return { insertedId: field === "_id" ? values[0] : target.insertedId, value: values[0], formatted: formatted?.[0] };
   }
 
@@ -87,14 +102,66 @@ export class Sequences {
     // document, the options; the plan checks each document's counter id (a missing scope field).
     core.checkCount("docs.length", docs.length);
     docs.forEach((doc, index) => this.#codec.checkStorable(`docs[${index}]`, doc));
-    const { sequence, field, formatField } = this.#insertOptions(options);
-    const scopes = sequence.options.scope.length > 0 ? docs.map((doc, index) => this.#codec.documentArgument(`docs[${index}]`, doc)) : undefined;
-    const plan = sequence.spec.insertMany(field, formatField, docs.length, scopes);
+    const { sequence, field, formatField, dateField } = this.#insertOptions(options);
+    const needsDocuments = sequence.options.scope.length > 0 || dateField !== undefined;
+    const documents = needsDocuments ? docs.map((doc, index) => this.#codec.documentArgument(`docs[${index}]`, doc)) : undefined;
+    const plan = sequence.spec.insertMany(field, formatField, docs.length, documents, dateField, Date.now());
     const target = { counters: this.#counters, documents: collection, batch: docs, insertedIds: {}, sequence, codec: this.#codec };
     const { values, formatted } = await runPlan(plan, target);
     const insertedIds = {};
     values.forEach((value, index) => (insertedIds[index] = field === "_id" ? value : target.insertedIds[index]));
     return { insertedCount: docs.length, insertedIds, values, formatted: formatted ?? undefined };
+  }
+
+  /**
+   * Numbers every document of `collection` that matches `filter` and has no number in `field`
+   * (its formatted id in `formatField`, its period in `<field>Period` when the sequence
+   * resets), in `sort` order then `_id`, each in the period of its `dateField` (else now): one
+   * reservation per counter per page of 1,000, every write conditioned on the document still
+   * matching and unnumbered (the core's assign plan). Creates the unique index the plan relies
+   * on first (`numberingIndex`, once per collection and field in this process). Resolves
+   * `{ assigned: [{ _id, value, formatted?, period? }], skipped: [{ _id, code, message }] }`.
+   */
+  async assign(collection, filter, options) {
+    checkCollection(collection, ["find", "bulkWrite", "createIndex"]);
+    // `field` may be a nested path here (the core's assign checks it).
+    const { sequence, field, formatField, dateField, sort } = this.#insertOptions(options, "assign options", ASSIGN_OPTIONS, false);
+    const filterDocument = this.#codec.documentArgument("filter", filter);
+    const sortDocument = sort === undefined ? undefined : this.#codec.documentArgument("sort", sort);
+    const plan = sequence.spec.assign(field, formatField, filterDocument, sortDocument, dateField, Date.now());
+    try {
+      await this.#ensureNumberingIndex(collection, sequence, field, formatField);
+    } catch (error) {
+      plan.free();
+      throw error;
+    }
+    const outcome = await runPlan(plan, { counters: this.#counters, documents: collection, sequence, codec: this.#codec });
+    for (const entry of [...outcome.assigned, ...outcome.skipped]) entry._id = this.#codec.toDriver(entry._id);
+    return outcome;
+  }
+
+  /**
+   * Creates the unique index numbering into `field` relies on (`{ <scope…>, <field>Period
+   * (a sequence that resets), <field> }`, only where `field` exists): a number another document
+   * of the same counter holds is then refused and taken again, by `assign` and by inserts.
+   * Resolves with the index's keys and name.
+   */
+  async createNumberingIndex(collection, options) {
+    checkCollection(collection, ["createIndex"]);
+    const { sequence, field, formatField } = this.#insertOptions(options, "createNumberingIndex options", INSERT_OPTIONS);
+    return this.#ensureNumberingIndex(collection, sequence, field, formatField, true);
+  }
+
+  async #ensureNumberingIndex(collection, sequence, field, formatField, always = false) {
+    const command = sequence.spec.numberingIndex(field, formatField);
+    let made = indexesMade.get(collection);
+    if (made === undefined) indexesMade.set(collection, (made = new Set()));
+    const key = `${command.name} ${JSON.stringify(command.keys)}`;
+    if (always || !made.has(key)) {
+      await executeCommand(JSON.stringify(command), { counters: this.#counters, documents: collection, codec: this.#codec }, NO_PLAN);
+      made.add(key);
+    }
+    return { name: command.name, keys: command.keys };
   }
 
   /**
@@ -129,13 +196,13 @@ export class Sequences {
     return waitForNumber(collection, id, checkKnownKeys("waitForNumber options", options, ["field", "timeoutMs", "pollMs"]), this.#codec);
   }
 
-  /** The insert options, checked (the core checks where the number and formatted id go). */
-  #insertOptions(options) {
-    const { sequence, field = "_id", formatField } = checkKnownKeys("insert options", options, INSERT_OPTIONS);
+  /** The insert options, checked (the core checks where the number and formatted id go, and the `dateField`). */
+  #insertOptions(options, what = "insert options", known = DATED_INSERT_OPTIONS, topLevel = true) {
+    const { sequence, field = "_id", formatField, dateField, sort } = checkKnownKeys(what, options, known);
     if (sequence === undefined) throw invalidOption("sequence", "is required (a sequence name or a Sequence)");
     const resolved = this.#resolve(sequence);
-    resolved.spec.checkInsertFields(field, formatField);
-    return { sequence: resolved, field, formatField };
+    resolved.spec.checkInsertFields(field, formatField, !topLevel);
+    return { sequence: resolved, field, formatField, dateField, sort };
   }
 
   /** The `sequence` option: a Sequence, or the name of one (defined or with default options). */
@@ -163,6 +230,9 @@ function namedOptions(name, options, codec) {
   }
   return named;
 }
+
+/** Numbering indexes this process created, by collection object. */
+const indexesMade = new WeakMap();
 
 function sameOptions(a, b) {
   return JSON.stringify(a, bigintAsText) === JSON.stringify(b, bigintAsText);

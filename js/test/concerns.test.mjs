@@ -41,6 +41,12 @@ test("writes carry w: majority, counter reads readConcern majority, not the call
     await seqs.insertMany(documents, [{ kind: "a" }, { kind: "b" }], { sequence: "documentId", field: "n" });
     await seqs.insertOptimistic(db.collection("optimistic"), { kind: "optimistic" });
     await seqs.sequence("imported").seedFromMax(documents, "_id");
+    // Document series (issue 19): a periodic next(), a dated insert, assign.
+    const yearly = seqs.sequence("yearly", { reset: "yearly", timeZone: "Europe/Paris" });
+    await yearly.next({ date: new Date("2026-01-01T12:00:00Z") });
+    await seqs.insertOne(documents, { kind: "dated", at: new Date() }, { sequence: yearly, field: "y", dateField: "at" });
+    await documents.insertOne({ kind: "issued" }, { writeConcern: { w: "majority" } });
+    assert.equal((await seqs.assign(documents, { kind: "issued" }, { sequence: yearly, field: "z" })).assigned.length, 1);
     const sidecars = db.collection("numberedBySidecar");
     // As the sidecar writes a number: majority.
     await sidecars.insertOne({ _id: "a", seq: 7 }, { writeConcern: { w: "majority" } });
@@ -49,7 +55,7 @@ test("writes carry w: majority, counter reads readConcern majority, not the call
     await client.close();
   }
   const seen = new Set(started.map((e) => e.commandName));
-  for (const name of ["findAndModify", "insert", "find"]) assert.ok(seen.has(name), `no ${name} was sent`);
+  for (const name of ["findAndModify", "insert", "find", "update"]) assert.ok(seen.has(name), `no ${name} was sent`);
   const reads = started.filter((e) => READS.has(e.commandName)).map((e) => e.command[e.commandName]);
   assert.ok(reads.includes("counters") && reads.some((c) => c !== "counters"), `reads of both kinds: ${reads}`);
   for (const event of started) {

@@ -2,9 +2,9 @@
 // written (the database's contents are compared before and after).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Double, Long, ObjectId } from "mongodb";
+import { Double, Long, MongoServerError, ObjectId } from "mongodb";
 import { Sequences, core } from "mongo-seq";
-import { useMongo, assertRefused as assertRefusedIn } from "./support.mjs";
+import { useMongo, assertRefused as assertRefusedIn, snapshot } from "./support.mjs";
 
 const mongo = useMongo();
 
@@ -233,4 +233,37 @@ test("every error code the core can raise is listed by core.errorCodes()", () =>
   const codes = core.errorCodes();
   assert.ok(codes.includes("SEQUENCE_EXHAUSTED") && codes.includes("MISSING_SCOPE_FIELD"));
   assert.equal(new Set(codes).size, codes.length);
+});
+
+test("a counters write the server refuses for its shard key is UNSUPPORTED_SHARD_KEY, naming the collection and what to do (mongos' reply, canned: no sharded cluster runs here)", async () => {
+  const db = mongo.freshDb("sharded");
+  // What mongos answers for a counters collection sharded on { tenant: 1 }: an upsert by `_id`
+  // lacks the shard key.
+  const refusal = new MongoServerError({ ok: 0, code: 61, codeName: "ShardKeyNotFound", errmsg: "Failed to target upsert by query :: could not extract exact shard key" });
+  const shardedCounters = (collection) =>
+    new Proxy(collection, {
+      get(target, key) {
+        if (key === "findOneAndUpdate") return async () => Promise.reject(refusal);
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const sharded = { databaseName: db.databaseName, collection: (name) => shardedCounters(db.collection(name)) };
+  const seqs = new Sequences(sharded);
+  for (const act of [() => seqs.sequence("orders").next(), () => seqs.insertOne(db.collection("orders"), { item: "x" }, { sequence: "orders" })]) {
+    const error = await act().then(() => undefined, (e) => e);
+    assert.equal(error?.code, "UNSUPPORTED_SHARD_KEY", String(error?.stack ?? error));
+    assert.equal(error.name, "MongoSeqError");
+    assert.equal(error.details.collection, `${db.databaseName}.counters`);
+    assert.match(error.message, new RegExp(`the collection ${db.databaseName}\\.counters is sharded on a key other than \`_id\``));
+    assert.match(error.message, /could not extract exact shard key \(code 61\)/);
+    assert.match(error.message, /keep the counters in an unsharded collection \(the package's `collection` option/);
+    assert.match(error.message, /shard it on \{ _id: 1 \} or \{ _id: "hashed" \}/);
+  }
+  // Any other server error is the driver's, as it raised it.
+  const other = new MongoServerError({ ok: 0, code: 11600, codeName: "InterruptedAtShutdown", errmsg: "shutting down" });
+  const down = { databaseName: db.databaseName, collection: (name) => new Proxy(db.collection(name), { get: (t, k) => (k === "findOneAndUpdate" ? async () => Promise.reject(other) : typeof t[k] === "function" ? t[k].bind(t) : t[k]) }) };
+  const error = await new Sequences(down).sequence("orders").next().then(() => undefined, (e) => e);
+  assert.equal(error, other);
+  assert.deepEqual(await snapshot(db), {});
 });

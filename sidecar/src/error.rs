@@ -6,8 +6,8 @@
 
 use mongo_seq_core::error::SeqError;
 
-use crate::executor::ExecuteError;
-pub use crate::executor::MongoFailure;
+use mongo_seq::executor::ExecuteError;
+pub use mongo_seq::executor::MongoFailure;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarError {
@@ -35,6 +35,16 @@ pub enum SidecarError {
     /// The server refused to update a counter document (e.g. `seq` is not a number).
     #[error("counter `{counter}` is malformed: {message}")]
     MalformedCounter { counter: String, message: String },
+    /// Another live sidecar process runs with this instance id and holds a lease of it: the two
+    /// cannot share one id (the core's `TwinWatch` decided this one stops).
+    #[error("another running sidecar has this instance id `{instance_id}`: it holds the lease of trigger `{trigger}` (epoch {epoch}{holder}) and keeps renewing it, so this process stops; give each sidecar its own `[lease].instance_id` (or MONGO_SEQ_INSTANCE_ID), or leave it unset for `<hostname>:<pid>`")]
+    DuplicateInstance {
+        instance_id: String,
+        trigger: String,
+        epoch: i64,
+        /// `, process …` (the holder's, as its lease records it), or empty.
+        holder: String,
+    },
 }
 
 /// A core error keeps its variant: a later holder's fence is the sidecar's `Fenced` (the
@@ -52,12 +62,13 @@ impl From<SeqError> for SidecarError {
 impl From<ExecuteError> for SidecarError {
     fn from(error: ExecuteError) -> Self {
         match error {
-            ExecuteError::Mongo(failure) => Self::Mongo(failure),
+            ExecuteError::Mongo(error) => Self::Mongo(error.into()),
             ExecuteError::MalformedCounter { counter, message } => {
                 Self::MalformedCounter { counter, message }
             }
             ExecuteError::Invalid(reason) => Self::Reply(reason),
             ExecuteError::Reply(error) => error.into(),
+            other => Self::Reply(other.to_string()),
         }
     }
 }
@@ -108,6 +119,7 @@ impl SidecarError {
             Self::LeaseLost(_) => "LEASE_LOST".to_owned(),
             Self::Fenced(_) => "FENCED".to_owned(),
             Self::DuplicateNumbers(_) => "DUPLICATE_NUMBERS".to_owned(),
+            Self::DuplicateInstance { .. } => "DUPLICATE_INSTANCE".to_owned(),
         }
     }
 
@@ -131,7 +143,7 @@ impl SidecarError {
             | Self::MalformedCounter { .. } => "counter",
             Self::Core(_) => "core",
             Self::HistoryLost(_) => "history_lost",
-            Self::LeaseLost(_) | Self::Fenced(_) => "lease",
+            Self::LeaseLost(_) | Self::Fenced(_) | Self::DuplicateInstance { .. } => "lease",
             Self::Mongo(_) | Self::Reply(_) | Self::DuplicateNumbers(_) => "other",
         }
     }

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mongo_seq_core::{
-    AcquireLease, Acquisition, Lease, LeaseHolder, LeaseRequest, Plan, RenewLease, Renewal,
+    AcquireLease, Acquisition, Lease, LeaseHolder, LeaseInfo, LeaseRequest, Plan, RenewLease,
+    Renewal, SequenceSpec, Twin, TwinWatch,
 };
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -33,11 +34,8 @@ pub const RELEASE_TIMEOUT: Duration = Duration::from_millis(1500);
 /// What an acquisition attempt found.
 pub enum Acquired {
     Held(Arc<Fence>),
-    Busy {
-        owner: String,
-        epoch: i64,
-        expires_at_ms: i64,
-    },
+    /// Someone else holds it: the lease as found.
+    Busy(LeaseInfo),
 }
 
 /// Acquires, renews and releases one trigger's lease.
@@ -45,11 +43,13 @@ pub struct LeaseKeeper<M> {
     mongo: M,
     /// `_id` of the lease document (the trigger's state document).
     lease_id: String,
-    /// The trigger's sequence name (its counters are `name` and `name/…`).
-    sequence: String,
+    /// The trigger's sequence (its counters are `name`, `name/…`, and the one `counterId` names).
+    sequence: SequenceSpec,
     settings: LeaseSettings,
     /// This process's liveness beacon: its facts go with every lease it takes.
     beacon: Arc<Beacon>,
+    /// This process's nonce (`Shared::incarnation`), stored with every lease it takes.
+    incarnation: Option<String>,
     probe: Probe,
 }
 
@@ -57,17 +57,18 @@ impl<M: Mongo> LeaseKeeper<M> {
     pub fn new(
         mongo: M,
         lease_id: &str,
-        sequence: &str,
+        sequence: &SequenceSpec,
         settings: LeaseSettings,
-        beacon: Arc<Beacon>,
+        (beacon, incarnation): (Arc<Beacon>, Option<String>),
         probe: Probe,
     ) -> Self {
         Self {
             mongo,
             lease_id: lease_id.to_owned(),
-            sequence: sequence.to_owned(),
+            sequence: sequence.clone(),
             settings,
             beacon,
+            incarnation,
             probe,
         }
     }
@@ -83,6 +84,7 @@ impl<M: Mongo> LeaseKeeper<M> {
             release,
             process: self.beacon.facts(),
             holder_gone: None,
+            incarnation: self.incarnation.clone(),
         }
     }
 
@@ -130,12 +132,49 @@ impl<M: Mongo> LeaseKeeper<M> {
                 owner,
                 epoch,
                 expires_at_ms,
-                ..
-            } => Ok(Acquired::Busy {
+                process,
+                incarnation,
+            } => Ok(Acquired::Busy(LeaseInfo {
                 owner,
                 epoch,
                 expires_at_ms,
+                process,
+                incarnation,
+            })),
+        }
+    }
+
+    /// Takes a lease found busy into `watch` (what this standby saw so far): an error when it
+    /// proves that another live process with this instance id holds it and this one is to
+    /// stop (the core's `TwinWatch`; the time between findings is the renew interval).
+    pub fn watch_twin(&self, watch: &mut TwinWatch, found: &LeaseInfo) -> Result<(), SidecarError> {
+        let owner = &self.settings.instance_id;
+        let verdict = watch.observe(owner, self.incarnation.as_deref(), found);
+        let holder = found
+            .process
+            .as_ref()
+            .and_then(liveness::describe)
+            .map(|process| format!(", process {process}"))
+            .unwrap_or_default();
+        match verdict {
+            Twin::Unproven => Ok(()),
+            Twin::ThisStops => Err(SidecarError::DuplicateInstance {
+                instance_id: owner.clone(),
+                trigger: self.probe.trigger().to_owned(),
+                epoch: found.epoch,
+                holder,
             }),
+            Twin::ThatStops => {
+                warn!(
+                    trigger = self.probe.trigger(),
+                    instance = owner,
+                    epoch = found.epoch,
+                    holder = holder.trim_start_matches(", process "),
+                    "another running sidecar has this instance id and holds this trigger's lease: it stops when it stands by for a lease this one holds; this one stands by. Give each sidecar its own `[lease].instance_id`"
+                );
+                watch.reset();
+                Ok(())
+            }
         }
     }
 
@@ -148,7 +187,7 @@ impl<M: Mongo> LeaseKeeper<M> {
         let until = self.horizon(sent);
         let mut request = self.request(None, false);
         request.holder_gone = holder_gone;
-        let mut plan = AcquireLease::new(&request, &self.sequence)?;
+        let mut plan = AcquireLease::for_sequence(&request, &self.sequence)?;
         let in_time = || {
             if Instant::now() < until {
                 Ok(())

@@ -1,8 +1,9 @@
 //! The `mongo-seq` binary's library: the sidecar (change streams → batches → counters) and its
 //! tools (`check`, `counters`, `set-next`, `health`, `import`). Every protocol is the core's
 //! (`mongo-seq-core`); this crate runs its commands through one interface to MongoDB
-//! ([`mongo::Mongo`], implemented by [`connection::Connection`] over the [`executor`]), keeps
-//! time, and reports. See ARCHITECTURE.md.
+//! ([`mongo::Mongo`], implemented by [`connection::Connection`] over the `mongo-seq` library's
+//! executor, `mongo_seq::executor`, the one applications use), keeps time, and reports. See
+//! ARCHITECTURE.md.
 //!
 //! Modules by layer: a module uses its own layer's and those below (`tests/tidy.rs` fails on an
 //! import cycle).
@@ -33,9 +34,6 @@ pub mod run_plan;
 
 // Configuration: raw (file or flags) → validated.
 pub mod config;
-
-// A core command → the `mongodb` crate → a core reply: nothing of the sidecar.
-pub mod executor;
 
 // Small shared pieces.
 pub mod allocator;

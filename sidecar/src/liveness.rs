@@ -93,6 +93,20 @@ impl Beacon {
     }
 }
 
+/// `pid 12 on host h`: the facts an operator recognizes a process by (`None` when there are none).
+pub fn describe(facts: &Value) -> Option<String> {
+    let pid = facts.get("pid").map(|pid| {
+        mongo_seq_core::ejson::read_i64(pid).map_or_else(|_| pid.to_string(), |pid| pid.to_string())
+    });
+    let host = facts.get("host").and_then(Value::as_str);
+    match (pid, host) {
+        (Some(pid), Some(host)) => Some(format!("pid {pid} on host {host}")),
+        (Some(pid), None) => Some(format!("pid {pid}")),
+        (None, Some(host)) => Some(format!("on host {host}")),
+        (None, None) => None,
+    }
+}
+
 /// Whether the process described by `facts` (a lease holder's) provably no longer exists.
 /// `false` whenever it cannot be told (another host, another namespace, no beacon).
 pub fn gone(facts: &Value) -> bool {
@@ -148,5 +162,14 @@ mod tests {
         other["bootId"] = json!("another-boot");
         assert!(!gone(&other));
         assert!(!gone(&json!({ "host": "h", "pid": 1 })));
+    }
+
+    #[test]
+    fn a_holder_is_described_by_its_pid_and_host() {
+        // As read back from the lease document (canonical Extended JSON).
+        let facts = json!({ "host": "h", "pid": { "$numberInt": "7" }, "beacon": "b" });
+        assert_eq!(describe(&facts).as_deref(), Some("pid 7 on host h"));
+        assert_eq!(describe(&json!({ "pid": 8 })).as_deref(), Some("pid 8"));
+        assert_eq!(describe(&json!({ "beacon": "b" })), None);
     }
 }

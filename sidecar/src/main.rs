@@ -1,4 +1,4 @@
 fn main() -> std::process::ExitCode {
-    mongo_seq::allocator::one_arena();
-    mongo_seq::cli::run()
+    mongo_seq_sidecar::allocator::one_arena();
+    mongo_seq_sidecar::cli::run()
 }

@@ -7,9 +7,10 @@
 //!            Trigger<M: Mongo> (supervisor, session, backfill, batches), LeaseKeeper<M>,
 //!            StateStore<M>, check/counters/set-next
 //!                 │ execute(Command) → Reply     the core's commands, Extended JSON both ways
-//!                 │ watch(Watch) → EventStream   insert events of the documents collection
+//!                 │ watch(Watch) → EventStream   change events of the documents collection
 //!                 │   └ next_batch(max) → EventBatch {events, resume_token}
 //!                 │ now_ms()                     the wall clock (leases, `updatedAt`, lag)
+//!                 │ catalog_entries(&[Collection]) how the counters and state collections are sharded
 //!      ┌──────────┴──────────┐
 //!  Connection (mongodb crate)   a simulator's model of a replica set
 //! ```
@@ -29,22 +30,27 @@
 use std::future::Future;
 use std::time::Duration;
 
-use mongo_seq_core::{ClusterTime, Command, Reply};
+use mongo_seq_core::{ClusterTime, Collection, Command, Reply};
 use serde_json::Value;
 
 use crate::error::SidecarError;
+pub use mongo_seq::executor::CatalogEntry;
 
 /// A change stream's resume token, opaque: the server's token document as canonical Extended
 /// JSON (it is stored in the trigger's state document as it is).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResumeToken(pub Value);
 
-/// The change stream a trigger reads: insert events of its documents collection.
+/// The change stream a trigger reads: insert events of its documents collection (with
+/// `on = "match"`, update and replace events too).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Watch {
     /// The `$match` stage on change events (`operationType` and the trigger's `match` on
     /// `fullDocument.…`), Extended JSON.
     pub filter: Value,
+    /// Update events bring the document as it is when the event is read
+    /// (`fullDocument: "updateLookup"`), which the `filter` then sees.
+    pub update_lookup: bool,
     /// The paths of the inserted document the trigger reads (`_id` among them): events bring
     /// only these in `fullDocument`, however large the documents are.
     pub fields: Vec<String>,
@@ -57,21 +63,34 @@ pub struct Watch {
     pub max_await: Duration,
 }
 
-/// One insert event.
+/// One change event: an insert, or (`on = "match"`) an update or a replace.
 #[derive(Debug, Clone, PartialEq)]
-pub struct InsertEvent {
-    /// The inserted document (`fullDocument`, its [`Watch::fields`]), canonical Extended JSON;
+pub struct ChangeEvent {
+    /// The document (`fullDocument`, its [`Watch::fields`]), canonical Extended JSON: the
+    /// inserted or replacing one, or an update's lookup (which may be newer than the event);
     /// `None` when the server sent none.
     pub document: Option<Value>,
     /// The event's cluster time (its `clusterTime`), when it has one: the reads that decide
     /// its document needs no number are causally after it, and its seconds are the lag metric.
     pub cluster_time: Option<ClusterTime>,
+    /// The event's wall-clock commit time in ms since the Unix epoch (`wallTime`, MongoDB 6.0+),
+    /// when it has one.
+    pub wall_time_ms: Option<i64>,
+}
+
+impl ChangeEvent {
+    /// The instant of the event that places its document in a period when the trigger has no
+    /// `date_field`: its `wallTime`, else its `clusterTime`'s seconds.
+    pub fn time_ms(&self) -> Option<i64> {
+        self.wall_time_ms
+            .or_else(|| self.cluster_time.map(|time| i64::from(time.t) * 1000))
+    }
 }
 
 /// The events read at once, and where to resume after them.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct EventBatch {
-    pub events: Vec<InsertEvent>,
+    pub events: Vec<ChangeEvent>,
     /// The token to resume after these events (the server's post-batch token, else the last
     /// event's), `None` when the server gave none.
     pub resume_token: Option<ResumeToken>,
@@ -98,6 +117,15 @@ pub trait Mongo: Clone + Send + Sync + 'static {
 
     /// Milliseconds since the Unix epoch, by this process's wall clock.
     fn now_ms(&self) -> i64;
+
+    /// The namespaces of the counters and state collections `collections` names and their
+    /// entries in a sharded cluster's catalog (`config.collections`), in that order, read at
+    /// once: none for an unsharded collection or a replica set. A user who may not read the
+    /// catalog gets the server's Unauthorized (code 13).
+    fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> impl Future<Output = Result<Vec<CatalogEntry>, SidecarError>> + Send;
 }
 
 /// An open change stream.

@@ -116,6 +116,13 @@ impl Probe {
             "trigger failed; retrying from the stored resume token");
     }
 
+    /// A failure that stops the trigger, and the process with it.
+    pub fn stopped_by(&self, e: &SidecarError) {
+        self.failed(e);
+        self.state(State::Stopped);
+        error!(trigger = self.trigger(), code = e.code(), kind = e.kind(), error = %e, "trigger stopped");
+    }
+
     /// The stored resume point is gone: the trigger backfills and goes on from now.
     pub fn history_lost(&self, e: &SidecarError) {
         let code = e.code();

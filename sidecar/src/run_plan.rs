@@ -1,8 +1,10 @@
-//! The one loop that runs a core plan through the [`Mongo`] interface: command → reply → next
-//! command, until the plan is done. Every plan of the sidecar and of its tools runs here (the
-//! npm package's loop is `js/src/run-plan.js`, the simulator's `sim/src/executor.rs`'s).
+//! How the sidecar runs a core plan: through the `mongo-seq` library's one loop
+//! ([`mongo_seq::run_plan`], also the applications'), over the [`Mongo`] interface, with the
+//! lease fence asked before every command that writes and every note handed to the probe as it
+//! is recorded (the npm package's loop is `js/src/run-plan.js`).
 
-use mongo_seq_core::{Command, Note, Plan, Step};
+use mongo_seq::Execute;
+use mongo_seq_core::{Command, Note, Plan, Reply};
 
 use crate::error::SidecarError;
 use crate::mongo::Mongo;
@@ -14,29 +16,20 @@ use crate::mongo::Mongo;
 pub async fn run_plan<M, P>(
     mongo: &M,
     plan: &mut P,
-    before_write: impl Fn() -> Result<(), SidecarError> + Sync,
-    note: impl Fn(Note) + Sync,
+    before_write: impl Fn() -> Result<(), SidecarError> + Send + Sync,
+    note: impl Fn(Note) + Send + Sync,
 ) -> Result<P::Output, SidecarError>
 where
     M: Mongo,
     P: Plan + Send,
     P::Output: Send,
 {
-    plan.drain_notes().into_iter().for_each(&note);
-    let mut step = plan.current_step();
-    loop {
-        match step? {
-            Step::Done(output) => return Ok(output),
-            Step::Command(command) => {
-                if writes(&command) {
-                    before_write()?;
-                }
-                let reply = mongo.execute(command).await?;
-                step = plan.feed(reply);
-                plan.drain_notes().into_iter().for_each(&note);
-            }
-        }
-    }
+    let mut held = Held {
+        mongo,
+        before_write,
+        note,
+    };
+    mongo_seq::run_plan(plan, &mut held).await
 }
 
 /// Runs a plan of a tool: no lease, and its notes are not reported (`current`, `setNext` and
@@ -50,7 +43,35 @@ where
     run_plan(mongo, plan, || Ok(()), |_| {}).await
 }
 
-/// Whether `command` may change something (every command but the reads and the wait).
+/// The sidecar's side of the loop: the fence before writes, the interface, the notes.
+struct Held<'a, M, F, N> {
+    mongo: &'a M,
+    before_write: F,
+    note: N,
+}
+
+impl<M, F, N> Execute for Held<'_, M, F, N>
+where
+    M: Mongo,
+    F: Fn() -> Result<(), SidecarError> + Send + Sync,
+    N: Fn(Note) + Send + Sync,
+{
+    type Error = SidecarError;
+
+    async fn execute(&mut self, command: Command) -> Result<Reply, SidecarError> {
+        if writes(&command) {
+            (self.before_write)()?;
+        }
+        self.mongo.execute(command).await
+    }
+
+    fn note(&mut self, note: Note) {
+        (self.note)(note);
+    }
+}
+
+/// Whether `command` may change something (every command but the reads, the wait and the
+/// host's `localDates`).
 fn writes(command: &Command) -> bool {
     !matches!(
         command,
@@ -58,5 +79,6 @@ fn writes(command: &Command) -> bool {
             | Command::Find { .. }
             | Command::Aggregate { .. }
             | Command::Wait { .. }
+            | Command::LocalDates { .. }
     )
 }

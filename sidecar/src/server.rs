@@ -1,6 +1,8 @@
 //! The daemon, wiring only: the client, the HTTP endpoint, one task per trigger (each built by
 //! `Trigger::new` on its `Connection`), under one cancellation token and task tracker. Returns
-//! when every task has finished after `shutdown` was cancelled.
+//! when every task has finished after `shutdown` was cancelled, or after a trigger failed in a
+//! way that stops the process (another process with this instance id, `DuplicateInstance`):
+//! then the others shut down gracefully and the error is returned.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,11 +15,12 @@ use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::connection::Connection;
-use crate::executor::mongo_message;
+use crate::error::SidecarError;
 use crate::health::Health;
 use crate::metrics::Metrics;
 use crate::redact::redact;
 use crate::trigger::{Shared, Trigger};
+use mongo_seq::executor::mongo_message;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -28,6 +31,9 @@ pub enum ServerError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    /// A trigger stopped the process.
+    #[error("{0} ({code})", code = .0.code())]
+    Trigger(SidecarError),
 }
 
 /// How the daemon was started.
@@ -103,14 +109,17 @@ pub async fn run_with_options(
     health.set_instance(&config.settings.lease.instance_id);
     info!(uri = %redact(&config.uri), instance = config.settings.lease.instance_id, triggers = config.triggers.len(), counters = %config.counters, state = %config.state, "mongo-seq sidecar starting");
 
+    // Cancelled by a shutdown request, or by a trigger that stops the process (its error).
+    let stop = shutdown.child_token();
+    let (fatal, mut fatal_errors) = tokio::sync::mpsc::unbounded_channel::<SidecarError>();
     let tracker = TaskTracker::new();
     if let Some(listener) = listener {
         if let Ok(addr) = listener.local_addr() {
             info!(%addr, "http listening: /healthz /metrics");
         }
-        let (health, metrics, shutdown) = (health.clone(), metrics.clone(), shutdown.clone());
+        let (health, metrics, stop) = (health.clone(), metrics.clone(), stop.clone());
         tracker.spawn(async move {
-            if let Err(e) = crate::http::serve(listener, health, metrics, shutdown).await {
+            if let Err(e) = crate::http::serve(listener, health, metrics, stop).await {
                 error!(error = %e, "http endpoint failed");
             }
         });
@@ -120,19 +129,26 @@ pub async fn run_with_options(
         health,
         // Lives as long as this daemon: while it is bound, nobody takes over our leases early.
         beacon: std::sync::Arc::new(crate::liveness::Beacon::bind()),
+        // Unique to this process and ordered by start time (`TwinWatch`: the greater stops):
+        // the start in milliseconds, zero-padded, then an ObjectId (random per process).
+        incarnation: Some(crate::connection::incarnation()),
     };
     for spec in config.triggers {
         let mongo = Connection::for_trigger(&client, &spec.ns, &config.counters, &config.state);
         let id = spec.id.clone();
         let trigger = Trigger::new(spec, config.settings.clone(), mongo, &shared);
-        let shutdown = shutdown.clone();
+        let (stop, fatal) = (stop.clone(), fatal.clone());
         tracker.spawn(async move {
-            crate::metrics::for_trigger(&id, trigger.run(shutdown, options.backfill)).await
+            let run = trigger.run(stop.clone(), options.backfill);
+            if let Err(e) = crate::metrics::for_trigger(&id, run).await {
+                let _ = fatal.send(e);
+                stop.cancel();
+            }
         });
     }
     tracker.close();
     let deadline = async {
-        shutdown.cancelled().await;
+        stop.cancelled().await;
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
@@ -141,5 +157,8 @@ pub async fn run_with_options(
         () = deadline => warn!(grace_secs = SHUTDOWN_GRACE.as_secs(), "shutdown: tasks still running; stopping anyway"),
     }
     info!("mongo-seq sidecar stopped");
-    Ok(())
+    match fatal_errors.try_recv() {
+        Ok(e) => Err(ServerError::Trigger(e)),
+        Err(_) => Ok(()),
+    }
 }

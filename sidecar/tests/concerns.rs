@@ -4,7 +4,9 @@
 //! must carry `{w: "majority"}`, every read of the counters and the state collection
 //! `{level: "majority"}`, the reads of the watched collection that check a change event's
 //! documents `{level: "majority", afterClusterTime: <the newest event's clusterTime>}` (issue
-//! 25), and its other reads (a backfill's) `{level: "local"}`
+//! 25; or, after the plan's own writes, the newest of their `operationTime`s, which a replica
+//! set reports and the embedded server does not), and its other reads (a backfill's)
+//! `{level: "local"}`
 //! (`crates/mongo-seq-core/src/protocol/concern.rs`). Seen with the driver's command monitoring, in both
 //! modes, with a backfill.
 
@@ -29,7 +31,7 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
         .unwrap();
     let cfg = config(&db, "gapless = true", "batch_size = 3\nheartbeat_secs = 1");
     let sent: Arc<Mutex<Vec<(String, Document)>>> = Arc::default();
-    // The cluster times of the change events the server sent.
+    // The cluster times of the change events the server sent, and of its updates.
     let events: Arc<Mutex<Vec<Timestamp>>> = Arc::default();
     let seen = events.clone();
     let mut options = options().await;
@@ -42,6 +44,13 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
             .unwrap()
             .push((started.command_name.clone(), started.command.clone())),
         CommandEvent::Succeeded(done) => {
+            // A plan's reads after its own writes are anchored at their `operationTime` (a
+            // replica set reports it; a standalone, like the embedded server, does not).
+            if done.command_name == "update" {
+                if let Ok(time) = done.reply.get_timestamp("operationTime") {
+                    seen.lock().unwrap().push(time);
+                }
+            }
             let cursor = done.reply.get_document("cursor").ok();
             let batch = cursor.and_then(|c| {
                 c.get_array("firstBatch")
@@ -107,7 +116,7 @@ async fn writes_are_majority_and_reads_explicit_whatever_the_client_says() {
                 if let Some(after) = after {
                     assert!(
                         matches!(after, Bson::Timestamp(t) if events.contains(t)),
-                        "{name} on {collection} is anchored at {after}, not at a change event's clusterTime ({events:?})"
+                        "{name} on {collection} is anchored at {after}, not at a change event's clusterTime or an update's operationTime ({events:?})"
                     );
                     // A bounded wait for the member serving it to reach the event.
                     assert_eq!(

@@ -205,7 +205,7 @@ fn errors_say_their_cause_once() {
 #[test]
 fn the_http_port_can_be_set_per_instance_from_the_environment() {
     let text = config_with("mongodb://127.0.0.1:9/", "[http]\nport = 9464\n");
-    let cfg = mongo_seq::config::validate(toml::from_str(&text).unwrap(), |name| {
+    let cfg = mongo_seq_sidecar::config::validate(toml::from_str(&text).unwrap(), |name| {
         (name == "MONGO_SEQ_HTTP_PORT").then(|| "9465".to_owned())
     })
     .unwrap();

@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use futures_util::TryStreamExt;
-use mongo_seq::config::Config;
-use mongo_seq::connection::Connection;
-use mongo_seq::fence::Fence;
-use mongo_seq::health::{Health, TriggerHealth};
-use mongo_seq::metrics::Metrics;
-use mongo_seq::trigger::{Shared, Trigger};
+use mongo_seq_sidecar::config::Config;
+use mongo_seq_sidecar::connection::Connection;
+use mongo_seq_sidecar::fence::Fence;
+use mongo_seq_sidecar::health::{Health, TriggerHealth};
+use mongo_seq_sidecar::metrics::Metrics;
+use mongo_seq_sidecar::trigger::{Shared, Trigger};
 use mongodb::bson::{doc, Document};
 use mongodb::{Client, Collection};
 
@@ -293,7 +293,7 @@ async fn two_instances_one_holder_and_a_takeover_after_shutdown() {
     loop {
         let h = b.health.snapshot().1.get(&trigger).cloned();
         if h.as_ref()
-            .is_some_and(|h| h.state == mongo_seq::health::State::Standby)
+            .is_some_and(|h| h.state == mongo_seq_sidecar::health::State::Standby)
         {
             let h = h.unwrap();
             assert!(!h.lease_held);
@@ -466,7 +466,7 @@ async fn bad_counters_intents_and_leases_stop_the_trigger_with_a_clear_error_and
 async fn configs_with_shared_sequences_or_bad_lease_settings_are_refused() {
     let base = "[mongodb]\nuri = \"mongodb://h/\"\n";
     let t = "[[trigger]]\ndatabase = \"app\"\ncollection = \"a\"\nfield = \"n\"\nsequence = \"s\"\n[[trigger]]\ndatabase = \"app\"\ncollection = \"b\"\nfield = \"n\"\nsequence = \"s\"\n";
-    let err = mongo_seq::config::parse(&format!("{base}{t}"), "t")
+    let err = mongo_seq_sidecar::config::parse(&format!("{base}{t}"), "t")
         .unwrap_err()
         .to_string();
     assert!(
@@ -480,12 +480,12 @@ async fn configs_with_shared_sequences_or_bad_lease_settings_are_refused() {
         ("ttl_ms = 1000\nrenew_ms = 900", "lease.renew_ms"),
         ("instance_id = \"\"", "lease.instance_id"),
     ] {
-        let err = mongo_seq::config::parse(&format!("{base}[lease]\n{lease}\n{one}"), "t")
+        let err = mongo_seq_sidecar::config::parse(&format!("{base}[lease]\n{lease}\n{one}"), "t")
             .unwrap_err()
             .to_string();
         assert!(err.contains(key), "{lease}: {err}");
     }
-    let cfg = mongo_seq::config::parse(
+    let cfg = mongo_seq_sidecar::config::parse(
         &format!("{base}[lease]\nttl_ms = 3000\ninstance_id = \"node-1\"\n{one}"),
         "t",
     )

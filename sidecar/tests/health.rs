@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mongo_seq::health::TriggerHealth;
+use mongo_seq_sidecar::health::TriggerHealth;
 use mongodb::bson::doc;
 
 const WAIT: Duration = Duration::from_secs(60);

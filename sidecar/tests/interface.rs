@@ -7,11 +7,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mongo_seq::config::{Namespace, Settings, TriggerSpec};
-use mongo_seq::error::{MongoFailure, SidecarError};
-use mongo_seq::mongo::{EventBatch, EventStream, Mongo, ResumeToken, Watch};
-use mongo_seq::trigger::{Shared, Trigger};
-use mongo_seq_core::{Command, NumberingSpec, Reply, SequenceSpec};
+use mongo_seq_core::{Collection, Command, NumberingSpec, Reply, SequenceSpec};
+use mongo_seq_sidecar::config::{Namespace, On, Settings, TriggerSpec};
+use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
+use mongo_seq_sidecar::mongo::{CatalogEntry, EventBatch, EventStream, Mongo, ResumeToken, Watch};
+use mongo_seq_sidecar::trigger::{Shared, Trigger};
 use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -62,6 +62,13 @@ impl Mongo for Unreachable {
         Err(unreachable())
     }
 
+    async fn catalog_entries(
+        &self,
+        _collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
+        Err(unreachable())
+    }
+
     fn now_ms(&self) -> i64 {
         1_700_000_000_000 + i64::try_from(self.start.elapsed().as_millis()).unwrap()
     }
@@ -78,6 +85,8 @@ async fn a_trigger_on_another_mongo_and_a_paused_clock_retries_on_an_exact_sched
         },
         numbering: NumberingSpec::new(sequence, "seq", None, false).unwrap(),
         filter: None,
+        on: On::Insert,
+        backfill_sort: None,
     };
     let mongo = Unreachable {
         start: Instant::now(),
@@ -89,7 +98,10 @@ async fn a_trigger_on_another_mongo_and_a_paused_clock_retries_on_an_exact_sched
     let running = tokio::spawn(trigger.run(shutdown.clone(), false));
     tokio::time::sleep(Duration::from_secs(10)).await;
     shutdown.cancel();
-    running.await.unwrap();
+    running
+        .await
+        .unwrap()
+        .expect("the trigger stops without error");
 
     // Each attempt reads the lease (a `find`) and fails; then 200, 400, 800, 1600, 3200 ms.
     let sent = mongo.sent.lock().unwrap().clone();

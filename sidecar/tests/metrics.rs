@@ -48,7 +48,7 @@ async fn every_command_on_the_wire_is_counted_under_its_trigger() {
         + "\n[[trigger]]\ndatabase = \""
         + &db
         + "\"\ncollection = \"invoices\"\nfield = \"no\"\n";
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
     let (options, log) = monitored_options().await;
     let run = start(cfg, options, false);
     wait_running(&run).await;
@@ -131,13 +131,9 @@ async fn a_document_that_cannot_be_numbered_is_counted_once() {
     let run = start(cfg.clone(), options().await, false);
     let trigger = format!("{db}.orders.seq");
     let deadline = Instant::now() + WAIT;
-    while run
-        .health
-        .snapshot()
-        .1
-        .get(&trigger)
-        .map_or(true, |h| h.state != mongo_seq::health::State::Backfilling)
-    {
+    while run.health.snapshot().1.get(&trigger).map_or(true, |h| {
+        h.state != mongo_seq_sidecar::health::State::Backfilling
+    }) {
         assert!(Instant::now() < deadline, "no backfill");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -25,14 +25,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn sigterm(child: &std::process::Child) {
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill -TERM");
-    assert!(status.success());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_stream_then_restart_numbers_every_document_exactly_once() {
     let db = unique_db_name("restart");
@@ -270,7 +262,10 @@ async fn check_fails_on_duplicates_and_gaps_and_set_next_never_goes_backwards() 
     let cfg = write_config(&format!("{db}-cli"), &config_toml(&db, "", ""));
     let cfg = cfg.to_str().unwrap();
     let (code, _, err) = run(&["set-next", &name, "3", "--config", cfg]);
-    assert_eq!(code, 1, "backwards refused");
+    assert_eq!(
+        code, 3,
+        "backwards refused (exit 3: refused without --force)"
+    );
     assert!(err.contains("--force"), "{err}");
     let (code, out, err) = run(&["set-next", &name, "10", "--config", cfg]);
     assert_eq!(code, 0, "{err}");
@@ -331,8 +326,8 @@ async fn a_server_restart_is_retried_with_backoff_and_numbering_resumes() {
     let uri = format!("{uri}?heartbeatFrequencyMS=500&serverSelectionTimeoutMS=2000");
     let db = unique_db_name("outage");
     let text = config_toml(&db, "", "").replace(&mongodb_uri(), &uri);
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
-    let client = mongo_seq::server::connect(&uri).await.unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
+    let client = mongo_seq_sidecar::server::connect(&uri).await.unwrap();
     let coll: Collection<Document> = client.database(&db).collection("orders");
     let run = start(
         cfg,

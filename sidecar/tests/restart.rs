@@ -13,18 +13,6 @@ use mongodb::bson::doc;
 
 const TTL_MS: u64 = 30_000;
 
-fn sigterm(child: &Child) {
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill -TERM");
-    assert!(status.success());
-}
-
-fn log_of(path: &std::path::Path) -> String {
-    std::fs::read_to_string(path.with_extension("log")).unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_sidecar_resumes_at_once_when_its_predecessor_is_gone() {
     let (db, plain, coll) = test_db("restart_stall").await;

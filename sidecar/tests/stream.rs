@@ -6,9 +6,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{client, unique_db_name};
-use mongo_seq::config::Namespace;
-use mongo_seq::connection::Connection;
-use mongo_seq::mongo::{EventStream, Mongo, Watch};
+use mongo_seq_sidecar::config::Namespace;
+use mongo_seq_sidecar::connection::Connection;
+use mongo_seq_sidecar::mongo::{EventStream, Mongo, Watch};
 use mongodb::bson::{doc, oid::ObjectId, Document};
 use serde_json::json;
 
@@ -32,6 +32,7 @@ async fn events_bring_only_the_fields_the_numbering_reads() {
     let mut stream = mongo
         .watch(Watch {
             filter: json!({ "operationType": "insert" }),
+            update_lookup: false,
             fields: vec!["_id".into(), "meta.seq".into(), "tenant".into()],
             start_after: None,
             batch_size: 1000,

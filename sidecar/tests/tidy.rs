@@ -1,11 +1,9 @@
-//! Tidy tests: the sidecar's structural rules (ARCHITECTURE.md), checked on its source text, so
-//! that breaking one fails `cargo test` instead of waiting for a reviewer.
+//! Tidy tests: the sidecar's rules about its own modules (ARCHITECTURE.md), checked on its source
+//! text, so that breaking one fails `cargo test` instead of waiting for a reviewer. The rules for
+//! every crate (file length, anyhow, driver calls, `select!`) are in `tests/tidy`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// The limit the protocol issue set: a file longer than this holds more than one concern.
-const MAX_LINES: usize = 500;
 
 fn sidecar() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -62,51 +60,6 @@ fn dependencies(text: &str) -> BTreeSet<String> {
         }
     }
     found
-}
-
-#[test]
-fn no_file_is_longer_than_the_limit() {
-    let mut long = Vec::new();
-    for folder in ["src", "tests"] {
-        for (path, text) in rust_files(&sidecar().join(folder)) {
-            let lines = text.lines().count();
-            if lines > MAX_LINES {
-                long.push(format!("{folder}/{path}: {lines} lines"));
-            }
-        }
-    }
-    assert!(
-        long.is_empty(),
-        "over {MAX_LINES} lines (split by concern; move a big test module to its own file): {long:?}"
-    );
-}
-
-#[test]
-fn anyhow_is_only_at_the_binary_s_edge() {
-    let outside: Vec<String> = rust_files(&sidecar().join("src"))
-        .into_iter()
-        .filter(|(path, text)| !path.starts_with("cli/") && code(text).contains("anyhow"))
-        .map(|(path, _)| path)
-        .collect();
-    assert!(
-        outside.is_empty(),
-        "anyhow outside src/cli/ (return a typed error, thiserror): {outside:?}"
-    );
-}
-
-#[test]
-fn the_executor_knows_nothing_of_the_sidecar() {
-    // Ready to move into a library crate an application shares with the sidecar (issue 21).
-    for (path, text) in rust_files(&sidecar().join("src/executor")) {
-        let foreign: Vec<String> = dependencies(&text)
-            .into_iter()
-            .filter(|module| module != "executor")
-            .collect();
-        assert!(
-            foreign.is_empty(),
-            "executor/{path} uses crate::{foreign:?}: the executor depends on the core and the driver only"
-        );
-    }
 }
 
 #[test]

@@ -79,7 +79,7 @@ async fn set_next_refuses_to_guess_and_uses_the_configured_step() {
     let (code, out, err) = run_bin(&["set-next", id, "2001", "--config", path], &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("next number is 2001"), "{out}");
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
     let run = start(cfg, options().await, false);
     wait_running(&run).await;
     coll.insert_many([
@@ -291,7 +291,7 @@ async fn check_with_the_config_sees_what_the_trigger_numbers() {
     let text = stepped_config(&db);
     let path = write_config(&format!("{db}-check"), &text);
     let path = path.to_str().unwrap();
-    let cfg = mongo_seq::config::parse(&text, "test").unwrap();
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
     let run = start(cfg, options().await, false);
     wait_running(&run).await;
     let orders: Vec<Document> = (0..30)
@@ -386,5 +386,40 @@ async fn check_json_keeps_numbers_beyond_2_pow_53_exact() {
         serde_json::json!("9007199254740993"),
         "{out}"
     );
+    assert_exact(&json, &out);
+
+    // A duplicate and a gap up there: the report's examples (gaps, duplicates, largest, the
+    // counter) are strings too, wherever they are.
+    coll.insert_many([doc! { "seq": big }, doc! { "seq": big + 2 }])
+        .await
+        .unwrap();
+    let (code, out, err) = run_bin(&args, &[]);
+    assert_eq!(code, 1, "a duplicate: {out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let report = &json["reports"][format!("{db}.orders")];
+    assert_eq!(
+        report["gaps"][0]["first"],
+        serde_json::json!("9007199254740994"),
+        "{out}"
+    );
+    assert_eq!(
+        report["duplicates"][0]["value"],
+        serde_json::json!("9007199254740993"),
+        "{out}"
+    );
+    assert_exact(&json, &out);
     plain.database(&db).drop().await.ok();
+}
+
+/// No JSON number in `json` that JavaScript's `JSON.parse` would round.
+fn assert_exact(json: &serde_json::Value, out: &str) {
+    match json {
+        serde_json::Value::Number(n) => assert!(
+            n.as_i64().is_some_and(|n| n.abs() < (1 << 53)) || n.is_f64(),
+            "{n} is not exact in JavaScript: {out}"
+        ),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| assert_exact(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| assert_exact(v, out)),
+        _ => {}
+    }
 }

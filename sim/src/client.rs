@@ -726,6 +726,7 @@ mod tests {
                 sidecar_pause_every_s: 0.0,
                 drop_every_s: 0.0,
                 sidecar_read_preference: ReadPreference::Primary,
+                issuing: false,
                 mutant: None,
             },
             false,

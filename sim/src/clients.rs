@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use bson::{doc, Bson, Document};
 use mongo_seq_core::{
-    BlockCounter, Command, InsertNumbered, OptimisticInsert, Plan, Reply, SeedFromMax,
+    BlockCounter, Command, InsertDates, InsertNumbered, OptimisticInsert, Plan, Reply, SeedFromMax,
     SequenceSpec, SetNext, Step, Take,
 };
 use serde_json::{json, Value};
@@ -315,12 +315,20 @@ impl JsProcess {
         let json: Vec<Value> = documents.iter().map(to_json).collect();
         let sequence = self.specs[spec].clone();
         let outcome = if many {
-            let plan = InsertNumbered::many(&sequence, "n", None, count, Some(&json))
-                .map_err(PlanError::Core)?;
+            let plan = InsertNumbered::many(
+                &sequence,
+                "n",
+                None,
+                count,
+                Some(&json),
+                &InsertDates::default(),
+            )
+            .map_err(PlanError::Core)?;
             self.run_insert(spec, plan, &mut target).await?
         } else {
             let plan =
-                InsertNumbered::one(&sequence, "n", None, json.first()).map_err(PlanError::Core)?;
+                InsertNumbered::one(&sequence, "n", None, json.first(), &InsertDates::default())
+                    .map_err(PlanError::Core)?;
             self.run_insert(spec, plan, &mut target).await?
         };
         Ok(format!("insert numbered {:?}", outcome.values))

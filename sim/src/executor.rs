@@ -7,7 +7,8 @@
 
 use bson::{Bson, Document};
 use mongo_seq_core::{
-    Collection, Command, Plan, Reply, SeqError, Step, WriteConcernError, WriteError, WriteResult,
+    ClusterTime, Collection, Command, Plan, Reply, SeqError, Step, WriteConcernError, WriteError,
+    WriteResult,
 };
 use serde_json::Value;
 
@@ -111,6 +112,14 @@ fn concerns(command: &Command) -> (Option<ReadLevel>, Option<Ts>, Option<WriteCo
         }
     });
     (read, after, write)
+}
+
+/// A model time as the server's timestamp (see [`concerns`]).
+fn cluster_time(ts: Ts) -> Option<ClusterTime> {
+    ClusterTime::new(
+        u32::try_from(ts / 1000).ok()?,
+        u32::try_from(ts % 1000).ok()?,
+    )
 }
 
 /// Sets `fields` on a copy of `document`.
@@ -291,6 +300,14 @@ pub async fn execute(
                 "a `take` runs on the caller's own counter, not on the server".into(),
             )))
         }
+        Command::LocalDates {
+            time_zone,
+            instants,
+        } => {
+            // The host's answer, the binary's own function (jiff, the tz database compiled in):
+            // the core has no time-zone data, and the sidecar converts exactly this way.
+            return mongo_seq::executor::local_dates(time_zone, instants).map_err(core);
+        }
         Command::DropIndex { .. } => {
             return Err(core(unexpected(
                 "`dropIndex` (an import in place) is not modelled: no simulated client imports"
@@ -377,7 +394,10 @@ pub async fn execute(
         (
             Command::InsertDocuments { first, .. },
             Ok(Response::Write {
-                n, write_errors, ..
+                n,
+                write_errors,
+                operation_time,
+                ..
             }),
         ) => {
             let first = usize::try_from(*first).unwrap_or(usize::MAX);
@@ -401,6 +421,7 @@ pub async fn execute(
                     n,
                     n_modified: 0,
                     write_errors,
+                    operation_time,
                 })),
             }
         }
@@ -433,6 +454,7 @@ fn write_result(response: Response) -> WriteResult {
             n,
             n_modified,
             write_errors,
+            operation_time,
         } => WriteResult {
             n,
             n_modified,
@@ -445,6 +467,7 @@ fn write_result(response: Response) -> WriteResult {
                 })
                 .collect(),
             write_concern_error: None,
+            operation_time: operation_time.and_then(cluster_time),
         },
         _ => WriteResult::default(),
     }

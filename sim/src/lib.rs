@@ -8,6 +8,7 @@ pub mod client;
 pub mod clients;
 pub mod executor;
 pub mod invariants;
+pub mod issuing;
 pub mod model;
 pub mod mutants;
 pub mod rng;

@@ -3,3 +3,20 @@
 //! it; see `crates/mongo-seq-core/src/mutants.rs`).
 
 pub use mongo_seq_core::mutants::{switch, Mutant};
+
+/// Mutants whose interleaving is too rare for a hunt's budget (`make sim-ci` hunts 1,000
+/// schedules from seed 1), each with the seed that found the bug it restores: the hunt checks
+/// them on that seed alone, and so does `tests/regressions.rs`.
+pub const FOUND_BY: [(Mutant, u64); 1] = [
+    // A gapless completion reading its documents on a secondary from before its own moves:
+    // first seen after about 60,000 fresh schedules.
+    (Mutant::ReadBeforeOwnWrites, 8_234_182),
+];
+
+/// The seed a rare mutant is checked on ([`FOUND_BY`]), `None` for a mutant a hunt finds.
+pub fn found_by(mutant: Mutant) -> Option<u64> {
+    FOUND_BY
+        .iter()
+        .find(|(m, _)| *m == mutant)
+        .map(|(_, seed)| *seed)
+}

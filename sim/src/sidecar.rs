@@ -12,9 +12,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mongo_seq::error::{MongoFailure, SidecarError};
-use mongo_seq::mongo::{EventBatch, EventStream, InsertEvent, Mongo, ResumeToken, Watch};
 use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
+use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
+use mongo_seq_sidecar::mongo::{
+    CatalogEntry, ChangeEvent, EventBatch, EventStream, Mongo, ResumeToken, Watch,
+};
 use serde_json::Value;
 
 use crate::client::{Client, ClientOptions, DriverError, ReadPreference};
@@ -267,7 +269,8 @@ impl Mongo for SimMongo {
             let position = match start {
                 Some(position) => {
                     // Resuming from a point the oplog no longer holds fails at once.
-                    stream::read(node, &ns, &[], position, 0).map_err(|e| stream_error(&e))?;
+                    stream::read(node, &ns, &[], position, 0, None)
+                        .map_err(|e| stream_error(&e))?;
                     position
                 }
                 None => stream::start_now(node),
@@ -285,6 +288,7 @@ impl Mongo for SimMongo {
             name: self.inner.name.clone(),
             ns,
             pipeline: vec![bson::doc! { "$match": filter }],
+            update_lookup: watch.update_lookup,
             position: opened,
             invalidated: false,
             freeze: self.inner.freeze.clone(),
@@ -295,6 +299,25 @@ impl Mongo for SimMongo {
     fn now_ms(&self) -> i64 {
         let now = i64::try_from(self.world().now_ms()).unwrap_or(i64::MAX);
         EPOCH_MS + now + self.inner.skew_ms
+    }
+
+    /// The model is a replica set: no collection has a catalog entry (none is sharded).
+    async fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
+        let target = &self.inner.target;
+        Ok(collections
+            .iter()
+            .map(|collection| CatalogEntry {
+                namespace: match collection {
+                    Collection::Counters => target.counters.clone(),
+                    Collection::Documents => target.documents.clone(),
+                    Collection::Leases => target.leases.clone(),
+                },
+                entry: None,
+            })
+            .collect())
     }
 }
 
@@ -329,6 +352,8 @@ pub struct SimStream {
     name: String,
     ns: String,
     pipeline: Vec<bson::Document>,
+    /// `fullDocument: "updateLookup"`.
+    update_lookup: bool,
     position: Position,
     invalidated: bool,
     freeze: Arc<Freeze>,
@@ -383,7 +408,8 @@ impl EventStream for SimStream {
                     message: "getMore: not primary (simulated)".to_owned(),
                 }));
             }
-            stream::read(node, &self.ns, &self.pipeline, self.position, max)
+            let lookup = self.update_lookup.then_some(&mut w.rng);
+            stream::read(node, &self.ns, &self.pipeline, self.position, max, lookup)
                 .map_err(|e| stream_error(&e))
         });
         if read.is_err() {
@@ -394,12 +420,16 @@ impl EventStream for SimStream {
         for event in &read.events {
             match event.get_str("operationType") {
                 Ok("invalidate") => self.invalidated = true,
-                Ok("insert") => events.push(InsertEvent {
+                Ok("insert" | "update" | "replace") => events.push(ChangeEvent {
                     document: event.get_document("fullDocument").ok().map(to_json),
                     cluster_time: event
                         .get_timestamp("clusterTime")
                         .ok()
                         .and_then(|t| ClusterTime::new(t.time, t.increment)),
+                    wall_time_ms: event
+                        .get_datetime("wallTime")
+                        .ok()
+                        .map(|t| t.timestamp_millis()),
                 }),
                 _ => {}
             }

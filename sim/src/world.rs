@@ -53,6 +53,9 @@ pub struct Config {
     pub drop_every_s: f64,
     /// The read preference of the sidecars' connection string.
     pub sidecar_read_preference: crate::client::ReadPreference,
+    /// Documents are drafted and issued, and `on = "match"` triggers number them
+    /// (`crate::issuing`).
+    pub issuing: bool,
     pub mutant: Option<Mutant>,
 }
 
@@ -151,7 +154,10 @@ impl World {
 
     /// Runs `f` on the world's state.
     pub fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
-        f(&mut self.lock())
+        let mut inner = self.lock();
+        // What the model writes now, it writes at this wall-clock time.
+        inner.cluster.wall_ms = inner.now_ms();
+        f(&mut inner)
     }
 
     pub fn now_ms(&self) -> u64 {

@@ -3,6 +3,26 @@
 use mongo_seq_sim::mutants::Mutant;
 use mongo_seq_sim::schedule::run;
 
+/// Replays `seed` with the current code: no violation.
+fn runs_clean(seed: u64) {
+    let outcome = run(seed, None, false);
+    assert!(
+        outcome.violations.is_empty(),
+        "seed {seed}: {:?} (replay: mongo-seq-sim --seed {seed} --schedules 1 --trace)",
+        outcome.violations
+    );
+}
+
+/// Replays `seed` with `mutant` switched on: a violation that says `what`.
+fn catches(seed: u64, mutant: Mutant, what: &str) {
+    let outcome = run(seed, Some(mutant), false);
+    assert!(
+        outcome.violations.iter().any(|v| v.contains(what)),
+        "seed {seed} with {mutant}: {:?}",
+        outcome.violations
+    );
+}
+
 /// A stale incarnation moved numbers of a gapless intent its same-id successor had finished
 /// (a number held by no document): 922 from the CI range, the others from the first long run.
 /// Fixed by claiming the intent on the counter and fencing the moves per document.
@@ -11,25 +31,16 @@ const STALE_COMPLETION: [u64; 3] = [922, 2_005_235, 2_013_261];
 #[test]
 fn seeds_that_found_the_stale_completion_bug_run_clean() {
     for seed in STALE_COMPLETION {
-        let outcome = run(seed, None, false);
-        assert!(
-            outcome.violations.is_empty(),
-            "seed {seed}: {:?} (replay: mongo-seq-sim --seed {seed} --schedules 1 --trace)",
-            outcome.violations
-        );
+        runs_clean(seed);
     }
 }
 
 #[test]
 fn the_first_of_them_still_catches_the_unfenced_completion() {
-    let outcome = run(STALE_COMPLETION[0], Some(Mutant::UnfencedCompletion), false);
-    assert!(
-        outcome
-            .violations
-            .iter()
-            .any(|v| v.contains("no document that is gone held it")),
-        "{:?}",
-        outcome.violations
+    catches(
+        STALE_COMPLETION[0],
+        Mutant::UnfencedCompletion,
+        "no document that is gone held it",
     );
 }
 
@@ -41,10 +52,56 @@ const DEPOSED_PRIMARY_READ: u64 = 3_013_611;
 
 #[test]
 fn the_seed_that_read_an_event_s_document_on_a_deposed_primary_runs_clean() {
-    let outcome = run(DEPOSED_PRIMARY_READ, None, false);
+    runs_clean(DEPOSED_PRIMARY_READ);
+}
+
+/// A gapless completion read its documents on secondaries with `afterClusterTime` at the events
+/// only: a secondary whose commit point had not reached the completion's own moves answered
+/// with them half applied, the completion took a number one of its own documents held for a
+/// number held by another document, and 71 stayed unused under a counter at 76. Fixed in the
+/// product: a plan's reads are also causally after its own latest write (its `operationTime`).
+const READ_BEFORE_OWN_WRITES: u64 = 8_234_182;
+
+#[test]
+fn the_seed_whose_completion_read_from_before_its_own_moves_runs_clean() {
+    runs_clean(READ_BEFORE_OWN_WRITES);
+}
+
+#[test]
+fn it_still_catches_reads_anchored_at_the_events_only() {
+    catches(
+        READ_BEFORE_OWN_WRITES,
+        Mutant::ReadBeforeOwnWrites,
+        "number 71 is missing, and no document that is gone held it",
+    );
+    // The hunt (`--mutants`, `make sim-ci`) checks this mutant on the same seed.
+    assert_eq!(
+        mongo_seq_sim::mutants::found_by(Mutant::ReadBeforeOwnWrites),
+        Some(READ_BEFORE_OWN_WRITES)
+    );
+}
+
+/// Numbering on issue (issue 19): a first number written without the trigger's condition (a
+/// draft seen through a stale `updateLookup` gets a number) is caught by the first seed.
+#[test]
+fn the_first_seed_catches_a_draft_numbered_through_a_stale_lookup() {
+    let outcome = run(1, Some(Mutant::UnconditionedNumbering), false);
     assert!(
-        outcome.violations.is_empty(),
-        "seed {DEPOSED_PRIMARY_READ}: {:?} (replay: mongo-seq-sim --seed {DEPOSED_PRIMARY_READ} --schedules 1 --trace)",
+        outcome
+            .violations
+            .iter()
+            .any(|v| v.contains("a draft numbered")),
+        "{:?}",
         outcome.violations
     );
+}
+
+/// A fresh run with issue 19's issue triggers (seeds from 9,019,001) found seed 9,021,107: a
+/// gapless completion of a match trigger read its documents back anchored at the events only, saw
+/// a document it had just numbered as an unnumbered draft on a secondary, and closed its intent
+/// with the counter below a number a document held. The fix of seed 8,234,182 (reads causally
+/// after the plan's own writes) covers it.
+#[test]
+fn the_issue_trigger_seed_whose_completion_read_before_its_own_write_runs_clean() {
+    runs_clean(9_021_107);
 }

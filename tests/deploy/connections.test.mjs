@@ -10,12 +10,12 @@ import { root, run, BIN } from "./support.mjs";
 // Line breaks of the Markdown source do not count.
 const guide = readFileSync(join(root, "deploy/README.md"), "utf8").replace(/\s+/g, " ");
 
-// [uri, message, exit status]: 2 for what the connection string itself refuses (a usage error,
-// before anything connects), 1 for what only building the client finds (a file to read).
+// [uri, message, exit status]: 2 for what the connection string refuses (a usage error, before
+// anything connects; the TLS files it names are read then).
 const cases = [
   ["mongodb://127.0.0.1:1/?authMechanism=MONGODB-AWS", "MONGODB-AWS auth is only supported with the aws-auth feature flag", 2],
   ["mongodb://u:p@127.0.0.1:1/?tls=true&tlsCertificateKeyFilePassword=x", "the cert-key-password feature must be enabled to specify tlsCertificateKeyFilePassword", 2],
-  ["mongodb://127.0.0.1:1/?tls=true&tlsCAFile=/nonexistent/ca.pem", "Unable to parse PEM-encoded root certificate from /nonexistent/ca.pem", 1],
+  ["mongodb://127.0.0.1:1/?tls=true&tlsCAFile=/nonexistent/ca.pem", "tlsCAFile /nonexistent/ca.pem cannot be read: No such file or directory", 2],
 ];
 
 for (const [uri, message, status] of cases) {

@@ -55,6 +55,11 @@ test("mongoose-sequence counters in place (--counters defaults to its own collec
     { id: "order_seq", reference_value: null, seq: 41 },
     { id: "invoice_seq", reference_value: { tenant: "acme" }, seq: 7 },
   ]);
+  // The dry run's text says what --apply would do to the index; nothing is changed yet.
+  const dry = importCli("--from", "mongoose-sequence", "--db", dbName);
+  assert.equal(dry.status, 0, dry.stderr);
+  assert.match(dry.stdout, /would replace index id_1_reference_value_1 with id_1_reference_value_-1_where_id \(unique over mongoose-sequence's documents only\), so mongo-seq's counters fit in `counters`/);
+  assert.ok((await db.collection("counters").indexes()).some((index) => index.name === "id_1_reference_value_1"));
   const applied = importCli("--from", "mongoose-sequence", "--db", dbName, "--apply", "--json");
   assert.equal(applied.status, 0, applied.stderr);
   const report = JSON.parse(applied.stdout);
@@ -86,6 +91,8 @@ test("auto-increment counters: --name renames, --apply advances; usage errors ex
   for (const [args, says] of [
     [["--from", "auto-increment", "--db", dbName, "--counters", "identitycounters", "--apply"], /--counters: .*the auto-increment plugins' collection/],
     [["--from", "auto-increment", "--db", dbName, "--name", "nothing"], /--name "nothing": expected <source key>=<sequence name>/],
+    // The same key twice: refused, not the last one silently.
+    [["--from", "auto-increment", "--db", dbName, "--name", "User._id=users", "--name", "User._id=customers", "--apply"], /--name "User\._id=customers": source key `User\._id` is already named "users" by an earlier --name/],
     [["--from", "auto-increment", "--db", dbName, "--counter-field", "_id", "--apply"], /--counter-field: .*`_id` is reserved/],
     [["--from", "typegoose", "--db", dbName], /invalid value 'typegoose'/],
   ]) {
@@ -106,13 +113,22 @@ test("malformed sources: each skipped on one bounded line, the counters of anoth
   ]);
   await db.collection("counters").insertOne({ _id: "User._id", seq: 9 });
   const before = await all(db, "counters");
+  // A dry run reports it and exits 0; --apply with nothing to import exits 1 and says why.
+  const dry = importCli("--from", "auto-increment", "--db", dbName, "--counter-field", "seq_value");
+  assert.equal(dry.status, 0, dry.stderr);
+  assert.match(dry.stdout, /no counters to import \(all skipped\)/);
   const run = importCli("--from", "auto-increment", "--db", dbName, "--counter-field", "seq_value", "--apply");
-  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.status, 1, run.stderr);
+  assert.match(run.stderr, /nothing imported: every one of the 3 document\(s\) of `identitycounters` was skipped \(the reasons are listed above/);
   assert.match(run.stdout, /no counters to import \(all skipped\)/);
   assert.match(run.stdout, /skipped \{"_id":.*\}: `count` must be an integer, got string "12"/);
   assert.match(run.stdout, /skipped .*: malformed counter `User._id`: document has no `seq_value` field/);
   for (const line of run.stdout.split("\n")) assert.ok(line.length < 400, `an unbounded line: ${line.slice(0, 80)}…`);
   assert.deepEqual(await all(db, "counters"), before, "nothing written");
+  // No source counters at all (a mistyped --db or --source): --apply exits 1 too.
+  const empty = importCli("--from", "mongoose-sequence", "--db", dbName, "--source", "no_such_counters", "--counters", "mongo_seq_counters", "--apply");
+  assert.equal(empty.status, 1, empty.stderr);
+  assert.match(empty.stderr, /nothing imported: `no_such_counters` holds no counters of mongoose-sequence \(check --db, --source and --from\)/);
 });
 
 test("a trigger with counter_field numbers on the Atlas recipe's counter in place ({_id, seq_value})", async () => {

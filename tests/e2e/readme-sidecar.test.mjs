@@ -90,7 +90,7 @@ test("README: the sidecar quick start runs as written", async () => {
     text
       .replaceAll(README_URI, mongo.uri)
       .replace(/\bapp\b/g, db)
-      .replaceAll("cargo build --release -p mongo-seq", `cargo build -q -p mongo-seq --manifest-path '${root}/Cargo.toml'`)
+      .replaceAll("cargo build --release -p mongo-seq-sidecar", `cargo build -q -p mongo-seq-sidecar --manifest-path '${root}/Cargo.toml'`)
       .replaceAll('"$PWD/target/release', `"${root}/target/debug`)
       .replaceAll("9465", String(portB));
   const blocks = codeBlocks(readFileSync(join(root, "README.md"), "utf8"), { section: "Sidecar quick start", lang: "sh" });

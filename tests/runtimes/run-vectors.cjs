@@ -1,8 +1,11 @@
 // Vector replay entry for Node CJS: loads the package through `require` (its CommonJS entry,
 // which requires the ES module); the shared replay logic is an ES module, imported dynamically.
-const { core } = require("mongo-seq");
+const { core, localDates, Sequences } = require("mongo-seq");
 
 import("./vector-cases.mjs").then(async ({ runVectors }) => {
   const { report } = await import("./report.mjs");
+  const { runPeriodVectors, runHostPeriodVectors } = await import("./period-cases.mjs");
   report(runVectors(core));
+  report(runPeriodVectors(core), "periods");
+  report(runHostPeriodVectors({ localDates, Sequences }), "local dates");
 });

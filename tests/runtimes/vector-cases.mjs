@@ -49,9 +49,9 @@ function runCase(core, testCase, problems) {
     case "parseOptions":
       return withSpec(core, input, (spec) => spec.options());
     case "counterId":
-      return withSpec(core, input, (spec) => spec.counterId(optional(input.document)));
+      return withSpec(core, input, (spec) => spec.counterId(optional(input.document), optional(input.period)));
     case "formatSeq":
-      return core.formatSeq(input.template, input.value);
+      return core.formatSeq(input.template, input.value, optional(input.period));
     case "audit":
       return core.audit(input.numbers, input.start, input.step, input.counter);
     case "reserve":
@@ -69,11 +69,25 @@ function runCase(core, testCase, problems) {
         drive(() => spec.insertOptimistic(input.field, optional(input.document), optional(input.formatField), optional(input.maxAttempts)), steps, problems),
       );
     case "insertOne":
-      return withSpec(core, input, (spec) => drive(() => spec.insertOne(input.field, optional(input.formatField), optional(input.document)), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.insertOne(input.field, optional(input.formatField), optional(input.document), optional(input.dateField), optional(input.nowMs)), steps, problems));
     case "insertMany":
       return withSpec(core, input, (spec) =>
-        drive(() => spec.insertMany(input.field, optional(input.formatField), input.count, optional(input.documents)), steps, problems),
+        drive(
+          () => spec.insertMany(input.field, optional(input.formatField), input.count, optional(input.documents), optional(input.dateField), optional(input.nowMs)),
+          steps,
+          problems,
+        ),
       );
+    case "assign":
+      return withSpec(core, input, (spec) =>
+        drive(
+          () => spec.assign(input.field, optional(input.formatField), optional(input.filter), optional(input.sort), optional(input.dateField), optional(input.nowMs)),
+          steps,
+          problems,
+        ),
+      );
+    case "counterKey":
+      return withSpec(core, input, (spec) => spec.counterKey(input.counterId));
     case "importCounters":
       return drive(() => core.importCounters(input.request), steps, problems);
     case "checkCount":

@@ -4,12 +4,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { core } from "mongo-seq";
+import { core, localDates, Sequences } from "mongo-seq";
 import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
 import { runVectors, VECTOR_FILE } from "./vector-cases.mjs";
+import { runPeriodVectors, runHostPeriodVectors, PERIOD_FILE } from "./period-cases.mjs";
 import { parseExact } from "./exact-json.mjs";
 
 const vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"));
+const periods = parseExact(readFileSync(PERIOD_FILE, "utf8"));
+const hostCases = periods.cases.filter((c) => c.instant !== undefined && c.localDate !== undefined).length;
 const script = (name) => fileURLToPath(new URL(name, import.meta.url));
 
 for (const [label, runtime, file] of [
@@ -18,10 +21,12 @@ for (const [label, runtime, file] of [
   ["Deno", "deno", "run-vectors.mjs"],
   ["Bun", "bun", "run-vectors.mjs"],
 ]) {
-  test(`${label}: all ${vectors.cases.length} core vectors match through Wasm`, async () => {
+  test(`${label}: all ${vectors.cases.length} core vectors and ${periods.cases.length} period vectors match through Wasm, ${hostCases} local dates through Intl`, async () => {
     const run = await runScript(runtime, script(file), { cwd: repoRoot });
     assert.equal(run.code, 0, describeRun(`${label} vector replay`, run));
     assert.match(run.stdout, new RegExp(`vectors: ${vectors.cases.length} cases passed`));
+    assert.match(run.stdout, new RegExp(`periods: ${periods.cases.length} cases passed`));
+    assert.match(run.stdout, new RegExp(`local dates: ${hostCases} cases passed`));
   });
 }
 
@@ -38,4 +43,26 @@ test("the replay catches a changed expectation and shows a readable diff", () =>
   assert.ok(failures[0].startsWith(`── ${tampered.name} (reserve)\nresult: output differs`), failures[0]);
   assert.match(failures[0], new RegExp(`- +"last": ${tampered.output.last}\\b`));
   assert.match(failures[0], new RegExp(`\\+ +"last": ${reserve.output.last}\\b`));
+});
+
+test("the period replay catches a changed expectation", () => {
+  const yearly = periods.cases.find((c) => c.error === undefined && c.formatted !== undefined);
+  assert.ok(yearly, "periods.json has a formatted case");
+  const tampered = { ...structuredClone(yearly), name: `${yearly.name} (tampered)`, period: "1999" };
+  const { total, failures } = runPeriodVectors(core, { cases: [yearly, tampered] });
+  assert.equal(total, 2);
+  assert.equal(failures.length, 1, failures.join("\n"));
+  assert.match(failures[0], /period is "\d{4}", expected "1999"/);
+});
+
+test("the local-date replay catches a changed expectation (date and period)", () => {
+  // An Auckland instant whose date differs in UTC: replayed as UTC, both its date and period are off.
+  const [auckland] = periods.cases.filter((c) => c.timeZone === "Pacific/Auckland" && c.instant !== undefined && c.error === undefined && c.name.includes("first-ms-of-2026"));
+  assert.ok(auckland, "periods.json has an Auckland instant");
+  const shifted = { ...structuredClone(auckland), name: `${auckland.name} (as UTC)`, timeZone: "UTC" };
+  const { total, failures } = runHostPeriodVectors({ localDates, Sequences }, { cases: [auckland, shifted] });
+  assert.equal(total, 2);
+  assert.equal(failures.length, 1, failures.join("\n"));
+  assert.match(failures[0], /local date is "2025-12-31", expected "2026-01-01"/);
+  assert.match(failures[0], /periodOf \(cold\) is "2025", expected "2026"/);
 });

@@ -67,6 +67,16 @@ pub enum SeqError {
     #[error("invalid argument `{argument}`: {reason}")]
     InvalidArgument { argument: String, reason: String },
 
+    /// A date cannot place a number in a period: a document's `dateField` missing, null or not a
+    /// date, an instant out of range, a local date that is not one or whose (fiscal) year is
+    /// not 1..=9999. `index`: the document's, when the date is a document's.
+    #[error("invalid {argument}{}: {reason}", index.map_or_else(String::new, |index| format!(" of document {index}")))]
+    InvalidDate {
+        argument: String,
+        index: Option<u64>,
+        reason: String,
+    },
+
     /// The sequence cannot issue the requested numbers without passing its bound.
     #[error("sequence `{counter_id}` is exhausted: {requested} number(s) requested, {available} left before bound {bound}")]
     SequenceExhausted {
@@ -168,6 +178,11 @@ pub enum SeqError {
         reason: String,
     },
 
+    /// The counters collection (or the sidecar's state collection) is sharded on a key other
+    /// than `_id`: every write there finds its document by `_id` alone, and an upsert needs the
+    /// whole shard key (see [`crate::counter::shard_key`]). Nothing was written.
+    #[error("the collection {collection} is sharded on {key}: mongo-seq writes each counter by its `_id` alone, and a sharded collection takes an upsert only with the whole shard key in its filter; keep the counters in an unsharded collection (the package's `collection` option, the sidecar's `mongodb.counters`), or shard it on {{ _id: 1 }} or {{ _id: \"hashed\" }} (reshardCollection; unshardCollection from MongoDB 8.0)")]
+    UnsupportedShardKey { collection: String, key: String },
     /// The counter records another definition than the caller's options (issue 20): two
     /// processes with different options would interleave numbers. Nothing was reserved.
     #[error("counter `{counter_id}` was defined with other options: `{}` is {} there and {} here (stored definition {}, ours {}); nothing was reserved: use the same options, or adopt the new definition on purpose", conflict.option, fmt_option(&conflict.stored_value), fmt_option(&conflict.our_value), fmt_definition(&conflict.stored), fmt_definition(&conflict.ours))]
@@ -276,6 +291,7 @@ impl SeqError {
             Self::MissingScopeField { .. } => "MISSING_SCOPE_FIELD",
             Self::InvalidScopeValue { .. } => "INVALID_SCOPE_VALUE",
             Self::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Self::InvalidDate { .. } => "INVALID_DATE",
             Self::SequenceExhausted { .. } => "SEQUENCE_EXHAUSTED",
             Self::OutOfBounds { .. } => "OUT_OF_BOUNDS",
             Self::Overflow { .. } => "OVERFLOW",
@@ -291,6 +307,7 @@ impl SeqError {
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
             Self::ResetRefused { .. } => "RESET_REFUSED",
+            Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
             Self::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
         }
     }
@@ -307,6 +324,7 @@ impl SeqError {
         "MISSING_SCOPE_FIELD",
         "INVALID_SCOPE_VALUE",
         "INVALID_ARGUMENT",
+        "INVALID_DATE",
         "SEQUENCE_EXHAUSTED",
         "OUT_OF_BOUNDS",
         "OVERFLOW",
@@ -322,6 +340,7 @@ impl SeqError {
         "WRITE_CONCERN_FAILED",
         "UNIQUE_INDEX_CONFLICT",
         "RESET_REFUSED",
+        "UNSUPPORTED_SHARD_KEY",
         "SEQUENCE_CONFLICT",
     ];
 
@@ -345,6 +364,15 @@ impl SeqError {
             Self::InvalidArgument { argument, .. } => {
                 object([("argument", argument.as_str().into())])
             }
+            Self::InvalidDate {
+                argument, index, ..
+            } => match index {
+                Some(index) => object([
+                    ("argument", argument.as_str().into()),
+                    ("index", (*index).into()),
+                ]),
+                None => object([("argument", argument.as_str().into())]),
+            },
             Self::SequenceExhausted {
                 counter_id,
                 last,
@@ -420,6 +448,10 @@ impl SeqError {
                 ("name", name.as_str().into()),
                 ("counters", (*counters).into()),
             ]),
+            Self::UnsupportedShardKey { collection, key } => object([
+                ("collection", collection.as_str().into()),
+                ("key", key.as_str().into()),
+            ]),
             Self::SequenceConflict {
                 counter_id,
                 conflict,
@@ -444,7 +476,9 @@ impl SeqError {
             Self::InvalidName { .. } => Some("name"),
             Self::InvalidScope { .. } => Some("scope"),
             Self::InvalidFormat { .. } => Some("format"),
-            Self::InvalidArgument { argument, .. } => Some(argument),
+            Self::InvalidArgument { argument, .. } | Self::InvalidDate { argument, .. } => {
+                Some(argument)
+            }
             _ => None,
         }
     }
@@ -465,6 +499,18 @@ impl SeqError {
     pub(crate) fn invalid_argument(argument: &str, reason: impl Into<String>) -> Self {
         Self::InvalidArgument {
             argument: argument.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn invalid_date(
+        argument: &str,
+        index: Option<u64>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self::InvalidDate {
+            argument: argument.to_owned(),
+            index,
             reason: reason.into(),
         }
     }

@@ -28,26 +28,27 @@
 //! }
 //! let Step::Done(range) = step else { unreachable!() };
 //! assert_eq!((range.first, range.last), (1, 1));
-//! assert_eq!(spec.format_value(range.first).as_deref(), Some("INV-000001"));
+//! assert_eq!(spec.format_value(range.first, None).as_deref(), Some("INV-000001"));
 //! # Ok::<(), mongo_seq_core::SeqError>(())
 //! ```
 //!
-//! The code map is the folder tree, lower layers first:
+//! The code map is the folder tree, lower layers first (a module uses only those before it:
+//! ARCHITECTURE.md, checked by `tests/tidy`):
 //!
-//! * [`error`] (the one error type, stable codes), [`ejson`] (Extended JSON values: integers in
-//!   every form, values described in messages), [`mutants`] (the simulator's protocol mutants);
-//! * [`protocol`]: commands, replies (a duplicate key's meaning among them), the [`Plan`] trait
-//!   and the [`MachinePlan`] every plan is, read and write concerns, notes;
+//! * [`mutants`] (the simulator's protocol mutants), [`ejson`] (Extended JSON values: integers
+//!   in every form, values described in messages), [`error`] (the one error type, stable codes);
 //! * [`sequence`]: options → [`SequenceSpec`], names, scoped counter ids and reading them back,
 //!   formats, field paths, limits;
+//! * [`protocol`]: commands, replies (a duplicate key's meaning among them), the [`Plan`] trait
+//!   and the [`MachinePlan`] every plan is, read and write concerns, notes;
 //! * [`counter`]: one counter document and its plans: `current`, `reserve`, `setNext`,
 //!   `seedFromMax`, `seedFromCollection`;
 //! * [`block`]: blocks in a client process (the hi/lo allocator, the package's
 //!   [`BlockCounter`]);
 //! * [`insert`]: the package's numbered inserts and the optimistic insert loop;
+//! * [`lease`]: a trigger's lease and its fencing epoch;
 //! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
 //!   batches, gapless groups and intents, seeding before a backfill, checkpoints;
-//! * [`lease`]: a trigger's lease and its fencing epoch;
 //! * [`import`]: adopting other plugins' counters;
 //! * [`ledger`]: accounting for a series' numbers (the audit).
 //!
@@ -92,7 +93,9 @@ pub mod sequence;
 
 pub use block::allocator::{BlockAllocator, SharedBlockAllocator};
 pub use block::block_counter::{BlockCounter, Numbers, Refill, Take};
+pub use counter::adopt::{AdoptDefinition, AdoptOutcome};
 pub use counter::current::{CounterState, CurrentValue};
+pub use counter::definition::CounterDefinition;
 pub use counter::document::read_counter;
 pub use counter::range::ReservedRange;
 pub use counter::reservation::{Reservation, ReserveRequest};
@@ -100,30 +103,36 @@ pub use counter::reset::{ResetOutcome, ResetSequence};
 pub use counter::seed::SeedFromMax;
 pub use counter::seed_collection::SeedFromCollection;
 pub use counter::set_next::{SetNext, SetNextOutcome};
+pub use counter::shard_key::{check_shard_key, shard_key_refusal, SHARD_KEY_REFUSALS};
 pub use error::{ErrorInfo, SeqError};
 pub use import::counters::{
     ImportAction, ImportCounters, ImportReport, ImportedCounter, IndexChange, SkippedCounter,
 };
 pub use import::request::{CounterSource, ImportRequest};
 pub use insert::backoff::{Backoff, WaitWindow};
-pub use insert::fields::{check_document_fields, check_insert_fields};
-pub use insert::numbered::{InsertNumbered, InsertOutcome};
+pub use insert::fields::{
+    check_document_fields, check_document_size, check_insert_fields, MAX_DOCUMENT_BYTES,
+};
+pub use insert::numbered::{InsertDates, InsertNumbered, InsertOutcome};
 pub use insert::optimistic::{
     OptimisticInsert, OptimisticOutcome, DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT,
 };
 pub use lease::acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
+pub use lease::twin::{Twin, TwinWatch, TWIN_RENEWALS};
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
+pub use numbering::assign::{
+    assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,
+};
 pub use numbering::batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
 pub use numbering::checkpoint::Checkpoint;
-pub use numbering::gapless::{
-    CompleteIntent, CompletePending, NumberGapless, PendingReport, COMPLETION_ROUNDS,
-    PENDING_ROUNDS,
-};
+pub use numbering::complete::{CompleteIntent, COMPLETION_ROUNDS};
+pub use numbering::gapless::{NumberGapless, PENDING_ROUNDS};
 pub use numbering::intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
     GaplessReserve, Intent,
 };
+pub use numbering::pending::{CompletePending, PendingReport};
 pub use numbering::seed_from_existing::{SeedFromExisting, SeedReport};
 pub use numbering::spec::NumberingSpec;
 pub use protocol::command::{
@@ -134,8 +143,11 @@ pub use protocol::machine::{Machine, MachinePlan};
 pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};
 pub use protocol::reply::{Reply, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY};
+pub use sequence::calendar::LocalDate;
 pub use sequence::counter_id::{CounterKey, ScopeValue};
 pub use sequence::field::{check_field_path, check_number_field};
 pub use sequence::format::{format_seq, FormatTemplate};
+pub use sequence::instant::{check_instant, read_date, MAX_INSTANT_MS, MIN_INSTANT_MS};
 pub use sequence::limits::{check_count, MAX_BLOCK, MAX_COUNT};
 pub use sequence::options::SequenceSpec;
+pub use sequence::period::{Period, Reset};

@@ -3,7 +3,7 @@
 //! A mutant is only compiled with the `mutants` feature, which only the simulator's crate
 //! enables; without it [`active`] is a constant `false` and every mutant branch is dead code the
 //! compiler removes. With it, a mutant is off until the simulator switches one on for its own
-//! thread ([`switch`]): a build that merely unifies the feature (a workspace build) still runs
+//! thread (`switch`, with the feature): a build that merely unifies the feature (a workspace build) still runs
 //! the honest protocol.
 
 use std::fmt;
@@ -29,10 +29,18 @@ pub enum Mutant {
     /// read that is not causally after the event (no `afterClusterTime`: the product before
     /// issue 25).
     UnanchoredSkipRead,
+    /// A first number written without the numbering's condition (a document seen through a
+    /// stale `updateLookup`, a draft, gets numbered).
+    UnconditionedNumbering,
+    /// A gapless plan's reads of its documents anchored at the events only, not also after the
+    /// plan's own writes (a secondary may answer from before them: the product before the fix
+    /// of seed 8,234,182).
+    ReadBeforeOwnWrites,
 }
 
 impl Mutant {
-    pub const ALL: [Mutant; 7] = [
+    /// Every mutant, the names [`FromStr`] reads.
+    pub const KNOWN: [Mutant; 9] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
@@ -40,7 +48,13 @@ impl Mutant {
         Mutant::CounterW1,
         Mutant::UnfencedCompletion,
         Mutant::UnanchoredSkipRead,
+        Mutant::UnconditionedNumbering,
+        Mutant::ReadBeforeOwnWrites,
     ];
+
+    /// The mutants the simulator's workload can catch (its mutant check runs each; every
+    /// known one: `UnconditionedNumbering` by the `on = "match"` triggers, issue 19).
+    pub const ALL: [Mutant; 9] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -51,6 +65,8 @@ impl Mutant {
             Mutant::CounterW1 => "counter-w1",
             Mutant::UnfencedCompletion => "unfenced-completion",
             Mutant::UnanchoredSkipRead => "unanchored-skip-read",
+            Mutant::UnconditionedNumbering => "unconditioned-numbering",
+            Mutant::ReadBeforeOwnWrites => "read-before-own-writes",
         }
     }
 }
@@ -64,11 +80,11 @@ impl fmt::Display for Mutant {
 impl FromStr for Mutant {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Mutant::ALL
+        Mutant::KNOWN
             .into_iter()
             .find(|m| m.name() == s)
             .ok_or_else(|| {
-                let known: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
+                let known: Vec<&str> = Mutant::KNOWN.iter().map(|m| m.name()).collect();
                 format!("unknown mutant {s:?} (known: {})", known.join(", "))
             })
     }

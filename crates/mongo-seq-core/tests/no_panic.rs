@@ -4,9 +4,10 @@
 use std::collections::BTreeSet;
 
 use mongo_seq_core::{
-    audit, format_seq, BlockAllocator, BlockCounter, CurrentValue, InsertNumbered,
-    OptimisticInsert, Plan, Reply, Reservation, ReserveRequest, ReservedRange, SeedFromMax,
-    SequenceSpec, SetNext, Step, Take,
+    audit, check_instant, format_seq, read_date, BlockAllocator, BlockCounter, CounterKey,
+    CurrentValue, InsertDates, InsertNumbered, LocalDate, OptimisticInsert, Period, Plan, Reply,
+    Reservation, ReserveRequest, ReservedRange, SeedFromMax, SequenceSpec, SetNext, Step, Take,
+    MAX_INSTANT_MS, MIN_INSTANT_MS,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -24,25 +25,66 @@ fn options() -> impl Strategy<Value = Value> {
         prop::option::of(edge_int()),
         prop::option::of(prop_oneof![(1u64..100).prop_map(Value::from), json_value()]),
         prop::option::of(prop_oneof![Just(json!(["tenantId"])), json_value()]),
-        prop::option::of(prop_oneof![text().prop_map(Value::String), json_value()]),
+        prop::option::of(prop_oneof![
+            text().prop_map(Value::String),
+            Just(json!("INV-{yyyy}-{mm}-{dd}-{yy}-{seq:06}")),
+            json_value()
+        ]),
+        periodic(),
     )
-        .prop_map(|(name, start, step, min, max, block, scope, format)| {
-            let mut map = Map::new();
-            map.insert("name".into(), name);
-            let mut put = |k: &str, v: Option<Value>| {
-                if let Some(v) = v {
-                    map.insert(k.into(), v);
-                }
-            };
-            put("start", start);
-            put("step", step);
-            put("min", min.map(Value::from));
-            put("max", max.map(Value::from));
-            put("block", block);
-            put("scope", scope);
-            put("format", format);
-            Value::Object(map)
-        })
+        .prop_map(
+            |(name, start, step, min, max, block, scope, format, (reset, zone, year_start))| {
+                let mut map = Map::new();
+                map.insert("name".into(), name);
+                let mut put = |k: &str, v: Option<Value>| {
+                    if let Some(v) = v {
+                        map.insert(k.into(), v);
+                    }
+                };
+                put("start", start);
+                put("step", step);
+                put("min", min.map(Value::from));
+                put("max", max.map(Value::from));
+                put("block", block);
+                put("scope", scope);
+                put("format", format);
+                put("reset", reset);
+                put("timeZone", zone);
+                put("yearStart", year_start);
+                Value::Object(map)
+            },
+        )
+}
+
+/// `reset`, `timeZone` and `yearStart`, usually valid.
+fn periodic() -> impl Strategy<Value = (Option<Value>, Option<Value>, Option<Value>)> {
+    (
+        prop::option::of(prop_oneof![
+            prop::sample::select(vec!["never", "yearly", "monthly", "daily"]).prop_map(Value::from),
+            json_value()
+        ]),
+        prop::option::of(prop_oneof![
+            prop::sample::select(vec!["UTC", "Europe/Paris", "Etc/GMT+5", "Paris"])
+                .prop_map(Value::from),
+            text().prop_map(Value::String),
+            json_value()
+        ]),
+        prop::option::of(prop_oneof![
+            edge_int().prop_map(Value::from),
+            (0i64..14).prop_map(Value::from),
+            json_value()
+        ]),
+    )
+}
+
+/// Local dates as a host might write them, good and bad.
+fn date_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u32..10001, 0u32..14, 0u32..33).prop_map(|(y, m, d)| format!("{y:04}-{m:02}-{d:02}")),
+        (-20i64..20, 0u32..14, 0u32..33).prop_map(|(y, m, d)| format!("{y}-{m:02}-{d:02}")),
+        "[-+0-9]{0,12}(-[0-9]{0,3}){0,3}",
+        text(),
+    ]
 }
 
 fn reply(counter_id: &'static str) -> impl Strategy<Value = Value> {
@@ -152,6 +194,8 @@ fn fixed_specs() -> Vec<SequenceSpec> {
         json!({"name": "orders", "start": 10, "step": -3, "min": -10}),
         json!({"name": "orders", "start": {"$numberLong": "9223372036854775800"}, "step": 2}),
         json!({"name": "orders", "format": "N{seq:03}"}),
+        json!({"name": "orders", "reset": "yearly", "yearStart": 4, "format": "{yy}-{seq}", "scope": ["t"]}),
+        json!({"name": "orders", "reset": "daily", "timeZone": "Europe/Paris"}),
     ]
     .iter()
     .map(|raw| SequenceSpec::parse(raw).expect("fixed spec"))
@@ -225,8 +269,57 @@ proptest! {
     }
 
     #[test]
-    fn formats_never_panic(template in text(), value in edge_int()) {
-        let _ = format_seq(&template, value);
+    fn formats_never_panic(
+        template in prop_oneof![text(), "[a-z{}]{0,4}\\{(yyyy|yy|mm|dd|seq)\\}[{}a-z]{0,4}"],
+        value in edge_int(),
+        period in prop::option::of(date_text()),
+    ) {
+        let period = period.and_then(|text| Period::parse(&text));
+        let _ = format_seq(&template, value, period.as_ref());
+    }
+
+    #[test]
+    fn periods_never_panic(
+        date in date_text(),
+        period in date_text(),
+        year_start in 0i64..14,
+        scope in prop::option::of(text()),
+        instant in prop_oneof![edge_int(), (MIN_INSTANT_MS - 2..MIN_INSTANT_MS + 2), (MAX_INSTANT_MS - 2..MAX_INSTANT_MS + 2)],
+        relaxed in text(),
+    ) {
+        let _ = LocalDate::parse("date", &date);
+        let period = Period::parse(&period);
+        let _ = CounterKey::parse(&format!("inv/t={}/{date}", scope.clone().unwrap_or_default()));
+        let _ = check_instant("date", None, instant);
+        let _ = read_date(&json!({"$date": relaxed}));
+        let _ = read_date(&json!({"$date": instant}));
+        for reset in ["never", "yearly", "monthly", "daily"] {
+            let mut options = json!({"name": "inv", "reset": reset, "format": "{yyyy}{yy}{mm}{dd}{seq}"});
+            if reset == "yearly" {
+                options["yearStart"] = json!(year_start);
+            }
+            let Ok(spec) = SequenceSpec::parse(&options) else { continue };
+            if let Ok(local) = LocalDate::parse("date", &date) {
+                if let Ok(Some(found)) = spec.period_of(local, "date") {
+                    // A date lies in its period: on or after its start, before the next.
+                    let start = spec.period_start(&found).expect("its own period");
+                    let next = spec.next_period_start(&found).expect("its own period");
+                    prop_assert!(start.map_or(true, |start| start <= local));
+                    prop_assert!(next.map_or(true, |next| local < next));
+                    let document = json!({"t": scope.clone()});
+                    if let Ok(id) = spec.counter_id_in(Some(&document), Some(&found)) {
+                        let key = CounterKey::parse(&id);
+                        prop_assert_eq!(key.map(|k| k.period), Ok(Some(found)));
+                    }
+                    let _ = spec.format_value(instant, Some(&found));
+                }
+            }
+            if let Some(period) = &period {
+                let _ = spec.next_period_start(period);
+                let _ = spec.period_start(period);
+                let _ = spec.counter_id_in(None, Some(period));
+            }
+        }
     }
 
     #[test]
@@ -301,17 +394,27 @@ proptest! {
 
     #[test]
     fn insert_plans_never_panic(
-        spec_index in 0usize..5,
+        spec_index in 0usize..7,
         count in 0u64..4,
-        replies in prop::collection::vec(reply("orders"), 0..14),
-        documents in prop::option::of(prop::collection::vec(json_value(), 0..4)),
+        replies in prop::collection::vec(prop_oneof![
+            reply("orders"),
+            prop::collection::vec(date_text(), 0..4).prop_map(|dates| json!({"kind": "localDates", "dates": dates})),
+        ], 0..14),
+        documents in prop::option::of(prop::collection::vec(prop_oneof![
+            json_value(),
+            (edge_int(), text()).prop_map(|(ms, t)| json!({"t": t, "at": {"$date": {"$numberLong": ms.to_string()}}})),
+            text().prop_map(|at| json!({"t": "a", "at": {"$date": at}})),
+        ], 0..4)),
+        date_field in prop::option::of(prop_oneof![Just("at".to_owned()), text()]),
+        now_ms in prop::option::of(edge_int()),
     ) {
         let spec = fixed_specs().swap_remove(spec_index);
         let format_field = spec.format().map(|_| "code");
-        if let Ok(plan) = InsertNumbered::one(&spec, "_id", format_field, documents.as_ref().and_then(|d| d.first())) {
+        let dates = InsertDates { date_field, now_ms };
+        if let Ok(plan) = InsertNumbered::one(&spec, "_id", format_field, documents.as_ref().and_then(|d| d.first()), &dates) {
             drive(plan, &replies, |done| assert_eq!(done.values.len(), 1));
         }
-        if let Ok(plan) = InsertNumbered::many(&spec, "n", format_field, count, documents.as_deref()) {
+        if let Ok(plan) = InsertNumbered::many(&spec, "n", format_field, count, documents.as_deref(), &dates) {
             drive(plan, &replies, |done| assert_eq!(done.values.len() as u64, count));
         }
     }

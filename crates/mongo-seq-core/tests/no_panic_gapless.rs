@@ -51,9 +51,10 @@ fn document() -> BoxedStrategy<Value> {
                 (
                     prop_oneof![Just(json!("me")), Just(json!("x")), scalar()],
                     scalar(),
-                    scalar()
+                    scalar(),
+                    prop::option::of(prop_oneof![Just(json!("p1")), Just(json!("")), scalar()]),
                 )
-                    .prop_map(|(o, e, x)| json!({"owner": o, "epoch": e, "expiresAt": x})),
+                    .prop_map(|(o, e, x, i)| json!({"owner": o, "epoch": e, "expiresAt": x, "incarnation": i})),
             ]
             .boxed(),
         ),
@@ -114,7 +115,8 @@ proptest! {
                                replies in prop::collection::vec(reply(), 0..6)) {
         let holder_gone = gone.map(|epoch| LeaseHolder { owner: "x".into(), epoch });
         let process = gone.map(|pid| json!({ "pid": pid }));
-        let request = LeaseRequest { lease_id: "t".into(), owner: "me".into(), now_ms: now, ttl_ms: ttl, held, min_epoch: min, release, process, holder_gone };
+        let incarnation = held.map(|epoch| format!("p{}", epoch % 3));
+        let request = LeaseRequest { lease_id: "t".into(), owner: "me".into(), now_ms: now, ttl_ms: ttl, held, min_epoch: min, release, process, holder_gone, incarnation };
         if let Ok(plan) = Lease::new(&request) {
             drive(plan, replies);
         }
@@ -142,7 +144,7 @@ proptest! {
         let mut seen = BTreeSet::new();
         let found: Vec<(Value, Option<Value>)> = found.into_iter().filter(|(i, _)| seen.insert(*i))
             .map(|(i, v)| (json!(i), v.map(|v| json!({"$numberLong": v.to_string()})))).collect();
-        if let Ok(completion) = plan_completion(&spec, &intent, &found, &taken) {
+        if let Ok(completion) = plan_completion(&spec, None, &intent, &found, &taken) {
             let numbers: BTreeSet<i64> = completion.assignments.iter().map(|a| a.number).collect();
             prop_assert_eq!(numbers.len(), completion.assignments.len());
             for a in &completion.assignments {

@@ -4,7 +4,7 @@
 
 use mongo_seq_core::Intent;
 use mongo_seq_core::{
-    AcquireLease, ClusterTime, CompleteIntent, CompletePending, CounterKey, LeaseRequest,
+    AcquireLease, Assign, ClusterTime, CompleteIntent, CompletePending, CounterKey, LeaseRequest,
     NumberBatch, NumberGapless, NumberingSpec, Plan, RenewLease, Reply, ScopeValue,
     SeedFromExisting, SequenceSpec, Step, WriteConcernError, WriteError, WriteResult,
 };
@@ -83,13 +83,15 @@ fn write_result() -> BoxedStrategy<Reply> {
             code,
             errmsg: "w".to_owned(),
         })),
+        prop::option::of((any::<u32>(), any::<u32>())),
     )
-        .prop_map(|(n, n_modified, write_errors, write_concern_error)| {
+        .prop_map(|(n, n_modified, write_errors, write_concern_error, time)| {
             Reply::WriteResult(WriteResult {
                 n,
                 n_modified,
                 write_errors,
                 write_concern_error,
+                operation_time: time.and_then(|(t, i)| ClusterTime::new(t, i)),
             })
         })
         .boxed()
@@ -104,6 +106,65 @@ fn reply() -> BoxedStrategy<Reply> {
         prop::collection::vec(document(), 0..4)
             .prop_map(|documents| Reply::Documents { documents }),
         write_result(),
+        prop::collection::vec(
+            prop_oneof![
+                "[0-9]{4}-[0-9]{2}-[0-9]{2}",
+                Just("2026-01-01".to_owned()),
+                ".{0,12}"
+            ],
+            0..4
+        )
+        .prop_map(|dates| Reply::LocalDates { dates }),
+    ]
+    .boxed()
+}
+
+/// A periodic numbering on match (usually valid), with or without a date field.
+fn dated_numbering() -> impl Strategy<Value = NumberingSpec> {
+    (
+        prop::sample::select(vec!["yearly", "monthly", "daily"]),
+        0i64..14,
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![
+            Just(json!({"status": "issued"})),
+            Just(json!({})),
+            json_value()
+        ],
+    )
+        .prop_filter_map(
+            "valid numbering",
+            |(reset, year_start, scoped, dated, condition)| {
+                let mut options = json!({"name": "inv", "reset": reset, "format": "{yyyy}-{seq}"});
+                if reset == "yearly" {
+                    options["yearStart"] = json!(year_start);
+                }
+                if scoped {
+                    options["scope"] = json!(["t"]);
+                }
+                let spec = SequenceSpec::parse(&options).ok()?;
+                let numbering = NumberingSpec::new(spec, "n", Some("code"), false)
+                    .ok()?
+                    .with_condition(condition)
+                    .ok()?;
+                if dated {
+                    numbering.with_date_field("at").ok()
+                } else {
+                    Some(numbering)
+                }
+            },
+        )
+}
+
+/// A document as a periodic batch sees it: an `_id`, maybe a scope value, maybe a date.
+fn dated_document() -> BoxedStrategy<Value> {
+    prop_oneof![
+        document(),
+        (any::<i32>(), edge_int(), ".{0,4}").prop_map(|(id, ms, t)| json!({
+            "_id": id, "t": t, "at": {"$date": {"$numberLong": ms.to_string()}}
+        })),
+        ("[0-9a-f]{24}", ".{0,30}")
+            .prop_map(|(hex, at)| json!({"_id": {"$oid": hex}, "at": {"$date": at}})),
     ]
     .boxed()
 }
@@ -165,6 +226,7 @@ fn request(held: Option<i64>, now: i64, ttl: i64, min: i64) -> LeaseRequest {
         release: false,
         process: None,
         holder_gone: None,
+        incarnation: None,
     }
 }
 
@@ -212,6 +274,24 @@ fn id_like() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    #[test]
+    fn periodic_batches_and_assigns_never_panic(
+        numbering in dated_numbering(),
+        documents in prop::collection::vec(dated_document(), 0..6),
+        times in prop::collection::vec(prop::option::of(edge_int()), 0..6),
+        epoch in edge_int(), verify in any::<bool>(),
+        now in prop::option::of(edge_int()),
+        sort in prop::option::of(prop_oneof![Just(json!({"at": -1})), json_value()]),
+        replies in prop::collection::vec(reply(), 0..14),
+    ) {
+        if let Ok(plan) = NumberBatch::dated(&numbering, documents, &times, epoch, verify, None) {
+            drive(plan, replies.clone());
+        }
+        if let Ok(plan) = Assign::new(&numbering, sort.as_ref(), now) {
+            drive(plan, replies);
+        }
+    }
+
     #[test]
     fn batches_never_panic(numbering in numbering(), documents in prop::collection::vec(document(), 0..6),
                            epoch in edge_int(), verify in any::<bool>(), after in cluster_time(),

@@ -1,25 +1,38 @@
 //! Replays the shared vector files through the native core, one runner for all of them:
 //! `tests/vectors/core.json` (also replayed through Wasm by the JS packages), `gapless.json`
 //! (leases, intents, gapless numbering) and `batch.json` (the sidecar's protocols: batch
-//! numbering, backfill seeding, counter ids, trigger options, write replies). Every mismatch is
-//! collected and reported with expected/actual JSON.
+//! numbering, backfill seeding, counter ids, trigger options, write replies), and the core's
+//! part of `periods.json` (local date → period → counter id → formatted id; the hosts replay
+//! instant → local date). Every mismatch is collected and reported with expected/actual JSON.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use mongo_seq_core::Intent;
+use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
-    audit, check_count, check_field_path, check_insert_fields, ejson, format_seq, plan_completion,
-    AcquireLease, BlockAllocator, BlockCounter, ClusterTime, CompleteIntent, CompletePending,
+    audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
+    plan_completion, AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending,
     CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
-    InsertNumbered, Lease, LeaseRequest, Note, NumberBatch, NumberGapless, NumberingSpec,
-    OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
-    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan, Refill,
+    RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting,
+    SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
 
-const FILES: [&str; 3] = ["core.json", "gapless.json", "batch.json"];
+// Driving a plan through a case's steps, and the cases that call an object's methods.
+mod replay;
+use replay::{drive, run_block, run_counter};
+// Reading a case's inputs.
+mod input;
+use input::{
+    after, arg, insert_dates, int, intent, lease_request, list, numbering, opt_doc, opt_int,
+    period, spec, text, to_json,
+};
+// The core's part of periods.json.
+mod periods;
+
+const FILES: [&str; 4] = ["core.json", "gapless.json", "batch.json", "periods.json"];
 
 fn load(file: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -38,256 +51,11 @@ type Outcome = Result<Value, SeqError>;
 struct Trace {
     problems: Vec<String>,
     notes: Vec<Note>,
-}
-
-fn arg<'a>(input: &'a Value, key: &str) -> &'a Value {
-    input.get(key).unwrap_or(&Value::Null)
-}
-
-fn int(input: &Value, key: &str) -> i64 {
-    ejson::read_i64(arg(input, key)).unwrap_or_else(|e| panic!("input `{key}` {e}"))
-}
-
-fn opt_int(input: &Value, key: &str) -> Option<i64> {
-    match arg(input, key) {
-        Value::Null => None,
-        _ => Some(int(input, key)),
-    }
-}
-
-fn opt_doc(input: &Value, key: &str) -> Option<Value> {
-    Some(arg(input, key).clone()).filter(|v| !v.is_null())
-}
-
-fn text<'a>(input: &'a Value, key: &str) -> &'a str {
-    arg(input, key).as_str().unwrap_or("")
-}
-
-fn list(input: &Value, key: &str) -> Vec<Value> {
-    arg(input, key).as_array().cloned().unwrap_or_default()
-}
-
-fn to_json<T: Serialize>(value: T) -> Value {
-    serde_json::to_value(value).expect("outputs serialize")
-}
-
-fn spec(input: &Value) -> Result<SequenceSpec, SeqError> {
-    SequenceSpec::parse(arg(input, "options"))
-}
-
-fn numbering(input: &Value) -> Result<NumberingSpec, SeqError> {
-    NumberingSpec::from_json(arg(input, "numbering"))
-}
-
-fn intent(input: &Value) -> Intent {
-    serde_json::from_value(arg(input, "intent").clone()).expect("intent input")
-}
-
-/// The optional `afterClusterTime` input (`{"$timestamp": {t, i}}`).
-fn after(input: &Value) -> Option<ClusterTime> {
-    opt_doc(input, "afterClusterTime")
-        .map(|time| serde_json::from_value(time).expect("afterClusterTime input"))
-}
-
-fn lease_request(input: &Value) -> LeaseRequest {
-    serde_json::from_value(arg(input, "request").clone()).expect("request input")
-}
-
-/// Drives a plan through the case's steps, collecting its notes; returns the outcome.
-fn drive<P: Plan>(plan: Result<P, SeqError>, steps: &[Value], trace: &mut Trace) -> Outcome
-where
-    P::Output: Serialize,
-{
-    let mut plan = plan?;
-    trace.notes.extend(plan.drain_notes());
-    let mut step = plan.current_step();
-    for (index, expected) in steps.iter().enumerate() {
-        let command = match &step {
-            Ok(Step::Command(command)) => to_json(command),
-            Ok(Step::Done(output)) => {
-                trace.problems.push(format!(
-                    "step {index}: plan finished early with {}",
-                    to_json(output)
-                ));
-                return step.map(|_| Value::Null);
-            }
-            Err(error) => {
-                trace.problems.push(format!(
-                    "step {index}: plan failed early with {} ({error})",
-                    error.code()
-                ));
-                return Err(error.clone());
-            }
-        };
-        if command != expected["command"] {
-            trace.problems.push(format!(
-                "step {index}: command differs\n  expected: {}\n  actual:   {}",
-                expected["command"], command
-            ));
-        }
-        match Reply::from_json(&expected["reply"]) {
-            Ok(reply) => {
-                step = plan.feed(reply);
-                trace.notes.extend(plan.drain_notes());
-            }
-            // A reply that does not parse never reaches the plan, which keeps waiting.
-            Err(error) => return Err(error),
-        }
-    }
-    // A finished plan reports the same result again and refuses further replies.
-    let replay = plan.current_step().map(|s| to_json(StepView::from(&s)));
-    let first = step
-        .as_ref()
-        .map(|s| to_json(StepView::from(s)))
-        .map_err(Clone::clone);
-    if replay.as_ref().map_err(SeqError::code) != first.as_ref().map_err(SeqError::code) {
-        trace
-            .problems
-            .push("current_step() after the last feed does not repeat the outcome".to_owned());
-    }
-    match step {
-        Ok(Step::Done(output)) => {
-            if plan.feed(Reply::None).err().map(|e| e.code()) != Some("UNEXPECTED_REPLY") {
-                trace
-                    .problems
-                    .push("feeding a finished plan must fail with UNEXPECTED_REPLY".to_owned());
-            }
-            Ok(to_json(output))
-        }
-        Ok(Step::Command(command)) => {
-            trace.problems.push(format!(
-                "steps ended but the plan still wants {}",
-                to_json(command)
-            ));
-            Ok(Value::Null)
-        }
-        Err(error) => Err(error),
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-enum StepView {
-    Command(Value),
-    Done(Value),
-}
-
-impl<T: Serialize> From<&Step<T>> for StepView {
-    fn from(step: &Step<T>) -> Self {
-        match step {
-            Step::Command(command) => Self::Command(to_json(command)),
-            Step::Done(output) => Self::Done(to_json(output)),
-        }
-    }
-}
-
-/// The positional arguments of one call of a `calls` case.
-struct Args(Vec<Value>);
-
-impl Args {
-    fn get(&self, i: usize) -> &Value {
-        self.0.get(i).unwrap_or(&Value::Null)
-    }
-
-    fn u(&self, i: usize) -> u64 {
-        self.get(i)
-            .as_u64()
-            .unwrap_or_else(|| panic!("argument {i} is not a count"))
-    }
-}
-
-/// Runs a case's calls in order through `call(method, args)`, comparing each outcome.
-fn run_calls(calls: &[Value], trace: &mut Trace, mut call: impl FnMut(&str, &Args) -> Outcome) {
-    for (index, entry) in calls.iter().enumerate() {
-        let args = Args(entry["args"].as_array().cloned().unwrap_or_default());
-        let method = entry["method"].as_str().unwrap_or("");
-        let got = call(method, &args);
-        compare(&format!("call {index} {method}"), entry, &got, trace);
-    }
-}
-
-fn run_block(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
-    let block = u64::try_from(int(input, "block")).unwrap_or(0);
-    let mut allocator = BlockAllocator::new(block)?;
-    run_calls(calls, trace, |method, args| match method {
-        "isEmpty" => Ok(json!(allocator.is_empty())),
-        "remaining" => Ok(json!(allocator.remaining())),
-        "next" => Ok(to_json(allocator.next())),
-        "take" => Ok(to_json(allocator.take(args.u(0)))),
-        "discard" => Ok(json!(allocator.discard())),
-        "refillRequest" => Ok(to_json(
-            allocator.refill_request(args.get(0).as_str().unwrap_or(""), args.u(1)),
-        )),
-        "refill" => {
-            let range: ReservedRange =
-                serde_json::from_value(args.get(0).clone()).expect("range arg");
-            allocator.refill(range).map(|()| Value::Null)
-        }
-        other => panic!("unknown blockAllocator method {other}"),
-    });
-    Ok(Value::Null)
-}
-
-/// The steps of a refill: `{command}` while it waits for a reply, `{done: null}` once its range
-/// went to the counter.
-fn refill_step(
-    step: Result<Step<ReservedRange>, SeqError>,
-) -> Result<(Value, Option<ReservedRange>), SeqError> {
-    match step? {
-        Step::Command(command) => Ok((json!({ "command": command }), None)),
-        Step::Done(range) => Ok((json!({ "done": null }), Some(range))),
-    }
-}
-
-/// A refill's first step; the refill stays open for `feed`/`abandon` (`null`: none to run).
-fn opened(refill: Option<Refill>, open: &mut Option<(u64, Reservation)>) -> Outcome {
-    let Some(refill) = refill else {
-        return Ok(Value::Null);
-    };
-    let step = refill_step(refill.plan.current_step()).map(|(view, _)| view);
-    *open = Some((refill.id, refill.plan));
-    step
-}
-
-fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
-    let mut counter = BlockCounter::new(&spec(input)?, text(input, "counterId"))?;
-    let mut open: Option<(u64, Reservation)> = None;
-    run_calls(calls, trace, |method, args| match method {
-        "take" => counter.take(args.u(0)).map(to_json),
-        "takeOne" => Ok(to_json(counter.take_one())),
-        "ready" => Ok(to_json(counter.ready(args.u(0)))),
-        "refill" => counter
-            .refill(args.u(0))
-            .and_then(|refill| opened(refill, &mut open)),
-        "refillAhead" => opened(counter.refill_ahead(), &mut open),
-        "feed" => {
-            let (id, mut plan) = open.take().expect("feed: no open refill");
-            let step =
-                Reply::from_json(args.get(0)).and_then(|reply| refill_step(plan.feed(reply)));
-            match step {
-                Ok((view, Some(range))) => {
-                    counter.refilled(id, range);
-                    Ok(view)
-                }
-                Ok((view, None)) => {
-                    open = Some((id, plan));
-                    Ok(view)
-                }
-                Err(error) => {
-                    counter.refill_failed(id);
-                    Err(error)
-                }
-            }
-        }
-        "abandon" => {
-            let (id, _) = open.take().expect("abandon: no open refill");
-            counter.refill_failed(id);
-            Ok(Value::Null)
-        }
-        "discard" => Ok(json!(counter.discard())),
-        other => panic!("unknown blockCounter method {other}"),
-    });
-    Ok(Value::Null)
+    /// The commands that differed from a step's (`VECTORS_BLESS=<file>` writes them there, one
+    /// JSON line per case, for a reviewed regeneration of the vector files).
+    differing: Vec<(usize, Value)>,
+    /// The same for an object's calls whose output is a command.
+    differing_calls: Vec<(usize, Value)>,
 }
 
 fn run(case: &Value, trace: &mut Trace) -> Outcome {
@@ -298,9 +66,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         // ---------------------------------------------------------------- core.json
         "parseOptions" => spec(input).map(to_json),
         "counterId" => spec(input)?
-            .counter_id(opt_doc(input, "document").as_ref())
+            .counter_id_in(opt_doc(input, "document").as_ref(), period(input).as_ref())
             .map(Value::String),
-        "formatSeq" => format_seq(text(input, "template"), int(input, "value")).map(Value::String),
+        "formatSeq" => format_seq(
+            text(input, "template"),
+            int(input, "value"),
+            period(input).as_ref(),
+        )
+        .map(Value::String),
         "audit" => audit(
             &list(input, "numbers"),
             int(input, "start"),
@@ -355,6 +128,7 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                     text(input, "field"),
                     arg(input, "formatField").as_str(),
                     opt_doc(input, "document").as_ref(),
+                    &insert_dates(input),
                 )
             }),
             &steps,
@@ -371,9 +145,31 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                     arg(input, "formatField").as_str(),
                     count,
                     documents.as_deref(),
+                    &insert_dates(input),
                 )
             });
             drive(plan, &steps, trace)
+        }
+        "assign" => drive(
+            spec(input).and_then(|spec| {
+                assign_matching(
+                    &spec,
+                    text(input, "field"),
+                    arg(input, "formatField").as_str(),
+                    arg(input, "filter").clone(),
+                    opt_doc(input, "sort").as_ref(),
+                    arg(input, "dateField").as_str(),
+                    opt_int(input, "nowMs"),
+                )
+            }),
+            &steps,
+            trace,
+        ),
+        "counterKey" => {
+            let spec = spec(input)?;
+            let key = CounterKey::parse(text(input, "counterId"))?;
+            key.belongs_to(&spec)?;
+            Ok(to_json(key))
         }
         "importCounters" => drive(
             ImportRequest::from_json(arg(input, "request")).map(|r| ImportCounters::new(&r)),
@@ -439,7 +235,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                 .iter()
                 .map(|n| ejson::read_i64(n).expect("taken"))
                 .collect();
-            plan_completion(&spec(input)?, &intent(input), &found, &taken).map(to_json)
+            plan_completion(
+                &spec(input)?,
+                period(input).as_ref(),
+                &intent(input),
+                &found,
+                &taken,
+            )
+            .map(to_json)
         }
         "lease" => drive(Lease::new(&lease_request(input)), &steps, trace),
         "acquireLease" => drive(
@@ -486,10 +289,16 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         // --------------------------------------------------------------- batch.json
         "numberBatch" => {
             let verify = arg(input, "verify").as_bool().unwrap_or(false);
+            // `times`: per document, the shell's instant (null: none), for periodic batches.
+            let times: Vec<Option<i64>> = list(input, "times")
+                .iter()
+                .map(|t| ejson::read_i64(t).ok())
+                .collect();
             let plan = numbering(input).and_then(|n| {
-                NumberBatch::new(
+                NumberBatch::dated(
                     &n,
                     list(input, "documents"),
+                    &times,
                     int(input, "epoch"),
                     verify,
                     after(input),
@@ -523,6 +332,10 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             spec(input)?.further(opt_int(input, "a"), opt_int(input, "b")),
         )),
         "parseReply" => Reply::from_json(arg(input, "reply")).map(to_json),
+        "checkShardKey" => {
+            let entry = Some(arg(input, "entry")).filter(|entry| !entry.is_null());
+            check_shard_key(text(input, "collection"), entry).map(|()| Value::Null)
+        }
         other => panic!("unknown op {other:?}"),
     }
 }
@@ -603,6 +416,18 @@ fn replay(file: &str) {
             trace.problems.push(format!(
                 "notes differ\n  expected: {want}\n  actual:   {notes}"
             ));
+        }
+        if !trace.differing.is_empty() || !trace.differing_calls.is_empty() {
+            if let Some(path) = std::env::var_os("VECTORS_BLESS") {
+                use std::io::Write;
+                let line = json!({"file": file, "name": name, "commands": trace.differing.iter().map(|(i, c)| json!({"index": i, "command": c})).collect::<Vec<_>>(), "calls": trace.differing_calls.iter().map(|(i, c)| json!({"index": i, "output": c})).collect::<Vec<_>>()});
+                let mut out = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .expect("VECTORS_BLESS file");
+                writeln!(out, "{line}").expect("write VECTORS_BLESS");
+            }
         }
         if !trace.problems.is_empty() {
             failures.push(format!("── {name} ({op})\n{}", trace.problems.join("\n")));

@@ -3,7 +3,7 @@
 //! in wasm-bindgen's glue (a `&str` parameter given a number reads out of bounds, an `f64`
 //! parameter turns `"5"` into 5).
 
-use mongo_seq_core::{ejson, SeqError};
+use mongo_seq_core::{ejson, Period, SeqError};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -26,6 +26,25 @@ pub fn optional_string(argument: &str, value: &JsValue) -> Result<Option<String>
         return Ok(None);
     }
     string(argument, value).map(Some)
+}
+
+/// An optional period argument (`undefined`/`null`: none): a period's text (`2026`,
+/// `2026-05`, `2026-05-17`).
+pub fn period(argument: &str, value: &JsValue) -> Result<Option<Period>, JsValue> {
+    match optional_string(argument, value)? {
+        None => Ok(None),
+        Some(text) => Period::from_text(argument, &text)
+            .map(Some)
+            .map_err(|error| to_js_error(&error)),
+    }
+}
+
+/// An optional integer argument (`undefined`/`null`: none).
+pub fn optional_integer(argument: &str, value: &JsValue) -> Result<Option<i64>, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    integer(argument, value).map(Some)
 }
 
 /// A boolean argument.

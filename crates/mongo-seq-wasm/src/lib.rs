@@ -55,14 +55,32 @@ pub fn max_retries() -> u32 {
     MAX_RETRIES
 }
 
-/// Renders `value` through a format template (`INV-{seq:06}`).
+/// Renders `value` through a format template (`INV-{seq:06}`); `period` (`2026`, `2026-05`,
+/// `2026-05-17`) fills the period tokens (`INV-{yyyy}-{seq:06}`).
 #[wasm_bindgen(js_name = formatSeq)]
 pub fn format_seq_js(
     #[wasm_bindgen(unchecked_param_type = "string")] template: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | undefined")] period: JsValue,
 ) -> Result<String, JsValue> {
     let template = args::string("template", &template)?;
-    format_seq(&template, args::integer("value", &value)?).js()
+    let period = args::period("period", &period)?;
+    format_seq(&template, args::integer("value", &value)?, period.as_ref()).js()
+}
+
+/// `ms` (milliseconds since the epoch) when the core accepts it as an instant
+/// (0001-01-02T00:00:00Z to 9999-12-29T23:59:59.999Z: every local date of it has a year 1..=9999),
+/// else an `INVALID_DATE` naming `argument`: what a host checks before it turns an instant of its
+/// own (a `date` option) into a local date.
+#[wasm_bindgen(js_name = checkInstant)]
+pub fn check_instant_js(
+    #[wasm_bindgen(unchecked_param_type = "string")] argument: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] ms: JsValue,
+) -> Result<f64, JsValue> {
+    let argument = args::string("argument", &argument)?;
+    let ms = mongo_seq_core::check_instant(&argument, None, args::integer(&argument, &ms)?).js()?;
+    #[allow(clippy::cast_precision_loss)] // within ±2^53: the accepted instants are
+    Ok(ms as f64)
 }
 
 /// Checks a field path that may be nested (`meta.seq`: where the sidecar writes a number);
@@ -89,6 +107,24 @@ pub fn check_collection_name_js(
     let name = args::string(&option, &name)?;
     let database = args::optional_string("database", &database)?;
     mongo_seq_core::sequence::name::check_collection_name(&option, &name, database.as_deref()).js()
+}
+
+/// The error a server's refusal (`code`, `message`) of a write on the counters collection
+/// `collection` (`db.coll`) means when it refused it for its shard key (`UNSUPPORTED_SHARD_KEY`,
+/// returned, not thrown); `undefined` for any other code.
+#[wasm_bindgen(js_name = shardKeyRefusal, unchecked_return_type = "Error | undefined")]
+pub fn shard_key_refusal_js(
+    #[wasm_bindgen(unchecked_param_type = "string")] collection: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] code: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] message: JsValue,
+) -> Result<JsValue, JsValue> {
+    let collection = args::string("collection", &collection)?;
+    let message = args::string("message", &message)?;
+    let code = args::integer("code", &code)?;
+    Ok(
+        mongo_seq_core::shard_key_refusal(&collection, code, &message)
+            .map_or(JsValue::UNDEFINED, |error| error::to_js_error(&error)),
+    )
 }
 
 /// Reads a batch size (`nextMany`'s count, `insertMany`'s number of documents): an integer

@@ -1,7 +1,8 @@
 //! `SequenceSpec`: validated options and the plans of one sequence.
 
 use mongo_seq_core::{
-    check_insert_fields, BlockCounter, CurrentValue, InsertNumbered, OptimisticInsert, Reservation,
+    assign_matching, check_insert_fields, BlockCounter, CounterKey, CurrentValue, InsertDates,
+    InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, Reservation,
     ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
 };
 use wasm_bindgen::prelude::*;
@@ -33,23 +34,140 @@ impl JsSequenceSpec {
         to_js(&self.0)
     }
 
-    /// The counter `_id` for a document (scope values read from it; optional when unscoped).
+    /// The counter `_id` for a document (scope values read from it; optional when unscoped)
+    /// in `period` (`periodOf`'s; required exactly when the sequence resets): `inv/2026`,
+    /// `inv/tenantId=acme/2026`.
     #[wasm_bindgen(js_name = counterId)]
     pub fn counter_id(
         &self,
         #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] period: JsValue,
     ) -> Result<String, JsValue> {
         let document = args::document("document", &document)?;
-        self.0.counter_id(document.as_ref()).js()
+        let period = args::period("period", &period)?;
+        self.0
+            .counter_id_in(document.as_ref(), period.as_ref())
+            .js()
     }
 
-    /// The formatted id of `value`, or `undefined` without a `format`.
+    /// The formatted id of `value` of `period` (required when the sequence resets), or
+    /// `undefined` without a `format`.
     #[wasm_bindgen(js_name = formatValue)]
     pub fn format_value(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Integer")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | undefined")] period: JsValue,
     ) -> Result<Option<String>, JsValue> {
-        Ok(self.0.format_value(args::integer("value", &value)?))
+        let value = args::integer("value", &value)?;
+        let period = args::period("period", &period)?;
+        self.0.check_period(period.as_ref()).js()?;
+        Ok(self.0.format_value(value, period.as_ref()))
+    }
+
+    /// The period (`2026`, `2026-05`, `2026-05-17`) of a local date (`YYYY-MM-DD`, the host's
+    /// date of an instant in the sequence's `timeZone`), or `undefined` when the sequence never
+    /// resets. A date of a fiscal year beyond 9999 is `INVALID_DATE` naming `date`.
+    #[wasm_bindgen(js_name = periodOf)]
+    pub fn period_of(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] date: JsValue,
+    ) -> Result<Option<String>, JsValue> {
+        let date = LocalDate::parse("date", &args::string("date", &date)?).js()?;
+        Ok(self.0.period_of(date, "date").js()?.map(Period::text))
+    }
+
+    /// The first local date (`YYYY-MM-DD`) of `period`, or `undefined` when it lies before
+    /// 0001-01-01.
+    #[wasm_bindgen(js_name = periodStart)]
+    pub fn period_start(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] period: JsValue,
+    ) -> Result<Option<String>, JsValue> {
+        let period = Period::from_text("period", &args::string("period", &period)?).js()?;
+        let start = self.0.period_start(&period).js()?;
+        Ok(start.map(|date| date.to_string()))
+    }
+
+    /// The first local date (`YYYY-MM-DD`) of the period after `period`, or `undefined` after
+    /// 9999-12-31: until the instant that date begins in the sequence's `timeZone`, every number
+    /// drawn now is in `period` (what a cache of the current period keeps).
+    #[wasm_bindgen(js_name = nextPeriodStart)]
+    pub fn next_period_start(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] period: JsValue,
+    ) -> Result<Option<String>, JsValue> {
+        let period = Period::from_text("period", &args::string("period", &period)?).js()?;
+        let next = self.0.next_period_start(&period).js()?;
+        Ok(next.map(|date| date.to_string()))
+    }
+
+    /// A counter id of this sequence read back: `{ name, scope: [[field, {type, value}]…],
+    /// period? }`; an id the core would not write for this sequence (another name, other scope
+    /// fields, a period missing or of another kind) is `INVALID_ARGUMENT` naming `counterId`.
+    #[wasm_bindgen(js_name = counterKey, unchecked_return_type = "CounterKey")]
+    pub fn counter_key(
+        &self,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let counter_id = args::string("counterId", &counter_id)?;
+        let key = CounterKey::parse(&counter_id).js()?;
+        key.belongs_to(&self.0).js()?;
+        to_js(&key)
+    }
+
+    /// The `createIndex` command (a `Command`) of the unique index that numbering into `field`
+    /// relies on (`assign`: a number another document holds is refused and renumbered): the
+    /// scope fields, `<field>Period` when the sequence resets, `field`; only where `field`
+    /// exists.
+    #[wasm_bindgen(js_name = numberingIndex, unchecked_return_type = "Command")]
+    pub fn numbering_index(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        let numbering =
+            NumberingSpec::new(self.0.clone(), &field, format_field.as_deref(), false).js()?;
+        to_js(&numbering.unique_index())
+    }
+
+    /// Plan: number every document matching `filter` that has no number in `field` (and its
+    /// formatted id in `formatField`, its period in `<field>Period` when the sequence resets),
+    /// in the order of `sort` (then `_id`), each in the period of its `dateField` or else of
+    /// `nowMs`; done with an `AssignOutcome` (`{ assigned: [{_id, value, formatted?,
+    /// period?}], skipped: [{_id, code, message}] }`).
+    pub fn assign(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+        #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
+        format_field: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument")] filter: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] sort: JsValue,
+        #[wasm_bindgen(js_name = dateField, unchecked_param_type = "string | undefined")]
+        date_field: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number | undefined")]
+        now_ms: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let field = args::string("field", &field)?;
+        let format_field = args::optional_string("formatField", &format_field)?;
+        // Missing: the core names `filter` and what it must be.
+        let filter = args::document("filter", &filter)?.unwrap_or_default();
+        let sort = args::document("sort", &sort)?;
+        let date_field = args::optional_string("dateField", &date_field)?;
+        let now_ms = args::optional_integer("nowMs", &now_ms)?;
+        assign_matching(
+            &self.0,
+            &field,
+            format_field.as_deref(),
+            filter,
+            sort.as_ref(),
+            date_field.as_deref(),
+            now_ms,
+        )
+        .js()
+        .map(JsPlan::wrap)
     }
 
     /// Checks where an insert writes the number (`field`) and the formatted id
@@ -100,7 +218,10 @@ impl JsSequenceSpec {
 
     /// Plan: insert the caller's document numbered in `field` (and its formatted id in
     /// `formatField`), numbers from `take` commands, a taken number replaced; done with an
-    /// `InsertOutcome`. `document` supplies scope values.
+    /// `InsertOutcome`. `document` supplies scope values and the `dateField` (a sequence that
+    /// resets: the document's date field whose period it is numbered in; else `nowMs`, the
+    /// caller's clock, ignored when the sequence never resets): the plan then asks
+    /// `localDates` first.
     #[wasm_bindgen(js_name = insertOne)]
     pub fn insert_one(
         &self,
@@ -108,17 +229,29 @@ impl JsSequenceSpec {
         #[wasm_bindgen(js_name = formatField, unchecked_param_type = "string | undefined")]
         format_field: JsValue,
         #[wasm_bindgen(unchecked_param_type = "EjsonDocument | undefined")] document: JsValue,
+        #[wasm_bindgen(js_name = dateField, unchecked_param_type = "string | undefined")]
+        date_field: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number | undefined")]
+        now_ms: JsValue,
     ) -> Result<JsPlan, JsValue> {
         let field = args::string("field", &field)?;
         let format_field = args::optional_string("formatField", &format_field)?;
         let document = args::document("document", &document)?;
-        InsertNumbered::one(&self.0, &field, format_field.as_deref(), document.as_ref())
-            .js()
-            .map(JsPlan::wrap)
+        let dates = insert_dates(&date_field, &now_ms)?;
+        InsertNumbered::one(
+            &self.0,
+            &field,
+            format_field.as_deref(),
+            document.as_ref(),
+            &dates,
+        )
+        .js()
+        .map(JsPlan::wrap)
     }
 
     /// Plan: `insertOne` for `count` documents, inserted in order (`insertDocuments`);
-    /// `documents` supplies their scope values (required when scoped).
+    /// `documents` supplies their scope values and `dateField`s (required when scoped or
+    /// dated); `nowMs` as for `insertOne`.
     #[wasm_bindgen(js_name = insertMany)]
     pub fn insert_many(
         &self,
@@ -127,6 +260,10 @@ impl JsSequenceSpec {
         format_field: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] count: JsValue,
         #[wasm_bindgen(unchecked_param_type = "EjsonDocument[] | undefined")] documents: JsValue,
+        #[wasm_bindgen(js_name = dateField, unchecked_param_type = "string | undefined")]
+        date_field: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number | undefined")]
+        now_ms: JsValue,
     ) -> Result<JsPlan, JsValue> {
         const EXPECTED: &str = "an array of documents";
         let field = args::string("field", &field)?;
@@ -150,12 +287,14 @@ impl JsSequenceSpec {
                 }
             }
         };
+        let dates = insert_dates(&date_field, &now_ms)?;
         InsertNumbered::many(
             &self.0,
             &field,
             format_field.as_deref(),
             count,
             documents.as_deref(),
+            &dates,
         )
         .js()
         .map(JsPlan::wrap)
@@ -263,4 +402,12 @@ impl JsSequenceSpec {
         .js()
         .map(JsPlan::wrap)
     }
+}
+
+/// The `dateField` and `nowMs` arguments of an insert.
+fn insert_dates(date_field: &JsValue, now_ms: &JsValue) -> Result<InsertDates, JsValue> {
+    Ok(InsertDates {
+        date_field: args::optional_string("dateField", date_field)?,
+        now_ms: args::optional_integer("nowMs", now_ms)?,
+    })
 }

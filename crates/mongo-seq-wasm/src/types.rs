@@ -37,8 +37,26 @@ export interface SequenceOptions {
   refillAhead?: boolean | null;
   /** Field paths: one counter per combination of their values in the document. */
   scope?: string[] | null;
-  /** Id template such as `INV-{seq:06}`. */
+  /**
+   * Id template such as `INV-{seq:06}`; with `reset`, the period's `{yyyy}`, `{yy}`, `{mm}`
+   * (monthly, daily) and `{dd}` (daily) too: `INV-{yyyy}-{seq:06}`.
+   */
   format?: string | null;
+  /**
+   * Start the series again every period (default `"never"`): one counter per (fiscal) year,
+   * month or day, the period last in its id (`inv/2026`, `inv/tenantId=acme/2026-05`).
+   */
+  reset?: "never" | "yearly" | "monthly" | "daily" | null;
+  /**
+   * The IANA zone whose local dates the periods follow (default `"UTC"`; only with `reset`).
+   * The core checks the syntax; the host checks that the zone exists.
+   */
+  timeZone?: string | null;
+  /**
+   * The month (1 to 12) a yearly sequence's fiscal year starts in (default 1). The year is
+   * named after the calendar year it ends in: with 4, 2026-04-01 … 2027-03-31 is 2027.
+   */
+  yearStart?: Integer | null;
   /**
    * The counter documents' number field (default `seq`, the tutorial's): `sequence` for the Go
    * block-allocation article's counters, `seq_value` for the Atlas trigger recipe's.
@@ -61,6 +79,11 @@ export interface NormalizedSequenceOptions {
   refillAhead: boolean;
   scope: string[];
   format: string | null;
+  /** Present (with `timeZone`) when the sequence resets. */
+  reset?: "yearly" | "monthly" | "daily";
+  timeZone?: string;
+  /** Present when the sequence resets yearly. */
+  yearStart?: number;
   counterField: string;
   /** Present when the options name the counter's `_id`. */
   counterId?: string | EjsonDocument;
@@ -73,7 +96,7 @@ export interface ReserveRequest {
   minCount?: number;
   extraFilter?: EjsonDocument;
   extraSet?: EjsonDocument;
-  /** Record the sequence's definition on the counter; SEQUENCE_CONFLICT for another one. */
+  /** Record the sequence's definition on the counter; SEQUENCE_CONFLICT for another one (default true). */
   checkDefinition?: boolean;
 }
 /** `count` numbers `first, first + step, …, last`. */
@@ -166,7 +189,13 @@ export type Command =
   /** Take `count` numbers of counter `counterId` from the caller's BlockCounter; reply `numbers`. */
   | { op: "take"; counterId: string; count: number }
   /** Sleep a duration drawn uniformly from minMs..=maxMs, then reply `waited`. */
-  | { op: "wait"; minMs: number; maxMs: number };
+  | { op: "wait"; minMs: number; maxMs: number }
+  /**
+   * The local date (`YYYY-MM-DD`) in the IANA zone `timeZone` of each instant (ms since the
+   * epoch, within the range `checkInstant` accepts), with the host's tz data; reply
+   * `localDates` in the same order.
+   */
+  | { op: "localDates"; timeZone: string; instants: number[] };
 /** The outcome of a command, fed back to the plan. */
 export type Reply =
   | { kind: "document"; document: EjsonDocument }
@@ -175,10 +204,26 @@ export type Reply =
   | { kind: "duplicateKey"; errmsg?: string; keyPattern?: Record<string, unknown>; index?: string }
   | { kind: "waited" }
   | { kind: "numbers"; values: Integer[] }
+  | { kind: "localDates"; dates: string[] }
   | { kind: "writeResult"; n: number; nModified: number;
       writeErrors?: Array<{ index: number; code: number; errmsg: string }>;
       writeConcernError?: { code: number; errmsg: string } };
 /** What a plan wants next. */
+/** A counter id read back (`counterKey`). */
+export interface CounterKey {
+  name: string;
+  /** The scope fields and their values, in order. */
+  scope: Array<[string, { type: "string" | "integer" | "boolean" | "objectId"; value: unknown }]>;
+  /** The period (`2026`, `2026-05`, `2026-05-17`) of a sequence that resets. */
+  period?: string;
+}
+/** What an `assign` plan did. */
+export interface AssignOutcome {
+  /** The numbers this call gave, in the order of the sort. */
+  assigned: Array<{ _id: unknown; value: CoreInteger; formatted?: string; period?: string }>;
+  /** Documents it could not number (a scope field missing, a dateField that is not a date). */
+  skipped: Array<{ _id: unknown; code: string; message: string }>;
+}
 export type PlanStep = { command: Command } | { done: unknown };
 
 /** Every error the core throws: an `Error` with a stable `code`. */

@@ -19,4 +19,15 @@ export async function usage(): Promise<void> {
   const seeded: CounterState = await Orders.seedFromMax({ field: "orderNo", scope: { tenantId: "t1" } });
   const next: SequenceNumber = await Orders.sequence().next({ tenantId: "t1" });
   void [current, seeded, next];
+  // Business document series: a yearly series numbered once an invoice is issued.
+  const invoiceOptions: SequencePluginOptions = { field: "number", formatField: "ref", reset: "yearly", timeZone: "Europe/Paris", format: "INV-{yyyy}-{seq:06}", dateField: "issuedAt", when: { status: "issued" } };
+  const byFunction: SequencePluginOptions = { field: "number", when: (doc) => doc.status === "issued" };
+  const invoices = new Schema<Order, Model<Order> & SequenceStatics>({ tenantId: String });
+  invoices.plugin(sequencePlugin, invoiceOptions);
+  const Invoices = model<Order, Model<Order> & SequenceStatics>("Invoice", invoices);
+  const outcome = await Invoices.assignNumbers({ filter: { tenantId: "t1" }, sort: { issuedAt: 1 } });
+  void [byFunction, outcome.assigned.length];
+  // @ts-expect-error when holds equalities to plain values
+  const bad: SequencePluginOptions = { field: "n", when: { status: ["issued"] } };
+  void bad;
 }

@@ -1,6 +1,6 @@
 // Compile-time test of the published declarations (resolved through the package's exports):
 // `npm run typecheck` fails when a declaration and the documented usage disagree.
-import { Sequences, Sequence, isMongoSeqError, core, JS_ERROR_CODES } from "mongo-seq";
+import { Sequences, Sequence, isMongoSeqError, core, JS_ERROR_CODES, localDates } from "mongo-seq";
 import type { SequenceNumber, CounterState } from "mongo-seq";
 import type { Collection, Db } from "mongodb";
 
@@ -30,6 +30,23 @@ export async function usage(db: Db, users: Collection): Promise<void> {
       void code;
     }
   }
+  // Business document series (issue 19).
+  const invoices = seqs.sequence("invoices", { reset: "yearly", timeZone: "Europe/Paris", yearStart: 4, format: "INV-{yyyy}-{seq:06}" });
+  const dated: SequenceNumber = await invoices.next({ date: new Date() });
+  const scopedDated: SequenceNumber[] = await invoices.nextMany(2, { tenant: "acme" }, { date: Date.now() });
+  const entry = await invoices.nextFormatted({ date: 0 });
+  const period: string | undefined = invoices.periodOf(new Date());
+  const text: string | undefined = invoices.format(entry.value, entry.period);
+  await invoices.setNext(10, { period: "2026" });
+  const last: SequenceNumber | null = await invoices.current({ period: "2026" });
+  await seqs.insertOne(users, { issuedAt: new Date() }, { sequence: invoices, field: "number", formatField: "ref", dateField: "issuedAt" });
+  const outcome2 = await seqs.assign(users, { status: "issued" }, { sequence: invoices, field: "number", formatField: "ref", dateField: "issuedAt", sort: { issuedAt: 1 } });
+  const firstAssigned: unknown = outcome2.assigned[0]?._id;
+  const index = await seqs.createNumberingIndex(users, { sequence: invoices, field: "number", formatField: "ref" });
+  const dates: string[] = localDates("Pacific/Auckland", [0]);
+  void [dated, scopedDated, period, text, last, firstAssigned, index.name, dates, outcome2.skipped.length];
+  // @ts-expect-error assign needs the field
+  await seqs.assign(users, {}, { sequence: invoices });
   // @ts-expect-error unknown options are rejected at compile time too
   seqs.sequence("x", { colour: "red" });
   // @ts-expect-error insert options need a sequence

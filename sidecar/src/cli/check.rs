@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{json, Map, Value};
 
-use super::{load_config, runtime, CliError, UriArg};
+use super::{load_config, runtime, CliError, SequenceFlags, UriArg};
 use crate::config::{self, Key, Keys, Namespace, RawTrigger};
 use crate::connection::Connection;
 use crate::tools::check::{audit_collection, ensure_exists, CheckError, CheckSummary, CheckTarget};
@@ -18,12 +18,15 @@ by several documents, values that are not integers, numbers off the step grid, u
 documents, a counter behind the largest number; gaps too with --gapless or a gapless trigger; \
 the reasons go to standard error), 2 on a usage error or when the database or collection does \
 not exist. Run it when the sidecar has caught up: documents inserted a moment ago are not \
-numbered yet."
+numbered yet. A sequence that resets (--reset yearly|monthly|daily, or a trigger's `reset`) \
+is audited per period, each period's series on its own (duplicates, gaps, grid and counter within \
+the period): a number's period is the one written beside it in `<field>Period`; a numbered \
+document without one is reported (exit 1)."
 )]
 pub struct CheckArgs {
     /// Check the triggers of this sidecar config: connection, collection, field, sequence
     /// options, counters and `match` all come from it.
-    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", "start", "step", "scope", "filter"])]
+    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", "start", "step", "min", "max", "scope", "format", "counter_field", "counter_id", "reset", "time_zone", "year_start", "filter"])]
     pub config: Option<PathBuf>,
     /// With --config: only the trigger with this name (default: every trigger).
     #[arg(long, requires = "config")]
@@ -45,15 +48,9 @@ pub struct CheckArgs {
     /// Counters collection: `collection` in --db, or `database.collection`.
     #[arg(long, default_value = "counters")]
     pub counters: String,
-    /// First number of the sequence.
-    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
-    pub start: i64,
-    /// Step of the sequence.
-    #[arg(long, default_value_t = 1, allow_hyphen_values = true)]
-    pub step: i64,
-    /// Scope fields (per-tenant counters), comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    pub scope: Vec<String>,
+    /// The sequence's options, as the file's `[[trigger]]` keys of the same names.
+    #[command(flatten)]
+    pub options: SequenceFlags,
     /// Only documents matching this query, as JSON (a trigger's `match`), e.g. '{"type": "order"}'.
     #[arg(long = "match", id = "filter", value_name = "JSON")]
     pub filter: Option<String>,
@@ -61,8 +58,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub gapless: bool,
     /// Print the full report as JSON instead of the one-line summary (with --config: an array,
-    /// one report per trigger). `largest` and the counters are JSON numbers, or decimal strings
-    /// beyond 2^53 − 1.
+    /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
+    /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
     #[arg(long)]
     pub json: bool,
 }
@@ -169,18 +166,16 @@ fn flags_target(args: &CheckArgs) -> Result<CheckTarget, CliError> {
             "pass --config, or --db and --collection"
         )));
     };
-    let raw = RawTrigger {
+    let mut raw = RawTrigger {
         database: db.clone(),
         collection: collection.clone(),
         field: args.field.clone(),
         sequence: args.sequence.clone(),
-        start: Some(json!(args.start)),
-        step: Some(json!(args.step)),
-        scope: (!args.scope.is_empty()).then(|| json!(args.scope)),
         filter: args.filter.as_deref().map(match_flag).transpose()?,
         gapless: Some(args.gapless),
         ..RawTrigger::default()
     };
+    args.options.fill(&mut raw);
     let trigger = config::validate_trigger(raw, Keys::Flags)?;
     let counters = Namespace::parse(&Key::flag("--counters"), &args.counters, Some(db))?;
     Ok(CheckTarget {

@@ -26,11 +26,12 @@ pub enum Source {
 prints what --apply would do, writes nothing. --apply moves each mongo-seq counter behind its \
 source past it with $max (never backwards; safe while applications run). Sequences are named \
 after mongoose-sequence's `id`, or `<model>.<field>` for auto-increment counters (rename with \
---name). The plugins' unique index ({id, reference_value} for mongoose-sequence, {field, model} \
-for auto-increment) admits one document without those fields, so mongo-seq's counters cannot \
-share their collection: for mongoose-sequence pass --counters (e.g. mongo_seq_counters) and \
-give the same `counters` to the package. Exit status: 0 done, 1 \
-failure, 2 usage error."
+--name; `--name invoice_2026=invoices/2026` makes it the 2026 counter of a yearly series). Imported in place (--counters = --source, both `counters` by default), \
+mongoose-sequence's unique index {id, reference_value}, which admits one document without \
+those fields, is replaced by one over its own documents only, so mongo-seq's counters fit \
+beside them. The auto-increment plugins' collection is never mongo-seq's. Exit status: 0 \
+done, 1 failure or, with --apply, nothing to import (no counters found, or every one \
+skipped: the reasons are printed), 2 usage error."
 )]
 pub struct ImportArgs {
     /// The plugin whose counters to adopt.
@@ -48,7 +49,11 @@ pub struct ImportArgs {
     #[arg(long)]
     pub counters: Option<String>,
     /// Name a sequence: `<source key>=<name>`, the key being mongoose-sequence's `id` or
-    /// `<model>.<field>`; a key that matches no source counter is refused. Repeatable.
+    /// `<model>.<field>`; a key that matches no source counter is refused. Repeatable. A name
+    /// ending with a period adopts the counter as that period's of a series that resets
+    /// (`invoice_2026=invoices/2026`: counter `invoices/2026` of the yearly series `invoices`;
+    /// `tickets/2026-05` monthly, `…/2026-05-17` daily; after the scope of a mongoose-sequence
+    /// `reference_value`: `invoices/tenant=acme/2026`).
     #[arg(long = "name", value_name = "KEY=NAME")]
     pub names: Vec<String>,
     /// The number field of mongo-seq's counters (default `seq`; see the sequence option counterField).
@@ -71,6 +76,11 @@ fn request(args: &ImportArgs) -> Result<ImportRequest, CliError> {
                 "--name {pair:?}: expected <source key>=<sequence name>"
             )));
         };
+        if let Some(first) = names.get(key) {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--name {pair:?}: source key `{key}` is already named {first} by an earlier --name (give each key once)"
+            )));
+        }
         names.insert(key.to_owned(), json!(name));
     }
     let raw = json!({
@@ -117,7 +127,38 @@ pub(super) fn run(args: &ImportArgs) -> Result<(), CliError> {
     } else {
         print!("{}", summary(&report, &request));
     }
-    Ok(())
+    match nothing_imported(&report, &request) {
+        Some(why) if args.apply => Err(CliError::runtime(anyhow::anyhow!("{why}"))),
+        _ => Ok(()),
+    }
+}
+
+/// Why an import found nothing to adopt (`--apply` then exits 1: a wrong `--db`, `--source` or
+/// `--from` is the likely cause, and a script must not go on as if it had imported).
+fn nothing_imported(report: &ImportReport, request: &ImportRequest) -> Option<String> {
+    if !report.counters.is_empty() {
+        return None;
+    }
+    Some(if report.skipped.is_empty() {
+        format!(
+            "nothing imported: `{}` holds no counters of {} (check --db, --source and --from)",
+            request.source,
+            from_name(request)
+        )
+    } else {
+        format!(
+            "nothing imported: every one of the {} document(s) of `{}` was skipped (the reasons are listed above; --json has them whole)",
+            report.skipped.len(),
+            request.source
+        )
+    })
+}
+
+fn from_name(request: &ImportRequest) -> &'static str {
+    match request.from {
+        mongo_seq_core::CounterSource::MongooseSequence => "mongoose-sequence",
+        mongo_seq_core::CounterSource::AutoIncrement => "auto-increment",
+    }
 }
 
 /// The report for a terminal: one line per counter, then what was skipped and why.
@@ -165,6 +206,17 @@ fn summary(report: &ImportReport, request: &ImportRequest) -> String {
         } else {
             "  no counters to import (all skipped)\n"
         });
+    }
+    if let Some(index) = &report.index {
+        let verb = if index.applied {
+            "replaced"
+        } else {
+            "would replace"
+        };
+        out.push_str(&format!(
+            "  {verb} index {} with {} (unique over mongoose-sequence's documents only), so mongo-seq's counters fit in `{}`\n",
+            index.dropped, index.created, request.counters
+        ));
     }
     for skipped in &report.skipped {
         // A source key may be as large as a document: one terminal line each (--json has it whole).

@@ -1,8 +1,10 @@
 //! Command line, the binary's edge: parses arguments (clap), sets up logging, runs one
 //! subcommand (a file each: its flags, their raw → validated step through `config`, the work,
-//! the output), and maps the result to an exit code (0 ok, 1 failure or failed check, 2 usage
-//! or configuration error). The only place that uses `anyhow`: every module below returns
-//! typed errors, which a subcommand classifies as a usage or a runtime failure (`CliError`).
+//! the output), and maps the result to an exit code ([`EXIT_CODES`]: 0 ok, 1 failure or failed
+//! check, 2 usage or configuration error, 3 refused without `--force`, 4 another sidecar runs
+//! with this instance id). The only place that
+//! uses `anyhow`: every module below returns typed errors, which a subcommand classifies
+//! (`CliError`).
 
 mod check;
 mod completions;
@@ -10,16 +12,19 @@ mod counters;
 mod health;
 mod import;
 mod location;
+mod logging;
+mod reset;
+mod sequence;
 mod set_next;
 mod sidecar;
 
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 
 use crate::config::{self, Config, ConfigError};
-use crate::redact::{redact, RedactingWriter};
+use crate::redact::redact;
 
 pub use check::CheckArgs;
 pub use completions::CompletionsArgs;
@@ -27,6 +32,9 @@ pub use counters::CountersArgs;
 pub use health::HealthArgs;
 pub use import::{ImportArgs, Source};
 pub use location::{CountersLocation, UriArg};
+pub use logging::{LogFormat, LOG_LEVELS};
+pub use reset::ResetArgs;
+pub use sequence::SequenceFlags;
 pub use set_next::SetNextArgs;
 pub use sidecar::SidecarArgs;
 
@@ -42,32 +50,36 @@ pub fn version() -> &'static str {
     })
 }
 
+/// What each exit status means (`--help`, sidecar/CONFIG.md).
+pub const EXIT_CODES: &str = "Exit status: 0 success; 1 failure, or a check that found \
+problems, or an import with --apply that found nothing to import; 2 usage or configuration \
+error (nothing was done); 3 refused without --force, nothing written (set-next backwards: \
+BACKWARDS_REFUSED; reset of a gapless sequence or of counters a sidecar keeps: RESET_REFUSED); \
+4 the sidecar stopped because another running sidecar has its instance id (DUPLICATE_INSTANCE).";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "mongo-seq",
     version = version(),
-    about = "Sequential numbers for MongoDB documents: the sidecar and its tools"
+    about = "Sequential numbers for MongoDB documents: the sidecar and its tools",
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     /// Log format (logs go to standard error).
     #[arg(long, global = true, value_enum, env = "MONGO_SEQ_LOG_FORMAT", default_value_t = LogFormat::Human)]
     pub log_format: LogFormat,
-    /// Log filter, e.g. `info`, `debug`, `mongo_seq=debug` (RUST_LOG wins when set).
+    /// Log filter: a level (off, error, warn, info, debug, trace), or comma-separated
+    /// `target=level` directives, e.g. `info,mongo_seq=debug` (RUST_LOG wins when set).
     #[arg(
         long,
         global = true,
         env = "MONGO_SEQ_LOG_LEVEL",
-        default_value = "info"
+        default_value = "info",
+        value_parser = logging::parse_filter
     )]
     pub log_level: String,
     #[command(subcommand)]
     pub subcommand: Subcommand,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LogFormat {
-    Human,
-    Json,
 }
 
 /// What `mongo-seq` is asked to do (a MongoDB command is a core `Command`; this is not one).
@@ -81,6 +93,9 @@ pub enum Subcommand {
     Counters(CountersArgs),
     /// Make N the next number a counter issues (never backwards without --force).
     SetNext(SetNextArgs),
+    /// Set every counter of a sequence (each scope) back to its start (refused for a gapless
+    /// sequence, or counters a sidecar keeps, without --force).
+    Reset(ResetArgs),
     /// Ask a running sidecar's /healthz: exit 0 when healthy, 1 otherwise (for container checks).
     Health(HealthArgs),
     /// Adopt the counters of mongoose-sequence or mongoose-auto-increment/@typegoose (dry run unless --apply).
@@ -97,6 +112,10 @@ pub(crate) enum CliError {
     Runtime(anyhow::Error),
     /// Exit 1 without a message of its own: a check found problems (already reported).
     CheckFailed,
+    /// Exit 3: refused without `--force`; nothing was written.
+    Refused(anyhow::Error),
+    /// Exit 4: the sidecar stopped, another running sidecar has its instance id.
+    DuplicateInstance(anyhow::Error),
 }
 
 impl CliError {
@@ -123,7 +142,7 @@ impl From<anyhow::Error> for CliError {
 
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format, &cli.log_level);
+    logging::init(cli.log_format, &cli.log_level);
     match dispatch(cli.subcommand) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::CheckFailed) => ExitCode::from(1),
@@ -135,6 +154,14 @@ pub fn run() -> ExitCode {
             eprintln!("mongo-seq: {}", redact(&describe(&e)));
             ExitCode::from(1)
         }
+        Err(CliError::Refused(e)) => {
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
+            ExitCode::from(3)
+        }
+        Err(CliError::DuplicateInstance(e)) => {
+            eprintln!("mongo-seq: {}", redact(&describe(&e)));
+            ExitCode::from(4)
+        }
     }
 }
 
@@ -144,6 +171,7 @@ fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
         Subcommand::Check(args) => check::run(&args),
         Subcommand::Counters(args) => counters::run(&args),
         Subcommand::SetNext(args) => set_next::run(&args),
+        Subcommand::Reset(args) => reset::run(&args),
         Subcommand::Health(args) => health::run(&args),
         Subcommand::Import(args) => import::run(&args),
         Subcommand::Completions(args) => completions::run(&args),
@@ -157,7 +185,7 @@ fn describe(e: &anyhow::Error) -> String {
     for cause in e.chain() {
         // A driver error without its debug fields (`labels: {}, source: None, …`).
         let cause = match cause.downcast_ref::<mongodb::error::Error>() {
-            Some(driver) => crate::executor::mongo_message(driver),
+            Some(driver) => mongo_seq::executor::mongo_message(driver),
             None => cause.to_string(),
         };
         if out.is_empty() {
@@ -168,22 +196,6 @@ fn describe(e: &anyhow::Error) -> String {
         }
     }
     out
-}
-
-fn init_logging(format: LogFormat, level: &str) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .or_else(|_| EnvFilter::try_new(level))
-        .unwrap_or_else(|_| EnvFilter::new("info"));
-    let writer = || RedactingWriter(std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(writer)
-        .with_ansi(false);
-    let _ = match format {
-        LogFormat::Human => builder.try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-    };
 }
 
 /// The async runtime a subcommand runs its work on.

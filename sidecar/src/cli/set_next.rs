@@ -1,15 +1,27 @@
 //! `mongo-seq set-next <counter id> <next>`: moves a counter, with the options of the sequence
-//! it belongs to (never guessed).
+//! it belongs to (never guessed): from the `--config` trigger that uses it, or given as flags
+//! (`--start`, `--step`, …: any sequence, one the npm package or the mongoose plugin keeps too).
 
 use clap::Args;
-use mongo_seq_core::{CounterKey, SeqError, SequenceSpec, SetNext};
+use mongo_seq_core::{CounterKey, Period, SeqError, SequenceSpec, SetNext};
 
-use super::{core_usage, load_config, runtime, CliError, CountersLocation};
+use super::{core_usage, runtime, CliError, CountersLocation, SequenceFlags};
 use crate::error::SidecarError;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "The sequence's options (start, step, bounds, scope, counter field and \
+id) decide the value stored: they come from the trigger of --config that uses the sequence, or \
+from the flags (--start, --step, --min, --max, --scope, --format, --counter-field, --counter-id, \
+--reset, --time-zone, --year-start; validated as the config file's keys), never guessed — pass \
+--step 1 for a sequence with the defaults. A sequence that resets (yearly, monthly, daily) has one \
+counter per period: name it with --period (`set-next invoices 500 --period 2026 --reset yearly`) \
+or by its id (`invoices/2026`, `invoices/tenantId=acme/2026-05`). Exit status: 0 done, 1 failure, 2 usage error, 3 refused without --force (backwards: \
+BACKWARDS_REFUSED; nothing written)."
+)]
 pub struct SetNextArgs {
-    /// Counter id: the sequence name, or a scoped id such as `orders/tenantId=acme`.
+    /// Counter id: the sequence name, a scoped id such as `orders/tenantId=acme`, or one with its
+    /// period last (`invoices/2026`).
     pub name: String,
     /// The next number to issue.
     #[arg(allow_hyphen_values = true)]
@@ -18,32 +30,39 @@ pub struct SetNextArgs {
     /// the sequence's grid `start + k·step`.
     #[arg(long)]
     pub force: bool,
-    /// Required: the sequence's options (step, bounds, scope) come from the trigger of this
-    /// config that uses it. `--uri`/`--counters` only override where the counters are.
+    /// The period of the counter, for a sequence that resets: `2026` (yearly: the fiscal year,
+    /// named after the calendar year it ends in), `2026-05` (monthly), `2026-05-17` (daily).
+    /// Appended to the counter id (the same as writing `invoices/2026`).
+    #[arg(long, value_name = "PERIOD")]
+    pub period: Option<String>,
+    /// The sequence's options come from the trigger of `--config` that uses it (`--uri` /
+    /// `--counters` only override where the counters are), or from the flags below.
     #[command(flatten)]
     pub location: CountersLocation,
+    /// The sequence's options, without --config.
+    #[command(flatten)]
+    pub options: SequenceFlags,
 }
 
 pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
-    let spec = sequence(args)?;
+    let (spec, counter_id) = sequence(args)?;
     // Refused arguments (off the grid, out of bounds, not this sequence's id) before connecting.
-    SetNext::new(&spec, &args.name, args.next, args.force).map_err(|e| core_usage(&e))?;
+    SetNext::new(&spec, &counter_id, args.next, args.force).map_err(|e| core_usage(&e))?;
     runtime()?.block_on(async {
         let (_, mongo, _) = args.location.connect().await?;
         let outcome =
-            crate::tools::counters::set_next(&mongo, &spec, &args.name, args.next, args.force)
+            crate::tools::counters::set_next(&mongo, &spec, &counter_id, args.next, args.force)
                 .await
                 .map_err(|e| match e {
                     SidecarError::Core(core @ SeqError::BackwardsRefused { .. }) => {
-                        CliError::runtime(anyhow::anyhow!(
+                        CliError::Refused(anyhow::anyhow!(
                             "{core} (pass --force to move the counter backwards)"
                         ))
                     }
                     other => CliError::runtime(other),
                 })?;
         println!(
-            "{}: next number is {} (was {})",
-            args.name,
+            "{counter_id}: next number is {} (was {})",
             outcome.next,
             outcome
                 .previous_last
@@ -53,27 +72,38 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
     })
 }
 
-/// The sequence's options (start, step, bounds, scope), from the trigger of `--config` that
-/// uses the sequence: `set-next` never guesses them (a wrong step stores a wrong counter). The
-/// counter id must be one of that sequence's (its scope fields, in order).
-fn sequence(args: &SetNextArgs) -> Result<SequenceSpec, CliError> {
-    let key = CounterKey::parse(&args.name).map_err(|e| core_usage(&e))?;
-    let name = key.name.as_str();
-    let Some(path) = &args.location.config else {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "set-next needs the sequence's options (start, step, min, max, scope) to store the right counter value: pass --config with the sidecar config whose trigger uses sequence `{name}`"
-        )));
-    };
-    let config = load_config(path)?;
-    let sequences = config.triggers.iter().map(|t| t.numbering.sequence());
-    if let Some(sequence) = sequences.clone().find(|s| s.name() == name) {
-        key.belongs_to(sequence).map_err(|e| core_usage(&e))?;
-        return Ok(sequence.clone());
+/// The sequence's options (start, step, bounds, scope, reset), from the trigger of `--config`
+/// that uses the sequence, or from the flags: `set-next` never guesses them (a wrong step stores
+/// a wrong counter). The counter id — the argument, with `--period` appended — must be one of
+/// that sequence's (its scope fields, in order; a period of its kind exactly when it resets), as
+/// the core reads it.
+fn sequence(args: &SetNextArgs) -> Result<(SequenceSpec, String), CliError> {
+    let mut key = CounterKey::parse(&args.name).map_err(|e| core_usage(&e))?;
+    if let Some(text) = &args.period {
+        if let Some(given) = &key.period {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--period {text}: the counter id `{}` has its period ({}) already",
+                args.name,
+                given.text()
+            )));
+        }
+        key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
     }
-    let known: Vec<String> = sequences.map(|s| format!("`{}`", s.name())).collect();
-    Err(CliError::usage(anyhow::anyhow!(
-        "no trigger of {} uses sequence `{name}` (its sequences: {}); set-next only moves counters whose options it knows",
-        path.display(),
-        known.join(", ")
-    )))
+    let spec = super::sequence::of(
+        &key.name,
+        args.location.config.as_deref(),
+        &args.options,
+        "set-next",
+    )?
+    .0;
+    key.belongs_to(&spec).map_err(|e| {
+        let hint = if key.period.is_none() && spec.reset().is_periodic() {
+            " (pass the counter's period with --period)"
+        } else {
+            ""
+        };
+        CliError::usage(anyhow::anyhow!("{e} ({}){hint}", e.code()))
+    })?;
+    let counter_id = key.id().map_err(|e| core_usage(&e))?;
+    Ok((spec, counter_id))
 }

@@ -7,7 +7,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use super::{load_config, runtime, CliError};
-use crate::server::{self, RunOptions};
+use crate::error::SidecarError;
+use crate::server::{self, RunOptions, ServerError};
 
 #[derive(Debug, Args)]
 pub struct SidecarArgs {
@@ -46,7 +47,12 @@ pub(super) fn run(args: &SidecarArgs) -> Result<(), CliError> {
         };
         server::run(config, options, shutdown)
             .await
-            .map_err(CliError::runtime)
+            .map_err(|e| match e {
+                ServerError::Trigger(SidecarError::DuplicateInstance { .. }) => {
+                    CliError::DuplicateInstance(e.into())
+                }
+                other => CliError::runtime(other),
+            })
     });
     // Do not wait for what the driver may still run on blocking threads (a DNS lookup).
     rt.shutdown_timeout(std::time::Duration::from_millis(500));
@@ -60,6 +66,7 @@ async fn wait_for_signal() {
         match signal(SignalKind::terminate()) {
             Ok(mut term) => {
                 tokio::select! {
+                    biased;
                     _ = term.recv() => {}
                     _ = tokio::signal::ctrl_c() => {}
                 }

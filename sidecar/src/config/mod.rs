@@ -8,12 +8,14 @@
 //!
 //! - `raw.rs`: the structures as written;
 //! - `trigger.rs`: a trigger (namespace, sequence, numbering, `match`);
+//! - `filter.rs`: the `match`, checked against what a change stream's `$match` accepts;
 //! - `namespace.rs`: database and collection names;
 //! - `settings.rs`: `[sidecar]` and `[lease]`;
 //! - `uri.rs`, `http.rs`: where to connect and where to listen;
 //! - `error.rs`: [`ConfigError`] and [`Key`].
 
 mod error;
+mod filter;
 mod http;
 mod namespace;
 mod raw;
@@ -28,11 +30,12 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 pub use error::{invalid, ConfigError, Key};
+pub use filter::FIELD_OPERATORS;
 pub use http::{HTTP_BIND_ENV, HTTP_PORT_ENV};
 pub use namespace::Namespace;
 pub use raw::{RawConfig, RawHttp, RawLease, RawMongo, RawSidecar, RawTrigger};
 pub use settings::{default_instance_id, hostname, LeaseSettings, Settings, INSTANCE_ENV};
-pub use trigger::{validate_sequence, validate_trigger, Keys, TriggerSpec};
+pub use trigger::{validate_sequence, validate_trigger, Keys, On, TriggerSpec};
 pub use uri::{check_uri, resolve_uri, FALLBACK_URI_ENV, URI_ENV};
 
 use error::invalid_key;

@@ -82,10 +82,28 @@ pub struct RawTrigger {
     pub format_field: Option<String>,
     /// The counter documents' number field (`seq` by default; the core's `counterField`).
     pub counter_field: Option<Value>,
+    /// The counter's `_id` when it is not the sequence name (the core's `counterId`): a string,
+    /// or a table such as the Atlas recipe's `{ db = "app", coll = "orders" }`.
+    pub counter_id: Option<Value>,
+    /// A series that restarts every period (the core's `reset`): `"yearly"`, `"monthly"`,
+    /// `"daily"` (default `"never"`).
+    pub reset: Option<Value>,
+    /// The IANA zone whose local dates place numbers in periods (the core's `timeZone`,
+    /// default `"UTC"`; checked against the compiled-in tz database).
+    pub time_zone: Option<Value>,
+    /// The month a yearly series' (fiscal) year starts (the core's `yearStart`, default 1).
+    pub year_start: Option<Value>,
     /// Extended JSON (a flag can say `null`, which TOML cannot).
     #[serde(rename = "match")]
     pub filter: Option<Map<String, Value>>,
     pub gapless: Option<bool>,
+    /// When a document is numbered: `"insert"` (default) or `"match"` (when an insert, an
+    /// update or a replace makes it match `match`).
+    pub on: Option<String>,
+    /// The document's date field that places it in a period (a sequence that resets).
+    pub date_field: Option<String>,
+    /// The field the backfill numbers in the order of (then `_id`); `_id` alone by default.
+    pub backfill_sort: Option<String>,
 }
 
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {

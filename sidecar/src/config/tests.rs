@@ -24,6 +24,30 @@ fn minimal_config_gets_defaults() {
 }
 
 #[test]
+fn a_trigger_s_series_may_reset_in_a_zone_of_the_tz_database() {
+    let c = check(&format!(
+        "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"number\"\nreset = \"yearly\"\ntime_zone = \"Pacific/Auckland\"\nyear_start = 4\n"
+    ))
+    .unwrap();
+    let spec = c.triggers[0].numbering.sequence();
+    assert_eq!(
+        (spec.reset().name(), spec.time_zone(), spec.year_start()),
+        ("yearly", "Pacific/Auckland", 4)
+    );
+    let err = check(&format!(
+        "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"number\"\nreset = \"monthly\"\ntime_zone = \"Mars/Olympus_Mons\"\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("trigger[0].time_zone")
+            && err.contains("INVALID_OPTION")
+            && err.contains("Mars/Olympus_Mons"),
+        "{err}"
+    );
+}
+
+#[test]
 fn http_bind_from_the_environment() {
     let text = format!(
         "{BASE}[http]\nbind = \"127.0.0.2\"\nport = 9500\n[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n"
@@ -104,6 +128,20 @@ fn errors_name_the_key() {
         ),
         (BASE.to_string(), "trigger"),
         (format!("[mongodb]\n{t}"), "mongodb.uri"),
+        (format!("{BASE}{t}reset = \"weekly\"\n"), "trigger[0].reset"),
+        (
+            format!("{BASE}{t}reset = \"yearly\"\nyear_start = 13\n"),
+            "trigger[0].year_start",
+        ),
+        // The syntax is fine; the tz database has no such zone.
+        (
+            format!("{BASE}{t}reset = \"yearly\"\ntime_zone = \"Europe/Atlantis\"\n"),
+            "trigger[0].time_zone",
+        ),
+        (
+            format!("{BASE}{t}time_zone = \"Europe/Paris\"\n"),
+            "trigger[0].time_zone",
+        ),
     ];
     for (text, key) in cases {
         let err = check(&text).expect_err(&text);
@@ -142,4 +180,50 @@ fn flags_go_through_the_file_s_validation_and_are_named_as_flags() {
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("config key `trigger[2].step`: "), "{err}");
+}
+
+fn trigger(keys: &str) -> Result<Config, String> {
+    check(&format!(
+        "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"invoices\"\nfield = \"seq\"\n{keys}\n"
+    ))
+}
+
+#[test]
+fn on_match_makes_the_match_the_numbering_condition() {
+    let c = trigger("on = \"match\"\nmatch = { status = \"issued\" }").unwrap();
+    assert_eq!(c.triggers[0].on, On::Match);
+    assert_eq!(
+        c.triggers[0].numbering.condition(),
+        Some(&serde_json::json!({ "status": "issued" }))
+    );
+    // On insert (the default) the match only filters inserts: no condition on the writes.
+    let c = trigger("match = { status = \"issued\" }").unwrap();
+    assert_eq!(c.triggers[0].on, On::Insert);
+    assert_eq!(c.triggers[0].numbering.condition(), None);
+}
+
+#[test]
+fn bad_on_date_field_and_backfill_sort_are_refused_naming_the_key() {
+    let err = trigger("on = \"update\"").unwrap_err();
+    assert!(
+        err.contains("trigger[0].on") && err.contains("\"insert\" or \"match\""),
+        "{err}"
+    );
+    let err = trigger("on = \"match\"").unwrap_err();
+    assert!(
+        err.contains("trigger[0].match") && err.contains("required"),
+        "{err}"
+    );
+    let err = trigger("on = 1").unwrap_err();
+    assert!(err.contains("on"), "{err}");
+    // A sequence that never resets has no period for a date to choose.
+    let err = trigger("date_field = \"issuedAt\"").unwrap_err();
+    assert!(
+        err.contains("trigger[0].date_field") && err.contains("reset"),
+        "{err}"
+    );
+    let err = trigger("backfill_sort = \"a..b\"").unwrap_err();
+    assert!(err.contains("trigger[0].backfill_sort"), "{err}");
+    let c = trigger("backfill_sort = \"issuedAt\"").unwrap();
+    assert_eq!(c.triggers[0].backfill_sort.as_deref(), Some("issuedAt"));
 }

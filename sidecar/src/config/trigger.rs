@@ -2,14 +2,19 @@
 //! namespace, its sequence (the core's `SequenceSpec::parse_trigger`: the JS package's schema
 //! and messages), its numbering (`NumberingSpec::new`), its `match`. An error names the key the
 //! core's `option_name` points at, as the file or the flags spell it.
+//!
+//! `on = "match"` makes the trigger's `match` the numbering's condition (the core's
+//! `NumberingSpec::with_condition`): every first number is then written only where the document
+//! still matches and has none.
 
+use mongo_seq_core::sequence::field::check_field_path;
 use mongo_seq_core::{NumberingSpec, SeqError, SequenceSpec};
 use serde_json::{Map, Value};
 
 use super::error::{invalid, ConfigError, Key};
+use super::filter::validate_match;
 use super::namespace::Namespace;
 use super::raw::RawTrigger;
-use crate::executor::convert;
 
 #[derive(Debug, Clone)]
 pub struct TriggerSpec {
@@ -18,8 +23,36 @@ pub struct TriggerSpec {
     pub ns: Namespace,
     /// The sequence, the numbered field, the formatted id's field, the mode (gapless or not).
     pub numbering: NumberingSpec,
-    /// The `match` expression on the inserted document's fields (Extended JSON).
+    /// The `match` expression on the document's fields (Extended JSON).
     pub filter: Option<Map<String, Value>>,
+    /// When a document is numbered: when inserted, or when it comes to match `filter`.
+    pub on: On,
+    /// The backfill's order: this field, then `_id` (`None`: `_id` alone).
+    pub backfill_sort: Option<String>,
+}
+
+/// When a trigger numbers a document (the `on` key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum On {
+    /// When it is inserted (and matches `match`, if any); later changes are not watched.
+    #[default]
+    Insert,
+    /// When an insert, an update or a replace makes it match `match` (numbering on issue).
+    Match,
+}
+
+impl On {
+    /// The key's value as written.
+    fn parse(value: Option<&str>, key: Key) -> Result<Self, ConfigError> {
+        match value {
+            None | Some("insert") => Ok(Self::Insert),
+            Some("match") => Ok(Self::Match),
+            Some(other) => Err(invalid(
+                key,
+                format!("must be \"insert\" or \"match\", got {other:?}"),
+            )),
+        }
+    }
 }
 
 /// How a trigger's keys are named in errors.
@@ -53,13 +86,30 @@ impl Keys {
 
     /// A core error, named by the key its `option_name` points at.
     fn core(self, e: &SeqError) -> ConfigError {
-        let key = match e.option_name() {
+        self.core_as_key(self.core_key(e), e)
+    }
+
+    /// A core error about the sidecar's own key `name`.
+    fn core_as(self, name: &str, e: &SeqError) -> ConfigError {
+        self.core_as_key(self.key(name), e)
+    }
+
+    fn core_key(self, e: &SeqError) -> Key {
+        match e.option_name() {
             Some("name") => self.key("sequence"),
             Some("formatField") => self.key("format_field"),
             Some("counterField") => self.key("counter_field"),
+            Some("counterId") => self.key("counter_id"),
+            Some("dateField") => self.key("date_field"),
+            Some("timeZone") => self.key("time_zone"),
+            Some("yearStart") => self.key("year_start"),
+            Some("condition") => self.key("match"),
             Some(option) => self.key(option),
             None => self.whole(),
-        };
+        }
+    }
+
+    fn core_as_key(self, key: Key, e: &SeqError) -> ConfigError {
         let reason = match e {
             SeqError::InvalidOption { reason, .. } | SeqError::InvalidArgument { reason, .. } => {
                 reason.clone()
@@ -88,6 +138,28 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
         None => None,
         Some(filter) => Some(validate_match(filter, keys.key("match"))?),
     };
+    let on = On::parse(t.on.as_deref(), keys.key("on"))?;
+    let numbering = match (on, &filter) {
+        (On::Insert, _) => numbering,
+        (On::Match, Some(filter)) => numbering
+            .with_condition(Value::Object(filter.clone()))
+            .map_err(|e| keys.core(&e))?,
+        (On::Match, None) => {
+            return Err(invalid(
+                keys.key("match"),
+                "required with on = \"match\": the condition that numbers a document (e.g. { status = \"issued\" })",
+            ))
+        }
+    };
+    let numbering = match &t.date_field {
+        Some(date_field) => numbering
+            .with_date_field(date_field)
+            .map_err(|e| keys.core(&e))?,
+        None => numbering,
+    };
+    if let Some(sort) = &t.backfill_sort {
+        check_field_path("backfillSort", sort).map_err(|e| keys.core_as("backfill_sort", &e))?;
+    }
     let id = match t.name {
         Some(name) if name.is_empty() || name.chars().any(char::is_control) => {
             return Err(invalid(
@@ -103,11 +175,13 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
         ns,
         numbering,
         filter,
+        on,
+        backfill_sort: t.backfill_sort,
     })
 }
 
 /// A trigger's sequence keys as written (`sequence`, `start`, `step`, `min`, `max`, `scope`,
-/// `format`, `counter_field`) → the core's `SequenceSpec`, named `default_name` unless the
+/// `format`, `counter_field`, `counter_id`, `reset`, `time_zone`, `year_start`) → the core's `SequenceSpec`, named `default_name` unless the
 /// keys name it.
 pub fn validate_sequence(
     raw: &RawTrigger,
@@ -124,35 +198,17 @@ pub fn validate_sequence(
         ("scope", &raw.scope),
         ("format", &raw.format),
         ("counterField", &raw.counter_field),
+        ("counterId", &raw.counter_id),
+        ("reset", &raw.reset),
+        ("timeZone", &raw.time_zone),
+        ("yearStart", &raw.year_start),
     ] {
         if let Some(value) = value {
             options.insert(option.to_owned(), value.clone());
         }
     }
-    SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))
-}
-
-/// A `match` expression: field conditions, `$and`, `$or`, `$nor`; checked as the BSON the
-/// server gets, kept as its canonical Extended JSON.
-fn validate_match(filter: Map<String, Value>, key: Key) -> Result<Map<String, Value>, ConfigError> {
-    if let Some(op) = filter
-        .keys()
-        .find(|k| k.starts_with('$') && !matches!(k.as_str(), "$and" | "$or" | "$nor"))
-    {
-        return Err(invalid(
-            key,
-            format!("top-level `{op}` is not supported (use field conditions, $and, $or, $nor)"),
-        ));
-    }
-    match convert::to_doc(Value::Object(filter)) {
-        Ok(doc) if !doc.is_empty() => match convert::from_doc(doc) {
-            Value::Object(filter) => Ok(filter),
-            _ => Err(invalid(key, "must be a table")),
-        },
-        Ok(_) => Err(invalid(
-            key,
-            "must not be empty (leave it out to take every document)",
-        )),
-        Err(e) => Err(invalid(key, e)),
-    }
+    let spec = SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))?;
+    // The core checks the zone's syntax; whether it exists is the host's tz database's to say.
+    mongo_seq::executor::check_time_zone(&spec).map_err(|e| keys.core(&e))?;
+    Ok(spec)
 }

@@ -25,7 +25,10 @@ pub fn resolve_uri(
 
 /// Checks a connection string the way the driver reads it at startup (scheme, hosts, ports,
 /// options and their combinations), without any network access: `mongodb+srv://` hosts are
-/// looked up only when the sidecar connects. The reason never contains the password.
+/// looked up only when the sidecar connects. The TLS files it names (`tlsCAFile`,
+/// `tlsCertificateKeyFile`) are read now, so a missing or unreadable one is refused with its
+/// path before anything connects (the driver would read them only at the first connection).
+/// The reason never contains the password.
 pub fn check_uri(uri: &str) -> Result<(), String> {
     use futures_util::FutureExt;
     use mongodb::options::{ClientOptions, ConnectionString};
@@ -35,6 +38,10 @@ pub fn check_uri(uri: &str) -> Result<(), String> {
         return Err("must start with mongodb:// or mongodb+srv://".to_owned());
     }
     let parsed = ConnectionString::parse(uri).map_err(|e| uri_reason(uri, &e))?;
+    if let Some(mongodb::options::Tls::Enabled(tls)) = &parsed.tls {
+        check_tls_file("tlsCAFile", tls.ca_file_path.as_deref())?;
+        check_tls_file("tlsCertificateKeyFile", tls.cert_key_file_path.as_deref())?;
+    }
     if uri.starts_with("mongodb://") {
         // Without SRV the driver's full parse does no I/O: it is ready at the first poll.
         if let Some(Err(e)) = ClientOptions::parse(parsed).into_future().now_or_never() {
@@ -54,4 +61,21 @@ fn uri_reason(uri: &str, e: &mongodb::error::Error) -> String {
         "invalid connection string: {}",
         crate::redact::redact_message(uri, &message)
     )
+}
+
+/// A TLS file the connection string names: it must be readable and hold a PEM block (the
+/// driver reads PEM only).
+fn check_tls_file(option: &str, path: Option<&std::path::Path>) -> Result<(), String> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let text = std::fs::read(path)
+        .map_err(|e| format!("{option} {} cannot be read: {e}", path.display()))?;
+    if !text.windows(11).any(|w| w == b"-----BEGIN ") {
+        return Err(format!(
+            "{option} {} is not PEM (no `-----BEGIN` line): the driver reads PEM files only",
+            path.display()
+        ));
+    }
+    Ok(())
 }

@@ -7,15 +7,15 @@ mod stream;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mongo_seq_core::{Command, Reply};
+use mongo_seq_core::{Collection, Command, Reply};
 use mongodb::Client;
 
 pub use stream::DriverStream;
 
 use crate::config::Namespace;
 use crate::error::SidecarError;
-use crate::executor::{convert, Executor};
-use crate::mongo::{Mongo, Watch};
+use crate::mongo::{CatalogEntry, Mongo, Watch};
+use mongo_seq::executor::{convert, Executor};
 
 /// A trigger's collections on one client: `Collection::Documents` is the watched collection,
 /// `Counters` the counters, `Leases` the state collection (lease and resume token). The tools
@@ -73,10 +73,28 @@ impl Mongo for Connection {
         DriverStream::open(documents, filter, watch).await
     }
 
+    async fn catalog_entries(
+        &self,
+        collections: &[Collection],
+    ) -> Result<Vec<CatalogEntry>, SidecarError> {
+        Ok(self.executor.catalog_entries(collections).await?)
+    }
+
     fn now_ms(&self) -> i64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
             .unwrap_or(0)
     }
+}
+
+/// This process's incarnation (`TwinWatch`: of two twins the greater stops):
+/// `<ms since the Unix epoch, 13 digits>-<ObjectId>`, so that of two processes started with one
+/// instance id the later one has the greater (an ObjectId alone orders by the second only: twins
+/// started within a second would be ordered at random). Here, beside the wall clock's one reader.
+pub fn incarnation() -> String {
+    let started_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{started_ms:013}-{}", bson::oid::ObjectId::new().to_hex())
 }

@@ -9,8 +9,8 @@ use mongodb::raw_batch_cursor::RawBatchCursor;
 use mongodb::Collection;
 
 use crate::error::SidecarError;
-use crate::executor::{classify, convert};
-use crate::mongo::{EventBatch, EventStream, InsertEvent, ResumeToken, Watch};
+use crate::mongo::{ChangeEvent, EventBatch, EventStream, ResumeToken, Watch};
+use mongo_seq::executor::{classify, convert};
 
 /// A change stream read one server reply at a time: the `$changeStream` aggregate as a raw
 /// batch cursor, so every read of the cursor is exactly one round trip (the aggregate's first
@@ -23,7 +23,7 @@ pub struct DriverStream {
     watch: Watch,
     cursor: RawBatchCursor,
     /// Events of the last reply not handed out yet, each with its own resume token.
-    buffered: VecDeque<(InsertEvent, ResumeToken)>,
+    buffered: VecDeque<(ChangeEvent, ResumeToken)>,
     /// The token after the last reply: its post-batch token, else its last event's.
     reply_token: Option<ResumeToken>,
     /// The token of the last event handed out (at first: where the stream started).
@@ -64,15 +64,18 @@ async fn open_stream(
     token: Option<ResumeToken>,
 ) -> Result<RawBatchCursor, SidecarError> {
     let mut stage = Document::new();
+    if watch.update_lookup {
+        stage.insert("fullDocument", "updateLookup");
+    }
     if let Some(token) = token {
         stage.insert(
             "startAfter",
             convert::to_bson(token.0).map_err(SidecarError::Reply)?,
         );
     }
-    // Each event brings its resume token, its cluster time (the lag) and only the document's
-    // fields the numbering reads.
-    let mut project = doc! { "_id": 1, "clusterTime": 1 };
+    // Each event brings its resume token, its cluster time (the lag), its wall time (a period)
+    // and only the document's fields the numbering reads.
+    let mut project = doc! { "_id": 1, "clusterTime": 1, "wallTime": 1 };
     for field in &watch.fields {
         project.insert(format!("fullDocument.{field}"), 1);
     }
@@ -146,10 +149,15 @@ impl DriverStream {
                 .get_timestamp("clusterTime")
                 .ok()
                 .and_then(|t| ClusterTime::new(t.time, t.increment));
+            let wall_time_ms = event
+                .get_datetime("wallTime")
+                .ok()
+                .map(mongodb::bson::DateTime::timestamp_millis);
             last = Some(token.clone());
-            let event = InsertEvent {
+            let event = ChangeEvent {
                 document,
                 cluster_time,
+                wall_time_ms,
             };
             self.buffered.push_back((event, token));
         }

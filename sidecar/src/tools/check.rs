@@ -1,5 +1,6 @@
-//! `mongo-seq check`: audits a collection's numbers with the core's `audit` (per counter when
-//! scoped) and compares them with the counters. Only documents the trigger numbers are looked
+//! `mongo-seq check`: audits a collection's numbers with the core's `audit` (per counter: per
+//! scope when scoped, per period when the sequence resets — each number's period is the one
+//! written beside it, `<field>Period`) and compares them with the counters. Only documents the trigger numbers are looked
 //! at (its `match`); a summary is clean when every one of them holds its own integer on the
 //! sequence's grid and every counter has passed the numbers under it (and, for gapless
 //! sequences, nothing is missing).
@@ -7,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use mongo_seq_core::numbering::spec::stored_value;
-use mongo_seq_core::{audit, Collection, Command, CurrentValue, QueryOptions};
+use mongo_seq_core::{audit, Collection, Command, CurrentValue, Period, QueryOptions};
 use mongodb::Client;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -50,6 +51,10 @@ pub struct CheckSummary {
     pub unnumbered: u64,
     /// Documents whose field holds something else than an integer (`"abc"`, 2.5, null).
     pub invalid: u64,
+    /// Numbered documents of a sequence that resets without a period of its kind beside the
+    /// number (`<field>Period` missing, or not `YYYY`/`YYYY-MM`/`YYYY-MM-DD` as it resets): in
+    /// no period's series.
+    pub without_period: u64,
     /// Distinct numbers found more than once (per counter).
     pub duplicates: u64,
     /// Numbers missing between start and the largest (per counter).
@@ -64,7 +69,8 @@ pub struct CheckSummary {
     pub counters: BTreeMap<String, Option<i64>>,
     /// Every counter has issued the largest number found under it.
     pub counters_ok: bool,
-    /// Full core reports by counter id (examples of duplicates and gaps).
+    /// Full core reports by counter id (examples of duplicates and gaps), their integers
+    /// beyond 2^53 − 1 as decimal strings too.
     pub reports: BTreeMap<String, Value>,
 }
 
@@ -115,6 +121,9 @@ impl CheckSummary {
         if self.off_grid > 0 {
             odd.push_str(&format!(", {} off the step grid", self.off_grid));
         }
+        if self.without_period > 0 {
+            odd.push_str(&format!(", {} without a period", self.without_period));
+        }
         format!(
             "{} field {}: {} documents, {} numbered, {} unnumbered{odd}, {} duplicates, {} gaps, largest {}, {counters}{}",
             target.trigger.ns,
@@ -140,6 +149,10 @@ impl CheckSummary {
         count(self.duplicates, "numbers held by several documents");
         count(self.invalid, "values not integers");
         count(self.off_grid, "numbers off the step grid");
+        count(
+            self.without_period,
+            "numbered documents without a period (the period field beside the number)",
+        );
         count(self.unnumbered, "unnumbered documents");
         if gapless {
             count(self.gaps, "gaps");
@@ -200,9 +213,17 @@ pub async fn audit_collection<M: Mongo>(
 ) -> Result<CheckSummary, SidecarError> {
     let spec = target.trigger.numbering.sequence();
     let field = target.field();
+    // A series that resets: each number's period is written beside it.
+    let period_field = spec
+        .reset()
+        .is_periodic()
+        .then(|| target.trigger.numbering.period_field());
     let mut projection = Map::new();
     projection.insert("_id".to_owned(), json!(0));
     projection.insert(field.to_owned(), json!(1));
+    if let Some(period_field) = &period_field {
+        projection.insert(period_field.clone(), json!(1));
+    }
     for scope in spec.scope() {
         projection.insert(scope.clone(), json!(1));
     }
@@ -222,8 +243,22 @@ pub async fn audit_collection<M: Mongo>(
         match stored_value(&document, field) {
             Some(value) if mongo_seq_core::ejson::read_i64(value).is_ok() => {
                 summary.numbered += 1;
+                let period = match &period_field {
+                    None => None,
+                    Some(path) => match stored_value(&document, path)
+                        .and_then(Value::as_str)
+                        .and_then(Period::parse)
+                        .filter(|period| spec.check_period(Some(period)).is_ok())
+                    {
+                        Some(period) => Some(period),
+                        None => {
+                            summary.without_period += 1;
+                            continue;
+                        }
+                    },
+                };
                 let counter_id = spec
-                    .counter_id(Some(&document))
+                    .counter_id_in(Some(&document), period.as_ref())
                     .unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
                 groups.entry(counter_id).or_default().push(value.clone());
             }
@@ -231,7 +266,7 @@ pub async fn audit_collection<M: Mongo>(
             None => summary.unnumbered += 1,
         }
     }
-    if groups.is_empty() && spec.scope().is_empty() {
+    if groups.is_empty() && spec.scope().is_empty() && !spec.reset().is_periodic() {
         groups.insert(spec.name().to_owned(), Vec::new());
     }
     for (counter_id, numbers) in groups {
@@ -248,7 +283,9 @@ pub async fn audit_collection<M: Mongo>(
         summary.counters.insert(counter_id.clone(), counter);
         summary.reports.insert(
             counter_id,
-            serde_json::to_value(&report).unwrap_or_else(|e| json!(e.to_string())),
+            super::counters::exact_numbers(
+                serde_json::to_value(&report).unwrap_or_else(|e| json!(e.to_string())),
+            ),
         );
     }
     Ok(summary)

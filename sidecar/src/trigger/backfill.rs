@@ -1,7 +1,12 @@
 //! The backfill: on first start, with `--backfill`, or once the stream's history is lost, the
-//! documents without a number are numbered in `_id` order, in pages of `batch_size`, with
-//! progress in the log. First every counter moves past the numbers the collection already
-//! holds (the core's `SeedFromExisting`).
+//! documents without a number (that match `match`) are numbered in `_id` order, or in
+//! `backfill_sort` order then `_id`, in pages of `batch_size`, with progress in the log. First
+//! every counter moves past the numbers the collection already holds (the core's
+//! `SeedFromExisting`).
+//!
+//! In `_id` order a page starts after the last `_id` of the one before. In `backfill_sort`
+//! order every page is the first one of what is still unnumbered (a numbered document leaves
+//! the filter), less the documents the core skipped (no scope value, no date).
 
 use mongo_seq_core::{Collection, Command, QueryOptions, SeedFromExisting};
 use serde_json::{json, Map, Value};
@@ -38,12 +43,24 @@ impl<M: Mongo> Trigger<M> {
         info!(
             trigger = self.id(),
             unnumbered = total,
-            "backfill: numbering documents without a number, in _id order"
+            order = self.spec.backfill_sort.as_deref().unwrap_or("_id"),
+            "backfill: numbering documents without a number"
         );
         let started = Instant::now();
         let mut last_report = Instant::now();
         let mut done = 0u64;
         let mut last_id: Option<Value> = None;
+        // The documents the core skipped, left out of the next pages (`backfill_sort` order).
+        let mut passed: Vec<Value> = Vec::new();
+        let sort = match &self.spec.backfill_sort {
+            Some(field) => {
+                let mut sort = Map::new();
+                sort.insert(field.clone(), json!(1));
+                sort.insert("_id".to_owned(), json!(1));
+                Value::Object(sort)
+            }
+            None => json!({ "_id": 1 }),
+        };
         loop {
             if shutdown.is_cancelled() {
                 info!(
@@ -53,16 +70,19 @@ impl<M: Mongo> Trigger<M> {
                 );
                 return Ok(false);
             }
-            let page = match &last_id {
-                Some(id) => json!({ "$and": [filter, { "_id": { "$gt": id } }] }),
-                None => filter.clone(),
+            let page = match (&last_id, &self.spec.backfill_sort) {
+                (Some(id), None) => json!({ "$and": [filter, { "_id": { "$gt": id } }] }),
+                (_, Some(_)) if !passed.is_empty() => {
+                    json!({ "$and": [filter, { "_id": { "$nin": passed } }] })
+                }
+                _ => filter.clone(),
             };
             let find = Command::Find {
                 collection: Collection::Documents,
                 filter: page,
                 options: QueryOptions {
                     projection: Some(Value::Object(projection.clone())),
-                    sort: Some(json!({ "_id": 1 })),
+                    sort: Some(sort.clone()),
                     limit: Some(u64::try_from(self.settings.batch_size).unwrap_or(u64::MAX)),
                 },
                 after_cluster_time: None,
@@ -71,8 +91,13 @@ impl<M: Mongo> Trigger<M> {
             let Some(last) = docs.last().and_then(|d| d.get("_id").cloned()) else {
                 break;
             };
+            if last_id.as_ref() == Some(&last) && self.spec.backfill_sort.is_some() {
+                // The same page again: nothing of it could be numbered (the core said why).
+                break;
+            }
             last_id = Some(last);
             let report = self.number(docs, false, fence, None).await?;
+            passed.extend(report.passed().iter().map(|(id, _)| id.clone()));
             done += report.numbered;
             self.probe
                 .batch_applied(report.numbered, self.mongo.now_ms());

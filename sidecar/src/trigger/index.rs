@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 
 use super::Trigger;
 use crate::error::{DuplicateNumbers, SidecarError};
-use crate::executor::convert;
 use crate::mongo::{count, documents, Mongo};
+use mongo_seq::executor::convert;
 
 impl<M: Mongo> Trigger<M> {
     pub(super) async fn ensure_index(&self) -> Result<(), SidecarError> {

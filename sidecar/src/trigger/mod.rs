@@ -5,7 +5,7 @@
 //! Trigger::run ── standby ──(lease acquired: core AcquireLease)──▶ hold: sessions ∥ lease renewal
 //!                    ▲                                                │
 //!                    └──── lease lost (renewal, own deadline, fenced) ┘   shutdown: release
-//! session (session.rs): unique index → CompletePending → state → open stream
+//! session (session.rs): unique index → shard keys (sharding.rs) → CompletePending → state → open stream
 //!                       → [backfill (backfill.rs)] → batches (batch.rs) → token (state.rs)
 //! ```
 //!
@@ -17,10 +17,12 @@ mod index;
 mod path;
 mod plans;
 mod session;
+mod sharding;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mongo_seq_core::TwinWatch;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -48,6 +50,10 @@ pub struct Shared {
     pub health: Health,
     /// This process's liveness beacon (no facts: a successor waits for the lease to expire).
     pub beacon: Arc<Beacon>,
+    /// This process's nonce, stored with every lease it takes, so that a second process
+    /// started with the same instance id is told apart (`None`: leases carry none, and a lease
+    /// of this instance id is reclaimed at once, whoever holds it).
+    pub incarnation: Option<String>,
 }
 
 pub struct Trigger<M> {
@@ -67,9 +73,9 @@ impl<M: Mongo> Trigger<M> {
         let lease = LeaseKeeper::new(
             mongo.clone(),
             &spec.id,
-            spec.numbering.sequence().name(),
+            spec.numbering.sequence(),
             settings.lease.clone(),
-            shared.beacon.clone(),
+            (shared.beacon.clone(), shared.incarnation.clone()),
             probe.clone(),
         );
         Self {
@@ -96,12 +102,19 @@ impl<M: Mongo> Trigger<M> {
     }
 
     /// Runs until `shutdown`: stands by until it holds the trigger's lease, then runs sessions
-    /// (with backoff between failed ones) until shutdown or until the lease is lost.
-    pub async fn run(self, shutdown: CancellationToken, backfill_on_start: bool) {
+    /// (with backoff between failed ones) until shutdown or until the lease is lost. Fails
+    /// (`DuplicateInstance`) when another live process with this instance id holds the lease
+    /// and this one is to stop.
+    pub async fn run(
+        self,
+        shutdown: CancellationToken,
+        backfill_on_start: bool,
+    ) -> Result<(), SidecarError> {
         let mut force_backfill = backfill_on_start;
         let mut delay = self.settings.backoff_initial;
         self.probe.state(State::Starting);
         let mut standby_logged = false;
+        let mut twin = TwinWatch::default();
         while !shutdown.is_cancelled() {
             // Nothing is held yet: a shutdown stops the attempt at once (without a reachable
             // server it would wait for the driver's server selection, 30 s by default).
@@ -112,14 +125,18 @@ impl<M: Mongo> Trigger<M> {
             };
             let fence = match attempt {
                 Ok(Acquired::Held(fence)) => fence,
-                Ok(Acquired::Busy {
-                    owner,
-                    epoch,
-                    expires_at_ms,
-                }) => {
-                    self.probe
-                        .standby(&owner, epoch, expires_at_ms, !standby_logged);
+                Ok(Acquired::Busy(holder)) => {
+                    self.probe.standby(
+                        &holder.owner,
+                        holder.epoch,
+                        holder.expires_at_ms,
+                        !standby_logged,
+                    );
                     standby_logged = true;
+                    if let Err(e) = self.lease.watch_twin(&mut twin, &holder) {
+                        self.probe.stopped_by(&e);
+                        return Err(e);
+                    }
                     tokio::select! {
                         biased;
                         () = shutdown.cancelled() => {}
@@ -139,6 +156,7 @@ impl<M: Mongo> Trigger<M> {
                 }
             };
             standby_logged = false;
+            twin.reset();
             self.probe.holding(Some(&fence));
             tokio::select! {
                 biased;
@@ -156,6 +174,7 @@ impl<M: Mongo> Trigger<M> {
         }
         self.probe.state(State::Stopped);
         info!(trigger = self.id(), "trigger stopped");
+        Ok(())
     }
 
     /// The next retry delay: doubled, capped.

@@ -1,8 +1,8 @@
 //! Numbering, as the core's plans do it: a batch of inserted documents is the core's
 //! `NumberBatch` (default or gapless, as the trigger's `NumberingSpec` says; the protocol and
-//! its diagram are in `crates/mongo-seq-core/src/batch.rs` and `gapless.rs`), and a new holder
-//! first completes the intents left pending (`CompletePending`). The sidecar runs the commands
-//! with its lease's fence checked before each write and reports the plans' notes.
+//! its diagram are in `crates/mongo-seq-core/src/numbering/batch.rs` and `gapless.rs`), and a
+//! new holder first completes the intents left pending (`CompletePending`). The sidecar runs the
+//! commands with its lease's fence checked before each write and reports the plans' notes.
 
 use mongo_seq_core::{BatchReport, ClusterTime, CompletePending, NumberBatch, Plan};
 use serde_json::Value;
@@ -26,9 +26,29 @@ impl<M: Mongo> Trigger<M> {
         fence: &Fence,
         after: Option<ClusterTime>,
     ) -> Result<BatchReport, SidecarError> {
+        self.number_dated(documents, &[], verify, fence, after)
+            .await
+    }
+
+    /// [`Trigger::number`] with each document's event time (`times[i]`, ms), which places it in
+    /// a period when the trigger's sequence resets and it has no `date_field`.
+    pub async fn number_dated(
+        &self,
+        documents: Vec<Value>,
+        times: &[Option<i64>],
+        verify: bool,
+        fence: &Fence,
+        after: Option<ClusterTime>,
+    ) -> Result<BatchReport, SidecarError> {
         fence.check()?;
-        let mut plan =
-            NumberBatch::new(&self.spec.numbering, documents, fence.epoch, verify, after)?;
+        let mut plan = NumberBatch::dated(
+            &self.spec.numbering,
+            documents,
+            times,
+            fence.epoch,
+            verify,
+            after,
+        )?;
         let report = self.run_held(&mut plan, fence).await?;
         self.probe.numbered(&report);
         Ok(report)

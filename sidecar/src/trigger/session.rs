@@ -5,19 +5,21 @@
 //! core's [`Checkpoint`] says so (at most every `checkpoint`; on a quiet stream the server's
 //! post-batch token every `heartbeat`; at a graceful stop).
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use mongo_seq_core::{BatchReport, Checkpoint};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
 use super::{prefix_filter, Trigger};
+use crate::config::On;
 use crate::error::SidecarError;
 use crate::fence::Fence;
 use crate::health::State;
-use crate::mongo::{EventBatch, EventStream, Mongo, ResumeToken, Watch};
+use crate::mongo::{ChangeEvent, EventBatch, EventStream, Mongo, ResumeToken, Watch};
 
 /// Fewest events one read of the change stream may bring (its cursor's `batchSize`, when the
 /// numbering batch is smaller): a small `batch_size` numbers small batches without a `getMore`
@@ -34,6 +36,7 @@ impl<M: Mongo> Trigger<M> {
         delay: &mut Duration,
     ) -> Result<(), SidecarError> {
         self.ensure_index().await?;
+        self.check_sharding().await?;
         // Whoever holds the trigger completes what an interrupted holder left pending first.
         self.complete_pending(fence).await?;
         let stored = self.state.load().await?;
@@ -108,11 +111,7 @@ impl<M: Mongo> Trigger<M> {
             // The reads that drop an event's document (numbered, or gone) are causally after
             // the newest event of the batch, so after every one of them.
             let after = batch.events.iter().filter_map(|e| e.cluster_time).max();
-            let documents: Vec<Value> = batch
-                .events
-                .into_iter()
-                .filter_map(|event| event.document)
-                .collect();
+            let (documents, times) = self.documents_of(batch.events);
             // Mutant (simulator only): the token stored before the batch is applied.
             let early =
                 mongo_seq_core::mutants::active(mongo_seq_core::mutants::Mutant::TokenBeforeBatch);
@@ -121,7 +120,9 @@ impl<M: Mongo> Trigger<M> {
                     .save(batch.resume_token.as_ref(), None, fence)
                     .await?;
             }
-            let report = self.number(documents, verify, fence, after).await?;
+            let report = self
+                .number_dated(documents, &times, verify, fence, after)
+                .await?;
             verify = verify && report.already > 0;
             applied_token = batch.resume_token;
             if checkpoint.batch_applied(now_ms()) {
@@ -143,15 +144,40 @@ impl<M: Mongo> Trigger<M> {
         Ok(())
     }
 
-    /// The change stream of the trigger: its inserts (matching its `match`), after `token`.
+    /// The change stream of the trigger, after `token`: its inserts (matching its `match`), or
+    /// with `on = "match"` the inserts, updates and replaces whose document (an update's looked
+    /// up when the event is read) matches and has no number yet. A looked-up document may be
+    /// newer than its event, even a stale view on a real replica set: it only says which
+    /// documents to try; every first number is written where the document still matches.
     fn watch(&self, token: Option<ResumeToken>) -> Watch {
-        let inserts = json!({ "operationType": "insert" });
-        let filter = match &self.spec.filter {
-            Some(m) => json!({ "$and": [inserts, prefix_filter(m, "fullDocument")] }),
-            None => inserts,
+        let on_match = self.spec.on == On::Match;
+        let operations = if on_match {
+            json!({ "operationType": { "$in": ["insert", "update", "replace"] } })
+        } else {
+            json!({ "operationType": "insert" })
+        };
+        let mut stages = vec![operations];
+        if let Some(m) = &self.spec.filter {
+            stages.push(Value::Object(prefix_filter(m, "fullDocument")));
+        }
+        if on_match {
+            // The trigger's own numbering writes are update events too: dropped here.
+            stages.push(Value::Object(prefix_filter(
+                self.spec
+                    .numbering
+                    .unnumbered()
+                    .as_object()
+                    .unwrap_or(&Map::new()),
+                "fullDocument",
+            )));
+        }
+        let filter = match stages.len() {
+            1 => stages.remove(0),
+            _ => json!({ "$and": stages }),
         };
         Watch {
             filter,
+            update_lookup: on_match,
             fields: self.spec.numbering.document_fields(),
             start_after: token,
             batch_size: u32::try_from(self.settings.batch_size.max(MIN_STREAM_READ))
@@ -207,6 +233,32 @@ impl<M: Mongo> Trigger<M> {
         // Past every event of the batch (an empty read's token: past everything read).
         batch.resume_token = more.resume_token.or(batch.resume_token);
         Ok(batch)
+    }
+
+    /// The documents the events bring, in order, and each one's event time (a period's, when
+    /// the trigger has no `date_field`). With `on = "match"` a document comes once, at its
+    /// first event: several updates of one document before it is numbered are one coming to
+    /// match.
+    fn documents_of(&self, events: Vec<ChangeEvent>) -> (Vec<Value>, Vec<Option<i64>>) {
+        let mut seen = HashSet::new();
+        let mut documents = Vec::with_capacity(events.len());
+        let mut times = Vec::with_capacity(events.len());
+        for event in events {
+            let time = event.time_ms();
+            let Some(document) = event.document else {
+                continue;
+            };
+            if self.spec.on == On::Match {
+                if let Some(id) = document.get("_id") {
+                    if !seen.insert(id.to_string()) {
+                        continue;
+                    }
+                }
+            }
+            documents.push(document);
+            times.push(time);
+        }
+        (documents, times)
     }
 
     /// Stores `token` (when there is one and it is not the one stored).

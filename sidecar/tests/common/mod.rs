@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mongo_seq::config::{self, Config};
-use mongo_seq::health::Health;
-use mongo_seq::metrics::Metrics;
-use mongo_seq::server::{self, RunOptions};
+use mongo_seq_sidecar::config::{self, Config};
+use mongo_seq_sidecar::health::Health;
+use mongo_seq_sidecar::metrics::Metrics;
+use mongo_seq_sidecar::server::{self, RunOptions};
 use mongodb::bson::{doc, Document};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Collection};
@@ -114,7 +114,7 @@ pub async fn wait_running(run: &Running) {
         if !triggers.is_empty()
             && triggers
                 .values()
-                .all(|h| h.state == mongo_seq::health::State::Running)
+                .all(|h| h.state == mongo_seq_sidecar::health::State::Running)
         {
             return;
         }
@@ -189,6 +189,20 @@ pub fn write_config(name: &str, text: &str) -> PathBuf {
         std::env::temp_dir().join(format!("mongo-seq-test-{}-{name}.toml", std::process::id()));
     std::fs::write(&path, text).expect("write config");
     path
+}
+
+/// Asks a sidecar process to shut down gracefully (SIGTERM).
+pub fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(status.success());
+}
+
+/// What a process started by [`spawn_sidecar`] with `config` logged so far.
+pub fn log_of(config: &std::path::Path) -> String {
+    std::fs::read_to_string(config.with_extension("log")).unwrap_or_default()
 }
 
 /// Starts `mongo-seq sidecar --config <path>` as a process (logs to a temp file).

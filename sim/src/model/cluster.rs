@@ -139,6 +139,8 @@ pub struct Cluster {
     /// The newest term any member started.
     pub term: u64,
     clock: Ts,
+    /// The simulated wall clock (ms) the next entries are written at (the world sets it).
+    pub wall_ms: u64,
     /// Rolled-back entries, for the trace.
     pub rolled_back: Vec<Entry>,
 }
@@ -152,6 +154,7 @@ impl Cluster {
             nodes,
             term: 0,
             clock: 0,
+            wall_ms: 0,
             rolled_back: Vec::new(),
         };
         cluster.elect_node(0);
@@ -214,6 +217,7 @@ impl Cluster {
             let ts = self.clock;
             self.nodes[index].oplog.push(Entry {
                 ts,
+                wall_ms: self.wall_ms,
                 term,
                 op,
                 session,
@@ -243,6 +247,7 @@ impl Cluster {
         let ts = self.clock;
         node.oplog.push(Entry {
             ts,
+            wall_ms: self.wall_ms,
             term,
             op: Op::Noop,
             session: None,

@@ -178,6 +178,9 @@ pub enum Response {
         n: u64,
         n_modified: u64,
         write_errors: Vec<WriteError>,
+        /// The reply's `operationTime`: the newest entry the command wrote, else the member's
+        /// newest (what the server reports for a write that changed nothing).
+        operation_time: Option<Ts>,
     },
     Ok,
 }
@@ -244,10 +247,18 @@ pub fn execute(
         session: request.session,
         object_ids: seed * 1000,
     };
-    let response = writer.write(&request.operation, &request.db)?;
+    let mut response = writer.write(&request.operation, &request.db)?;
     let ops = writer.ops;
     let targets: Vec<(String, Option<Bson>)> = ops.iter().map(|(op, _)| target_of(op)).collect();
     let times = cluster.append(index, ops);
+    if let Response::Write { operation_time, .. } = &mut response {
+        *operation_time = Some(
+            times
+                .last()
+                .copied()
+                .unwrap_or_else(|| cluster.node(index).last_ts()),
+        );
+    }
     let changed = times
         .iter()
         .zip(targets)
@@ -418,6 +429,7 @@ impl Writer<'_> {
                     n,
                     n_modified,
                     write_errors,
+                    operation_time: None,
                 })
             }
             Operation::Insert {
@@ -484,6 +496,7 @@ impl Writer<'_> {
                     n,
                     n_modified: 0,
                     write_errors,
+                    operation_time: None,
                 })
             }
             Operation::Delete {
@@ -497,6 +510,7 @@ impl Writer<'_> {
                         n,
                         n_modified: 0,
                         write_errors: Vec::new(),
+                        operation_time: None,
                     });
                 }
                 let ids: Vec<Bson> = match self.state.collection(&ns) {
@@ -526,6 +540,7 @@ impl Writer<'_> {
                     n,
                     n_modified: 0,
                     write_errors: Vec::new(),
+                    operation_time: None,
                 })
             }
             Operation::CreateIndex { collection, spec } => {

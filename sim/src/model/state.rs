@@ -77,6 +77,9 @@ pub struct SessionRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub ts: Ts,
+    /// The primary's wall clock when it wrote the entry (simulated ms; a change event's
+    /// `wallTime`, [`super::stream::WALL_ORIGIN_MS`] later).
+    pub wall_ms: u64,
     pub term: u64,
     pub op: Op,
     pub session: Option<SessionRecord>,

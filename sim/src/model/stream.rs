@@ -13,6 +13,14 @@
 //!   `invalidate` event, which closes the stream; a stream can start after an invalidate token
 //!   (`startAfter`), <https://www.mongodb.com/docs/manual/reference/change-events/invalidate/>.
 //!
+//! * `fullDocument: "updateLookup"`: an update event brings the document as a majority read
+//!   finds it when the event is read, which "may differ from the changes described in the
+//!   update" (<https://www.mongodb.com/docs/manual/changestreams/#lookup-full-document-for-update-operations>):
+//!   a later version, or `null` once the document is gone. The model picks any committed
+//!   version from the event's own to the newest (the newest half the time): a lookup is never
+//!   older than its event, and may be far newer;
+//! * events carry `wallTime` (6.0+), the primary's wall clock at the write.
+//!
 //! The user pipeline may hold `$match` stages only (the sidecar's); the `invalidate` event is
 //! delivered whatever they say.
 
@@ -21,7 +29,13 @@ use bson::{Bson, Document, Timestamp};
 use super::cluster::Node;
 use super::error::{code, ModelError};
 use super::query::matches;
-use super::state::{Op, Ts};
+use super::state::{Entry, Op, Ts};
+use crate::rng::SimRng;
+
+/// The wall clock (ms since the Unix epoch) at simulated time 0 of a change event's `wallTime`:
+/// six seconds before New Year 2027 in Paris (2027-01-01T00:00+01:00), so schedules write on
+/// both sides of a period's end.
+pub const WALL_ORIGIN_MS: i64 = 1_798_758_000_000 - 6_000;
 
 /// A position in the stream: an entry's time and, for the same entry, 0 for its event and 1
 /// for the `invalidate` that follows it.
@@ -76,6 +90,7 @@ pub fn read(
     pipeline: &[Document],
     after: Position,
     max: usize,
+    mut lookup: Option<&mut SimRng>,
 ) -> Result<Batch, ModelError> {
     if after.ts < node.truncated_through {
         return Err(ModelError::server(
@@ -131,6 +146,7 @@ pub fn read(
                 let kind = if *insert { "insert" } else { "update" };
                 event.insert("operationType", kind);
                 event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("wallTime", wall_time(entry));
                 event.insert("ns", namespace(ns));
                 event.insert(
                     "documentKey",
@@ -138,6 +154,8 @@ pub fn read(
                 );
                 if *insert {
                     event.insert("fullDocument", document.clone());
+                } else if let Some(rng) = lookup.as_deref_mut() {
+                    event.insert("fullDocument", look_up(node, ns, entry, document, rng));
                 }
                 false
             }
@@ -213,6 +231,51 @@ pub fn read(
         post_batch_token,
         invalidated: false,
     })
+}
+
+fn wall_time(entry: &Entry) -> Bson {
+    let ms = WALL_ORIGIN_MS.saturating_add(i64::try_from(entry.wall_ms).unwrap_or(i64::MAX));
+    Bson::DateTime(bson::DateTime::from_millis(ms))
+}
+
+/// An update event's `updateLookup`: a committed version of its document from the event's own
+/// (`document`, at `event`) to the newest, `null` where the document is gone.
+fn look_up(node: &Node, ns: &str, event: &Entry, document: &Document, rng: &mut SimRng) -> Bson {
+    let id = document.get("_id");
+    let (db, _) = ns.split_once('.').unwrap_or((ns, ""));
+    let mut versions = vec![Bson::Document(document.clone())];
+    for entry in node
+        .oplog
+        .iter()
+        .filter(|e| e.ts > event.ts && e.ts <= node.commit_ts)
+    {
+        match &entry.op {
+            Op::Put {
+                ns: target,
+                document: later,
+                ..
+            } if target == ns && later.get("_id") == id => {
+                versions.push(Bson::Document(later.clone()));
+            }
+            Op::Delete {
+                ns: target,
+                id: gone,
+            } if target == ns && Some(gone) == id => {
+                versions.push(Bson::Null);
+            }
+            Op::Drop { ns: target } if target == ns => versions.push(Bson::Null),
+            Op::Rename { from, .. } if from == ns => versions.push(Bson::Null),
+            Op::DropDatabase { db: dropped } if dropped == db => versions.push(Bson::Null),
+            _ => {}
+        }
+    }
+    let newest = versions.len() - 1;
+    let pick = if rng.chance(0.5) {
+        newest
+    } else {
+        rng.below(versions.len())
+    };
+    versions.swap_remove(pick.min(newest))
 }
 
 /// Where a stream opened now without a token starts: the member's newest entry.

@@ -206,10 +206,10 @@ fn change_streams_deliver_committed_events_in_order_and_resume() {
     let start = start_now(c.node(0));
     run(&mut c, 0, insert(1), ReadLevel::Local);
     run(&mut c, 0, insert(2), ReadLevel::Local);
-    let batch = read(c.node(0), "app.docs", &[], start, 10).unwrap();
+    let batch = read(c.node(0), "app.docs", &[], start, 10, None).unwrap();
     assert!(batch.events.is_empty(), "nothing is majority-committed yet");
     c.replicate(1, 1).unwrap();
-    let batch = read(c.node(0), "app.docs", &[], start, 10).unwrap();
+    let batch = read(c.node(0), "app.docs", &[], start, 10, None).unwrap();
     assert_eq!(kinds(&batch.events), ["insert:1"]);
     c.replicate_all();
     let token = batch.events[0].get_document("_id").unwrap();
@@ -219,6 +219,7 @@ fn change_streams_deliver_committed_events_in_order_and_resume() {
         &[],
         Position::from_token(token).unwrap(),
         10,
+        None,
     )
     .unwrap();
     assert_eq!(kinds(&resumed.events), ["insert:2"]);
@@ -230,6 +231,7 @@ fn change_streams_deliver_committed_events_in_order_and_resume() {
         &[doc! {"$match": {"operationType": "insert"}}],
         after,
         10,
+        None,
     )
     .unwrap();
     assert!(quiet.events.is_empty());
@@ -249,7 +251,7 @@ fn history_is_lost_once_the_oplog_is_truncated_past_the_token() {
     );
     c.replicate_all();
     c.truncate_oplog(0, c.clock());
-    let lost = read(c.node(0), "app.docs", &[], start, 10).unwrap_err();
+    let lost = read(c.node(0), "app.docs", &[], start, 10, None).unwrap_err();
     assert_eq!(lost.code(), Some(286));
 }
 
@@ -269,12 +271,12 @@ fn dropping_the_watched_collection_invalidates_the_stream() {
     run(&mut c, 0, insert(2), ReadLevel::Local);
     c.replicate_all();
     let filter = [doc! {"$match": {"operationType": "insert"}}];
-    let batch = read(c.node(0), "app.docs", &filter, start, 10).unwrap();
+    let batch = read(c.node(0), "app.docs", &filter, start, 10, None).unwrap();
     assert_eq!(kinds(&batch.events), ["insert:1", "invalidate"]);
     assert!(batch.invalidated);
     // Starting after the invalidate token: the recreated collection's events.
     let after = Position::from_token(&batch.post_batch_token).unwrap();
-    let next = read(c.node(0), "app.docs", &filter, after, 10).unwrap();
+    let next = read(c.node(0), "app.docs", &filter, after, 10, None).unwrap();
     assert_eq!(kinds(&next.events), ["insert:2"]);
 }
 
@@ -387,4 +389,102 @@ fn a_number_read_local_may_roll_back_one_read_majority_may_not() {
         .and_then(|l| l.documents().next().and_then(|d| d.get_i64("seq").ok()));
     assert_eq!(on_old, Some(6), "5 was rolled back on the old primary");
     assert_eq!(number(&mut c, new, ReadLevel::Majority), Some(6));
+}
+
+#[test]
+fn a_write_reports_its_operation_time_the_newest_entry_it_wrote_else_the_member_s() {
+    let mut c = Cluster::new(3, 0);
+    let set = |id: &str| Operation::Update {
+        collection: "docs".into(),
+        statements: vec![Statement {
+            filter: doc! {"_id": id},
+            update: doc! {"$set": {"n": 1_i64}},
+            multi: false,
+            upsert: true,
+        }],
+        ordered: true,
+    };
+    let wrote = run(&mut c, 0, set("a"), ReadLevel::Local);
+    let Response::Write { operation_time, .. } = wrote.response else {
+        panic!("a write reply")
+    };
+    assert_eq!(operation_time, wrote.last_ts, "the entry it wrote");
+    run(&mut c, 0, increment("o"), ReadLevel::Local);
+    // Nothing to change: the member's newest entry (the counter's), as the server reports.
+    let noop = run(&mut c, 0, set("a"), ReadLevel::Local);
+    assert_eq!(noop.last_ts, None);
+    let Response::Write { operation_time, .. } = noop.response else {
+        panic!("a write reply")
+    };
+    assert_eq!(operation_time, Some(c.node(0).last_ts()));
+    assert!(operation_time > wrote.last_ts);
+}
+
+fn set_status(id: i32, status: &str) -> Operation {
+    Operation::Update {
+        collection: "docs".into(),
+        statements: vec![exec::Statement {
+            filter: doc! {"_id": id},
+            update: doc! {"$set": {"status": status}},
+            multi: false,
+            upsert: false,
+        }],
+        ordered: true,
+    }
+}
+
+#[test]
+fn an_update_lookup_brings_a_version_no_older_than_the_event_and_null_once_gone() {
+    let mut c = Cluster::new(1, 0);
+    let start = start_now(c.node(0));
+    run(&mut c, 0, insert(1), ReadLevel::Local);
+    run(&mut c, 0, set_status(1, "draft"), ReadLevel::Local);
+    run(&mut c, 0, set_status(1, "issued"), ReadLevel::Local);
+    run(&mut c, 0, set_status(1, "cancelled"), ReadLevel::Local);
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..64 {
+        let mut rng = crate::rng::SimRng::new(seed);
+        let batch = read(c.node(0), "app.docs", &[], start, 10, Some(&mut rng)).unwrap();
+        let updates: Vec<&Document> = batch
+            .events
+            .iter()
+            .filter(|e| e.get_str("operationType") == Ok("update"))
+            .collect();
+        assert_eq!(updates.len(), 3);
+        // The second update's lookup: its own version (issued) or the newer one (cancelled).
+        let status = updates[1]
+            .get_document("fullDocument")
+            .unwrap()
+            .get_str("status")
+            .unwrap();
+        assert!(["issued", "cancelled"].contains(&status), "{status}");
+        seen.insert(status.to_owned());
+        assert!(updates[1].get_datetime("wallTime").is_ok());
+    }
+    assert_eq!(
+        seen.len(),
+        2,
+        "both the event's version and a newer one are seen"
+    );
+    // Without updateLookup an update event has no document.
+    let plain = read(c.node(0), "app.docs", &[], start, 10, None).unwrap();
+    assert!(plain.events[1].get("fullDocument").is_none());
+    // Once the document is gone, every lookup after the deletion finds nothing.
+    run(
+        &mut c,
+        0,
+        Operation::Delete {
+            collection: "docs".into(),
+            filter: doc! {"_id": 1},
+            multi: false,
+        },
+        ReadLevel::Local,
+    );
+    let gone = (0..64).any(|seed| {
+        let mut rng = crate::rng::SimRng::new(seed);
+        let batch = read(c.node(0), "app.docs", &[], start, 10, Some(&mut rng)).unwrap();
+        // The last update's lookup: its own version, or null (after the deletion).
+        batch.events[3].get("fullDocument") == Some(&Bson::Null)
+    });
+    assert!(gone, "a lookup after the deletion finds nothing");
 }

@@ -10,6 +10,8 @@
 //!    ├─ done ──▶ refilled(id, range): waiters served in arrival order ──▶ ready(ticket)
 //!    └─ failed ─▶ refill_failed(id): the waiter that ran it gives up; the others run their own
 //! discard() (after setNext): the block is dropped and the refill in flight no longer counts
+//! withdraw(ticket) (a caller gone, e.g. a cancelled Rust future): out of the queue; what it
+//!    was given is dropped (a gap); a refill it runs stays in flight and serves the others
 //!
 //! refillAhead: true ──▶ take_one() says no once half the block is gone (nobody waiting, no refill
 //!    in flight) ──▶ take(n) serves the caller ──▶ refill_ahead(): a Reservation nobody waits for
@@ -340,6 +342,24 @@ impl BlockCounter {
         }
     }
 
+    /// The caller waiting with `ticket` is gone (a cancelled future): it leaves the queue, and
+    /// the numbers it was already given (from the block when it queued, or served since) are
+    /// dropped — a gap, never a number handed to two callers. A refill it was running stays in
+    /// flight: when it comes back, its range serves the callers behind it (and what is left
+    /// stays in the block). Returns how many numbers were dropped; an unknown ticket drops none.
+    pub fn withdraw(&mut self, ticket: u64) -> u64 {
+        if let Some(position) = self.waiting.iter().position(|w| w.ticket == ticket) {
+            return self
+                .waiting
+                .remove(position)
+                .map_or(0, |waiter| waiter.taken.count());
+        }
+        match self.ready.iter().position(|(t, _)| *t == ticket) {
+            Some(index) => self.ready.swap_remove(index).1.count(),
+            None => 0,
+        }
+    }
+
     /// Drops the numbers of the block and the range ahead (after `setNext`; a gap) and
     /// invalidates the refill in flight; returns how many numbers were dropped.
     pub fn discard(&mut self) -> u64 {
@@ -350,195 +370,4 @@ impl BlockCounter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::plan::{Plan, Step};
-    use crate::protocol::reply::Reply;
-    use serde_json::json;
-
-    fn counter(options: serde_json::Value) -> BlockCounter {
-        let spec = SequenceSpec::parse(&options).unwrap();
-        BlockCounter::new(&spec, spec.name()).unwrap()
-    }
-
-    fn ticket(take: Take) -> u64 {
-        match take {
-            Take::Ticket(ticket) => ticket,
-            Take::Numbers(numbers) => panic!("expected a ticket, got {numbers:?}"),
-        }
-    }
-
-    fn values(numbers: Option<Numbers>) -> Vec<i64> {
-        numbers.expect("served").values().collect()
-    }
-
-    /// Runs a refill against a counter document holding `last` before it.
-    fn complete(counter: &mut BlockCounter, refill: Refill, last: i64) -> ReservedRange {
-        let Refill { id, mut plan } = refill;
-        let Ok(Step::Command(command)) = plan.current_step() else {
-            panic!("a reservation starts with a command")
-        };
-        let increment = serde_json::to_value(&command).unwrap()["update"]["$inc"]["seq"]
-            ["$numberLong"]
-            .as_str()
-            .unwrap()
-            .parse::<i64>()
-            .unwrap();
-        let reply = Reply::Document {
-            document: json!({ "_id": "c", "seq": { "$numberLong": last.checked_add(increment).unwrap().to_string() } }),
-        };
-        let Ok(Step::Done(range)) = plan.feed(reply) else {
-            panic!("one command")
-        };
-        counter.refilled(id, range);
-        range
-    }
-
-    #[test]
-    fn block_one_coalesces_waiters_in_order() {
-        let mut c = counter(json!({ "name": "c" }));
-        let tickets: Vec<u64> = (0..3).map(|_| ticket(c.take(1).unwrap())).collect();
-        let many = ticket(c.take(2).unwrap());
-        let refill = c.refill(tickets[1]).unwrap().expect("a refill");
-        assert!(c.refill(tickets[0]).unwrap().is_none(), "one in flight");
-        let range = complete(&mut c, refill, 0);
-        assert_eq!(
-            (range.first, range.last),
-            (1, 5),
-            "one $inc for all five numbers"
-        );
-        assert_eq!(values(c.ready(tickets[0])), [1]);
-        assert_eq!(values(c.ready(tickets[1])), [2]);
-        assert_eq!(values(c.ready(tickets[2])), [3]);
-        assert_eq!(values(c.ready(many)), [4, 5]);
-        assert_eq!(c.ready(many), None, "collected once");
-        assert_eq!(c.take_one(), None, "no gap: nothing left");
-    }
-
-    #[test]
-    fn larger_blocks_refill_one_block_at_a_time() {
-        let mut c = counter(json!({ "name": "c", "block": 2 }));
-        let tickets: Vec<u64> = (0..3).map(|_| ticket(c.take(1).unwrap())).collect();
-        let refill = c.refill(tickets[0]).unwrap().unwrap();
-        complete(&mut c, refill, 0);
-        assert_eq!(values(c.ready(tickets[0])), [1]);
-        assert_eq!(values(c.ready(tickets[1])), [2]);
-        assert_eq!(c.ready(tickets[2]), None);
-        let refill = c.refill(tickets[2]).unwrap().unwrap();
-        complete(&mut c, refill, 2);
-        assert_eq!(values(c.ready(tickets[2])), [3]);
-        assert_eq!(c.take_one(), Some(4));
-        assert_eq!(c.take(0).unwrap(), Take::Numbers(Numbers::default()));
-    }
-
-    #[test]
-    fn a_partial_block_then_the_rest_and_no_overtaking() {
-        let mut c = counter(json!({ "name": "c", "block": 3 }));
-        let first = ticket(c.take(1).unwrap());
-        let refill = c.refill(first).unwrap().unwrap();
-        complete(&mut c, refill, 0);
-        assert_eq!(values(c.ready(first)), [1]);
-        let many = ticket(c.take(4).unwrap()); // 2, 3 now; 2 more from the refill
-        let late = ticket(c.take(1).unwrap());
-        assert_eq!(c.peek(), None, "nobody overtakes a waiter");
-        let refill = c.refill(late).unwrap().unwrap();
-        complete(&mut c, refill, 3);
-        assert_eq!(values(c.ready(many)), [2, 3, 4, 5]);
-        assert_eq!(values(c.ready(late)), [6]);
-    }
-
-    #[test]
-    fn set_next_during_a_refill_drops_its_range() {
-        let mut c = counter(json!({ "name": "c", "block": 10 }));
-        let waiter = ticket(c.take(1).unwrap());
-        let refill = c.refill(waiter).unwrap().unwrap();
-        assert_eq!(c.discard(), 0);
-        complete(&mut c, refill, 0);
-        assert_eq!(
-            c.ready(waiter),
-            None,
-            "the block reserved before setNext is dropped"
-        );
-        let refill = c
-            .refill(waiter)
-            .unwrap()
-            .expect("the waiter runs a new refill");
-        complete(&mut c, refill, 5000);
-        assert_eq!(values(c.ready(waiter)), [5001]);
-    }
-
-    #[test]
-    fn a_failed_refill_fails_the_waiter_that_ran_it() {
-        let mut c = counter(json!({ "name": "c" }));
-        let a = ticket(c.take(1).unwrap());
-        let b = ticket(c.take(1).unwrap());
-        let refill = c.refill(b).unwrap().unwrap();
-        c.refill_failed(refill.id);
-        assert!(
-            c.refill(b).is_err(),
-            "b gave up: its ticket is no longer known"
-        );
-        let refill = c.refill(a).unwrap().unwrap();
-        assert_eq!(
-            serde_json::to_value(refill.plan.current_step().unwrap()).unwrap()["command"]["update"],
-            json!({ "$inc": { "seq": { "$numberLong": "1" } } }),
-            "a alone now"
-        );
-    }
-
-    #[test]
-    fn refill_ahead_keeps_numbers_in_order_and_holds_at_most_a_block_and_a_half() {
-        let mut c = counter(json!({ "name": "c", "block": 10, "refillAhead": true }));
-        let first = ticket(c.take(1).unwrap());
-        let refill = c.refill(first).unwrap().unwrap();
-        complete(&mut c, refill, 0);
-        let mut seen = values(c.ready(first));
-        let mut last = 10;
-        for _ in 0..100 {
-            let value = match c.take_one() {
-                Some(value) => value,
-                None => {
-                    let Take::Numbers(numbers) = c.take(1).unwrap() else {
-                        panic!("the block ahead is back before the block runs dry here")
-                    };
-                    let value: Vec<i64> = numbers.values().collect();
-                    if let Some(refill) = c.refill_ahead() {
-                        assert!(c.refill_ahead().is_none(), "one in flight");
-                        let held = c.block.remaining();
-                        assert!(held * 2 <= 10, "started at half a block: {held} left");
-                        let range = complete(&mut c, refill, last);
-                        last = range.last;
-                        assert!(held + range.count <= 15, "at most a block and a half held");
-                    }
-                    value[0]
-                }
-            };
-            seen.push(value);
-        }
-        assert_eq!(
-            seen,
-            (1..=101).collect::<Vec<_>>(),
-            "no gap, no repeat, in order"
-        );
-    }
-
-    #[test]
-    fn set_next_drops_the_range_ahead_and_the_refill_ahead_in_flight() {
-        let mut c = counter(json!({ "name": "c", "block": 4, "refillAhead": true }));
-        let first = ticket(c.take(3).unwrap());
-        let refill = c.refill(first).unwrap().unwrap();
-        complete(&mut c, refill, 0);
-        assert_eq!(values(c.ready(first)), [1, 2, 3]);
-        let ahead = c.refill_ahead().expect("one number left of 4: due");
-        complete(&mut c, ahead, 4);
-        assert_eq!(c.discard(), 5, "4 in hand, 5..8 ahead");
-        let late = c.refill_ahead().expect("due again: nothing held");
-        assert_eq!(c.discard(), 0);
-        complete(&mut c, late, 8);
-        assert_eq!(
-            c.take_one(),
-            None,
-            "the refill from before setNext was dropped"
-        );
-    }
-}
+mod tests;

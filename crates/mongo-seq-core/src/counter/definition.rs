@@ -8,16 +8,19 @@
 //! check, at no extra round trip. Options at their "not set" value are left out, so a counter
 //! written before an option existed keeps matching a sequence that does not use it.
 //!
-//! In the definition: `start`, `step`, `min`, `max`, `format`, `gapless`. Not in it: `block`,
+//! In the definition: `start`, `step`, `min`, `max`, `reset`, `timeZone` and `yearStart` (a
+//! sequence that resets: they decide which period a number belongs to), `format`, `gapless`
+//! (numbered by a gapless trigger: [`SequenceSpec::with_gapless`]). Not in it: `block`,
 //! `refillAhead` (per process), `counterField`, `counterId`, `scope` (layout: they decide which
-//! document is the counter, not what it hands out). Adding an option (the series' `reset`,
-//! `timeZone`, `yearStart`) is one line in [`CounterDefinition::entries`].
+//! document is the counter, not what it hands out). Adding an option is one line in
+//! [`CounterDefinition::entries`].
 
 use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::{DefinitionConflict, SeqError};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Reset;
 
 /// The counter document's field holding its definition.
 pub const FIELD: &str = "definition";
@@ -41,11 +44,11 @@ pub struct Difference {
 }
 
 impl CounterDefinition {
-    /// The definition of `spec`'s counters; `gapless` when they are numbered by the gapless
-    /// protocol.
-    pub fn of(spec: &SequenceSpec, gapless: bool) -> Self {
+    /// The definition of `spec`'s counters (`gapless` when the spec says they are numbered by
+    /// the gapless protocol).
+    pub fn of(spec: &SequenceSpec) -> Self {
         let mut document = Map::new();
-        for (key, value) in Self::entries(spec, gapless) {
+        for (key, value) in Self::entries(spec) {
             if let Some(value) = value {
                 document.insert(key.to_owned(), value);
             }
@@ -54,15 +57,29 @@ impl CounterDefinition {
     }
 
     /// Every option of a definition, in canonical order; `None` leaves the key out.
-    fn entries(spec: &SequenceSpec, gapless: bool) -> [(&'static str, Option<Value>); 6] {
+    fn entries(spec: &SequenceSpec) -> [(&'static str, Option<Value>); 9] {
+        let reset = spec.reset();
+        let periodic = reset.is_periodic();
         [
             ("start", Some(ejson::long(spec.start()))),
             ("step", Some(ejson::long(spec.step()))),
             ("min", spec.min().map(ejson::long)),
             ("max", spec.max().map(ejson::long)),
+            ("reset", periodic.then(|| reset.name().into())),
+            ("timeZone", periodic.then(|| spec.time_zone().into())),
+            (
+                "yearStart",
+                (reset == Reset::Yearly).then(|| ejson::long(i64::from(spec.year_start()))),
+            ),
             ("format", spec.format().map(|f| f.as_str().into())),
-            ("gapless", gapless.then_some(Value::Bool(true))),
+            ("gapless", spec.gapless().then_some(Value::Bool(true))),
         ]
+    }
+
+    /// The definition as stored, from a counter document: `None` when it has none (a counter of
+    /// the tutorial's, another recipe's or an older version's).
+    pub fn stored(counter: &Value) -> Option<&Value> {
+        counter.get(FIELD)
     }
 
     /// The sub-document as written to the counter.
@@ -78,6 +95,29 @@ impl CounterDefinition {
         let mut equal = Map::new();
         equal.insert(FIELD.to_owned(), self.document());
         Value::Array(vec![Value::Object(absent), Value::Object(equal)])
+    }
+
+    /// Adds the condition to a write's filter (`$or`: a filter holds no other; `extraFilter`
+    /// refuses one).
+    pub fn add_condition(&self, filter: &mut Map<String, Value>) {
+        filter.insert("$or".to_owned(), self.filter_condition());
+    }
+
+    /// Adds the definition to a write's `$set` (or to a counter about to be inserted).
+    pub fn add_to(&self, fields: &mut Map<String, Value>) {
+        fields.insert(FIELD.to_owned(), self.document());
+    }
+
+    /// `SEQUENCE_CONFLICT` when `counter` (a counter document read on the conflict path)
+    /// records another definition than ours.
+    pub fn check(&self, counter_id: &str, counter: &Value) -> Result<(), SeqError> {
+        match counter {
+            Value::Object(counter) => match self.difference(counter) {
+                Some(difference) => Err(self.conflict(counter_id, counter, difference)),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
     }
 
     /// How a counter document's stored definition differs from ours: `None` when it has none
@@ -118,6 +158,24 @@ impl CounterDefinition {
             });
         }
         None
+    }
+
+    /// Every option in which `stored` (a counter's stored definition; `None`: it has none)
+    /// differs from ours, in canonical order then the stored-only ones: what `adopt` reports.
+    pub fn changes(&self, stored: Option<&Value>) -> Vec<String> {
+        let Some(Value::Object(stored)) = stored else {
+            return self.document.keys().cloned().collect();
+        };
+        self.document
+            .keys()
+            .chain(
+                stored
+                    .keys()
+                    .filter(|key| !self.document.contains_key(*key)),
+            )
+            .filter(|key| !same_value(self.document.get(*key), stored.get(*key)))
+            .cloned()
+            .collect()
     }
 
     /// `SEQUENCE_CONFLICT` for `counter` (a counter document whose definition differs from ours
@@ -172,36 +230,52 @@ mod tests {
 
     #[test]
     fn canonical_order_int64_and_unset_options_left_out() {
-        let plain = CounterDefinition::of(&spec(json!({"name": "invoice"})), false);
+        let plain = CounterDefinition::of(&spec(json!({"name": "invoice"})));
         assert_eq!(
             plain.document(),
             json!({"start": {"$numberLong": "1"}, "step": {"$numberLong": "1"}})
         );
         let full = CounterDefinition::of(
             &spec(
-                json!({"name": "invoice", "max": 9, "min": 0, "step": 3, "start": 3, "format": "INV-{seq}"}),
-            ),
-            true,
+                json!({"name": "invoice", "max": 9, "min": 0, "step": 3, "start": 3, "format": "INV-{yyyy}-{seq}", "yearStart": 4, "reset": "yearly", "timeZone": "Europe/Madrid"}),
+            )
+            .with_gapless(true),
         );
         let keys: Vec<_> = full.document.keys().cloned().collect();
-        assert_eq!(keys, ["start", "step", "min", "max", "format", "gapless"]);
+        assert_eq!(
+            keys,
+            [
+                "start",
+                "step",
+                "min",
+                "max",
+                "reset",
+                "timeZone",
+                "yearStart",
+                "format",
+                "gapless"
+            ]
+        );
+        assert_eq!(full.document["yearStart"], json!({"$numberLong": "4"}));
+        let monthly = CounterDefinition::of(&spec(json!({"name": "invoice", "reset": "monthly"})));
+        assert_eq!(
+            monthly.document(),
+            json!({"start": {"$numberLong": "1"}, "step": {"$numberLong": "1"}, "reset": "monthly", "timeZone": "UTC"})
+        );
     }
 
     #[test]
     fn per_process_and_layout_options_are_not_part_of_it() {
-        let a = CounterDefinition::of(&spec(json!({"name": "invoice"})), false);
-        let b = CounterDefinition::of(
-            &spec(
-                json!({"name": "invoice", "block": 50, "refillAhead": true, "counterField": "n"}),
-            ),
-            false,
-        );
+        let a = CounterDefinition::of(&spec(json!({"name": "invoice"})));
+        let b = CounterDefinition::of(&spec(
+            json!({"name": "invoice", "block": 50, "refillAhead": true, "counterField": "n"}),
+        ));
         assert_eq!(a, b);
     }
 
     #[test]
     fn filter_condition_admits_no_definition_or_exactly_ours() {
-        let definition = CounterDefinition::of(&spec(json!({"name": "invoice"})), false);
+        let definition = CounterDefinition::of(&spec(json!({"name": "invoice"})));
         assert_eq!(
             definition.filter_condition(),
             json!([{"definition": {"$exists": false}}, {"definition": definition.document()}])
@@ -210,7 +284,7 @@ mod tests {
 
     #[test]
     fn difference_names_the_first_option_that_differs() {
-        let ours = CounterDefinition::of(&spec(json!({"name": "invoice", "step": 1})), false);
+        let ours = CounterDefinition::of(&spec(json!({"name": "invoice", "step": 1})));
         assert_eq!(ours.difference(&Map::new()), None);
         assert_eq!(ours.difference(&counter(ours.document())), None);
         // An int32 equals our int64, as on the server.
@@ -218,10 +292,8 @@ mod tests {
             ours.difference(&counter(json!({"start": 1, "step": 1}))),
             None
         );
-        let theirs = CounterDefinition::of(
-            &spec(json!({"name": "invoice", "step": 2, "start": 2})),
-            false,
-        );
+        let theirs =
+            CounterDefinition::of(&spec(json!({"name": "invoice", "step": 2, "start": 2})));
         let difference = ours.difference(&counter(theirs.document())).unwrap();
         assert_eq!(difference.option, "start");
         // A key only the stored definition has (a newer version's option) differs too.

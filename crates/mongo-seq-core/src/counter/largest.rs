@@ -16,12 +16,23 @@ use crate::sequence::options::SequenceSpec;
 use crate::sequence::scope;
 
 /// The `findOne` of the furthest number in `field` among the documents sharing the scope
-/// values of `document` (required when the sequence is scoped).
+/// values of `document` (required when the sequence is scoped). Refused for a sequence that
+/// resets: the numbers of a collection carry no period.
 pub(crate) fn largest_number_query(
     spec: &SequenceSpec,
     field: &str,
     document: Option<&Value>,
 ) -> Result<Command, SeqError> {
+    if spec.reset().is_periodic() {
+        return Err(SeqError::InvalidOption {
+            option: "reset".to_owned(),
+            reason: format!(
+                "the largest number in a collection belongs to no period: sequence `{}` resets {} and numbers through its counters (next, insertOne, insertMany)",
+                spec.name(),
+                spec.reset().name()
+            ),
+        });
+    }
     check_number_field("field", field)?;
     let mut filter = Map::new();
     for scope_field in spec.scope() {

@@ -1,9 +1,14 @@
 //! One counter document (`{ _id: <counter id>, seq: <last issued> }`) and the plans on it:
 //! reading it ([`document`], [`current`]), reserving numbers ([`reservation`], giving a
 //! [`range`]), moving it ([`set_next`], [`seed`]: `seedFromMax`, [`seed_collection`]:
-//! `seedFromCollection`, which finds the [`largest`] number a collection holds).
+//! `seedFromCollection`, which finds the [`largest`] number a collection holds); the counters
+//! of dated documents ([`dated`]: the `localDates` step of a sequence that resets); on a
+//! sharded cluster, the [`shard_key`] its collection may have. Every write of a counter carries
+//! the sequence's [`definition`] (issue 20), which [`adopt`] rewrites on purpose.
 
+pub mod adopt;
 pub mod current;
+pub mod dated;
 pub mod definition;
 pub mod document;
 pub mod largest;
@@ -13,3 +18,4 @@ pub mod reset;
 pub mod seed;
 pub mod seed_collection;
 pub mod set_next;
+pub mod shard_key;

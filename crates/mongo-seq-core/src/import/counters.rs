@@ -9,7 +9,10 @@
 //! Both plugins keep the last number issued (`seq`, `count`). A mongoose-sequence counter with
 //! `reference_value: { <field>: <value>, … }` becomes the counter of a sequence scoped by those
 //! fields (in that order, which mongoose-sequence sorts). `names` renames sequences
-//! (`{ "<id or model.field>": "<name>" }`).
+//! (`{ "<id or model.field>": "<name>" }`); a name may end with a period (`invoices/2026`,
+//! `tickets/2026-05`): the source counter is then that period's counter of a series that resets
+//! (yearly, monthly or daily, as the period reads; a per-year counter kept by hand becomes the
+//! year's series), its id the period last (`invoices/tenant=acme/2026`).
 //!
 //! The plan: one `find` on the source collection (the plan's `documents` collection), one
 //! `find` of mongo-seq's counters it maps to (to report where they stand), then — only with
@@ -52,75 +55,15 @@ use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Period;
 
-/// What the import did (or, in a dry run, would do) to one counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ImportAction {
-    /// mongo-seq has no such counter: it is created past the source.
-    Create,
-    /// mongo-seq's counter is behind the source: it is moved past it.
-    Advance,
-    /// mongo-seq's counter is already past the source: left as it is.
-    Keep,
-}
-
-/// One adopted counter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImportedCounter {
-    /// The source document's identifying fields (`{id, referenceValue}` or `{model, field}`).
-    pub source: Value,
-    pub sequence: String,
-    pub scope: Vec<String>,
-    pub counter_id: String,
-    /// The last number the plugin issued.
-    pub source_last: i64,
-    /// mongo-seq's counter before (`null`: none).
-    pub before: Option<i64>,
-    pub action: ImportAction,
-    /// mongo-seq's counter after (`null` in a dry run).
-    pub after: Option<i64>,
-}
-
-/// A source document (or a mongo-seq counter) the import left alone, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SkippedCounter {
-    pub source: Value,
-    pub reason: String,
-}
-
-/// The plan's output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImportReport {
-    pub from: CounterSource,
-    pub applied: bool,
-    pub counters: Vec<ImportedCounter>,
-    pub skipped: Vec<SkippedCounter>,
-    /// An import in place: mongoose-sequence's unique index replaced so mongo-seq's counters
-    /// fit beside its documents (absent otherwise).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index: Option<IndexChange>,
-}
-
-/// mongoose-sequence's unique index, replaced by an import in place (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IndexChange {
-    /// Dropped: `id_1_reference_value_1`, on which every document without `id` collides.
-    pub dropped: String,
-    /// Created first: unique on the same fields, over the documents that have `id`.
-    pub created: String,
-    /// Done (`false` in a dry run).
-    pub applied: bool,
-}
-
-/// mongoose-sequence's unique index on its counters collection.
-pub const MONGOOSE_SEQUENCE_INDEX: &str = "id_1_reference_value_1";
-/// What an import in place puts in its stead (another key pattern: `reference_value` descending).
-pub const PARTIAL_INDEX: &str = "id_1_reference_value_-1_where_id";
+mod report;
+mod source;
+pub use report::{
+    ImportAction, ImportReport, ImportedCounter, IndexChange, SkippedCounter,
+    MONGOOSE_SEQUENCE_INDEX, PARTIAL_INDEX,
+};
+use source::{read_source, scope_document, source_key};
 
 #[derive(Debug, Clone)]
 enum Phase {
@@ -183,97 +126,6 @@ impl ImportCounters {
     }
 }
 
-/// A source document as a counter to adopt: (source key, identifying fields, scope document,
-/// last number), or why it cannot be.
-type SourceCounter = (String, Value, Option<Map<String, Value>>, i64);
-
-fn read_source(from: CounterSource, document: &Value) -> Result<SourceCounter, String> {
-    let text = |key: &str| match document.get(key) {
-        Some(Value::String(text)) => Ok(text.clone()),
-        other => Err(format!(
-            "`{key}` must be a string, got {}",
-            other.map_or_else(|| "nothing".to_owned(), ejson::describe)
-        )),
-    };
-    let number = |key: &str| match document.get(key) {
-        Some(value) => ejson::read_i64(value).map_err(|reason| format!("`{key}` {reason}")),
-        None => Err(format!("has no `{key}`")),
-    };
-    match from {
-        CounterSource::MongooseSequence => {
-            let id = text("id")?;
-            let last = number("seq")?;
-            let (reference, scope) = match document.get("reference_value") {
-                None | Some(Value::Null) => (Value::Null, None),
-                Some(Value::Object(values)) if !ejson::is_unrepresentable(&Value::Object(values.clone())) && !values.keys().any(|k| k.starts_with('$')) => {
-                    (Value::Object(values.clone()), Some(values.clone()))
-                }
-                Some(other) => return Err(format!(
-                    "`reference_value` must be null or a document {{ <field>: <value> }}, got {} (older mongoose-sequence versions stored other shapes: move such a counter with setNext)",
-                    ejson::describe(other)
-                )),
-            };
-            Ok((
-                id.clone(),
-                ejson::object([
-                    ("id", id.clone().into()),
-                    ("referenceValue", reference.clone()),
-                ]),
-                scope,
-                last,
-            ))
-        }
-        CounterSource::AutoIncrement => {
-            // mongoose-auto-increment and @typegoose/auto-increment write `model`.
-            let model = text("model")?;
-            let field = text("field")?;
-            let last = number("count")?;
-            Ok((
-                format!("{model}.{field}"),
-                ejson::object([
-                    ("model", model.clone().into()),
-                    ("field", field.clone().into()),
-                ]),
-                None,
-                last,
-            ))
-        }
-    }
-}
-
-/// The key `names` uses for a source document (`id`, or `model.field`), when it has one.
-fn source_key(from: CounterSource, document: &Value) -> Option<String> {
-    let text = |key: &str| document.get(key).and_then(Value::as_str);
-    match from {
-        CounterSource::MongooseSequence => text("id").map(str::to_owned),
-        CounterSource::AutoIncrement => Some(format!("{}.{}", text("model")?, text("field")?)),
-    }
-}
-
-/// A scope document from `reference_value`'s keys, which may be dotted paths.
-fn scope_document(values: &Map<String, Value>) -> Value {
-    let mut document = Map::new();
-    for (path, value) in values {
-        let mut parent = &mut document;
-        let mut keys = path.split('.').peekable();
-        while let Some(key) = keys.next() {
-            if keys.peek().is_none() {
-                parent.insert(key.to_owned(), value.clone());
-                break;
-            }
-            let child = parent
-                .entry(key.to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !child.is_object() {
-                *child = Value::Object(Map::new());
-            }
-            let Value::Object(child) = child else { break };
-            parent = child;
-        }
-    }
-    Value::Object(document)
-}
-
 /// A counter to adopt: its sequence, and its line of the report.
 #[derive(Debug, Clone)]
 struct Entry {
@@ -292,12 +144,23 @@ impl ImportMachine {
             || ejson::object([("_id", document.get("_id").cloned().unwrap_or(Value::Null))]);
         let (key, source, scope, last) =
             read_source(self.request.from, document).map_err(|reason| (fallback(), reason))?;
-        let name = match self.request.names.get(&key) {
+        let named = match self.request.names.get(&key) {
             Some(Value::String(name)) => name.clone(),
             _ => key,
         };
+        // `invoices/2026`: the counter of period 2026 of `invoices`, which resets yearly.
+        let (name, period) = match named.rsplit_once('/') {
+            Some((name, last)) => match Period::parse(last) {
+                Some(period) => (name.to_owned(), Some(period)),
+                None => (named, None),
+            },
+            None => (named, None),
+        };
         let mut options = Map::new();
         options.insert("name".to_owned(), Value::String(name.clone()));
+        if let Some(period) = &period {
+            options.insert("reset".to_owned(), period.reset().name().into());
+        }
         let scope_fields: Vec<String> = scope.iter().flat_map(|s| s.keys().cloned()).collect();
         if !scope_fields.is_empty() {
             options.insert("scope".to_owned(), scope_fields.clone().into());
@@ -307,7 +170,7 @@ impl ImportMachine {
         }
         let adopted = SequenceSpec::parse(&Value::Object(options)).and_then(|spec| {
             let scope = scope.as_ref().map(scope_document);
-            let counter_id = spec.counter_id(scope.as_ref())?;
+            let counter_id = spec.counter_id_in(scope.as_ref(), period.as_ref())?;
             Ok((spec, counter_id))
         });
         let (spec, counter_id) = adopted.map_err(|error| {

@@ -2,11 +2,13 @@
 //! number and `formatField` the formatted id. Each is a top-level field name (the number is set
 //! on a copy of the caller's document, and the optimistic loop sorts on it); the two differ,
 //! `formatField` needs a `format`, and neither may be (or contain) a scope field, which would
-//! overwrite the value the counter was chosen by.
+//! overwrite the value the counter was chosen by. A periodic series also writes each number's
+//! period in `<field>Period`, which must be free as well.
 
 use crate::error::SeqError;
 use crate::sequence::field::{check_field_path, check_number_field};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::period_field;
 
 /// Checks where an insert numbered by `spec` writes: `field` gets the number, `format_field`
 /// (optional) the formatted id.
@@ -66,7 +68,36 @@ fn check_fields(
         }
         check_not_scope(spec, "formatField", format_field)?;
     }
+    if spec.reset().is_periodic() {
+        let period = period_field(field);
+        if format_field == Some(period.as_str()) {
+            return Err(SeqError::invalid_argument(
+                "formatField",
+                format!("must differ from `{period}`: a periodic series writes the period there"),
+            ));
+        }
+        check_not_scope(spec, "field", &period)?;
+    }
     Ok(())
+}
+
+/// MongoDB's limit on one document, in bytes of BSON.
+pub const MAX_DOCUMENT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Room for what an insert adds to a document: its number and its formatted id (field names of
+/// at most 200 bytes, a formatted id of a few dozen).
+pub const ADDED_FIELDS_BYTES: u64 = 1024;
+
+/// Checks that a caller's document of `bytes` bytes of BSON can still be stored once numbered
+/// (done before a number is reserved for it): `INVALID_ARGUMENT` naming `argument` otherwise.
+pub fn check_document_size(argument: &str, bytes: u64) -> Result<(), SeqError> {
+    if bytes.saturating_add(ADDED_FIELDS_BYTES) <= MAX_DOCUMENT_BYTES {
+        return Ok(());
+    }
+    Err(SeqError::invalid_argument(
+        argument,
+        format!("is {bytes} bytes of BSON: with its number it would exceed MongoDB's 16 MiB document limit"),
+    ))
 }
 
 /// Whether `path` lies inside `parent` (`a.b` inside `a`).
@@ -96,6 +127,18 @@ fn check_not_scope(spec: &SequenceSpec, argument: &str, field: &str) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_must_leave_room_for_its_number() {
+        assert_eq!(check_document_size("doc", 100), Ok(()));
+        assert_eq!(
+            check_document_size("doc", MAX_DOCUMENT_BYTES - ADDED_FIELDS_BYTES),
+            Ok(())
+        );
+        let error = check_document_size("docs[3]", MAX_DOCUMENT_BYTES).unwrap_err();
+        assert_eq!(error.option_name(), Some("docs[3]"));
+        assert!(error.to_string().contains("16 MiB"), "{error}");
+    }
 
     #[test]
     fn document_fields_may_be_nested() {

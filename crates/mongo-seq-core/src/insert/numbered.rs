@@ -2,9 +2,11 @@
 //! sequence's counters, inserted; a number already taken in the collection is replaced.
 //!
 //! ```text
-//! take: per counter the documents use (first appearance order; one when unscoped) ─▶ numbers
+//! [a sequence that resets] localDates {timeZone, instants}: each document's `dateField`, or
+//!   the caller's "now" for the whole call ─▶ the period of each document
+//! take: per counter (scope, period) the documents use (first appearance order) ─▶ numbers
 //!   ─▶ insertDocument (one) / insertDocuments (many, ordered): `field` = the number (int64),
-//!      `formatField` = its formatted id
+//!      `formatField` = its formatted id, `<field>Period` = its period (a sequence that resets)
 //!        ├─ inserted ─▶ done { values, formatted }
 //!        └─ duplicate key on `field` (the number is taken, e.g. by an imported document):
 //!           the documents before it are in; it and the ones after take fresh numbers
@@ -12,16 +14,19 @@
 //! ```
 //!
 //! Numbers come from the caller's [`BlockCounter`](crate::BlockCounter)s through `take`
-//! commands, so inserts share the block (and its round trips) with `next()`. Every counter id
-//! is computed when the plan is built: a document without its scope fields is refused before
-//! any number is taken. A duplicate key on another unique index is not the plan's to retry:
-//! `duplicateKeyOn` tells the executor to raise it as the caller's error.
+//! commands, so inserts share the block (and its round trips) with `next()`. Every scope and
+//! every `dateField` is read when the plan is built: a document without its scope fields, or
+//! whose date field is missing, null, not a date or out of range, is refused (`INVALID_DATE`
+//! naming `dateField` and the document's index) before any number is taken. A duplicate key on
+//! another unique index is not the plan's to retry: `duplicateKeyOn` tells the executor to
+//! raise it as the caller's error.
 
 use std::collections::VecDeque;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::counter::dated;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::insert::fields::check_insert_fields;
@@ -29,8 +34,12 @@ use crate::protocol::command::{Collection, Command};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Step, MAX_RETRIES};
 use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
+use crate::sequence::field::check_field_path;
+use crate::sequence::instant::{check_instant, document_instant};
 use crate::sequence::limits::MAX_COUNT;
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::period_field;
+use crate::sequence::scope::in_period;
 
 /// The number of each document, in input order, and its formatted id when a `formatField` was
 /// given.
@@ -41,11 +50,33 @@ pub struct InsertOutcome {
     pub formatted: Option<Vec<String>>,
 }
 
+/// Where the numbers of an insert take their periods from, for a sequence that resets (a
+/// sequence that never does has no period, and ignores `now_ms`): each document's
+/// `date_field` (a BSON date), else `now_ms` (the caller's clock, milliseconds since the epoch)
+/// for the whole call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InsertDates {
+    pub date_field: Option<String>,
+    pub now_ms: Option<i64>,
+}
+
+impl InsertDates {
+    /// The caller's clock, for the whole call.
+    pub fn now(now_ms: i64) -> Self {
+        Self {
+            date_field: None,
+            now_ms: Some(now_ms),
+        }
+    }
+}
+
 /// The insert plan; see the module docs.
 pub type InsertNumbered = MachinePlan<InsertMachine>;
 
 #[derive(Debug, Clone)]
 enum Phase {
+    /// Waiting for the local dates of the instants.
+    Dates,
     /// Waiting for the numbers of `documents` (indexes).
     Take {
         documents: Vec<usize>,
@@ -61,10 +92,15 @@ pub struct InsertMachine {
     format_field: Option<String>,
     /// `insertDocument` (one document) rather than `insertDocuments`.
     single: bool,
-    /// Distinct counter ids, in first appearance order.
+    /// Distinct counter ids, in first appearance order (before the dates: the scopes' ids).
     counters: Vec<String>,
     /// Per document, its counter (index into `counters`).
     counter_of: Vec<usize>,
+    /// The instants whose dates place the documents: one per document (`dateField`), or one
+    /// for the call; empty when the sequence never resets.
+    instants: Vec<i64>,
+    /// The instants are the documents' `dateField`s (else the caller's "now").
+    by_date_field: bool,
     values: Vec<i64>,
     /// Documents before it are inserted.
     first: usize,
@@ -74,34 +110,58 @@ pub struct InsertMachine {
     attempts: u32,
 }
 
+/// Per document, the index of its scope's counter id among the distinct ones (first appearance
+/// order).
+fn group_ids(ids: Vec<String>) -> (Vec<String>, Vec<usize>) {
+    let mut distinct: Vec<String> = Vec::new();
+    let mut index_of = Vec::with_capacity(ids.len());
+    for id in ids {
+        let index = match distinct.iter().position(|known| *known == id) {
+            Some(index) => index,
+            None => {
+                distinct.push(id);
+                distinct.len().saturating_sub(1)
+            }
+        };
+        index_of.push(index);
+    }
+    (distinct, index_of)
+}
+
 impl InsertNumbered {
-    /// `insertOne`: `document` supplies the scope values (required when the sequence is scoped).
+    /// `insertOne`: `document` supplies the scope values (required when the sequence is
+    /// scoped) and the `dateField` of `dates`.
     pub fn one(
         spec: &SequenceSpec,
         field: &str,
         format_field: Option<&str>,
         document: Option<&Value>,
+        dates: &InsertDates,
     ) -> Result<Self, SeqError> {
         check_insert_fields(spec, field, format_field)?;
-        let counter_id = spec.counter_id(document)?;
-        Ok(InsertMachine::begin(
+        let instants = instants(spec, field, dates, 1, document.map(std::slice::from_ref))?;
+        let counter_id = scoped_id(spec, document)?;
+        InsertMachine::begin(
             spec,
             field,
             format_field,
             true,
-            vec![counter_id],
-            vec![0],
-        ))
+            (vec![counter_id], vec![0]),
+            instants,
+            dates.date_field.is_some(),
+        )
     }
 
     /// `insertMany` of `count` documents (0 to [`MAX_COUNT`]); `documents` supplies their scope
-    /// values, required when the sequence is scoped (one per document).
+    /// values and `dateField`s, required when the sequence is scoped or `dates` names a field
+    /// (one per document).
     pub fn many(
         spec: &SequenceSpec,
         field: &str,
         format_field: Option<&str>,
         count: u64,
         documents: Option<&[Value]>,
+        dates: &InsertDates,
     ) -> Result<Self, SeqError> {
         if count > MAX_COUNT {
             return Err(SeqError::invalid_argument(
@@ -113,41 +173,95 @@ impl InsertNumbered {
         }
         check_insert_fields(spec, field, format_field)?;
         let count = usize::try_from(count).unwrap_or(usize::MAX);
-        let mut counters = Vec::new();
-        let mut counter_of = Vec::with_capacity(count);
-        if spec.scope().is_empty() {
-            counters.push(spec.counter_id(None)?);
-            counter_of.resize(count, 0);
-        } else {
-            let documents = documents
-                .filter(|documents| documents.len() == count)
-                .ok_or_else(|| {
-                    SeqError::invalid_argument(
-                        "docs",
-                        format!("the scope values of each of the {count} documents are needed (sequence `{}` is scoped)", spec.name()),
-                    )
-                })?;
-            for document in documents {
-                let id = spec.counter_id(Some(document))?;
-                let index = match counters.iter().position(|known| *known == id) {
-                    Some(index) => index,
-                    None => {
-                        counters.push(id);
-                        counters.len().saturating_sub(1)
-                    }
-                };
-                counter_of.push(index);
-            }
+        let needs_documents =
+            !spec.scope().is_empty() || (spec.reset().is_periodic() && dates.date_field.is_some());
+        let documents = documents.filter(|documents| documents.len() == count);
+        if needs_documents && documents.is_none() {
+            return Err(SeqError::invalid_argument(
+                "docs",
+                format!(
+                    "the scope values and dates of each of the {count} documents are needed (sequence `{}` is scoped or dated)",
+                    spec.name()
+                ),
+            ));
         }
-        Ok(InsertMachine::begin(
+        let instants = instants(spec, field, dates, count, documents)?;
+        let groups = if spec.scope().is_empty() {
+            (vec![scoped_id(spec, None)?], vec![0; count])
+        } else {
+            let mut ids = Vec::with_capacity(count);
+            for document in documents.unwrap_or_default() {
+                ids.push(scoped_id(spec, Some(document))?);
+            }
+            group_ids(ids)
+        };
+        InsertMachine::begin(
             spec,
             field,
             format_field,
             false,
-            counters,
-            counter_of,
-        ))
+            groups,
+            instants,
+            dates.date_field.is_some(),
+        )
     }
+}
+
+/// The counter id of `document`'s scope (the whole id of a sequence that never resets; the
+/// period follows for one that does).
+fn scoped_id(spec: &SequenceSpec, document: Option<&Value>) -> Result<String, SeqError> {
+    crate::sequence::scope::counter_id(spec.name(), spec.scope(), document, None)
+}
+
+/// The instants whose local dates place the documents of a sequence that resets: each
+/// document's `dateField`, or the caller's "now" once; none for a sequence that never resets
+/// (a `dateField` there is refused: it would do nothing).
+fn instants(
+    spec: &SequenceSpec,
+    field: &str,
+    dates: &InsertDates,
+    count: usize,
+    documents: Option<&[Value]>,
+) -> Result<Vec<i64>, SeqError> {
+    if let Some(date_field) = &dates.date_field {
+        check_field_path("dateField", date_field)?;
+        if !spec.reset().is_periodic() {
+            return Err(SeqError::invalid_argument(
+                "dateField",
+                format!(
+                    "sequence `{}` never resets: its numbers have no period for a date to choose",
+                    spec.name()
+                ),
+            ));
+        }
+        if date_field == field {
+            return Err(SeqError::invalid_argument(
+                "dateField",
+                "must differ from `field`, which the insert writes",
+            ));
+        }
+    }
+    if !spec.reset().is_periodic() || count == 0 {
+        return Ok(Vec::new());
+    }
+    let Some(date_field) = &dates.date_field else {
+        let now = dates.now_ms.ok_or_else(|| {
+            SeqError::invalid_argument(
+                "now",
+                format!(
+                    "sequence `{}` resets {}: the insert needs the time now, or a dateField",
+                    spec.name(),
+                    spec.reset().name()
+                ),
+            )
+        })?;
+        return Ok(vec![check_instant("date", None, now)?]);
+    };
+    let mut instants = Vec::with_capacity(count);
+    for (index, document) in (0u64..).zip(documents.unwrap_or_default()) {
+        instants.push(document_instant(document, date_field, index)?);
+    }
+    Ok(instants)
 }
 
 impl InsertMachine {
@@ -156,9 +270,10 @@ impl InsertMachine {
         field: &str,
         format_field: Option<&str>,
         single: bool,
-        counters: Vec<String>,
-        counter_of: Vec<usize>,
-    ) -> InsertNumbered {
+        (counters, counter_of): (Vec<String>, Vec<usize>),
+        instants: Vec<i64>,
+        dates_by_field: bool,
+    ) -> Result<InsertNumbered, SeqError> {
         let mut machine = Self {
             spec: spec.clone(),
             field: field.to_owned(),
@@ -167,15 +282,46 @@ impl InsertMachine {
             counters,
             values: vec![0; counter_of.len()],
             counter_of,
+            by_date_field: !instants.is_empty() && dates_by_field,
+            instants,
             first: 0,
             takes: VecDeque::new(),
             phase: Phase::Insert,
             attempts: 0,
         };
-        let first = machine.take_pending();
-        MachinePlan::begin(machine, first)
+        let first = if machine.instants.is_empty() {
+            machine.take_pending()
+        } else {
+            machine.phase = Phase::Dates;
+            Ok(Step::Command(dated::local_dates(
+                spec,
+                machine.instants.clone(),
+            )))
+        };
+        Ok(MachinePlan::begin(machine, first))
     }
 
+    /// The documents' periods are known: each gets the counter of its scope in its period.
+    fn on_dates(&mut self, reply: Reply) -> Result<Step<InsertOutcome>, SeqError> {
+        let (argument, index_of): (&str, fn(usize) -> Option<u64>) = if self.by_date_field {
+            ("dateField", |i| u64::try_from(i).ok())
+        } else {
+            ("date", |_| None)
+        };
+        let periods =
+            dated::periods_of(&self.spec, reply, self.instants.len(), argument, index_of)?;
+        let mut ids = Vec::with_capacity(self.counter_of.len());
+        for (document, &scope) in self.counter_of.iter().enumerate() {
+            let period = match periods.get(document).or_else(|| periods.first()) {
+                Some(Ok(period)) => period,
+                Some(Err(error)) => return Err(error.clone()),
+                None => return Err(SeqError::unexpected_reply("no date for a document")),
+            };
+            ids.push(in_period(self.counter_id(scope), period)?);
+        }
+        (self.counters, self.counter_of) = group_ids(ids);
+        self.take_pending()
+    }
     /// Groups the documents not inserted yet by counter and asks for the first group's numbers
     /// (done at once when there is nothing to insert).
     fn take_pending(&mut self) -> Result<Step<InsertOutcome>, SeqError> {
@@ -206,13 +352,23 @@ impl InsertMachine {
         self.counters.get(counter).map_or("", String::as_str)
     }
 
-    fn fields(&self, value: i64) -> Value {
+    /// The formatted id of document `document` numbered `value` (in its counter's period).
+    fn formatted(&self, document: usize, value: i64) -> Option<String> {
+        let counter = self.counter_of.get(document).copied().unwrap_or(0);
+        self.spec.format_in(self.counter_id(counter), value)
+    }
+
+    fn fields(&self, document: usize, value: i64) -> Value {
         let mut fields = Map::new();
         fields.insert(self.field.clone(), ejson::long(value));
         if let (Some(format_field), Some(formatted)) =
-            (&self.format_field, self.spec.format_value(value))
+            (&self.format_field, self.formatted(document, value))
         {
             fields.insert(format_field.clone(), Value::String(formatted));
+        }
+        let counter = self.counter_of.get(document).copied().unwrap_or(0);
+        if let Some(period) = self.spec.period_of_counter_id(self.counter_id(counter)) {
+            fields.insert(period_field(&self.field), Value::String(period.text()));
         }
         Value::Object(fields)
     }
@@ -227,14 +383,17 @@ impl InsertMachine {
         Ok(Step::Command(if self.single {
             Command::InsertDocument {
                 collection: Collection::Documents,
-                fields: self.fields(pending.first().copied().unwrap_or_default()),
+                fields: self.fields(0, pending.first().copied().unwrap_or_default()),
                 duplicate_key_on: Some(self.field.clone()),
             }
         } else {
             Command::InsertDocuments {
                 collection: Collection::Documents,
                 first: u64::try_from(self.first).unwrap_or(u64::MAX),
-                fields: pending.iter().map(|&value| self.fields(value)).collect(),
+                fields: (self.first..)
+                    .zip(pending)
+                    .map(|(document, &value)| self.fields(document, value))
+                    .collect(),
                 duplicate_key_on: self.field.clone(),
             }
         }))
@@ -245,7 +404,8 @@ impl InsertMachine {
             formatted: self.format_field.as_ref().map(|_| {
                 self.values
                     .iter()
-                    .filter_map(|&value| self.spec.format_value(value))
+                    .enumerate()
+                    .filter_map(|(document, &value)| self.formatted(document, value))
                     .collect()
             }),
             values: self.values.clone(),
@@ -312,6 +472,7 @@ impl Machine for InsertMachine {
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<InsertOutcome>, SeqError> {
         match (std::mem::replace(&mut self.phase, Phase::Insert), reply) {
+            (Phase::Dates, reply) => self.on_dates(reply),
             (Phase::Take { documents }, Reply::Numbers { values }) => {
                 self.on_numbers(&documents, values)
             }
@@ -328,114 +489,4 @@ impl Machine for InsertMachine {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::plan::Plan;
-    use serde_json::json;
-
-    fn spec(options: Value) -> SequenceSpec {
-        SequenceSpec::parse(&options).unwrap()
-    }
-
-    fn command(step: Result<Step<InsertOutcome>, SeqError>) -> Value {
-        match step.unwrap() {
-            Step::Command(command) => serde_json::to_value(command).unwrap(),
-            Step::Done(done) => panic!("done early: {done:?}"),
-        }
-    }
-
-    fn numbers(values: &[i64]) -> Reply {
-        Reply::Numbers {
-            values: values.to_vec(),
-        }
-    }
-
-    #[test]
-    fn one_retries_a_taken_number_with_the_next() {
-        let spec = spec(json!({ "name": "users", "format": "U{seq}" }));
-        let mut plan = InsertNumbered::one(&spec, "_id", Some("code"), None).unwrap();
-        assert_eq!(
-            command(plan.current_step()),
-            json!({ "op": "take", "counterId": "users", "count": 1 })
-        );
-        let insert = command(plan.feed(numbers(&[1])));
-        assert_eq!(
-            insert["fields"],
-            json!({ "_id": { "$numberLong": "1" }, "code": "U1" })
-        );
-        assert_eq!(insert["duplicateKeyOn"], "_id");
-        command(plan.feed(Reply::DuplicateKey));
-        command(plan.feed(numbers(&[2])));
-        let Ok(Step::Done(done)) = plan.feed(Reply::Inserted) else {
-            panic!("done")
-        };
-        assert_eq!(done.values, [2]);
-        assert_eq!(done.formatted, Some(vec!["U2".to_owned()]));
-    }
-
-    #[test]
-    fn many_groups_by_scope_and_renumbers_from_the_refused_document() {
-        let spec = spec(json!({ "name": "inv", "scope": ["t"] }));
-        let docs = [
-            json!({ "t": "a" }),
-            json!({ "t": "b" }),
-            json!({ "t": "a" }),
-        ];
-        let mut plan = InsertNumbered::many(&spec, "n", None, 3, Some(&docs)).unwrap();
-        assert_eq!(command(plan.current_step())["counterId"], "inv/t=a");
-        assert_eq!(command(plan.feed(numbers(&[1, 2])))["counterId"], "inv/t=b");
-        let insert = command(plan.feed(numbers(&[1])));
-        assert_eq!(insert["first"], 0);
-        assert_eq!(insert["fields"][2], json!({ "n": { "$numberLong": "2" } }));
-        let refused = Reply::WriteResult(crate::WriteResult {
-            n: 1,
-            write_errors: vec![crate::WriteError {
-                index: 1,
-                code: 11000,
-                errmsg: "dup".to_owned(),
-            }],
-            ..Default::default()
-        });
-        let take = command(plan.feed(refused));
-        assert_eq!(take["counterId"], "inv/t=b", "the first document is in");
-        let take = command(plan.feed(numbers(&[2])));
-        assert_eq!(
-            (take["counterId"].clone(), take["count"].clone()),
-            (json!("inv/t=a"), json!(1))
-        );
-        let insert = command(plan.feed(numbers(&[3])));
-        assert_eq!(insert["first"], 1);
-        let Ok(Step::Done(done)) = plan.feed(Reply::WriteResult(crate::WriteResult {
-            n: 2,
-            ..Default::default()
-        })) else {
-            panic!("done")
-        };
-        assert_eq!(done.values, [1, 2, 3]);
-        assert_eq!(done.formatted, None);
-    }
-
-    #[test]
-    fn gives_up_after_max_retries_and_checks_before_taking() {
-        let spec_ = spec(json!({ "name": "users" }));
-        let mut plan = InsertNumbered::one(&spec_, "_id", None, None).unwrap();
-        let mut step = plan.current_step();
-        for attempt in 1..=MAX_RETRIES {
-            command(step);
-            command(plan.feed(numbers(&[i64::from(attempt)])));
-            step = plan.feed(Reply::DuplicateKey);
-        }
-        assert_eq!(step.unwrap_err().code(), "TOO_MANY_RETRIES");
-        let scoped = spec(json!({ "name": "inv", "scope": ["t"] }));
-        let docs = [json!({ "t": "a" }), json!({})];
-        let error = InsertNumbered::many(&scoped, "n", None, 2, Some(&docs)).unwrap_err();
-        assert_eq!(error.code(), "MISSING_SCOPE_FIELD");
-        let Ok(Step::Done(done)) = InsertNumbered::many(&spec_, "n", None, 0, None)
-            .unwrap()
-            .current_step()
-        else {
-            panic!("nothing to insert")
-        };
-        assert!(done.values.is_empty());
-    }
-}
+mod tests;

@@ -137,7 +137,7 @@ impl OptimisticInsertMachine {
     fn formatted(&self, value: i64) -> Option<String> {
         self.format_field
             .as_ref()
-            .and_then(|_| self.spec.format_value(value))
+            .and_then(|_| self.spec.format_value(value, None))
     }
 
     fn transition(&mut self, reply: Reply) -> Result<Step<OptimisticOutcome>, SeqError> {

@@ -19,10 +19,10 @@
 //!
 //! Once the stamp is written, a reservation of an earlier holder (its filter requires
 //! `epoch ≤` its own) cannot touch the counters any more. A new holder then completes the
-//! pending intents ([`crate::numbering::gapless::CompletePending`]) before numbering.
+//! pending intents ([`crate::numbering::pending::CompletePending`]) before numbering.
 
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
@@ -33,6 +33,7 @@ use crate::protocol::note::Note;
 use crate::protocol::plan::{Plan, Step};
 use crate::protocol::reply::Reply;
 use crate::sequence::name::validate_name;
+use crate::sequence::options::SequenceSpec;
 use crate::sequence::scope::counters_of;
 
 /// Outcome of [`AcquireLease`].
@@ -48,7 +49,9 @@ pub enum Acquisition {
         counter_epoch: i64,
     },
     /// Someone else holds it. `process`: the holder's process facts, when it stored some (see
-    /// [`crate::lease::document`]: a caller that proves that process gone acquires with `holderGone`).
+    /// [`crate::lease::document`]: a caller that proves that process gone acquires with
+    /// `holderGone`); `incarnation`: the holder's, when it stored one (another process with the
+    /// caller's own owner id, see [`crate::lease::twin`]).
     #[serde(rename_all = "camelCase")]
     Busy {
         owner: String,
@@ -56,6 +59,8 @@ pub enum Acquisition {
         expires_at_ms: i64,
         #[serde(skip_serializing_if = "Option::is_none")]
         process: Option<serde_json::Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        incarnation: Option<String>,
     },
 }
 
@@ -74,7 +79,8 @@ enum AcquirePhase {
 #[derive(Debug, Clone)]
 pub struct AcquireLeaseMachine {
     request: LeaseRequest,
-    sequence: String,
+    /// `$or` branches matching the sequence's counters.
+    counters: Value,
     epoch: i64,
     expires_at_ms: i64,
     highest: i64,
@@ -87,17 +93,27 @@ impl AcquireLease {
     /// `request` without `held` or `release`; `sequence`: the name of the sequence whose
     /// counters (`name`, `name/…`) the lease fences.
     pub fn new(request: &LeaseRequest, sequence: &str) -> Result<Self, SeqError> {
+        validate_name(sequence)?;
+        Self::fencing(request, counters_of(sequence))
+    }
+
+    /// Like [`AcquireLease::new`] for the counters of `spec`, the one the `counterId` option
+    /// names included.
+    pub fn for_sequence(request: &LeaseRequest, spec: &SequenceSpec) -> Result<Self, SeqError> {
+        Self::fencing(request, spec.counters_of())
+    }
+
+    fn fencing(request: &LeaseRequest, counters: Value) -> Result<Self, SeqError> {
         if request.held.is_some() || request.release {
             return Err(SeqError::invalid_argument(
                 "request",
                 "an acquisition holds nothing yet: no `held`, no `release`",
             ));
         }
-        validate_name(sequence)?;
         let plan = Lease::new(request)?;
         let mut machine = AcquireLeaseMachine {
             request: request.clone(),
-            sequence: sequence.to_owned(),
+            counters,
             epoch: 0,
             expires_at_ms: 0,
             highest: 0,
@@ -133,7 +149,7 @@ impl AcquireLeaseMachine {
                 self.phase = AcquirePhase::Highest;
                 Ok(Step::Command(Command::Find {
                     collection: Collection::Counters,
-                    filter: json!({ "$or": counters_of(&self.sequence) }),
+                    filter: json!({ "$or": self.counters }),
                     options: QueryOptions {
                         projection: Some(json!({ "epoch": 1 })),
                         sort: Some(json!({ "epoch": -1 })),
@@ -147,11 +163,13 @@ impl AcquireLeaseMachine {
                 epoch,
                 expires_at_ms,
                 process,
+                incarnation,
             } => Ok(Step::Done(Acquisition::Busy {
                 owner,
                 epoch,
                 expires_at_ms,
                 process,
+                incarnation,
             })),
             LeaseOutcome::Released => Err(SeqError::unexpected_reply(
                 "the lease plan answered `released` to an acquisition",
@@ -183,7 +201,7 @@ impl AcquireLeaseMachine {
     }
 
     fn stamp(&mut self) -> Step<Acquisition> {
-        let (filter, update) = stamp_epoch(&self.sequence, self.epoch);
+        let (filter, update) = stamp_epoch(&self.counters, self.epoch);
         self.phase = AcquirePhase::Stamp;
         Step::Command(Command::UpdateMany {
             collection: Collection::Counters,

@@ -2,7 +2,7 @@
 //! trigger, and the **epoch** that fences the ones that lost it.
 //!
 //! A lease lives in a document of the leases collection (the sidecar uses its state collection,
-//! the trigger's own state document): `{ _id, lease: { owner, epoch, expiresAt } }`, times in
+//! the trigger's own state document): `{ _id, lease: { owner, epoch, expiresAt, incarnation? } }`, times in
 //! milliseconds since the Unix epoch. The core has no clock: the caller passes `nowMs` (its own
 //! clock) and the time to live. The epoch grows by one on every change of holder; the holder
 //! stamps it on its counters and every counter update requires `epoch ≤ its epoch`, so an
@@ -12,15 +12,23 @@
 //! findOne {_id}
 //!  ├─ none / no `lease` ─────────► findOneAndUpdate {_id, lease: absent} {$set lease: me, epoch e+1} upsert
 //!  ├─ owner = me, epoch = held ──► findOneAndUpdate {_id, lease.owner: me, lease.epoch: E} {$set lease.expiresAt}   (renew)
-//!  ├─ owner = me, held = none ───► takeover (a previous incarnation of this instance id)
-//!  ├─ owner ≠ me, expired, or ──► findOneAndUpdate {_id, lease.owner, lease.epoch, lease.expiresAt (as read)}
-//!  │  proved gone (holderGone)       {$set lease: me, epoch E+1}                                          (takeover)
-//!  └─ otherwise ─────────────────► done: busy {owner, epoch, expiresAt}
+//!  ├─ owner = me, held = none, ─► takeover (this process's own lease, e.g. read again to raise the epoch)
+//!  │  same incarnation
+//!  ├─ held = none, and expired ──► findOneAndUpdate {_id, lease.owner, lease.epoch, lease.expiresAt (as read)}
+//!  │  or proved gone (holderGone)    {$set lease: me, epoch E+1}                                          (takeover)
+//!  └─ otherwise ─────────────────► done: busy {owner, epoch, expiresAt, incarnation}
 //! a `none` reply (someone else moved first) or duplicateKey (racing first acquisitions) → read again
 //! ```
 //!
 //! `release` sets `expiresAt: 0` where the caller still holds the lease, so a standby takes
 //! over at once after a graceful shutdown.
+//!
+//! The owner id names an instance; the **incarnation** (`incarnation`, a nonce the caller draws
+//! once per process: the core draws no randomness) names the process. A lease of the caller's
+//! owner id under another incarnation (or none: a lease written without one) is not the
+//! caller's: it is busy until it expires or its holder is proved gone, like anyone else's. So
+//! two live processes started with one instance id do not take the lease from each other in
+//! turn; the one that stands by finds its own id renewing it ([`crate::lease::twin`]).
 //!
 //! A crashed holder cannot release: its successor would wait for the lease to expire. The
 //! caller may store facts about its process with the lease (`process`, opaque here); whoever
@@ -38,7 +46,6 @@ use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, U
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
-use crate::sequence::scope::counters_of;
 
 /// What the caller wants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +76,11 @@ pub struct LeaseRequest {
     /// before it expires (only while the lease is still that owner's, at that epoch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder_gone: Option<LeaseHolder>,
+    /// This process's nonce, drawn once per process (non-empty), stored with a lease it takes
+    /// (`lease.incarnation`): only a lease of the same owner and incarnation is reclaimed at
+    /// once; one of another process with the same owner id is busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incarnation: Option<String>,
 }
 
 /// A lease holder: who, at which epoch.
@@ -89,6 +101,9 @@ pub struct LeaseInfo {
     /// The holder's process facts, when it stored some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<Value>,
+    /// The holder's incarnation, when it stored one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incarnation: Option<String>,
 }
 
 /// The outcome of a lease plan.
@@ -103,8 +118,8 @@ pub enum LeaseOutcome {
         expires_at_ms: i64,
         acquired: bool,
     },
-    /// Someone else holds it (or, when the caller thought it held it, it was lost). `process`:
-    /// the holder's process facts, when it stored some.
+    /// Someone else holds it (or, when the caller thought it held it, it was lost). `process`,
+    /// `incarnation`: the holder's, when it stored them.
     #[serde(rename_all = "camelCase")]
     Busy {
         owner: String,
@@ -112,6 +127,8 @@ pub enum LeaseOutcome {
         expires_at_ms: i64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         process: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        incarnation: Option<String>,
     },
     /// `release`: done (or there was nothing of the caller's to release).
     Released,
@@ -184,11 +201,22 @@ pub fn read_lease(document: &Value, lease_id: &str) -> Result<Option<LeaseInfo>,
             )))
         }
     };
+    let incarnation = match lease.get("incarnation") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(nonce)) if !nonce.is_empty() => Some(nonce.clone()),
+        Some(other) => {
+            return Err(bad(format!(
+                "`lease.incarnation` must be a non-empty string, got {}",
+                ejson::describe(other)
+            )))
+        }
+    };
     Ok(Some(LeaseInfo {
         owner,
         epoch,
         expires_at_ms: int("expiresAt")?,
         process,
+        incarnation,
     }))
 }
 
@@ -198,6 +226,12 @@ impl Lease {
             return Err(SeqError::invalid_argument(
                 "lease",
                 "leaseId and owner must be non-empty",
+            ));
+        }
+        if request.incarnation.as_deref() == Some("") {
+            return Err(SeqError::invalid_argument(
+                "incarnation",
+                "must be non-empty when given",
             ));
         }
         if request.ttl_ms <= 0 {
@@ -234,8 +268,13 @@ impl LeaseMachine {
             "epoch": ejson::long(epoch),
             "expiresAt": ejson::long(self.expires_at),
         });
-        if let (Some(process), Some(object)) = (&self.request.process, lease.as_object_mut()) {
-            object.insert("process".to_owned(), process.clone());
+        if let Some(object) = lease.as_object_mut() {
+            if let Some(process) = &self.request.process {
+                object.insert("process".to_owned(), process.clone());
+            }
+            if let Some(incarnation) = &self.request.incarnation {
+                object.insert("incarnation".to_owned(), Value::String(incarnation.clone()));
+            }
         }
         lease
     }
@@ -295,16 +334,20 @@ impl LeaseMachine {
             let set = json!({ "lease.expiresAt": ejson::long(self.expires_at) });
             return Ok(self.write(filter, set, false, lease.epoch, false));
         }
-        // Reclaim (a previous incarnation of this instance id), bump (counters carry a higher
-        // epoch), or take over an expired lease of someone else.
-        let takeover = if mine {
-            request.held.is_none() || request.held == Some(lease.epoch)
-        } else {
-            let gone = request
-                .holder_gone
-                .as_ref()
-                .is_some_and(|gone| gone.owner == lease.owner && gone.epoch == lease.epoch);
-            request.held.is_none() && (lease.expires_at_ms <= request.now_ms || gone)
+        // Bump (counters carry a higher epoch); reclaim this process's own lease; or take over
+        // a lease that expired or whose holder was proved gone (another process's, even with
+        // this owner id: a live twin's lease is never taken, or the two would take it in turn).
+        let takeover = match request.held {
+            Some(held) => mine && held == lease.epoch,
+            None => {
+                let gone = request
+                    .holder_gone
+                    .as_ref()
+                    .is_some_and(|gone| gone.owner == lease.owner && gone.epoch == lease.epoch);
+                (mine && lease.incarnation == request.incarnation)
+                    || lease.expires_at_ms <= request.now_ms
+                    || gone
+            }
         };
         if takeover {
             filter.insert(
@@ -320,6 +363,7 @@ impl LeaseMachine {
             epoch: lease.epoch,
             expires_at_ms: lease.expires_at_ms,
             process: lease.process,
+            incarnation: lease.incarnation,
         }))
     }
 
@@ -384,11 +428,13 @@ pub fn held_filter(lease_id: &str, owner: &str, epoch: i64) -> Value {
 }
 
 /// Filter and update (for `updateMany` on the counters collection) that stamp `epoch` on every
-/// counter of sequence `name` (`name` and `name/…` scoped ids) whose epoch is not higher.
-pub fn stamp_epoch(name: &str, epoch: i64) -> (Value, Value) {
+/// counter `counters` matches (`$or` branches: a sequence's `name` and `name/…` scoped ids, see
+/// [`crate::SequenceSpec::counters_of`]) whose epoch is not higher. It fences, it hands out no
+/// number: it carries no [definition](crate::counter::definition) (the holder's reservations do).
+pub fn stamp_epoch(counters: &Value, epoch: i64) -> (Value, Value) {
     (
         json!({
-            "$or": counters_of(name),
+            "$or": counters,
             "epoch": { "$not": { "$gt": ejson::long(epoch) } },
         }),
         json!({ "$set": { "epoch": ejson::long(epoch) } }),
@@ -423,172 +469,4 @@ impl Machine for LeaseMachine {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::protocol::plan::Plan;
-
-    #[test]
-    fn the_held_filter_names_the_holder_and_its_epoch() {
-        assert_eq!(
-            held_filter("t", "me", 3),
-            json!({"_id": "t", "lease.owner": "me", "lease.epoch": {"$numberLong": "3"}})
-        );
-    }
-
-    pub(crate) fn request(held: Option<i64>, now: i64) -> LeaseRequest {
-        LeaseRequest {
-            lease_id: "t".into(),
-            owner: "me".into(),
-            now_ms: now,
-            ttl_ms: 1000,
-            held,
-            min_epoch: 0,
-            release: false,
-            process: None,
-            holder_gone: None,
-        }
-    }
-
-    pub(crate) fn doc(owner: &str, epoch: i64, expires: i64) -> Reply {
-        Reply::Document {
-            document: json!({"_id": "t", "lease": {"owner": owner, "epoch": epoch, "expiresAt": expires}}),
-        }
-    }
-
-    fn run(
-        plan: &mut Lease,
-        replies: Vec<Reply>,
-    ) -> (Vec<Command>, Result<LeaseOutcome, SeqError>) {
-        let mut commands = Vec::new();
-        let mut step = plan.current_step();
-        for reply in replies {
-            match step {
-                Ok(Step::Command(c)) => {
-                    commands.push(c);
-                    step = plan.feed(reply);
-                }
-                other => return (commands, other.map(|_| LeaseOutcome::Released)),
-            }
-        }
-        match step {
-            Ok(Step::Done(out)) => (commands, Ok(out)),
-            Ok(Step::Command(c)) => panic!("still wants {c:?}"),
-            Err(e) => (commands, Err(e)),
-        }
-    }
-
-    #[test]
-    fn first_acquisition_upserts_epoch_one() {
-        let mut plan = Lease::new(&request(None, 5000)).unwrap();
-        let (commands, out) = run(&mut plan, vec![Reply::None, doc("me", 1, 6000)]);
-        assert_eq!(
-            out.unwrap(),
-            LeaseOutcome::Held {
-                epoch: 1,
-                expires_at_ms: 6000,
-                acquired: true
-            }
-        );
-        let Command::FindOneAndUpdate {
-            filter, options, ..
-        } = &commands[1]
-        else {
-            panic!()
-        };
-        assert_eq!(filter, &json!({"_id": "t", "lease": {"$exists": false}}));
-        assert!(options.upsert);
-    }
-
-    #[test]
-    fn renew_keeps_the_epoch_and_busy_when_someone_else_holds_it() {
-        let mut plan = Lease::new(&request(Some(3), 5000)).unwrap();
-        let (commands, out) = run(&mut plan, vec![doc("me", 3, 5500), doc("me", 3, 6000)]);
-        assert_eq!(
-            out.unwrap(),
-            LeaseOutcome::Held {
-                epoch: 3,
-                expires_at_ms: 6000,
-                acquired: false
-            }
-        );
-        let Command::FindOneAndUpdate { filter, update, .. } = &commands[1] else {
-            panic!()
-        };
-        assert_eq!(filter["lease.epoch"], ejson::long(3));
-        assert_eq!(
-            update,
-            &json!({"$set": {"lease.expiresAt": ejson::long(6000)}})
-        );
-
-        let mut plan = Lease::new(&request(None, 5000)).unwrap();
-        let (_, out) = run(&mut plan, vec![doc("other", 3, 5001)]);
-        assert_eq!(
-            out.unwrap(),
-            LeaseOutcome::Busy {
-                owner: "other".into(),
-                epoch: 3,
-                expires_at_ms: 5001,
-                process: None,
-            }
-        );
-        // Held 3, but the lease moved on to 4: lost.
-        let mut plan = Lease::new(&request(Some(3), 5000)).unwrap();
-        let (_, out) = run(&mut plan, vec![doc("other", 4, 9000)]);
-        assert!(matches!(out.unwrap(), LeaseOutcome::Busy { epoch: 4, .. }));
-        // Even if it expired: a holder that lost its lease does not take it back silently.
-        let mut plan = Lease::new(&request(Some(3), 5000)).unwrap();
-        let (_, out) = run(&mut plan, vec![doc("other", 4, 10)]);
-        assert!(matches!(out.unwrap(), LeaseOutcome::Busy { epoch: 4, .. }));
-    }
-
-    #[test]
-    fn takeover_after_expiry_bumps_the_epoch_and_retries_a_lost_race() {
-        let mut req = request(None, 5000);
-        req.min_epoch = 7;
-        let mut plan = Lease::new(&req).unwrap();
-        let (commands, out) = run(
-            &mut plan,
-            vec![doc("other", 3, 5000), Reply::None, doc("third", 4, 9000)],
-        );
-        assert!(matches!(out.unwrap(), LeaseOutcome::Busy { epoch: 4, .. }));
-        let Command::FindOneAndUpdate { filter, update, .. } = &commands[1] else {
-            panic!()
-        };
-        assert_eq!(filter["lease.expiresAt"], ejson::long(5000));
-        assert_eq!(
-            update["$set"]["lease"]["epoch"],
-            ejson::long(8),
-            "above min_epoch"
-        );
-    }
-
-    #[test]
-    fn malformed_leases_are_refused_without_writing() {
-        for lease in [
-            json!(5),
-            json!({"owner": "x", "epoch": "1", "expiresAt": 1}),
-            json!({"epoch": 1, "expiresAt": 1}),
-            json!({"owner": "x", "epoch": 0, "expiresAt": 1}),
-        ] {
-            let mut plan = Lease::new(&request(None, 1)).unwrap();
-            let err = plan
-                .feed(Reply::Document {
-                    document: json!({"_id": "t", "lease": lease}),
-                })
-                .unwrap_err();
-            assert_eq!(err.code(), "MALFORMED_LEASE");
-        }
-    }
-
-    #[test]
-    fn release_and_stamp() {
-        let mut req = request(Some(2), 1);
-        req.release = true;
-        let mut plan = Lease::new(&req).unwrap();
-        let (commands, out) = run(&mut plan, vec![Reply::None]);
-        assert_eq!(out.unwrap(), LeaseOutcome::Released);
-        assert!(matches!(&commands[0], Command::FindOneAndUpdate { .. }));
-        let (filter, _) = stamp_epoch("orders", 4);
-        assert_eq!(filter["$or"][1]["_id"]["$lt"], json!("orders0"));
-    }
-}
+pub(crate) mod tests;

@@ -2,10 +2,15 @@
 //! numbers, in the order delivered, with a constant handful of commands per batch.
 //!
 //! ```text
-//! NumberBatch(numbering, documents, epoch E, verify):
-//! [verify, or gapless]  find {_id: {$in: ids}, field: {$exists: false}} projection {_id: 1}
+//! NumberBatch(numbering, documents, [times], epoch E, verify):
+//! [verify, or gapless]  find {_id: {$in: ids}, field: {$exists: false}[, $and: [condition]]}
+//!                        projection {_id: 1}
 //!                          readConcern {level: majority, afterClusterTime: newest event's}
-//!                        └─ drop the documents numbered meanwhile, or gone (already)
+//!                        └─ drop the documents numbered meanwhile, gone, or that stopped
+//!                           matching the condition (already)
+//! [a sequence that resets] each document's instant: its dateField (a BSON date), else its
+//!   time from the shell (an event's commit time), else its ObjectId _id's; none or a bad one:
+//!   skipped (note, INVALID_DATE) ─▶ localDates {timeZone, instants} ─▶ each one's period
 //! walk the documents in order:
 //!   no _id ─────────────────────────── ignored
 //!   scope field missing / unusable ──── skipped (note)
@@ -17,7 +22,8 @@
 //! A group, default mode:
 //!   Reservation {count: ids, extraFilter: {epoch: ≤ E}, extraSet: {epoch: E}}
 //!     (CONDITION_NOT_MET: a later holder stamped the counter → FENCED)
-//!   → one statement per document: q {_id, field: {$exists: false}}, u {$set: {field: n, formatField}}
+//!   → one statement per document: q {_id, field: {$exists: false}[, $and: [condition]]},
+//!     u {$set: {field: n, formatField, fieldPeriod}}
 //! A group, gapless mode: NumberGapless (crate::numbering::gapless), right away.
 //! Default mode, once every group is reserved:
 //!   update {statements, ordered: false} → writeResult
@@ -36,7 +42,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::counter::range::ReservedRange;
@@ -45,7 +50,6 @@ use crate::counter::seed::SeedFromMax;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
-use crate::numbering::gapless::NumberGapless;
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
 use crate::protocol::concern::{anchored_find, ClusterTime};
@@ -53,26 +57,19 @@ use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{Reply, DUPLICATE_KEY};
+use crate::sequence::period::Period;
 
 /// Most `update` commands one batch sends: each renumbers the documents whose number another
 /// document (inserted with it) holds; past that, `TOO_MANY_RETRIES`.
 pub const COLLISION_ATTEMPTS: u32 = 5;
 
-/// What numbering a batch did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BatchReport {
-    /// Documents that received a number.
-    pub numbered: u64,
-    /// Documents inserted already carrying a number (left as they are, counter moved past).
-    pub prenumbered: u64,
-    /// Documents that had a number by the time the batch ran (redelivered events).
-    pub already: u64,
-    /// Documents that cannot be numbered (missing or unusable scope field; see the notes).
-    pub skipped: u64,
-    /// Numbers refused by the unique index (another document holds them): renumbered.
-    pub collisions: u64,
-}
+mod groups;
+mod periods;
+mod report;
+
+pub use groups::{GaplessGroups, Leaseless, NoGaplessPlan, WithGapless};
+use periods::instants_of;
+pub use report::BatchReport;
 
 /// The batch numbering plan; see the module docs.
 pub type NumberBatch = MachinePlan<NumberBatchMachine>;
@@ -90,26 +87,36 @@ struct Target {
     counter_id: String,
     id: Value,
     number: i64,
+    period: Option<Period>,
 }
 
 #[derive(Debug, Clone)]
-enum Phase {
+enum Phase<G: GaplessGroups> {
     Idle,
     Verify,
+    Dates,
     Reserve(Box<Reservation>),
-    Gapless(Box<NumberGapless>),
+    Gapless(Box<G::Plan>),
     Seed(Box<SeedFromMax>),
     Write(Vec<Target>),
 }
 
 /// The state of a [`NumberBatch`].
 #[derive(Debug, Clone)]
-pub struct NumberBatchMachine {
+pub struct NumberBatchMachine<G: GaplessGroups = WithGapless> {
     numbering: NumberingSpec,
-    epoch: i64,
+    /// The lease epoch that fences the counters; `None`: an `assign`, which holds no lease.
+    epoch: Option<i64>,
     /// The newest cluster time of the events that delivered the documents: every read that
     /// decides a document needs no number is causally after it.
     after: Option<ClusterTime>,
+    /// A periodic sequence's: per document `_id` (its key), the instant that places it in a
+    /// period, or why it has none.
+    instants: BTreeMap<String, Result<i64, SeqError>>,
+    /// The `_id` keys whose dates `localDates` was asked for, in order.
+    dating: Vec<String>,
+    /// Per document `_id` key, its period.
+    periods: BTreeMap<String, Period>,
     /// Documents not walked yet, in stream order.
     documents: VecDeque<Value>,
     /// Unnumbered documents per counter, waiting for their reservation.
@@ -122,7 +129,7 @@ pub struct NumberBatchMachine {
     writes: u32,
     report: BatchReport,
     notes: Vec<Note>,
-    phase: Phase,
+    phase: Phase<G>,
 }
 
 impl NumberBatch {
@@ -138,6 +145,44 @@ impl NumberBatch {
         verify: bool,
         after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
+        Self::dated(numbering, documents, &[], epoch, verify, after)
+    }
+
+    /// [`NumberBatch::new`] with `times`: per document (in order), the instant the shell knows
+    /// for it (a change event's commit time, in milliseconds), which places it in a period when
+    /// the numbering has no `dateField` (a sequence that resets; ignored otherwise).
+    pub fn dated(
+        numbering: &NumberingSpec,
+        documents: Vec<Value>,
+        times: &[Option<i64>],
+        epoch: i64,
+        verify: bool,
+        after: Option<ClusterTime>,
+    ) -> Result<Self, SeqError> {
+        Self::build(numbering, documents, times, Some(epoch), verify, after)
+    }
+}
+
+impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
+    pub(crate) fn build(
+        numbering: &NumberingSpec,
+        documents: Vec<Value>,
+        times: &[Option<i64>],
+        epoch: Option<i64>,
+        verify: bool,
+        after: Option<ClusterTime>,
+    ) -> Result<Self, SeqError> {
+        if epoch.is_none() && numbering.gapless() {
+            return Err(SeqError::invalid_argument(
+                "gapless",
+                "gapless numbering runs under a trigger's lease (the sidecar), not in an assign",
+            ));
+        }
+        let instants = if numbering.sequence().reset().is_periodic() {
+            instants_of(numbering, &documents, times)
+        } else {
+            BTreeMap::new()
+        };
         let mut documents = documents;
         if numbering.gapless() {
             let mut seen = BTreeSet::new();
@@ -148,6 +193,9 @@ impl NumberBatch {
             numbering: numbering.clone(),
             epoch,
             after,
+            instants,
+            dating: Vec::new(),
+            periods: BTreeMap::new(),
             documents: documents.into(),
             waiting: BTreeMap::new(),
             actions: VecDeque::new(),
@@ -172,13 +220,13 @@ impl NumberBatch {
                 after,
             )))
         } else {
-            machine.advance()
+            machine.date()
         };
         Ok(MachinePlan::begin(machine, first))
     }
 }
 
-impl NumberBatchMachine {
+impl<G: GaplessGroups> NumberBatchMachine<G> {
     /// Runs the walk and the actions until a command is needed or the batch is done.
     fn advance(&mut self) -> Result<Step<BatchReport>, SeqError> {
         loop {
@@ -211,10 +259,11 @@ impl NumberBatchMachine {
         let Some(id) = document.get("_id").cloned() else {
             return;
         };
-        let counter_id = match self.numbering.sequence().counter_id(Some(&document)) {
+        let counter_id = match self.counter_id_of(&document, &id) {
             Ok(counter_id) => counter_id,
             Err(error) => {
                 self.report.skipped = self.report.skipped.saturating_add(1);
+                self.report.passed.push((id.clone(), error.clone()));
                 self.notes.push(Note::Skipped { id, error });
                 return;
             }
@@ -247,12 +296,14 @@ impl NumberBatchMachine {
             Action::Reserve { counter_id, ids } => {
                 let count = u64::try_from(ids.len()).unwrap_or(u64::MAX);
                 let mut request = ReserveRequest::new(&counter_id, count);
-                request
-                    .extra_filter
-                    .insert("epoch".to_owned(), epoch_condition(self.epoch));
-                request
-                    .extra_set
-                    .insert("epoch".to_owned(), ejson::long(self.epoch));
+                if let Some(epoch) = self.epoch {
+                    request
+                        .extra_filter
+                        .insert("epoch".to_owned(), epoch_condition(epoch));
+                    request
+                        .extra_set
+                        .insert("epoch".to_owned(), ejson::long(epoch));
+                }
                 let plan = Reservation::new(self.numbering.sequence(), &request)?;
                 self.reserving = (counter_id, ids);
                 launch(plan, &mut self.notes, |plan| {
@@ -262,8 +313,7 @@ impl NumberBatchMachine {
                 .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let plan =
-                    NumberGapless::new(&self.numbering, &counter_id, ids, self.epoch, self.after)?;
+                let plan = G::start(&self.numbering, &counter_id, ids, self.epoch, self.after)?;
                 launch(plan, &mut self.notes, |plan| {
                     self.phase = Phase::Gapless(plan);
                 })?
@@ -295,9 +345,9 @@ impl NumberBatchMachine {
     /// A reservation the counter's epoch condition refused: a later holder stamped it.
     fn fenced(&self, error: SeqError) -> SeqError {
         match error {
-            SeqError::ConditionNotMet { counter_id } => SeqError::Fenced {
+            SeqError::ConditionNotMet { counter_id } if self.epoch.is_some() => SeqError::Fenced {
                 counter_id,
-                epoch: self.epoch,
+                epoch: self.epoch.unwrap_or_default(),
                 counter_epoch: None,
             },
             other => other,
@@ -312,16 +362,18 @@ impl NumberBatchMachine {
     /// One statement per document of the group just reserved.
     fn reserved(&mut self, range: ReservedRange) -> Result<Step<()>, SeqError> {
         let (counter_id, ids) = std::mem::take(&mut self.reserving);
+        let period = self.numbering.sequence().period_of_counter_id(&counter_id);
         for (index, id) in (0u64..).zip(ids) {
             let number = range.get(index).ok_or_else(|| {
                 SeqError::unexpected_reply("the reserved range is shorter than the request")
             })?;
             self.statements
-                .push(self.numbering.statement(&id, number, None));
+                .push(self.numbering.statement(&id, number, None, period.as_ref()));
             self.targets.push(Target {
                 counter_id: counter_id.clone(),
                 id,
                 number,
+                period,
             });
         }
         Ok(Step::Done(()))
@@ -358,6 +410,14 @@ impl NumberBatchMachine {
         let result = reply.into_write_result("update")?;
         self.count_numbered(result.n_modified);
         let mut again: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+        let refused: BTreeSet<u64> = result.write_errors.iter().map(|e| e.index).collect();
+        for (index, target) in (0u64..).zip(targets) {
+            if !refused.contains(&index) {
+                self.report
+                    .written
+                    .push((target.id.clone(), target.number, target.period));
+            }
+        }
         for error in result.write_errors {
             let target = usize::try_from(error.index)
                 .ok()
@@ -396,17 +456,18 @@ impl NumberBatchMachine {
         });
         let dropped = before.saturating_sub(self.documents.len());
         self.report.already = u64::try_from(dropped).unwrap_or(u64::MAX);
-        self.advance()
+        self.date()
     }
 }
 
-impl Machine for NumberBatchMachine {
+impl<G: GaplessGroups> Machine for NumberBatchMachine<G> {
     type Output = BatchReport;
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
         let notes = &mut self.notes;
         let step = match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Verify => return self.on_verified(reply),
+            Phase::Dates => return self.on_dates(reply),
             Phase::Reserve(plan) => resume(plan, reply, notes, |plan| {
                 self.phase = Phase::Reserve(plan);
             })

@@ -17,12 +17,13 @@
 //! ```text
 //! GaplessReserve:
 //! findOne {_id}
-//!  ├─ none ───────────────► insertOne {_id, seq: last, epoch: E, intent} ─ duplicateKey ─► read again
+//!  ├─ none ───────────────► insertOne {_id, seq: last, epoch: E, intent, definition: D} ─ duplicateKey ─► read again
+//!  ├─ another definition ─► SEQUENCE_CONFLICT
 //!  ├─ epoch > E ──────────► done: fenced (a later lease holder touched the counter)
 //!  ├─ intent pending ─────► done: pending {intent}   (complete it, then reserve again)
 //!  ├─ fewer than n left ──► SEQUENCE_EXHAUSTED / OVERFLOW (never a partial batch)
-//!  └─ seq S ──────────────► findOneAndUpdate {_id, seq: S, intent: absent, epoch ≤ E}
-//!                               {$set: {seq: S + n·step, epoch: E, intent: {first: S+step, …}}}
+//!  └─ seq S ──────────────► findOneAndUpdate {_id, seq: S, intent: absent, epoch ≤ E, $or: [definition absent, D]}
+//!                               {$set: {seq: S + n·step, epoch: E, intent: {first: S+step, …}, definition: D}}
 //!                            ├─ document ─► done: reserved {range, intent}
 //!                            └─ none ─────► read again (at most 10 times)
 //! FinishIntent:
@@ -33,22 +34,35 @@
 //!                            └─ still ours ────────────► retry
 //! ```
 //!
+//! The reservation carries the counter's [definition](crate::counter::definition) (with
+//! `gapless`): checked on the read it starts with (`SEQUENCE_CONFLICT`), in the write's filter
+//! and `$set`, and in the inserted counter. Completing and finishing an intent
+//! ([`CompleteIntent`](crate::numbering::complete), [`FinishIntent`],
+//! [`CompletePending`](crate::numbering::pending)) only move numbers the checked reservation
+//! took, fenced by its epoch and the intent itself: they carry no definition.
+//!
 //! The counter's `seq` is written with `$set` (compare-and-set on the value read), so the intent
 //! can name its first number.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::counter::document::read_counter;
+use crate::counter::definition::CounterDefinition;
+use crate::counter::document::read_spec_counter;
 use crate::counter::range::ReservedRange;
+use crate::counter::reservation::not_an_array;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
-use crate::protocol::command::{id_filter, Collection, Command, ReturnDocument, UpdateOptions};
+use crate::protocol::command::{Collection, Command, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::{Retries, Step};
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Period;
+
+mod finish;
+pub use finish::{FinishIntent, FinishIntentMachine, FinishOutcome};
 
 /// A pending intent as stored in a counter document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,15 +188,18 @@ pub struct GaplessReserveMachine {
     counter_id: String,
     ids: Vec<Value>,
     epoch: i64,
+    /// Checked on the read that starts the reservation, and in the write's filter.
+    definition: CounterDefinition,
     phase: ReservePhase,
     retries: Retries,
 }
 
-/// The read of one counter document (`majority`: see [`crate::protocol::concern`]).
-pub(crate) fn read_command(counter_id: &str) -> Command {
+/// The read of one counter document (`majority`: see [`crate::protocol::concern`]), by its
+/// `_id` (the `counterId` option's, when the sequence has one).
+pub(crate) fn read_command(spec: &SequenceSpec, counter_id: &str) -> Command {
     Command::FindOne {
         collection: Collection::Counters,
-        filter: Value::Object(id_filter(counter_id)),
+        filter: Value::Object(spec.id_filter(counter_id)),
         options: None,
     }
 }
@@ -201,7 +218,10 @@ impl GaplessReserve {
                 "at least one document id",
             ));
         }
+        // The gapless protocol numbers this counter: its definition says so.
+        let spec = spec.clone().with_gapless(true);
         let machine = GaplessReserveMachine {
+            definition: CounterDefinition::of(&spec),
             spec: spec.clone(),
             counter_id: counter_id.to_owned(),
             ids,
@@ -211,7 +231,7 @@ impl GaplessReserve {
         };
         Ok(MachinePlan::begin(
             machine,
-            Ok(Step::Command(read_command(counter_id))),
+            Ok(Step::Command(read_command(&spec, counter_id))),
         ))
     }
 }
@@ -248,13 +268,14 @@ impl GaplessReserveMachine {
         match reply {
             Reply::None => {
                 let range = self.range_after(None)?;
-                let mut document = id_filter(&self.counter_id);
+                let mut document = self.spec.id_filter(&self.counter_id);
                 document.insert(
                     self.spec.counter_field().to_owned(),
                     ejson::long(range.last),
                 );
                 document.insert("epoch".to_owned(), ejson::long(self.epoch));
                 document.insert("intent".to_owned(), self.intent(&range).to_document());
+                self.definition.add_to(&mut document);
                 self.phase = ReservePhase::Insert(range);
                 Ok(Step::Command(Command::InsertOne {
                     collection: Collection::Counters,
@@ -262,7 +283,8 @@ impl GaplessReserveMachine {
                 }))
             }
             Reply::Document { document } => {
-                let last = read_counter(&document, &self.counter_id, self.spec.counter_field())?;
+                self.definition.check(&self.counter_id, &document)?;
+                let last = read_spec_counter(&self.spec, &document, &self.counter_id)?;
                 // A counter outside the sequence's range would hand out numbers outside it.
                 let last = self.spec.check_counter(&self.counter_id, last)?;
                 let (counter_epoch, intent) = read_counter_extras(&document, &self.counter_id)?;
@@ -275,12 +297,22 @@ impl GaplessReserveMachine {
                     return Ok(Step::Done(GaplessReservation::Pending { intent }));
                 }
                 let range = self.range_after(Some(last))?;
-                let mut filter = id_filter(&self.counter_id);
-                filter.insert(self.spec.counter_field().to_owned(), ejson::long(last));
+                let mut filter = self.spec.id_filter(&self.counter_id);
+                // The counter as read, exactly: its value, and not an array (`seq: 40` alone
+                // would also match an array holding 40).
+                let stored = document
+                    .get(self.spec.counter_field())
+                    .cloned()
+                    .unwrap_or_else(|| ejson::long(last));
+                filter.insert(
+                    self.spec.counter_field().to_owned(),
+                    json!({ "$eq": stored, "$not": not_an_array() }),
+                );
                 if !skip {
                     filter.insert("intent".to_owned(), json!({ "$exists": false }));
                 }
                 filter.insert("epoch".to_owned(), epoch_condition(self.epoch));
+                self.definition.add_condition(&mut filter);
                 let mut set = Map::new();
                 set.insert(
                     self.spec.counter_field().to_owned(),
@@ -288,6 +320,7 @@ impl GaplessReserveMachine {
                 );
                 set.insert("epoch".to_owned(), ejson::long(self.epoch));
                 set.insert("intent".to_owned(), self.intent(&range).to_document());
+                self.definition.add_to(&mut set);
                 let update = json!({ "$set": set });
                 self.phase = ReservePhase::Update(range);
                 Ok(Step::Command(Command::FindOneAndUpdate {
@@ -307,7 +340,7 @@ impl GaplessReserveMachine {
     fn again(&mut self) -> Result<Step<GaplessReservation>, SeqError> {
         self.retries.bump("gapless reserve", &self.counter_id)?;
         self.phase = ReservePhase::Read;
-        Ok(Step::Command(read_command(&self.counter_id)))
+        Ok(Step::Command(read_command(&self.spec, &self.counter_id)))
     }
 }
 
@@ -318,7 +351,7 @@ impl Machine for GaplessReserveMachine {
         match (self.phase.clone(), reply) {
             (ReservePhase::Read, reply) => self.on_read(reply),
             (ReservePhase::Update(range), Reply::Document { document }) => {
-                let last = read_counter(&document, &self.counter_id, self.spec.counter_field())?;
+                let last = read_spec_counter(&self.spec, &document, &self.counter_id)?;
                 if last != range.last {
                     return Err(SeqError::unexpected_reply(
                         "the updated counter does not hold the value just set",
@@ -380,9 +413,11 @@ pub struct Completion {
 /// `taken` are numbers the unique index refused (another document holds them): they are
 /// skipped, which leaves no gap since that document holds them. Apply the assignments in order
 /// (`ordered: true`) and call again with what the documents look like then; when there is
-/// nothing left to write, clear the intent with `seq` ([`FinishIntent`]).
+/// nothing left to write, clear the intent with `seq` ([`FinishIntent`]). `period`: the
+/// counter's (a periodic sequence's), for the formatted ids.
 pub fn plan_completion(
     spec: &SequenceSpec,
+    period: Option<&Period>,
     intent: &Intent,
     found: &[(Value, Option<Value>)],
     taken: &[i64],
@@ -429,7 +464,7 @@ pub fn plan_completion(
             completion.assignments.push(Assignment {
                 id: id.clone(),
                 number: next,
-                formatted: spec.format_value(next),
+                formatted: spec.format_value(next, period),
                 previous: current,
             });
         }
@@ -438,120 +473,44 @@ pub fn plan_completion(
     completion.seq = next
         .checked_sub(step)
         .ok_or_else(|| SeqError::overflow("completing an intent"))?;
+    completion.assignments = vacate_first(completion.assignments);
     Ok(completion)
 }
 
-/// Outcome of [`FinishIntent`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", rename_all = "camelCase")]
-pub enum FinishOutcome {
-    Finished,
-    /// The intent was no longer there (another holder completed it).
-    AlreadyFinished,
-    #[serde(rename_all = "camelCase")]
-    Fenced {
-        counter_epoch: i64,
-    },
-}
-
-#[derive(Debug, Clone)]
-enum FinishPhase {
-    Update,
-    Check,
-}
-
-/// Clears an intent and sets the counter to `seq`, in one update; see the module docs.
-pub type FinishIntent = MachinePlan<FinishIntentMachine>;
-
-/// The state of a [`FinishIntent`].
-#[derive(Debug, Clone)]
-pub struct FinishIntentMachine {
-    counter_id: String,
-    intent: Intent,
-    epoch: i64,
-    command: Command,
-    phase: FinishPhase,
-    retries: Retries,
-}
-
-impl FinishIntent {
-    pub fn new(
-        spec: &SequenceSpec,
-        counter_id: &str,
-        intent: &Intent,
-        seq: i64,
-        epoch: i64,
-    ) -> Result<Self, SeqError> {
-        spec.check_counter_id(counter_id)?;
-        let mut filter = id_filter(counter_id);
-        filter.insert("intent.first".to_owned(), ejson::long(intent.first));
-        filter.insert(
-            "intent.count".to_owned(),
-            ejson::long(i64::try_from(intent.count).unwrap_or(i64::MAX)),
-        );
-        filter.insert("epoch".to_owned(), epoch_condition(epoch));
-        let command = Command::FindOneAndUpdate {
-            collection: Collection::Counters,
-            filter: Value::Object(filter),
-            update: json!({
-                "$set": { spec.counter_field(): ejson::long(seq), "epoch": ejson::long(epoch) },
-                "$unset": { "intent": "" },
-            }),
-            options: UpdateOptions {
-                upsert: false,
-                return_document: ReturnDocument::After,
-            },
-        };
-        let machine = FinishIntentMachine {
-            counter_id: counter_id.to_owned(),
-            intent: intent.clone(),
-            epoch,
-            command: command.clone(),
-            phase: FinishPhase::Update,
-            retries: Retries::default(),
-        };
-        Ok(MachinePlan::begin(machine, Ok(Step::Command(command))))
-    }
-}
-
-impl Machine for FinishIntentMachine {
-    type Output = FinishOutcome;
-
-    fn on_reply(&mut self, reply: Reply) -> Result<Step<FinishOutcome>, SeqError> {
-        match (&self.phase, reply) {
-            (FinishPhase::Update, Reply::Document { .. }) => {
-                Ok(Step::Done(FinishOutcome::Finished))
+/// Orders `assignments` so that a document holding a number moves before another takes that
+/// number (an ordered `update` stops at the unique index's refusal otherwise, and the next round
+/// plans the same). Numbers move down when a document of the intent is gone, and up when one
+/// counted gone is back: an unnumbered document that stopped matching its trigger's condition
+/// and matches again. Otherwise the intent's order is kept.
+fn vacate_first(assignments: Vec<Assignment>) -> Vec<Assignment> {
+    // Who holds each number that moves: assignment `holder[n]` vacates `n`.
+    let holder: std::collections::BTreeMap<i64, usize> = assignments
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| Some((a.previous?, i)))
+        .collect();
+    let mut placed = vec![false; assignments.len()];
+    let mut order = Vec::with_capacity(assignments.len());
+    for start in 0..assignments.len() {
+        // The chain start → the one vacating its number → …, placed from its far end.
+        let mut chain = Vec::new();
+        let mut at = Some(start);
+        while let Some(i) = at.filter(|&i| placed.get(i) == Some(&false) && !chain.contains(&i)) {
+            chain.push(i);
+            at = assignments
+                .get(i)
+                .and_then(|a| holder.get(&a.number).copied());
+        }
+        for &i in chain.iter().rev() {
+            if let Some(slot) = placed.get_mut(i) {
+                *slot = true;
             }
-            (FinishPhase::Update, Reply::None) => {
-                self.phase = FinishPhase::Check;
-                Ok(Step::Command(read_command(&self.counter_id)))
-            }
-            (FinishPhase::Check, Reply::Document { document }) => {
-                match read_counter_extras(&document, &self.counter_id) {
-                    Err(e) => Err(e),
-                    Ok((counter_epoch, _)) if counter_epoch > self.epoch => {
-                        Ok(Step::Done(FinishOutcome::Fenced { counter_epoch }))
-                    }
-                    Ok((_, Some(intent)))
-                        if intent.first == self.intent.first
-                            && intent.count == self.intent.count =>
-                    {
-                        match self.retries.bump("finish intent", &self.counter_id) {
-                            Ok(()) => {
-                                self.phase = FinishPhase::Update;
-                                Ok(Step::Command(self.command.clone()))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
-                    Ok(_) => Ok(Step::Done(FinishOutcome::AlreadyFinished)),
-                }
-            }
-            (FinishPhase::Check, Reply::None) => Err(SeqError::malformed_counter(
-                &self.counter_id,
-                "the counter was deleted while an intent was pending",
-            )),
-            (_, other) => Err(unexpected(&other, "a finish-intent command")),
+            order.push(i);
         }
     }
+    let mut slots: Vec<Option<Assignment>> = assignments.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }

@@ -1,11 +1,15 @@
 //! Numbering documents after they are written (the sidecar's triggers): a trigger's numbering
 //! ([`spec`]), a batch of documents ([`batch`]), gapless groups over the intent protocol
 //! ([`gapless`], [`intent`]), moving counters past a collection's numbers before a backfill
-//! ([`seed_from_existing`]) and when to store a change stream's resume token ([`checkpoint`]).
+//! ([`seed_from_existing`]) and when to store a change stream's resume token ([`checkpoint`]);
+//! numbering the documents that match a filter, on demand ([`assign`]).
 
+pub mod assign;
 pub mod batch;
 pub mod checkpoint;
+pub mod complete;
 pub mod gapless;
 pub mod intent;
+pub mod pending;
 pub mod seed_from_existing;
 pub mod spec;

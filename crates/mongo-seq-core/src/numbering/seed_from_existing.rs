@@ -6,8 +6,10 @@
 //! ```text
 //! SeedFromExisting(numbering):
 //!   aggregate [{$match: {field: {$exists: true}}},
-//!              {$group: {_id: {s0: "$<scope 0>", s1: "$<scope 1>", …}, n: {$max: "$field"}}}]
-//!              ($min when counting down)
+//!              {$group: {_id: {s0: "$<scope 0>", s1: "$<scope 1>", …[, p: "$<field>Period"]},
+//!                        n: {$max: "$field"}}}]
+//!              ($min when counting down; `p`, the period, for a sequence that resets: its
+//!              counters are per scope and period, a group without a valid period passed over)
 //!   → per group, in the order returned: the scope document rebuilt from the key (dotted paths
 //!     nested), its counter id, n read as an integer (a group without either is passed over)
 //!     → SeedFromMax(counterId, n) (a value outside the bounds: note seedRefused, passed over)
@@ -28,6 +30,7 @@ use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::Reply;
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Period;
 
 /// What [`SeedFromExisting`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -66,6 +69,12 @@ impl SeedFromExisting {
         let mut key = Map::new();
         for (index, scope) in sequence.scope().iter().enumerate() {
             key.insert(format!("s{index}"), Value::String(format!("${scope}")));
+        }
+        if sequence.reset().is_periodic() {
+            key.insert(
+                "p".to_owned(),
+                Value::String(format!("${}", numbering.period_field())),
+            );
         }
         let mut furthest = Map::new();
         furthest.insert(
@@ -144,7 +153,17 @@ impl SeedFromExistingMachine {
             let Some(furthest) = group.get("n") else {
                 continue;
             };
-            let counter_id = sequence.counter_id(Some(&self.scope_document(&group)));
+            let counter_id = if sequence.reset().is_periodic() {
+                let period = group
+                    .get("_id")
+                    .and_then(|key| key.get("p"))
+                    .and_then(Value::as_str)
+                    .and_then(Period::parse);
+                let Some(period) = period else { continue };
+                sequence.counter_id_in(Some(&self.scope_document(&group)), Some(&period))
+            } else {
+                sequence.counter_id(Some(&self.scope_document(&group)))
+            };
             let (Ok(counter_id), Ok(value)) = (counter_id, ejson::read_i64(furthest)) else {
                 continue;
             };

@@ -6,6 +6,18 @@
 //! command: `{q: {_id, field: {$exists: false}}, u: {$set: {field: n, formatField: "INV-…"}}}`
 //! (gapless completions move a number with `q: {_id, field: <previous>}`), so a replayed batch
 //! never overwrites a number.
+//!
+//! Numbering on issue: a `condition` (the trigger's `match` when it numbers on match, the
+//! filter of an `assign`) goes into every write that gives a first number,
+//! `q: {_id, field: {$exists: false}, $and: [condition]}`, and into the reads that decide
+//! which documents still need one, so a document seen through a stale lookup (a draft) is
+//! never numbered. A document that stops matching after it got its number keeps it.
+//!
+//! Periodic series: the numbers of a sequence that resets start again each period, so the
+//! counter's period is written beside the number, in `<field>Period` (`"2026"`), and the unique
+//! index covers it (scope fields, period, number). Each document's period comes from its
+//! `dateField` (a BSON date), else from the instant the shell gives (an event's commit time),
+//! else from its ObjectId `_id`'s timestamp.
 
 use std::collections::BTreeSet;
 
@@ -18,9 +30,12 @@ use crate::lease::document::epoch_condition;
 use crate::protocol::command::{Collection, Command, UpdateStatement};
 use crate::sequence::field::check_field_path;
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::{period_field, Period};
 
-/// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] or
-/// [`NumberingSpec::from_json`] (`{sequence: <options>, field, formatField?, gapless?}`).
+/// Validated numbering of a trigger. Construct with [`NumberingSpec::new`] (then
+/// [`NumberingSpec::with_condition`], [`NumberingSpec::with_date_field`]) or
+/// [`NumberingSpec::from_json`] (`{sequence: <options>, field, formatField?, gapless?,
+/// condition?, dateField?}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", try_from = "Value")]
 pub struct NumberingSpec {
@@ -29,6 +44,10 @@ pub struct NumberingSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     format_field: Option<String>,
     gapless: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    condition: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    date_field: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -40,6 +59,10 @@ struct RawNumbering {
     format_field: Option<String>,
     #[serde(default)]
     gapless: bool,
+    #[serde(default)]
+    condition: Option<Value>,
+    #[serde(default)]
+    date_field: Option<String>,
 }
 
 impl TryFrom<Value> for NumberingSpec {
@@ -67,6 +90,7 @@ impl NumberingSpec {
         format_field: Option<&str>,
         gapless: bool,
     ) -> Result<Self, SeqError> {
+        let sequence = sequence.with_gapless(gapless);
         let not_id =
             "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)";
         if is_id(field) {
@@ -95,6 +119,25 @@ impl NumberingSpec {
         if sequence.scope().iter().any(|scope| scope == field) {
             return Err(invalid("scope", "must not contain the numbered field"));
         }
+        if sequence.reset().is_periodic() {
+            let period = period_field(field);
+            if format_field == Some(period.as_str()) {
+                return Err(invalid(
+                    "formatField",
+                    &format!(
+                        "must differ from `{period}`: a periodic series writes the period there"
+                    ),
+                ));
+            }
+            if sequence.scope().contains(&period) {
+                return Err(invalid(
+                    "scope",
+                    &format!(
+                        "must not contain `{period}`: a periodic series writes the period there"
+                    ),
+                ));
+            }
+        }
         if gapless {
             let fence = fence_field(field);
             if format_field == Some(fence.as_str()) {
@@ -115,7 +158,47 @@ impl NumberingSpec {
             field: field.to_owned(),
             format_field: format_field.map(str::to_owned),
             gapless,
+            condition: None,
+            date_field: None,
         })
+    }
+
+    /// Numbers only the documents matching `condition` (a query filter document; `{}`
+    /// matches every document): every first number is written where the document still matches, so a
+    /// stale view of a document never numbers it. `INVALID_ARGUMENT` naming `condition`.
+    pub fn with_condition(mut self, condition: Value) -> Result<Self, SeqError> {
+        match &condition {
+            Value::Object(_) => {}
+            other => {
+                return Err(SeqError::invalid_argument(
+                    "condition",
+                    format!("must be a filter document, got {}", ejson::describe(other)),
+                ))
+            }
+        }
+        self.condition = Some(condition);
+        Ok(self)
+    }
+
+    /// Places each document in the period of the BSON date in its field `date_field` (a
+    /// periodic sequence only). `INVALID_ARGUMENT` naming `dateField`.
+    pub fn with_date_field(mut self, date_field: &str) -> Result<Self, SeqError> {
+        check_field_path("dateField", date_field)?;
+        if !self.sequence.reset().is_periodic() {
+            return Err(invalid(
+                "dateField",
+                "needs a sequence that resets (reset yearly, monthly or daily): a sequence that never resets has no period for a date to choose",
+            ));
+        }
+        let written = [Some(self.field.as_str()), self.format_field.as_deref()];
+        if written.contains(&Some(date_field)) || date_field == self.period_field() {
+            return Err(invalid(
+                "dateField",
+                "must differ from the fields numbering writes (field, formatField, its period field)",
+            ));
+        }
+        self.date_field = Some(date_field.to_owned());
+        Ok(self)
     }
 
     /// Parses `{sequence: <options>, field, formatField?, gapless?}` with typed errors.
@@ -124,12 +207,19 @@ impl NumberingSpec {
             SeqError::invalid_argument("numbering", ejson::truncate(&e.to_string()))
         })?;
         let sequence = SequenceSpec::parse(&parsed.sequence)?;
-        Self::new(
+        let mut numbering = Self::new(
             sequence,
             &parsed.field,
             parsed.format_field.as_deref(),
             parsed.gapless,
-        )
+        )?;
+        if let Some(condition) = parsed.condition {
+            numbering = numbering.with_condition(condition)?;
+        }
+        if let Some(date_field) = &parsed.date_field {
+            numbering = numbering.with_date_field(date_field)?;
+        }
+        Ok(numbering)
     }
 
     pub fn sequence(&self) -> &SequenceSpec {
@@ -144,15 +234,30 @@ impl NumberingSpec {
     pub fn gapless(&self) -> bool {
         self.gapless
     }
+    /// The filter a document must match to be numbered, if any.
+    pub fn condition(&self) -> Option<&Value> {
+        self.condition.as_ref()
+    }
+    /// The field whose date places a document in a period, if any.
+    pub fn date_field(&self) -> Option<&str> {
+        self.date_field.as_deref()
+    }
+
+    /// The field a periodic series writes each number's period in, beside the number:
+    /// `<field>Period`. The unique index covers it, so each period's numbers start again.
+    pub fn period_field(&self) -> String {
+        period_field(&self.field)
+    }
 
     /// The paths of a document that batch numbering reads: `_id`, the scope fields, the
-    /// numbered field — sorted, none inside another (a projection refuses overlapping paths).
+    /// numbered field, the date field — sorted, none inside another (a projection refuses overlapping paths).
     /// Projected to these (a backfill page, a change stream's `fullDocument`), a document is
     /// numbered exactly as the whole one would be.
     pub fn document_fields(&self) -> Vec<String> {
         let mut paths: Vec<&str> = ["_id", self.field.as_str()]
             .into_iter()
             .chain(self.sequence.scope().iter().map(String::as_str))
+            .chain(self.date_field.as_deref())
             .collect();
         paths.sort_unstable();
         paths.dedup();
@@ -183,13 +288,14 @@ impl NumberingSpec {
         stored_value(document, &self.field)
     }
 
-    /// The statement writing `number` (and its formatted id) on document `id`: where it has no
-    /// number yet, or, with `previous`, where it still holds `previous`.
+    /// The statement writing `number` of `period` (and its formatted id) on document `id`:
+    /// where it has no number yet, or, with `previous`, where it still holds `previous`.
     pub(crate) fn statement(
         &self,
         id: &Value,
         number: i64,
         previous: Option<i64>,
+        period: Option<&Period>,
     ) -> UpdateStatement {
         let mut filter = Map::new();
         filter.insert("_id".to_owned(), id.clone());
@@ -198,12 +304,22 @@ impl NumberingSpec {
             None => json!({ "$exists": false }),
         };
         filter.insert(self.field.clone(), current);
+        // A first number only where the document still matches (a move keeps a number the
+        // document got while it matched). Mutant (simulator only): numbering on a stale lookup.
+        let unconditioned = crate::mutants::active(crate::mutants::Mutant::UnconditionedNumbering);
+        if let (Some(condition), None, false) = (&self.condition, previous, unconditioned) {
+            filter.insert("$and".to_owned(), json!([condition]));
+        }
         let mut set = Map::new();
         set.insert(self.field.clone(), ejson::long(number));
-        if let (Some(format_field), Some(formatted)) =
-            (&self.format_field, self.sequence.format_value(number))
-        {
+        if let (Some(format_field), Some(formatted)) = (
+            &self.format_field,
+            self.sequence.format_value(number, period),
+        ) {
             set.insert(format_field.clone(), Value::String(formatted));
+        }
+        if let Some(period) = period {
+            set.insert(self.period_field(), Value::String(period.text()));
         }
         UpdateStatement {
             filter: Value::Object(filter),
@@ -218,9 +334,10 @@ impl NumberingSpec {
         id: &Value,
         number: i64,
         previous: Option<i64>,
+        period: Option<&Period>,
         epoch: i64,
     ) -> UpdateStatement {
-        let mut statement = self.statement(id, number, previous);
+        let mut statement = self.statement(id, number, previous, period);
         // Mutant (simulator only): the moves of the time before the fence.
         let unfenced = crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion);
         if let (Value::Object(filter), false) = (&mut statement.filter, unfenced) {
@@ -245,11 +362,27 @@ impl NumberingSpec {
         Value::Object(filter)
     }
 
-    /// `{_id: {$in: ids}, field: {$exists: false}}`: the documents of `ids` still unnumbered.
+    /// `{_id: {$in: ids}, field: {$exists: false}[, $and: [condition]]}`: the documents of
+    /// `ids` still unnumbered (and still matching).
     pub(crate) fn unnumbered_filter(&self, ids: &[Value]) -> Value {
         let mut filter = Map::new();
         filter.insert("_id".to_owned(), json!({ "$in": ids }));
         filter.insert(self.field.clone(), json!({ "$exists": false }));
+        if let Some(condition) = &self.condition {
+            filter.insert("$and".to_owned(), json!([condition]));
+        }
+        Value::Object(filter)
+    }
+
+    /// `{_id: {$in: ids}[, $or: [{field: {$exists: true}}, condition]]}`: the documents of
+    /// `ids` that count for a gapless intent: numbered, or unnumbered and still matching (an
+    /// unnumbered document that stopped matching is, like a deleted one, no longer there).
+    pub(crate) fn present_filter(&self, ids: &[Value]) -> Value {
+        let mut filter = Map::new();
+        filter.insert("_id".to_owned(), json!({ "$in": ids }));
+        if let Some(condition) = &self.condition {
+            filter.insert("$or".to_owned(), json!([self.numbered(), condition]));
+        }
         Value::Object(filter)
     }
 
@@ -259,13 +392,16 @@ impl NumberingSpec {
     }
 
     /// The unique index that makes the database itself refuse a number held twice in a
-    /// counter: on the scope fields and the number field, only where the number exists (a
+    /// counter: on the scope fields, the period field (a periodic series) and the number field, only where the number exists (a
     /// partial index: unnumbered documents do not collide). The batch plans rely on it: a
     /// number a document inserted with it already holds is refused and renumbered.
     pub fn unique_index(&self) -> Command {
         let mut keys = Map::new();
         for scope in self.sequence.scope() {
             keys.insert(scope.clone(), json!(1));
+        }
+        if self.sequence.reset().is_periodic() {
+            keys.insert(self.period_field(), json!(1));
         }
         keys.insert(self.field.clone(), json!(1));
         Command::CreateIndex {
@@ -307,147 +443,4 @@ pub(crate) fn id_keys(documents: &[Value]) -> BTreeSet<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn document_fields_are_id_scope_and_field_none_inside_another() {
-        let spec = |options: Value, field: &str| {
-            NumberingSpec::new(SequenceSpec::parse(&options).unwrap(), field, None, false).unwrap()
-        };
-        assert_eq!(
-            spec(json!({ "name": "n" }), "seq").document_fields(),
-            ["_id", "seq"]
-        );
-        assert_eq!(
-            spec(
-                json!({ "name": "n", "scope": ["tenant", "a.b"] }),
-                "meta.seq"
-            )
-            .document_fields(),
-            ["_id", "a.b", "meta.seq", "tenant"]
-        );
-        // A scope inside another scope field, `_id` as a scope, a prefix that is not a parent.
-        assert_eq!(
-            spec(
-                json!({ "name": "n", "scope": ["a", "a.b", "_id", "ab"] }),
-                "a.seq"
-            )
-            .document_fields(),
-            ["_id", "a", "ab"]
-        );
-    }
-
-    fn numbering(
-        options: Value,
-        field: &str,
-        format_field: Option<&str>,
-    ) -> Result<NumberingSpec, String> {
-        let spec = SequenceSpec::parse(&options).unwrap();
-        NumberingSpec::new(spec, field, format_field, false)
-            .map_err(|e| format!("{} {}", e.code(), e.option_name().unwrap_or("")))
-    }
-
-    #[test]
-    fn gapless_numbering_keeps_its_fence_field_free() {
-        let gapless = |options: Value, format_field: Option<&str>| {
-            let spec = SequenceSpec::parse(&options).unwrap();
-            NumberingSpec::new(spec, "no", format_field, true)
-                .map_err(|e| format!("{} {}", e.code(), e.option_name().unwrap_or("")))
-        };
-        let formatted = json!({"name": "o", "format": "X{seq}"});
-        let spec = gapless(formatted.clone(), Some("code")).unwrap();
-        assert_eq!(spec.fence_field(), "noEpoch");
-        assert_eq!(
-            gapless(formatted, Some("noEpoch")).unwrap_err(),
-            "INVALID_ARGUMENT formatField"
-        );
-        assert_eq!(
-            gapless(json!({"name": "o", "scope": ["noEpoch"]}), None).unwrap_err(),
-            "INVALID_ARGUMENT scope"
-        );
-        // Only gapless numbering moves numbers, and only it reserves the name.
-        let plain = SequenceSpec::parse(&json!({"name": "o", "scope": ["noEpoch"]})).unwrap();
-        assert!(NumberingSpec::new(plain, "no", None, false).is_ok());
-    }
-
-    #[test]
-    fn rules() {
-        let plain = json!({"name": "o"});
-        let formatted = json!({"name": "o", "format": "X{seq}", "scope": ["t"]});
-        assert!(numbering(plain.clone(), "seq", None).is_ok());
-        assert!(numbering(formatted.clone(), "seq", Some("code")).is_ok());
-        assert_eq!(
-            numbering(plain.clone(), "_id", None).unwrap_err(),
-            "INVALID_ARGUMENT field"
-        );
-        assert_eq!(
-            numbering(plain.clone(), "", None).unwrap_err(),
-            "INVALID_ARGUMENT field"
-        );
-        assert_eq!(
-            numbering(plain, "seq", Some("code")).unwrap_err(),
-            "INVALID_ARGUMENT format"
-        );
-        assert_eq!(
-            numbering(formatted.clone(), "seq", None).unwrap_err(),
-            "INVALID_ARGUMENT formatField"
-        );
-        assert_eq!(
-            numbering(formatted.clone(), "seq", Some("seq")).unwrap_err(),
-            "INVALID_ARGUMENT formatField"
-        );
-        assert_eq!(
-            numbering(formatted.clone(), "seq", Some("_id.x")).unwrap_err(),
-            "INVALID_ARGUMENT formatField"
-        );
-        assert_eq!(
-            numbering(formatted, "t", Some("code")).unwrap_err(),
-            "INVALID_ARGUMENT scope"
-        );
-    }
-
-    #[test]
-    fn field_paths_follow_the_core_rules() {
-        let plain = json!({"name": "o"});
-        for bad in ["a..b", "$x", "a.$b", "a\u{1}"] {
-            assert_eq!(
-                numbering(plain.clone(), bad, None).unwrap_err(),
-                "INVALID_ARGUMENT field",
-                "{bad}"
-            );
-        }
-        assert!(numbering(plain, "meta.seq", None).is_ok());
-    }
-
-    #[test]
-    fn the_unique_index_covers_the_scope_and_the_number_where_it_exists() {
-        let spec = SequenceSpec::parse(&json!({"name": "o", "scope": ["t", "y.z"]})).unwrap();
-        let numbering = NumberingSpec::new(spec, "meta.seq", None, false).unwrap();
-        assert_eq!(
-            serde_json::to_value(numbering.unique_index()).unwrap(),
-            json!({
-                "op": "createIndex",
-                "collection": "documents",
-                "name": "mongo_seq_meta.seq",
-                "keys": {"t": 1, "y.z": 1, "meta.seq": 1},
-                "unique": true,
-                "partialFilterExpression": {"meta.seq": {"$exists": true}},
-            })
-        );
-        assert_eq!(
-            numbering.unnumbered(),
-            json!({"meta.seq": {"$exists": false}})
-        );
-    }
-
-    #[test]
-    fn stored_values_follow_documents_only() {
-        let doc = json!({"a": {"b": 5}, "c": null, "d": [{"b": 1}], "e": {"$numberLong": "7"}});
-        assert_eq!(stored_value(&doc, "a.b"), Some(&json!(5)));
-        assert_eq!(stored_value(&doc, "c"), Some(&Value::Null));
-        assert_eq!(stored_value(&doc, "d.b"), None);
-        assert_eq!(stored_value(&doc, "a.x"), None);
-        assert_eq!(stored_value(&doc, "e"), Some(&json!({"$numberLong": "7"})));
-    }
-}
+mod tests;

@@ -12,7 +12,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ejson;
+// A command as JSON and back: written out, not derived (see `to_json`).
+mod json;
 
 /// Which collection a command targets: the counters collection, the caller's document
 /// collection (only the optimistic insert loop uses it), or the collection holding lease
@@ -93,13 +94,18 @@ pub struct FindOptions {
 ///   also when there was no such index (IndexNotFound, code 27).
 /// * `wait` → sleep a duration drawn uniformly from `minMs..=maxMs` (the backoff after a lost
 ///   race; the core reads no clock and draws no random numbers), then reply `waited`.
+/// * `localDates` → the local date in the IANA zone `timeZone` of each instant of `instants`
+///   (milliseconds since the epoch, each within
+///   [`MIN_INSTANT_MS`](crate::sequence::instant::MIN_INSTANT_MS)..=[`MAX_INSTANT_MS`](crate::sequence::instant::MAX_INSTANT_MS)),
+///   with the host's time-zone data (the core has none); reply `localDates` with the dates as
+///   `YYYY-MM-DD`, in the same order. Sends nothing to the server.
 ///
 /// Any other driver error is the caller's to surface; the plan is then abandoned.
 ///
 /// Every command that writes also carries `writeConcern` and every read `readConcern`, chosen by
 /// the core ([`crate::protocol::concern`]); reading a command back ignores those two keys.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-// The derived deserializer becomes `Command::deserialize`; the trait impl below drops the
+// The derived deserializer becomes `Command::deserialize`; the trait impl (`json.rs`) drops the
 // concerns before it. Serialized by `Command::to_json`.
 #[serde(remote = "Self")]
 #[serde(tag = "op", rename_all = "camelCase")]
@@ -177,10 +183,15 @@ pub enum Command {
     },
     #[serde(rename_all = "camelCase")]
     Wait { min_ms: u64, max_ms: u64 },
+    #[serde(rename_all = "camelCase")]
+    LocalDates {
+        time_zone: String,
+        instants: Vec<i64>,
+    },
 }
 
 impl Command {
-    /// The collection the command runs on (`None` for a `wait` or a `take`).
+    /// The collection the command runs on (`None` for a `wait`, a `take` or `localDates`).
     pub fn collection(&self) -> Option<Collection> {
         match self {
             Self::FindOneAndUpdate { collection, .. }
@@ -194,13 +205,13 @@ impl Command {
             | Self::Aggregate { collection, .. }
             | Self::CreateIndex { collection, .. }
             | Self::DropIndex { collection, .. } => Some(*collection),
-            Self::Wait { .. } | Self::Take { .. } => None,
+            Self::Wait { .. } | Self::Take { .. } | Self::LocalDates { .. } => None,
         }
     }
 
     /// The server command it becomes (`findAndModify`, `find`, `insert`, `update`,
     /// `aggregate`, `createIndexes`): what command monitoring sees, for accounting (`None` for a
-    /// `wait` or a `take`, which send nothing themselves).
+    /// `wait`, a `take` or `localDates`, which send nothing themselves).
     pub fn server_command(&self) -> Option<&'static str> {
         Some(match self {
             Self::FindOneAndUpdate { .. } => "findAndModify",
@@ -212,286 +223,8 @@ impl Command {
             Self::Aggregate { .. } => "aggregate",
             Self::CreateIndex { .. } => "createIndexes",
             Self::DropIndex { .. } => "dropIndexes",
-            Self::Wait { .. } | Self::Take { .. } => return None,
+            Self::Wait { .. } | Self::Take { .. } | Self::LocalDates { .. } => return None,
         })
-    }
-}
-
-impl Serialize for Command {
-    /// The command's own fields, then its concerns, written straight to `serializer` (no
-    /// intermediate `Value`: this runs once per round trip of every plan).
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(None)?;
-        let mut failed = None;
-        self.for_each_field(&mut |key, value| {
-            if failed.is_none() {
-                failed = map.serialize_entry(key, &value).err();
-            }
-        });
-        match failed {
-            Some(error) => Err(error),
-            None => map.end(),
-        }
-    }
-}
-
-/// A value of [`Command::for_each_field`]: borrowed from the command where it can be.
-enum Field<'a> {
-    Value(&'a Value),
-    List(&'a [Value]),
-    Statements(&'a [UpdateStatement]),
-    Owned(Value),
-}
-
-impl Serialize for Field<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::Value(value) => value.serialize(serializer),
-            Self::List(values) => values.serialize(serializer),
-            Self::Statements(statements) => statements.serialize(serializer),
-            Self::Owned(value) => value.serialize(serializer),
-        }
-    }
-}
-
-impl Field<'_> {
-    fn into_value(self) -> Value {
-        match self {
-            Self::Value(value) => value.clone(),
-            Self::List(values) => Value::Array(values.to_vec()),
-            Self::Statements(statements) => statements
-                .iter()
-                .map(|statement| {
-                    ejson::object([
-                        ("filter", statement.filter.clone()),
-                        ("update", statement.update.clone()),
-                    ])
-                })
-                .collect(),
-            Self::Owned(value) => value,
-        }
-    }
-}
-
-impl Command {
-    /// The command as JSON (see [`Command::for_each_field`]).
-    pub fn to_json(&self) -> Value {
-        let mut fields = Map::new();
-        self.for_each_field(&mut |key, value| {
-            fields.insert(key.to_owned(), value.into_value());
-        });
-        Value::Object(fields)
-    }
-
-    /// Calls `put` with each key and value of the command as JSON: the `op` tag, its fields in
-    /// declaration order, then the concerns. Written out rather than derived: a derived
-    /// serializer is one more copy of serde's machinery (and its error path) in the Wasm
-    /// module; borrowed values let [`Serialize`] write the command without copying it.
-    fn for_each_field(&self, put: &mut dyn FnMut(&'static str, Field<'_>)) {
-        fn number(value: u64) -> Field<'static> {
-            Field::Owned(Value::from(value))
-        }
-        fn text(value: &str) -> Field<'static> {
-            Field::Owned(Value::from(value))
-        }
-        let collection = |collection: &Collection| text(collection.name());
-        match self {
-            Self::FindOneAndUpdate {
-                collection: on,
-                filter,
-                update,
-                options,
-            } => {
-                put("op", text("findOneAndUpdate"));
-                put("collection", collection(on));
-                put("filter", Field::Value(filter));
-                put("update", Field::Value(update));
-                put(
-                    "options",
-                    Field::Owned(ejson::object([
-                        ("upsert", Value::Bool(options.upsert)),
-                        (
-                            "returnDocument",
-                            match options.return_document {
-                                ReturnDocument::Before => "before",
-                                ReturnDocument::After => "after",
-                            }
-                            .into(),
-                        ),
-                    ])),
-                );
-            }
-            Self::FindOne {
-                collection: on,
-                filter,
-                options,
-            } => {
-                put("op", text("findOne"));
-                put("collection", collection(on));
-                put("filter", Field::Value(filter));
-                if let Some(options) = options {
-                    put(
-                        "options",
-                        Field::Owned(ejson::object([
-                            ("sort", options.sort.clone()),
-                            ("projection", options.projection.clone()),
-                        ])),
-                    );
-                }
-            }
-            Self::InsertOne {
-                collection: on,
-                document,
-            } => {
-                put("op", text("insertOne"));
-                put("collection", collection(on));
-                put("document", Field::Value(document));
-            }
-            Self::InsertDocument {
-                collection: on,
-                fields: set,
-                duplicate_key_on,
-            } => {
-                put("op", text("insertDocument"));
-                put("collection", collection(on));
-                put("fields", Field::Value(set));
-                if let Some(field) = duplicate_key_on {
-                    put("duplicateKeyOn", text(field));
-                }
-            }
-            Self::InsertDocuments {
-                collection: on,
-                first,
-                fields: set,
-                duplicate_key_on,
-            } => {
-                put("op", text("insertDocuments"));
-                put("collection", collection(on));
-                put("first", number(*first));
-                put("fields", Field::List(set));
-                put("duplicateKeyOn", text(duplicate_key_on));
-            }
-            Self::Take { counter_id, count } => {
-                put("op", text("take"));
-                put("counterId", text(counter_id));
-                put("count", number(*count));
-            }
-            Self::Find {
-                collection: on,
-                filter,
-                options,
-                ..
-            } => {
-                put("op", text("find"));
-                put("collection", collection(on));
-                put("filter", Field::Value(filter));
-                if !options.is_empty() {
-                    let mut map = Map::new();
-                    if let Some(projection) = &options.projection {
-                        map.insert("projection".to_owned(), projection.clone());
-                    }
-                    if let Some(sort) = &options.sort {
-                        map.insert("sort".to_owned(), sort.clone());
-                    }
-                    if let Some(limit) = options.limit {
-                        map.insert("limit".to_owned(), Value::from(limit));
-                    }
-                    put("options", Field::Owned(Value::Object(map)));
-                }
-            }
-            Self::Update {
-                collection: on,
-                updates,
-                ordered,
-            } => {
-                put("op", text("update"));
-                put("collection", collection(on));
-                put("updates", Field::Statements(updates));
-                put("ordered", Field::Owned(Value::Bool(*ordered)));
-            }
-            Self::UpdateMany {
-                collection: on,
-                filter,
-                update,
-            } => {
-                put("op", text("updateMany"));
-                put("collection", collection(on));
-                put("filter", Field::Value(filter));
-                put("update", Field::Value(update));
-            }
-            Self::Aggregate {
-                collection: on,
-                pipeline,
-            } => {
-                put("op", text("aggregate"));
-                put("collection", collection(on));
-                put("pipeline", Field::List(pipeline));
-            }
-            Self::CreateIndex {
-                collection: on,
-                name,
-                keys,
-                unique,
-                partial_filter_expression,
-            } => {
-                put("op", text("createIndex"));
-                put("collection", collection(on));
-                put("name", text(name));
-                put("keys", Field::Value(keys));
-                put("unique", Field::Owned(Value::Bool(*unique)));
-                if let Some(expression) = partial_filter_expression {
-                    put("partialFilterExpression", Field::Value(expression));
-                }
-            }
-            Self::DropIndex {
-                collection: on,
-                name,
-            } => {
-                put("op", text("dropIndex"));
-                put("collection", collection(on));
-                put("name", text(name));
-            }
-            Self::Wait { min_ms, max_ms } => {
-                put("op", text("wait"));
-                put("minMs", number(*min_ms));
-                put("maxMs", number(*max_ms));
-            }
-        }
-        if let Some(concern) = self.write_concern() {
-            put(
-                "writeConcern",
-                Field::Owned(ejson::object([("w", concern.w)])),
-            );
-        }
-        if let Some(concern) = self.read_concern() {
-            put("readConcern", Field::Owned(concern.to_json()));
-        }
-        if let Some(ms) = self.max_time_ms() {
-            put("maxTimeMS", number(ms));
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Command {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let mut value = Value::deserialize(deserializer)?;
-        if let Value::Object(fields) = &mut value {
-            // Derived from the command itself: whatever the text said is not kept, except a
-            // find's `afterClusterTime`, which is the command's own (`Find::after_cluster_time`).
-            fields.remove("writeConcern");
-            fields.remove("maxTimeMS");
-            let after = fields
-                .remove("readConcern")
-                .and_then(|mut concern| concern.get_mut("afterClusterTime").map(Value::take));
-            if let Some(after) = after {
-                if fields.get("op").and_then(Value::as_str) == Some("find") {
-                    fields.insert("afterClusterTime".to_owned(), after);
-                }
-            }
-        }
-        Command::deserialize(value).map_err(D::Error::custom)
     }
 }
 

@@ -30,7 +30,12 @@
 //!   MongoDB sets `afterClusterTime` itself for the operations of a causally consistent
 //!   session; the time here is of another client's write, known from its change event, so
 //!   the command carries it (the same `readConcern` a session advanced to it with
-//!   `advanceOperationTime` would send), and the product needs no sessions.
+//!   `advanceOperationTime` would send), and the product needs no sessions. A plan that reads
+//!   the documents again after writing them (a gapless completion, its recheck) moves the
+//!   anchor to its own latest write's `operationTime` ([`advance_after_write`]), as a causally
+//!   consistent session would: a secondary's commit point can lag the primary's, so a
+//!   `majority` read there at the event's time alone may not show the plan's own
+//!   majority-acknowledged writes (seed 8,234,182).
 //! * Other reads of the **documents** carry `{level: "local"}`, explicitly: which documents exist,
 //!   which are unnumbered, the largest number in use. A change stream opened without a resume
 //!   point starts at the primary's newest entry, majority-committed or not, so a `majority`
@@ -198,6 +203,28 @@ impl ReadConcern {
     }
 }
 
+/// Moves a plan's read anchor `after` past one of its own writes, whose reply said it happened
+/// at `operation_time`: the plan's next anchored read then also sees what the plan itself wrote
+/// ("read your own writes"; the drivers' causal consistency specification passes a write's
+/// `operationTime` as the next read's `afterClusterTime` for exactly this). A `majority` read
+/// at the events' time alone may be answered by a secondary whose commit point has not yet
+/// reached the plan's own majority-acknowledged writes: a gapless completion read its own
+/// moves half undone there and left a gap (seed 8,234,182). Nothing to do for a plan without
+/// an anchor (its reads are `local`, on the primary) or a reply without a time (a standalone
+/// server, where every read sees every write before it).
+pub(crate) fn advance_after_write(
+    after: &mut Option<ClusterTime>,
+    operation_time: Option<ClusterTime>,
+) {
+    // Mutant (simulator only): the reads stay anchored at the events only.
+    if crate::mutants::active(crate::mutants::Mutant::ReadBeforeOwnWrites) {
+        return;
+    }
+    if let (Some(anchor), Some(time)) = (after.as_mut(), operation_time) {
+        *anchor = (*anchor).max(time);
+    }
+}
+
 /// A `find` of the documents whose answer decides that documents a change stream delivered
 /// need no number (numbered already, or gone): anchored after the newest event's cluster time
 /// `after` when there is one (see the module docs), else a `local` read (a backfill page's
@@ -339,5 +366,29 @@ mod tests {
         // Timestamp(0, 0) is no cluster time (a server refuses it as `afterClusterTime`).
         assert_eq!(ClusterTime::new(0, 0), None);
         assert!(ClusterTime::new(1, 0) > ClusterTime::new(0, 9));
+    }
+
+    #[test]
+    fn an_anchor_moves_forward_to_a_write_s_operation_time_and_never_back() {
+        use super::{advance_after_write, ClusterTime};
+
+        let at = |t, i| ClusterTime::new(t, i);
+        let mut after = at(10, 5);
+        advance_after_write(&mut after, at(10, 9));
+        assert_eq!(after, at(10, 9), "a later write");
+        advance_after_write(&mut after, at(11, 0));
+        assert_eq!(after, at(11, 0), "seconds first, then the ordinal");
+        advance_after_write(&mut after, at(10, 99));
+        assert_eq!(after, at(11, 0), "an older time moves nothing");
+        advance_after_write(&mut after, None);
+        assert_eq!(
+            after,
+            at(11, 0),
+            "a reply without a time (a standalone) moves nothing"
+        );
+        // No anchor (reads `local` on the primary) stays so.
+        let mut none = None;
+        advance_after_write(&mut none, at(12, 0));
+        assert_eq!(none, None);
     }
 }

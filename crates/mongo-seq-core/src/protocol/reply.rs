@@ -7,13 +7,15 @@ use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::protocol::concern::ClusterTime;
 
 /// The outcome of a command, as fed back to a plan. Serialized with a `kind` tag:
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
 /// `{"kind":"duplicateKey","errmsg"?:…,"keyPattern"?:{…}}`, `{"kind":"documents","documents":[…]}`,
 /// `{"kind":"writeResult","n":…,"nModified":…,"writeErrors"?:[{index, code, errmsg}],
-/// "writeConcernError"?:{code, errmsg}}` (see [`WriteResult`]), `{"kind":"waited"}`,
-/// `{"kind":"numbers","values":[…]}`.
+/// "writeConcernError"?:{code, errmsg},"operationTime"?:{"$timestamp":…}}` (see
+/// [`WriteResult`]), `{"kind":"waited"}`, `{"kind":"numbers","values":[…]}`,
+/// `{"kind":"localDates","dates":["2026-05-17", …]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", try_from = "Value")]
 pub enum Reply {
@@ -43,12 +45,15 @@ pub enum Reply {
     Waited,
     /// The numbers a `take` got, in order.
     Numbers { values: Vec<i64> },
+    /// The local dates of a `localDates` command's instants (`YYYY-MM-DD`), in order; the plan
+    /// reads them.
+    LocalDates { dates: Vec<String> },
 }
 
 /// The reply to a write command, as the server gives it: `n` statements matched, `nModified`
-/// documents changed, the statements that failed and a write concern failure. Integers may be
-/// in any Extended JSON form; keys of the server's error documents other than `index`, `code`
-/// and `errmsg` (`errInfo`, `keyPattern`, …) are ignored.
+/// documents changed, the statements that failed, a write concern failure, and the command's
+/// `operationTime`. Integers may be in any Extended JSON form; keys of the server's error
+/// documents other than `index`, `code` and `errmsg` (`errInfo`, `keyPattern`, …) are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteResult {
@@ -58,6 +63,13 @@ pub struct WriteResult {
     pub write_errors: Vec<WriteError>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_concern_error: Option<WriteConcernError>,
+    /// The logical time of the write (the server's `operationTime`: its newest oplog entry, or
+    /// the member's newest when it wrote nothing). A replica set or sharded cluster reports it
+    /// in every reply, a standalone server never (its reads are causally after its writes
+    /// anyway); a read that must see this write waits for it with `afterClusterTime`
+    /// ([`crate::protocol::concern`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_time: Option<ClusterTime>,
 }
 
 /// One failed statement of a write command (`index` into its statements).
@@ -162,7 +174,13 @@ impl Reply {
                 }
             }
             "writeResult" => {
-                expect_keys(&["n", "nModified", "writeErrors", "writeConcernError"])?;
+                expect_keys(&[
+                    "n",
+                    "nModified",
+                    "writeErrors",
+                    "writeConcernError",
+                    "operationTime",
+                ])?;
                 WriteResult::from_json(map).map(Self::WriteResult)
             }
             "numbers" => {
@@ -182,8 +200,27 @@ impl Reply {
                 }
                 Ok(Self::Numbers { values })
             }
+            "localDates" => {
+                expect_keys(&["dates"])?;
+                let Some(Value::Array(items)) = map.get("dates") else {
+                    return Err(SeqError::unexpected_reply(
+                        "a `localDates` reply needs an array `dates`",
+                    ));
+                };
+                let mut dates = Vec::with_capacity(items.len());
+                for item in items {
+                    let Value::String(date) = item else {
+                        return Err(SeqError::unexpected_reply(format!(
+                            "`dates` must hold strings (YYYY-MM-DD), got {}",
+                            ejson::describe(item)
+                        )));
+                    };
+                    dates.push(date.clone());
+                }
+                Ok(Self::LocalDates { dates })
+            }
             other => Err(SeqError::unexpected_reply(format!(
-                "unknown reply kind {} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers)",
+                "unknown reply kind {} (expected document, none, inserted, duplicateKey, documents, writeResult, waited, numbers, localDates)",
                 ejson::quoted(&ejson::truncate(other))
             ))),
         }
@@ -199,11 +236,20 @@ impl Reply {
             Self::WriteResult(_) => "writeResult",
             Self::Waited => "waited",
             Self::Numbers { .. } => "numbers",
+            Self::LocalDates { .. } => "localDates",
         }
     }
 }
 
 impl Reply {
+    /// When the write this replies to happened (a write result's `operationTime`).
+    pub(crate) fn operation_time(&self) -> Option<ClusterTime> {
+        match self {
+            Self::WriteResult(result) => result.operation_time,
+            _ => None,
+        }
+    }
+
     /// The documents of the reply to a `find` or `aggregate` (`command` names it in the error).
     pub(crate) fn into_documents(self, command: &str) -> Result<Vec<Value>, SeqError> {
         match self {
@@ -276,11 +322,24 @@ impl WriteResult {
                 )))
             }
         };
+        let operation_time = match map.get("operationTime") {
+            None | Some(Value::Null) => None,
+            Some(time) => {
+                let time: ClusterTime = serde_json::from_value(time.clone()).map_err(|_| {
+                    SeqError::unexpected_reply(format!(
+                        "`operationTime` must be a timestamp ({{\"$timestamp\": {{\"t\", \"i\"}}}}), got {}",
+                        ejson::describe(time)
+                    ))
+                })?;
+                ClusterTime::new(time.t, time.i)
+            }
+        };
         Ok(Self {
             n: count("n")?,
             n_modified: count("nModified")?,
             write_errors,
             write_concern_error,
+            operation_time,
         })
     }
 }
@@ -344,5 +403,51 @@ impl TryFrom<Value> for Reply {
     type Error = SeqError;
     fn try_from(raw: Value) -> Result<Self, SeqError> {
         Self::from_json(&raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Reply, WriteResult};
+    use crate::protocol::concern::ClusterTime;
+
+    #[test]
+    fn a_write_result_keeps_the_server_s_operation_time() {
+        let time = json!({"$timestamp": {"t": 1_700_000_000u32, "i": 3}});
+        let reply = Reply::from_json(
+            &json!({"kind": "writeResult", "n": 1, "nModified": 1, "operationTime": time}),
+        )
+        .unwrap();
+        assert_eq!(reply.operation_time(), ClusterTime::new(1_700_000_000, 3));
+        let text = serde_json::to_value(&reply).unwrap();
+        assert_eq!(text["operationTime"], time, "it serializes as it came");
+        // A standalone server reports none; other replies have none.
+        let plain = Reply::from_json(&json!({"kind": "writeResult", "n": 1})).unwrap();
+        assert_eq!(
+            plain,
+            Reply::WriteResult(WriteResult {
+                n: 1,
+                ..WriteResult::default()
+            })
+        );
+        assert_eq!(plain.operation_time(), None);
+        assert_eq!(Reply::None.operation_time(), None);
+    }
+
+    #[test]
+    fn an_operation_time_that_is_not_a_timestamp_is_an_unexpected_reply() {
+        for bad in [
+            json!(5),
+            json!("t"),
+            json!({"$timestamp": {"t": -1, "i": 0}}),
+            json!({"t": 1}),
+        ] {
+            let error = Reply::from_json(&json!({"kind": "writeResult", "operationTime": bad}))
+                .unwrap_err();
+            assert_eq!(error.code(), "UNEXPECTED_REPLY", "{bad}");
+            assert!(error.to_string().contains("operationTime"), "{error}");
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! [`crate::sequence::scope`]).
 //!
 //! `orders/tenantId=acme/year=#2024` → sequence `orders`, scope
-//! `[("tenantId", "acme"), ("year", 2024)]`. Only ids in the exact form the core writes parse
+//! `[("tenantId", "acme"), ("year", 2024)]`; `invoices/tenantId=acme/2026` → sequence
+//! `invoices`, scope `[("tenantId", "acme")]`, period `2026` (the last segment, without `=`). Only ids in the exact form the core writes parse
 //! (`parse(id).id() == id`): a non-canonical spelling (`%2f`, `#007`, `#oid:` in capitals, an
 //! escape that was not needed) would name a counter the core never creates, so it is refused.
 //! The id names a sequence, not its options: a caller finds those (step, bounds, …) where the
@@ -15,6 +16,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::sequence::name::{validate_name, MAX_COUNTER_ID_BYTES};
 use crate::sequence::options::SequenceSpec;
+use crate::sequence::period::Period;
 use crate::sequence::scope::{encode_value, validate_field_path, MAX_SCOPE_FIELDS};
 
 /// One scope value of a counter id.
@@ -41,12 +43,15 @@ impl ScopeValue {
     }
 }
 
-/// A counter id, parsed: the sequence name and the scope fields with their values, in order.
+/// A counter id, parsed: the sequence name, the scope fields with their values, in order, and
+/// the period of a sequence that resets (serialized only when there is one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CounterKey {
     pub name: String,
     pub scope: Vec<(String, ScopeValue)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<Period>,
 }
 
 fn invalid(id: &str, reason: impl std::fmt::Display) -> SeqError {
@@ -69,12 +74,26 @@ impl CounterKey {
         let name = segments.next().unwrap_or_default();
         validate_name(name).map_err(|e| invalid(id, e))?;
         let mut scope: Vec<(String, ScopeValue)> = Vec::new();
-        for segment in segments {
+        let mut period = None;
+        let mut segments = segments.peekable();
+        while let Some(segment) = segments.next() {
             let Some((field, raw)) = segment.split_once('=') else {
-                return Err(invalid(
-                    id,
-                    format!("scope segment {} has no '='", ejson::quoted(segment)),
-                ));
+                // The last segment may be a period; no other segment lacks `=`.
+                match Period::parse(segment) {
+                    Some(found) if segments.peek().is_none() => {
+                        period = Some(found);
+                        continue;
+                    }
+                    _ => {
+                        return Err(invalid(
+                            id,
+                            format!(
+                                "segment {} is neither a scope field `field=value` nor, last, a period (YYYY, YYYY-MM or YYYY-MM-DD)",
+                                ejson::quoted(segment)
+                            ),
+                        ))
+                    }
+                }
             };
             validate_field_path(field).map_err(|e| invalid(id, e))?;
             if scope.iter().any(|(seen, _)| seen == field) {
@@ -89,6 +108,7 @@ impl CounterKey {
         let key = Self {
             name: name.to_owned(),
             scope,
+            period,
         };
         if key.id().as_deref() != Ok(id) {
             return Err(invalid(id, "not in the form the core writes"));
@@ -105,10 +125,15 @@ impl CounterKey {
             id.push('=');
             id.push_str(&encode_value(field, &value.to_json())?);
         }
+        if let Some(period) = &self.period {
+            id.push('/');
+            id.push_str(&period.text());
+        }
         Ok(id)
     }
 
-    /// Checks that the id is a counter of `spec`: its name, and its scope fields in order.
+    /// Checks that the id is a counter of `spec`: its name, its scope fields in order, and a
+    /// period of the sequence's kind exactly when it resets.
     pub fn belongs_to(&self, spec: &SequenceSpec) -> Result<(), SeqError> {
         let fields: Vec<&str> = self.scope.iter().map(|(field, _)| field.as_str()).collect();
         let expected: Vec<&str> = spec.scope().iter().map(String::as_str).collect();
@@ -134,7 +159,11 @@ impl CounterKey {
                 ),
             ));
         }
-        Ok(())
+        spec.check_period(self.period.as_ref())
+            .map_err(|error| match error {
+                SeqError::InvalidArgument { reason, .. } => invalid(&id, reason),
+                other => other,
+            })
     }
 }
 
@@ -250,6 +279,51 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn reads_a_period_last() {
+        let key = parse("inv/t=acme/2026").unwrap();
+        assert_eq!(key.period.map(Period::text).as_deref(), Some("2026"));
+        assert_eq!(key.scope.len(), 1);
+        assert_eq!(
+            serde_json::to_value(&key).unwrap(),
+            json!({"name": "inv", "scope": [["t", {"type": "string", "value": "acme"}]], "period": "2026"})
+        );
+        assert_eq!(
+            parse("x/a=#1/2026-05-17")
+                .unwrap()
+                .period
+                .map(Period::text)
+                .as_deref(),
+            Some("2026-05-17")
+        );
+        assert_eq!(parse("tickets/2026-05").unwrap().scope, vec![]);
+        for bad in [
+            "inv/2026/t=a",
+            "inv/2026/2027",
+            "inv/26",
+            "inv/2026-13",
+            "inv/0000",
+            "inv/2026-5",
+        ] {
+            assert_eq!(
+                parse(bad).map_err(|e| e.code()),
+                Err("INVALID_ARGUMENT"),
+                "{bad:?}"
+            );
+        }
+        let yearly =
+            SequenceSpec::parse(&json!({"name": "inv", "scope": ["t"], "reset": "yearly"}))
+                .unwrap();
+        assert!(parse("inv/t=a/2026").unwrap().belongs_to(&yearly).is_ok());
+        assert!(parse("inv/t=a/2026-01")
+            .unwrap()
+            .belongs_to(&yearly)
+            .is_err());
+        assert!(parse("inv/t=a").unwrap().belongs_to(&yearly).is_err());
+        let plain = SequenceSpec::parse(&json!({"name": "inv", "scope": ["t"]})).unwrap();
+        assert!(parse("inv/t=a/2026").unwrap().belongs_to(&plain).is_err());
     }
 
     #[test]

@@ -10,13 +10,18 @@
 //! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
 //! | `refillAhead` | boolean         | false   | reserve the next block when half the block is left (`block` ≥ 2), see [`crate::BlockCounter`] |
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::sequence::scope`] |
-//! | `format` | string or null       | none    | template, see [`crate::sequence::format`]                     |
+//! | `format` | string or null       | none    | template, see [`crate::sequence::format`]; period tokens (`{yyyy}` …) need a `reset` |
+//! | `reset`  | string or null       | `never` | `never`, `yearly`, `monthly` or `daily`: the series starts again each period, see [`crate::sequence::period`] |
+//! | `timeZone` | string or null     | `UTC`   | the IANA zone whose local dates the periods follow (periodic sequences only; its syntax is checked here, its existence by the host) |
+//! | `yearStart` | integer or null   | 1       | the month (1..=12) a `yearly` sequence's (fiscal) year starts in; the year is named after the calendar year it ends in |
 //! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::sequence::counter_field`] |
 //! | `counterId` | string or document or null | none | the counter's `_id` when it is not the name (unscoped only), see [`crate::sequence::counter_field`] |
 //!
 //! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
 //! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
 //! `null` means "not set" for the optional keys. Unknown keys are rejected by name.
+//! The normalized options leave out `reset`, `timeZone` and `yearStart` for a sequence that
+//! never resets, and fill in `timeZone` (and `yearStart` when yearly) for one that does.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -29,7 +34,18 @@ use crate::sequence::counter_field::{
 use crate::sequence::format::FormatTemplate;
 use crate::sequence::limits::MAX_BLOCK;
 use crate::sequence::name::validate_name;
-use crate::sequence::scope::{self, MAX_SCOPE_FIELDS};
+use crate::sequence::period::{Period, Reset};
+use crate::sequence::scope;
+use crate::sequence::time_zone::UTC;
+
+// The numbers a sequence's counters may hold and issue: its bounds, in a file of their own.
+mod bounds;
+// `reset`, `timeZone`, `yearStart` and the periods of a sequence that resets.
+mod periodic;
+// The `scope` option and the counter ids.
+mod counter_ids;
+use counter_ids::parse_scope;
+use periodic::{parse_reset, parse_time_zone, parse_year_start};
 
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
@@ -45,10 +61,26 @@ pub struct SequenceSpec {
     refill_ahead: bool,
     scope: Vec<String>,
     format: Option<FormatTemplate>,
+    #[serde(skip_serializing_if = "is_never")]
+    reset: Reset,
+    /// Set (the default filled in) exactly when the sequence resets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_zone: Option<String>,
+    /// Set (the default filled in) exactly when the sequence resets yearly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    year_start: Option<u8>,
     counter_field: String,
     /// The counter's `_id` when the options give one (else the name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     counter_id: Option<Value>,
+    /// Numbered by the gapless protocol (a sidecar's gapless trigger): not an option the user
+    /// writes, but part of the counter's definition ([`crate::counter::definition`]).
+    #[serde(skip)]
+    gapless: bool,
+}
+
+fn is_never(reset: &Reset) -> bool {
+    !reset.is_periodic()
 }
 
 impl TryFrom<Value> for SequenceSpec {
@@ -78,7 +110,7 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 impl SequenceSpec {
     /// Every option key, in the order of the table above: the one list of them (the Wasm
     /// exports it as `optionKeys()`, for the mongoose plugin).
-    pub const KEYS: [&'static str; 11] = [
+    pub const KEYS: [&'static str; 14] = [
         "name",
         "start",
         "step",
@@ -88,18 +120,19 @@ impl SequenceSpec {
         "refillAhead",
         "scope",
         "format",
+        "reset",
+        "timeZone",
+        "yearStart",
         "counterField",
         "counterId",
     ];
 
     /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
-    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch),
-    /// `counterId` (not yet: the sidecar's gapless protocol and lease stamps find counters by
-    /// string ids).
-    const NOT_FOR_TRIGGERS: [&'static str; 4] = ["name", "block", "refillAhead", "counterId"];
+    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
+    const NOT_FOR_TRIGGERS: [&'static str; 3] = ["name", "block", "refillAhead"];
 
-    /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block` and
-    /// `refillAhead`.
+    /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block`,
+    /// `refillAhead` and `counterId`.
     pub fn trigger_keys() -> impl Iterator<Item = &'static str> {
         Self::KEYS
             .into_iter()
@@ -173,9 +206,14 @@ impl SequenceSpec {
             }
         };
         let scope = parse_scope(map.get("scope"))?;
+        let reset = parse_reset(map.get("reset"))?;
         let format = match map.get("format") {
             None | Some(Value::Null) => None,
-            Some(Value::String(template)) => Some(FormatTemplate::parse(template)?),
+            Some(Value::String(template)) => {
+                let template = FormatTemplate::parse(template)?;
+                template.check_period_tokens(reset)?;
+                Some(template)
+            }
             Some(other) => {
                 return Err(invalid(
                     "format",
@@ -183,6 +221,8 @@ impl SequenceSpec {
                 ))
             }
         };
+        let time_zone = parse_time_zone(map.get("timeZone"), reset)?;
+        let year_start = parse_year_start(map, reset)?;
 
         let counter_field = match map.get("counterField") {
             None | Some(Value::Null) => DEFAULT_COUNTER_FIELD.to_owned(),
@@ -197,6 +237,15 @@ impl SequenceSpec {
 
         let counter_id = match map.get("counterId") {
             None | Some(Value::Null) => None,
+            Some(_) if reset.is_periodic() => {
+                return Err(invalid(
+                    "counterId",
+                    format!(
+                        "cannot name the counter of a sequence that resets {}: it has one counter per period",
+                        reset.name()
+                    ),
+                ))
+            }
             Some(value) => Some(check_counter_key(value, &scope)?),
         };
 
@@ -244,9 +293,26 @@ impl SequenceSpec {
             refill_ahead,
             scope,
             format,
+            reset,
+            time_zone,
+            year_start,
             counter_field,
             counter_id,
+            gapless: false,
         })
+    }
+
+    /// The same sequence numbered by the gapless protocol (a gapless trigger's): its counters'
+    /// definition says `gapless`, so a process reserving without the protocol is refused.
+    #[must_use]
+    pub fn with_gapless(mut self, gapless: bool) -> Self {
+        self.gapless = gapless;
+        self
+    }
+
+    /// Whether the sequence is numbered by the gapless protocol ([`Self::with_gapless`]).
+    pub fn gapless(&self) -> bool {
+        self.gapless
     }
 
     /// Validates a trigger's sequence options: `keys` as written (raw values, e.g. TOML turned
@@ -295,6 +361,20 @@ impl SequenceSpec {
     pub fn format(&self) -> Option<&FormatTemplate> {
         self.format.as_ref()
     }
+    /// How often the sequence starts again.
+    pub fn reset(&self) -> Reset {
+        self.reset
+    }
+    /// The IANA zone whose local dates the periods follow (`UTC` by default; also for a
+    /// sequence that never resets, where it plays no part).
+    pub fn time_zone(&self) -> &str {
+        self.time_zone.as_deref().unwrap_or(UTC)
+    }
+    /// The month (1..=12) a yearly sequence's year starts in (1 unless set).
+    pub fn year_start(&self) -> u8 {
+        self.year_start.unwrap_or(1)
+    }
+
     /// The counter document's field holding the last number issued (`seq` by default).
     pub fn counter_field(&self) -> &str {
         &self.counter_field
@@ -311,6 +391,17 @@ impl SequenceSpec {
         match &self.counter_id {
             Some(key) if counter_id == self.name => key.clone(),
             _ => Value::String(counter_id.to_owned()),
+        }
+    }
+
+    /// The counter id of a counter document's `_id` (the inverse of
+    /// [`SequenceSpec::counter_document_id`]): the name for the `counterId` option's `_id`, the
+    /// string itself otherwise; `None` for an `_id` that is neither.
+    pub fn counter_id_of(&self, id: Option<&Value>) -> Option<String> {
+        match id? {
+            id if self.counter_id.as_ref() == Some(id) => Some(self.name.clone()),
+            Value::String(id) => Some(id.clone()),
+            _ => None,
         }
     }
 
@@ -333,11 +424,6 @@ impl SequenceSpec {
         branches
     }
 
-    /// The counter `_id` for a document (see [`crate::sequence::scope`]); the name when unscoped.
-    pub fn counter_id(&self, document: Option<&Value>) -> Result<String, SeqError> {
-        scope::counter_id(&self.name, &self.scope, document)
-    }
-
     /// The number further along the counting direction (the larger counting up, the smaller
     /// counting down), to combine "furthest number" results such as those of several scopes.
     pub fn further(&self, a: Option<i64>, b: Option<i64>) -> Option<i64> {
@@ -348,274 +434,20 @@ impl SequenceSpec {
         }
     }
 
-    /// The formatted id for `value`, when a `format` is configured.
-    pub fn format_value(&self, value: i64) -> Option<String> {
-        self.format.as_ref().map(|template| template.apply(value))
+    /// The formatted id for `value` of `period` (the number's: see
+    /// [`SequenceSpec::check_period`]), when a `format` is configured.
+    pub fn format_value(&self, value: i64, period: Option<&Period>) -> Option<String> {
+        self.format
+            .as_ref()
+            .map(|template| template.apply(value, period))
     }
 
-    /// Value a counter holds before anything was issued (start - step; checked at parse time).
-    pub(crate) fn initial_counter(&self) -> i64 {
-        self.start.saturating_sub(self.step)
+    /// The formatted id for `value` taken from counter `counter_id` (its period, if any).
+    pub(crate) fn format_in(&self, counter_id: &str, value: i64) -> Option<String> {
+        let template = self.format.as_ref()?;
+        Some(template.apply(value, self.period_of_counter_id(counter_id).as_ref()))
     }
-
-    /// The bound in the counting direction and whether the user set it (else it is the
-    /// i64 limit, and running into it is an overflow rather than exhaustion).
-    pub(crate) fn limit(&self) -> (i64, bool) {
-        let (explicit, implicit) = if self.step > 0 {
-            (self.max, i64::MAX)
-        } else {
-            (self.min, i64::MIN)
-        };
-        (explicit.unwrap_or(implicit), explicit.is_some())
-    }
-
-    /// The values a well-formed counter can hold: from the value before the first number the
-    /// bounds allow (`min - step` when counting up) to the bound (`max`), or the mirror image
-    /// when counting down. A fresh counter (`start - step`), every reservation, `setNext` and
-    /// `seedFromMax` keep a counter in this range; outside it a counter is malformed.
-    pub(crate) fn counter_range(&self) -> (i64, i64) {
-        let before = |bound: i64| bound.saturating_sub(self.step);
-        if self.step > 0 {
-            (
-                self.min.map_or(i64::MIN, before),
-                self.max.unwrap_or(i64::MAX),
-            )
-        } else {
-            (
-                self.min.unwrap_or(i64::MIN),
-                self.max.map_or(i64::MAX, before),
-            )
-        }
-    }
-
-    /// `MALFORMED_COUNTER` when a counter read back lies outside [`Self::counter_range`].
-    pub(crate) fn check_counter(&self, counter_id: &str, last: i64) -> Result<i64, SeqError> {
-        let (low, high) = self.counter_range();
-        if (low..=high).contains(&last) {
-            return Ok(last);
-        }
-        Err(SeqError::malformed_counter(
-            counter_id,
-            format!(
-                "holds {last}, outside the range a counter of this sequence can hold ({low}..={high}); nothing was written (repair with setNext force)"
-            ),
-        ))
-    }
-
-    /// Whether `value` lies within `[min, max]`.
-    pub(crate) fn in_bounds(&self, value: i64) -> bool {
-        self.min.map_or(true, |min| value >= min) && self.max.map_or(true, |max| value <= max)
-    }
-
-    pub(crate) fn out_of_bounds(&self, argument: &str, value: i64) -> SeqError {
-        SeqError::OutOfBounds {
-            argument: argument.to_owned(),
-            value,
-            min: self.min,
-            max: self.max,
-        }
-    }
-
-    /// How many numbers are still issuable after `last` before passing the bound.
-    pub(crate) fn available_after(&self, last: i64) -> u64 {
-        let (bound, _) = self.limit();
-        let span = i128::from(bound).saturating_sub(i128::from(last));
-        let count = span.checked_div(i128::from(self.step)).unwrap_or(0);
-        u64::try_from(count.max(0)).unwrap_or(u64::MAX)
-    }
-
-    /// The value issued after `last`, if it exists and lies within the bounds.
-    pub(crate) fn next_after(&self, last: i64) -> Option<i64> {
-        last.checked_add(self.step)
-            .filter(|next| self.in_bounds(*next))
-    }
-
-    /// The error for "fewer than `requested` numbers left after `last`".
-    pub(crate) fn exhausted(
-        &self,
-        counter_id: &str,
-        last: Option<i64>,
-        requested: u64,
-    ) -> SeqError {
-        let (bound, explicit) = self.limit();
-        let available = self.available_after(last.unwrap_or_else(|| self.initial_counter()));
-        if explicit {
-            SeqError::SequenceExhausted {
-                counter_id: counter_id.to_owned(),
-                last,
-                requested,
-                available,
-                bound,
-            }
-        } else {
-            SeqError::overflow(format!(
-                "counter `{counter_id}` cannot issue {requested} more number(s) within the 64-bit range ({available} left)"
-            ))
-        }
-    }
-
-    /// Checks that a counter id belongs to this sequence (guards against mixing sequences).
-    pub(crate) fn check_counter_id(&self, counter_id: &str) -> Result<(), SeqError> {
-        let belongs = if self.scope.is_empty() {
-            counter_id == self.name
-        } else {
-            counter_id
-                .strip_prefix(self.name.as_str())
-                .is_some_and(|rest| rest.starts_with('/'))
-        };
-        if !belongs || counter_id.len() > crate::sequence::name::MAX_COUNTER_ID_BYTES {
-            return Err(SeqError::invalid_argument(
-                "counterId",
-                format!(
-                    "{} is not a counter id of sequence `{}` (use counterId())",
-                    ejson::quoted(&ejson::truncate(counter_id)),
-                    self.name
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
-
-fn parse_scope(raw: Option<&Value>) -> Result<Vec<String>, SeqError> {
-    let items = match raw {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(invalid(
-                "scope",
-                format!(
-                    "must be an array of field names, got {}",
-                    ejson::describe(other)
-                ),
-            ))
-        }
-    };
-    if items.len() > MAX_SCOPE_FIELDS {
-        return Err(invalid(
-            "scope",
-            format!("at most {MAX_SCOPE_FIELDS} fields, got {}", items.len()),
-        ));
-    }
-    let mut fields: Vec<String> = Vec::with_capacity(items.len());
-    for item in items {
-        let Value::String(field) = item else {
-            return Err(invalid(
-                "scope",
-                format!("entries must be strings, got {}", ejson::describe(item)),
-            ));
-        };
-        scope::validate_field_path(field)?;
-        if fields.contains(field) {
-            return Err(SeqError::InvalidScope {
-                field: field.clone(),
-                reason: "listed twice".to_owned(),
-            });
-        }
-        fields.push(field.clone());
-    }
-    Ok(fields)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn code(raw: Value) -> &'static str {
-        SequenceSpec::parse(&raw).err().map_or("OK", |e| e.code())
-    }
-
-    #[test]
-    fn keys_are_the_normalized_options_keys() {
-        // `counterId` is left out of the normalized options when unset: set it.
-        let spec = SequenceSpec::parse(&json!({"name": "orders", "counterId": "orders.seq"}))
-            .expect("valid");
-        let normalized = serde_json::to_value(&spec).expect("serializable");
-        let mut keys: Vec<&str> = normalized
-            .as_object()
-            .expect("an object")
-            .keys()
-            .map(String::as_str)
-            .collect();
-        let mut known = SequenceSpec::KEYS.to_vec();
-        keys.sort_unstable();
-        known.sort_unstable();
-        assert_eq!(keys, known);
-    }
-
-    #[test]
-    fn defaults_and_round_trip() {
-        let spec = SequenceSpec::parse(&json!({"name": "orders"})).expect("valid");
-        assert_eq!((spec.start(), spec.step(), spec.block()), (1, 1, 1));
-        let normalized = serde_json::to_value(&spec).expect("serializable");
-        assert_eq!(SequenceSpec::parse(&normalized).as_ref(), Ok(&spec));
-    }
-
-    #[test]
-    fn errors() {
-        assert_eq!(code(json!([])), "INVALID_OPTION");
-        assert_eq!(code(json!({"name": "a", "colour": 1})), "UNKNOWN_OPTION");
-        assert_eq!(code(json!({})), "INVALID_NAME");
-        assert_eq!(code(json!({"name": 42})), "INVALID_NAME");
-        assert_eq!(code(json!({"name": "a", "step": 0})), "INVALID_STEP");
-        assert_eq!(code(json!({"name": "a", "step": "1"})), "INVALID_OPTION");
-        assert_eq!(code(json!({"name": "a", "block": 0})), "INVALID_OPTION");
-        assert_eq!(code(json!({"name": "a", "block": 1_000_000})), "OK");
-        assert_eq!(
-            code(json!({"name": "a", "block": 1_000_001})),
-            "INVALID_OPTION"
-        );
-        assert_eq!(
-            code(json!({"name": "a", "min": 5, "max": 4})),
-            "INVALID_BOUNDS"
-        );
-        assert_eq!(
-            code(json!({"name": "a", "start": 0, "min": 1})),
-            "INVALID_BOUNDS"
-        );
-        assert_eq!(
-            code(json!({"name": "a", "start": {"$numberLong": "-9223372036854775808"}})),
-            "INVALID_OPTION"
-        );
-        assert_eq!(
-            code(json!({"name": "a", "scope": ["x", "x"]})),
-            "INVALID_SCOPE"
-        );
-        assert_eq!(code(json!({"name": "a", "format": "x"})), "INVALID_FORMAT");
-        assert_eq!(code(json!({"name": "a/b"})), "INVALID_NAME");
-    }
-
-    #[test]
-    fn trigger_keys() {
-        assert_eq!(
-            SequenceSpec::trigger_keys().collect::<Vec<_>>().join(", "),
-            "start, step, min, max, scope, format, counterField"
-        );
-        let keys = |v: Value| v.as_object().cloned().unwrap();
-        let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
-        assert_eq!(spec.map(|s| (s.step(), s.block())), Ok((10, 1)));
-        let error = SequenceSpec::parse_trigger("o", &keys(json!({"block": 5}))).unwrap_err();
-        assert_eq!(
-            (error.code(), error.option_name()),
-            ("UNKNOWN_OPTION", Some("block"))
-        );
-        let error = SequenceSpec::parse_trigger("o", &keys(json!({"step": "10"}))).unwrap_err();
-        assert_eq!(
-            (error.code(), error.option_name()),
-            ("INVALID_OPTION", Some("step"))
-        );
-        let error = SequenceSpec::parse_trigger("a/b", &Map::new()).unwrap_err();
-        assert_eq!(error.option_name(), Some("name"));
-    }
-
-    #[test]
-    fn further_follows_the_direction() {
-        let up = SequenceSpec::parse(&json!({"name": "a"})).unwrap();
-        let down = SequenceSpec::parse(&json!({"name": "a", "step": -1})).unwrap();
-        assert_eq!(up.further(Some(3), Some(5)), Some(5));
-        assert_eq!(down.further(Some(3), Some(5)), Some(3));
-        assert_eq!(down.further(None, Some(5)), Some(5));
-        assert_eq!(up.further(None, None), None);
-    }
-}
+mod tests;

@@ -3,11 +3,15 @@
 //! Counter id encoding, designed to be injective and readable:
 //!
 //! ```text
-//! id      = name { "/" field "=" value }          ; fields in the order given in `scope`
+//! id      = name { "/" field "=" value } [ "/" period ]  ; fields in the order given in `scope`
 //! value   = string | "#" integer | "#true" | "#false" | "#oid:" 24 lowercase hex digits
+//! period  = YYYY | YYYY-MM | YYYY-MM-DD                  ; a periodic sequence's, always
 //! ```
 //!
 //! * `orders/tenantId=acme`, `orders/tenantId=acme/year=#2024`, `tickets/org=#oid:65a1…`.
+//! * A sequence that resets ([`crate::sequence::period`]) has one counter per period, the
+//!   period last: `invoices/2026`, `invoices/tenantId=acme/2026`, `tickets/2026-05`. A segment
+//!   without `=` can only be the period (a field path has no `=`).
 //! * Strings appear as-is except that `%`, `/`, control characters and a *leading* `#` are
 //!   percent-encoded (`%25`, `%2F`, `%0A`, `%23`), so a string can never look like a typed
 //!   value or contain a separator: `a/b` → `a%2Fb`, `#1` → `%231`.
@@ -160,11 +164,13 @@ fn escape_string(text: &str) -> String {
     out
 }
 
-/// Builds the counter `_id` for `name` scoped by `fields` read from `document`.
+/// Builds the counter `_id` for `name` scoped by `fields` read from `document`, in `period`
+/// (a periodic sequence's; the caller checked its kind).
 pub fn counter_id(
     name: &str,
     fields: &[String],
     document: Option<&Value>,
+    period: Option<&crate::sequence::period::Period>,
 ) -> Result<String, SeqError> {
     let mut id = name.to_owned();
     for field in fields {
@@ -187,6 +193,27 @@ pub fn counter_id(
             ));
         }
     }
+    match period {
+        Some(period) => in_period(&id, period),
+        None => Ok(id),
+    }
+}
+
+/// The counter id of the scope's id `scoped` (see [`counter_id`]) in `period`.
+pub(crate) fn in_period(
+    scoped: &str,
+    period: &crate::sequence::period::Period,
+) -> Result<String, SeqError> {
+    let mut id = String::with_capacity(scoped.len().saturating_add(11));
+    id.push_str(scoped);
+    id.push('/');
+    id.push_str(&period.text());
+    if id.len() > MAX_COUNTER_ID_BYTES {
+        return Err(SeqError::invalid_argument(
+            "period",
+            "the counter id would exceed 1000 bytes with its period",
+        ));
+    }
     Ok(id)
 }
 
@@ -197,7 +224,7 @@ mod tests {
 
     fn id(fields: &[&str], doc: Value) -> Result<String, &'static str> {
         let fields: Vec<String> = fields.iter().map(|s| (*s).to_owned()).collect();
-        counter_id("orders", &fields, Some(&doc)).map_err(|e| e.code())
+        counter_id("orders", &fields, Some(&doc), None).map_err(|e| e.code())
     }
 
     #[test]

@@ -1,41 +1,91 @@
 //! The command executor: a core [`Command`] → the official `mongodb` crate → a core [`Reply`].
 //! The only place where a core command meets a driver call, and where the driver's errors are
-//! classified ([`classify`]). It knows the core and the driver, nothing of the sidecar (no
-//! configuration, metrics, trigger or lease), so a Rust application can run the core's plans
-//! through it as the sidecar does (see `tidy.rs`: nothing here imports the rest of the crate).
+//! classified ([`classify`]). **The low-level layer**: [`Sequences`](crate::Sequences) runs the
+//! core's plans through it, and so does the `mongo-seq` sidecar binary; an application needs it
+//! only to drive a core plan of its own (see [`run_plan`](crate::run_plan)). It knows the core
+//! and the driver, nothing of the rest of this crate (`tests/tidy.rs`).
 //!
 //! The concerns are the command's own (`Command::write_concern`/`read_concern`: majority writes,
 //! majority reads of counters and leases, local reads of documents, majority reads causally
 //! after a change event), never the client's or the URI's; so is where a read goes: the primary
 //! (`Command::primary_only`), except a read causally after an event, which may follow the
-//! client's read preference. A duplicate key is the reply `duplicateKey`; an `update`'s write errors are data in
-//! its write result (`update.rs`).
+//! client's read preference. A duplicate key is the reply `duplicateKey`; an `update`'s write
+//! errors are data in its write result (`update.rs`). The inserts that number the caller's documents
+//! (`insertDocument`, `insertDocuments`) take those documents ([`Documents`], `insert.rs`); a
+//! `wait` and `localDates` are answered here (`host.rs`: a sleep, the compiled-in tz database).
+//!
+//! ```no_run
+//! # async fn example(db: mongodb::Database) -> Result<(), mongo_seq::executor::ExecuteError> {
+//! use mongo_seq::executor::Executor;
+//! use mongo_seq_core::{CurrentValue, Plan, SequenceSpec, Step};
+//!
+//! let spec = SequenceSpec::parse(&serde_json::json!({ "name": "orders" }))?;
+//! let executor = Executor::new(db.collection("counters"));
+//! let mut plan = CurrentValue::new(&spec, "orders")?;
+//! let mut step = plan.current_step()?;
+//! while let Step::Command(command) = step {
+//!     step = plan.feed(executor.execute(command).await?)?;
+//! }
+//! let Step::Done(state) = step else { unreachable!() };
+//! println!("last number issued: {:?}", state.last);
+//! # Ok(()) }
+//! ```
 
+mod anchored;
 pub mod classify;
 pub mod convert;
+mod host;
+mod insert;
+mod sharding;
 mod update;
 
 use futures_util::TryStreamExt;
 use mongo_seq_core::{
     Collection as Target, Command, Reply, ReturnDocument, SeqError, UpdateStatement,
 };
-use mongodb::bson::{doc, Document};
+use mongodb::bson::Document;
 use mongodb::error::Error;
 use mongodb::options::{self, IndexOptions};
 use mongodb::{Collection, Database, IndexModel};
 use serde_json::Value;
 
 pub use classify::{mongo_message, MongoFailure};
+pub use host::{check_time_zone, local_dates, time_zone};
+pub use insert::Documents;
+pub use sharding::CatalogEntry;
 
 /// Why a command did not run.
+///
+/// ```no_run
+/// # async fn example(executor: mongo_seq::executor::Executor, command: mongo_seq::core::Command) {
+/// use mongo_seq::executor::{ExecuteError, MongoFailure};
+///
+/// match executor.execute(command).await {
+///     Ok(reply) => println!("{reply:?}"),
+///     Err(ExecuteError::Mongo(error)) => {
+///         let failure = MongoFailure::from(error);
+///         eprintln!("MongoDB refused (transient: {}): {}", failure.transient, failure.message);
+///     }
+///     Err(other) => eprintln!("{other}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExecuteError {
-    /// The driver failed or the server refused (classified).
-    #[error("MongoDB: {}", .0.message)]
-    Mongo(MongoFailure),
+    /// The driver failed or the server refused: the driver's error as it raised it (a network
+    /// error, an authorization failure, a duplicate key on the caller's own unique index, …);
+    /// [`MongoFailure::from`] classifies it.
+    #[error("MongoDB: {}", mongo_message(.0))]
+    Mongo(Error),
     /// The server refused to update a counter document (TypeMismatch: `seq` is not a number).
     #[error("counter `{counter}` is malformed: {message}")]
-    MalformedCounter { counter: String, message: String },
+    MalformedCounter {
+        /// The counter's `_id`.
+        counter: String,
+        /// What the server said.
+        message: String,
+    },
     /// A command this executor cannot send: a document that is not Extended JSON (or BSON), a
     /// collection it was not given, a command it does not run.
     #[error("{0}")]
@@ -63,6 +113,18 @@ impl Place {
 
 /// Runs core commands on the collections a command can name: its counters, and when given, the
 /// documents collection and the leases collection (the sidecar's state collection).
+///
+/// ```no_run
+/// # fn example(db: mongodb::Database) {
+/// use mongo_seq::executor::Executor;
+///
+/// // The sidecar's three collections; an application's plans usually need the first two.
+/// let executor = Executor::new(db.collection("counters"))
+///     .with_documents(db.collection("orders"))
+///     .with_leases(db.collection("mongo_seq_state"));
+/// # let _ = executor;
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Executor {
     documents: Option<Place>,
@@ -72,6 +134,13 @@ pub struct Executor {
 
 impl Executor {
     /// An executor of the commands on `counters` (`Collection::Counters`).
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) {
+    /// let executor = mongo_seq::executor::Executor::new(db.collection("counters"));
+    /// assert!(executor.documents().is_none());
+    /// # }
+    /// ```
     pub fn new(counters: Collection<Document>) -> Self {
         Self {
             documents: None,
@@ -81,6 +150,15 @@ impl Executor {
     }
 
     /// `Collection::Documents` is `documents`.
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) {
+    /// use mongo_seq::executor::Executor;
+    ///
+    /// let executor = Executor::new(db.collection("counters")).with_documents(db.collection("orders"));
+    /// assert_eq!(executor.documents().map(|c| c.name()), Some("orders"));
+    /// # }
+    /// ```
     #[must_use]
     pub fn with_documents(mut self, documents: Collection<Document>) -> Self {
         self.documents = Some(Place::new(documents));
@@ -88,6 +166,15 @@ impl Executor {
     }
 
     /// `Collection::Leases` is `leases`.
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) {
+    /// use mongo_seq::executor::Executor;
+    ///
+    /// let executor = Executor::new(db.collection("counters")).with_leases(db.collection("leases"));
+    /// # let _ = executor;
+    /// # }
+    /// ```
     #[must_use]
     pub fn with_leases(mut self, leases: Collection<Document>) -> Self {
         self.leases = Some(Place::new(leases));
@@ -95,13 +182,37 @@ impl Executor {
     }
 
     /// The documents collection, when given.
+    ///
+    /// ```no_run
+    /// # fn example(executor: mongo_seq::executor::Executor) {
+    /// if let Some(orders) = executor.documents() {
+    ///     println!("numbering {}", orders.namespace());
+    /// }
+    /// # }
+    /// ```
     pub fn documents(&self) -> Option<&Collection<Document>> {
         self.documents.as_ref().map(|place| &place.collection)
     }
 
     /// Runs one command. Server errors a plan reads are replies; every other failure is an
-    /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`].
+    /// [`ExecuteError`], a TypeMismatch on a counter update [`ExecuteError::MalformedCounter`],
+    /// a write on the counters or state collection refused for its shard key the core's
+    /// `UNSUPPORTED_SHARD_KEY`.
+    ///
+    /// ```no_run
+    /// # async fn example(executor: mongo_seq::executor::Executor) -> Result<(), Box<dyn std::error::Error>> {
+    /// use mongo_seq::core::{CurrentValue, Plan, SequenceSpec, Step};
+    ///
+    /// let spec = SequenceSpec::parse(&serde_json::json!({ "name": "orders" }))?;
+    /// let mut plan = CurrentValue::new(&spec, "orders")?;
+    /// let mut step = plan.current_step()?;
+    /// while let Step::Command(command) = step {
+    ///     step = plan.feed(executor.execute(command).await?)?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn execute(&self, command: Command) -> Result<Reply, ExecuteError> {
+        let target = command.collection();
         // The counter a TypeMismatch is about: the `_id` of a counter update.
         let counter = match &command {
             Command::FindOneAndUpdate {
@@ -111,11 +222,11 @@ impl Executor {
             } => filter.get("_id").and_then(Value::as_str).map(str::to_owned),
             _ => None,
         };
-        self.run(command)
-            .await
-            .map_err(|failed| match (failed, counter) {
-                (Failed::Other(error), _) => error,
-                (Failed::Driver(e), Some(counter))
+        self.run(command).await.map_err(|failed| match failed {
+            Failed::Other(error) => error,
+            Failed::Driver(e) => match (self.shard_key_refusal(target, &e), counter) {
+                (Some(refused), _) => ExecuteError::Reply(refused),
+                (None, Some(counter))
                     if classify::server_code(&e) == Some(classify::TYPE_MISMATCH) =>
                 {
                     ExecuteError::MalformedCounter {
@@ -123,8 +234,9 @@ impl Executor {
                         message: mongo_message(&e),
                     }
                 }
-                (Failed::Driver(e), _) => ExecuteError::Mongo(e.into()),
-            })
+                (None, _) => ExecuteError::Mongo(e),
+            },
+        })
     }
 
     fn place(&self, target: Target) -> Result<&Place, Failed> {
@@ -138,6 +250,9 @@ impl Executor {
     }
 
     async fn run(&self, command: Command) -> Result<Reply, Failed> {
+        if let Some(answer) = host::answer(&command).await {
+            return answer.map_err(Failed::Other);
+        }
         let write = command.write_concern().map(|c| write_concern(&c));
         let concern = command.read_concern();
         let max_time = command.max_time_ms();
@@ -208,35 +323,8 @@ impl Executor {
                 options,
                 after_cluster_time: Some(_),
             } => {
-                // A read causally after a change event: the driver's `find` takes a read
-                // concern level only, so the command goes as the core built it, its
-                // `readConcern` with `afterClusterTime` (the driver iterates the cursor).
                 let place = self.place(collection)?;
-                let mut find =
-                    doc! { "find": place.collection.name(), "filter": document(filter)? };
-                if let Some(projection) = options.projection {
-                    find.insert("projection", document(projection)?);
-                }
-                if let Some(sort) = options.sort {
-                    find.insert("sort", document(sort)?);
-                }
-                if let Some(limit) = options.limit {
-                    find.insert("limit", i64::try_from(limit).unwrap_or(i64::MAX));
-                }
-                if let Some(concern) = concern {
-                    find.insert("readConcern", document(concern.to_json())?);
-                }
-                if let Some(ms) = max_time {
-                    find.insert("maxTimeMS", i64::try_from(ms).unwrap_or(i64::MAX));
-                }
-                let cursor = place
-                    .db
-                    .run_cursor_command(find)
-                    .optional(place.db.selection_criteria().cloned(), |action, s| {
-                        action.selection_criteria(s)
-                    })
-                    .await?;
-                Ok(many(cursor.try_collect().await?))
+                anchored::find(place, filter, options, concern, max_time).await
             }
             Command::Find {
                 collection,
@@ -328,7 +416,8 @@ impl Executor {
                 }
             }
             other => Err(Failed::Other(ExecuteError::Invalid(format!(
-                "the executor does not run {other:?}"
+                "the executor runs {} with the caller's documents (execute_with)",
+                other.server_command().unwrap_or("this command")
             )))),
         }
     }
@@ -339,6 +428,15 @@ impl Executor {
 enum Failed {
     Driver(Error),
     Other(ExecuteError),
+}
+
+impl Failed {
+    fn into_error(self) -> ExecuteError {
+        match self {
+            Self::Driver(e) => ExecuteError::Mongo(e),
+            Self::Other(error) => error,
+        }
+    }
 }
 
 impl From<Error> for Failed {

@@ -1,0 +1,153 @@
+//! [`CompletePending`]: a new holder completes every intent left pending on a sequence's
+//! counters before it numbers anything (the diagram is in [`crate::numbering::gapless`]'s docs).
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::error::SeqError;
+use crate::numbering::complete::{fenced, CompleteIntent};
+use crate::numbering::intent::read_counter_extras;
+use crate::numbering::spec::NumberingSpec;
+use crate::protocol::command::{Collection, Command, QueryOptions};
+use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
+use crate::protocol::note::Note;
+use crate::protocol::plan::Step;
+use crate::protocol::reply::Reply;
+
+// ---------------------------------------------------------------------------- CompletePending
+
+/// What [`CompletePending`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingReport {
+    /// Intents completed.
+    pub completed: u64,
+    /// Documents that got their first number while completing them.
+    pub numbered: u64,
+}
+
+/// Completes every intent left pending on the sequence's counters (`name` and `name/…`), in
+/// the order found; see the module docs. Run it before numbering anything as a new holder.
+pub type CompletePending = MachinePlan<CompletePendingMachine>;
+
+#[derive(Debug, Clone)]
+enum PendingPhase {
+    Idle,
+    Find,
+    Complete(Box<CompleteIntent>),
+}
+
+/// The state of a [`CompletePending`].
+#[derive(Debug, Clone)]
+pub struct CompletePendingMachine {
+    numbering: NumberingSpec,
+    epoch: i64,
+    counters: VecDeque<Value>,
+    /// The counter whose intent is being completed.
+    completing: String,
+    report: PendingReport,
+    notes: Vec<Note>,
+    phase: PendingPhase,
+}
+
+impl CompletePending {
+    pub fn new(numbering: &NumberingSpec, epoch: i64) -> Result<Self, SeqError> {
+        let machine = CompletePendingMachine {
+            numbering: numbering.clone(),
+            epoch,
+            counters: VecDeque::new(),
+            completing: String::new(),
+            report: PendingReport::default(),
+            notes: Vec::new(),
+            phase: PendingPhase::Find,
+        };
+        let find = Command::Find {
+            collection: Collection::Counters,
+            filter: json!({
+                "$or": numbering.sequence().counters_of(),
+                "intent": { "$exists": true },
+            }),
+            options: QueryOptions::default(),
+            after_cluster_time: None,
+        };
+        Ok(MachinePlan::begin(machine, Ok(Step::Command(find))))
+    }
+}
+
+impl CompletePendingMachine {
+    /// Completes the next counter's pending intent, or finishes.
+    fn next(&mut self) -> Result<Step<PendingReport>, SeqError> {
+        while let Some(counter) = self.counters.pop_front() {
+            // The counter id: the `_id` (or the name, for the `counterId` option's document).
+            let Some(counter_id) = self.numbering.sequence().counter_id_of(counter.get("_id"))
+            else {
+                continue;
+            };
+            let (counter_epoch, intent) = read_counter_extras(&counter, &counter_id)?;
+            let unfenced = crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion);
+            if counter_epoch > self.epoch && !unfenced {
+                return Err(fenced(&counter_id, self.epoch, counter_epoch));
+            }
+            let Some(intent) = intent else { continue };
+            self.notes.push(Note::CompletingIntent {
+                counter_id: counter_id.clone(),
+                first: intent.first,
+                count: intent.count,
+                epoch: intent.epoch,
+                before_reserving: false,
+            });
+            let plan = CompleteIntent::new(
+                &self.numbering,
+                &counter_id,
+                &intent,
+                Vec::new(),
+                self.epoch,
+                None,
+            )?;
+            self.completing = counter_id;
+            let step = launch(plan, &mut self.notes, |plan| {
+                self.phase = PendingPhase::Complete(plan);
+            })?;
+            if let Step::Command(command) =
+                step.and_then(|numbered| Ok(self.completed(numbered)))?
+            {
+                return Ok(Step::Command(command));
+            }
+        }
+        Ok(Step::Done(self.report.clone()))
+    }
+
+    fn completed(&mut self, numbered: u64) -> Step<()> {
+        self.report.completed = self.report.completed.saturating_add(1);
+        self.report.numbered = self.report.numbered.saturating_add(numbered);
+        self.notes.push(Note::IntentCompleted {
+            counter_id: std::mem::take(&mut self.completing),
+        });
+        Step::Done(())
+    }
+}
+
+impl Machine for CompletePendingMachine {
+    type Output = PendingReport;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<PendingReport>, SeqError> {
+        match std::mem::replace(&mut self.phase, PendingPhase::Idle) {
+            PendingPhase::Find => {
+                self.counters = reply.into_documents("find")?.into();
+                self.next()
+            }
+            PendingPhase::Complete(plan) => resume(plan, reply, &mut self.notes, |plan| {
+                self.phase = PendingPhase::Complete(plan);
+            })?
+            .and_then(|numbered| Ok(self.completed(numbered)))?
+            .and_then(|()| self.next()),
+            PendingPhase::Idle => Err(SeqError::unexpected_reply("no command is pending")),
+        }
+    }
+
+    fn drain_notes(&mut self) -> Vec<Note> {
+        std::mem::take(&mut self.notes)
+    }
+}

@@ -1,0 +1,215 @@
+//! How a vector case runs: a plan driven through the case's steps ([`drive`]), or an object's
+//! methods called in order (`calls`: a block allocator, a `BlockCounter`).
+
+use super::*;
+
+/// Drives a plan through the case's steps, collecting its notes; returns the outcome.
+pub(crate) fn drive<P: Plan>(
+    plan: Result<P, SeqError>,
+    steps: &[Value],
+    trace: &mut Trace,
+) -> Outcome
+where
+    P::Output: Serialize,
+{
+    let mut plan = plan?;
+    trace.notes.extend(plan.drain_notes());
+    let mut step = plan.current_step();
+    for (index, expected) in steps.iter().enumerate() {
+        let command = match &step {
+            Ok(Step::Command(command)) => to_json(command),
+            Ok(Step::Done(output)) => {
+                trace.problems.push(format!(
+                    "step {index}: plan finished early with {}",
+                    to_json(output)
+                ));
+                return step.map(|_| Value::Null);
+            }
+            Err(error) => {
+                trace.problems.push(format!(
+                    "step {index}: plan failed early with {} ({error})",
+                    error.code()
+                ));
+                return Err(error.clone());
+            }
+        };
+        if command != expected["command"] {
+            trace.differing.push((index, command.clone()));
+            trace.problems.push(format!(
+                "step {index}: command differs\n  expected: {}\n  actual:   {}",
+                expected["command"], command
+            ));
+        }
+        match Reply::from_json(&expected["reply"]) {
+            Ok(reply) => {
+                step = plan.feed(reply);
+                trace.notes.extend(plan.drain_notes());
+            }
+            // A reply that does not parse never reaches the plan, which keeps waiting.
+            Err(error) => return Err(error),
+        }
+    }
+    // A finished plan reports the same result again and refuses further replies.
+    let replay = plan.current_step().map(|s| to_json(StepView::from(&s)));
+    let first = step
+        .as_ref()
+        .map(|s| to_json(StepView::from(s)))
+        .map_err(Clone::clone);
+    if replay.as_ref().map_err(SeqError::code) != first.as_ref().map_err(SeqError::code) {
+        trace
+            .problems
+            .push("current_step() after the last feed does not repeat the outcome".to_owned());
+    }
+    match step {
+        Ok(Step::Done(output)) => {
+            if plan.feed(Reply::None).err().map(|e| e.code()) != Some("UNEXPECTED_REPLY") {
+                trace
+                    .problems
+                    .push("feeding a finished plan must fail with UNEXPECTED_REPLY".to_owned());
+            }
+            Ok(to_json(output))
+        }
+        Ok(Step::Command(command)) => {
+            trace.problems.push(format!(
+                "steps ended but the plan still wants {}",
+                to_json(command)
+            ));
+            Ok(Value::Null)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum StepView {
+    Command(Value),
+    Done(Value),
+}
+
+impl<T: Serialize> From<&Step<T>> for StepView {
+    fn from(step: &Step<T>) -> Self {
+        match step {
+            Step::Command(command) => Self::Command(to_json(command)),
+            Step::Done(output) => Self::Done(to_json(output)),
+        }
+    }
+}
+
+/// The positional arguments of one call of a `calls` case.
+pub(crate) struct Args(Vec<Value>);
+
+impl Args {
+    fn get(&self, i: usize) -> &Value {
+        self.0.get(i).unwrap_or(&Value::Null)
+    }
+
+    fn u(&self, i: usize) -> u64 {
+        self.get(i)
+            .as_u64()
+            .unwrap_or_else(|| panic!("argument {i} is not a count"))
+    }
+}
+
+/// Runs a case's calls in order through `call(method, args)`, comparing each outcome.
+pub(crate) fn run_calls(
+    calls: &[Value],
+    trace: &mut Trace,
+    mut call: impl FnMut(&str, &Args) -> Outcome,
+) {
+    for (index, entry) in calls.iter().enumerate() {
+        let args = Args(entry["args"].as_array().cloned().unwrap_or_default());
+        let method = entry["method"].as_str().unwrap_or("");
+        let got = call(method, &args);
+        if let Ok(output) = &got {
+            if output.get("command").is_some() && entry.get("output") != Some(output) {
+                trace.differing_calls.push((index, output.clone()));
+            }
+        }
+        compare(&format!("call {index} {method}"), entry, &got, trace);
+    }
+}
+
+pub(crate) fn run_block(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
+    let block = u64::try_from(int(input, "block")).unwrap_or(0);
+    let mut allocator = BlockAllocator::new(block)?;
+    run_calls(calls, trace, |method, args| match method {
+        "isEmpty" => Ok(json!(allocator.is_empty())),
+        "remaining" => Ok(json!(allocator.remaining())),
+        "next" => Ok(to_json(allocator.next())),
+        "take" => Ok(to_json(allocator.take(args.u(0)))),
+        "discard" => Ok(json!(allocator.discard())),
+        "refillRequest" => Ok(to_json(
+            allocator.refill_request(args.get(0).as_str().unwrap_or(""), args.u(1)),
+        )),
+        "refill" => {
+            let range: ReservedRange =
+                serde_json::from_value(args.get(0).clone()).expect("range arg");
+            allocator.refill(range).map(|()| Value::Null)
+        }
+        other => panic!("unknown blockAllocator method {other}"),
+    });
+    Ok(Value::Null)
+}
+
+/// The steps of a refill: `{command}` while it waits for a reply, `{done: null}` once its range
+/// went to the counter.
+pub(crate) fn refill_step(
+    step: Result<Step<ReservedRange>, SeqError>,
+) -> Result<(Value, Option<ReservedRange>), SeqError> {
+    match step? {
+        Step::Command(command) => Ok((json!({ "command": command }), None)),
+        Step::Done(range) => Ok((json!({ "done": null }), Some(range))),
+    }
+}
+
+/// A refill's first step; the refill stays open for `feed`/`abandon` (`null`: none to run).
+pub(crate) fn opened(refill: Option<Refill>, open: &mut Option<(u64, Reservation)>) -> Outcome {
+    let Some(refill) = refill else {
+        return Ok(Value::Null);
+    };
+    let step = refill_step(refill.plan.current_step()).map(|(view, _)| view);
+    *open = Some((refill.id, refill.plan));
+    step
+}
+
+pub(crate) fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
+    let mut counter = BlockCounter::new(&spec(input)?, text(input, "counterId"))?;
+    let mut open: Option<(u64, Reservation)> = None;
+    run_calls(calls, trace, |method, args| match method {
+        "take" => counter.take(args.u(0)).map(to_json),
+        "takeOne" => Ok(to_json(counter.take_one())),
+        "ready" => Ok(to_json(counter.ready(args.u(0)))),
+        "refill" => counter
+            .refill(args.u(0))
+            .and_then(|refill| opened(refill, &mut open)),
+        "refillAhead" => opened(counter.refill_ahead(), &mut open),
+        "feed" => {
+            let (id, mut plan) = open.take().expect("feed: no open refill");
+            let step =
+                Reply::from_json(args.get(0)).and_then(|reply| refill_step(plan.feed(reply)));
+            match step {
+                Ok((view, Some(range))) => {
+                    counter.refilled(id, range);
+                    Ok(view)
+                }
+                Ok((view, None)) => {
+                    open = Some((id, plan));
+                    Ok(view)
+                }
+                Err(error) => {
+                    counter.refill_failed(id);
+                    Err(error)
+                }
+            }
+        }
+        "abandon" => {
+            let (id, _) = open.take().expect("abandon: no open refill");
+            counter.refill_failed(id);
+            Ok(Value::Null)
+        }
+        "discard" => Ok(json!(counter.discard())),
+        other => panic!("unknown blockCounter method {other}"),
+    });
+    Ok(Value::Null)
+}

@@ -1,0 +1,53 @@
+// The demo's invoicing: one program drafts invoices, another issues them later; the sidecar
+// numbers each invoice when it is issued (its `on = "match"` trigger), in the yearly series of
+// its issue date in Paris, gaplessly. Drafts are never numbered.
+//   node examples/invoices/invoices.mjs <uri> draft     inserts six drafts (no number)
+//   node examples/invoices/invoices.mjs <uri> issue     issues five of them, a batch across New Year's Eve
+import process from "node:process";
+import { MongoClient } from "mongodb";
+import { Sequences } from "mongo-seq";
+
+const [uri, step] = process.argv.slice(2);
+const say = (line) => console.log(`  [${step}] ${line}`);
+
+// Issue dates (UTC instants): 22:59:59 UTC on 31 December is 23:59:59 in Paris (still 2026);
+// 23:00:00 UTC is midnight in Paris, 1 January 2027.
+const ISSUES = [
+  ["A-100", "2026-11-26T10:00:00Z"],
+  ["A-101", "2026-12-15T09:30:00Z"],
+  ["A-102", "2026-12-31T22:59:59Z"],
+  ["A-103", "2026-12-31T23:00:00Z"],
+  ["A-104", "2027-01-02T08:00:00Z"],
+];
+
+const client = new MongoClient(uri);
+try {
+  const invoices = client.db("mongo_seq_demo").collection("invoices");
+  if (step === "draft") {
+    const refs = [...ISSUES.map(([ref]) => ref), "A-105"];
+    await invoices.insertMany(refs.map((ref, i) => ({ ref, customer: `customer ${i + 1}`, total: 100 + i, status: "draft" })));
+    say(`${refs.length} drafts inserted (${refs.join(", ")}): no number yet`);
+  } else if (step === "issue") {
+    const seqs = new Sequences(client.db("mongo_seq_demo"));
+    for (const [ref, at] of ISSUES) {
+      await invoices.updateOne({ ref }, { $set: { status: "issued", issuedAt: new Date(at) } });
+    }
+    say(`${ISSUES.length} invoices issued; A-105 stays a draft`);
+    for (const [ref, at] of ISSUES) {
+      const { _id } = await invoices.findOne({ ref });
+      await seqs.waitForNumber(invoices, _id, { field: "seq", timeoutMs: 20_000 });
+      const { invoiceNo } = await invoices.findOne({ _id });
+      say(`${ref} issued ${at} (Paris: ${paris(at)}) → ${invoiceNo}`);
+    }
+    const draft = await invoices.findOne({ ref: "A-105" });
+    say(`A-105 (draft): ${draft.invoiceNo ?? "no number"}`);
+  } else {
+    throw new Error(`usage: invoices.mjs <uri> draft|issue (got ${JSON.stringify(step)})`);
+  }
+} finally {
+  await client.close();
+}
+
+function paris(at) {
+  return new Date(at).toLocaleString("sv-SE", { timeZone: "Europe/Paris" });
+}

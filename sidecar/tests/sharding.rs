@@ -1,0 +1,80 @@
+//! A counters collection sharded on a key other than `_id` (issue 23, part 2): the trigger reads
+//! the cluster's catalog (`config.collections`) at session start and refuses with the core's
+//! UNSUPPORTED_SHARD_KEY, nothing written; once the collection is sharded on `_id` (hashed
+//! here), its retry numbers. No sharded cluster runs here: the catalog entry is the one a
+//! `mongos` would return, written into the embedded server's `config` database (against a real
+//! replica set, `MONGODB_URI`, as well: its `config.collections` is an ordinary collection of a
+//! non-sharded deployment). The refusal of a write by the server (code 61) is unit-tested in
+//! `executor/sharding.rs`, the rule in the core's `counter/shard_key.rs`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use mongodb::bson::{doc, Document};
+use mongodb::Collection;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counters_sharded_on_another_key_are_refused_at_start_then_numbered_on_id() {
+    let (db, plain, coll) = test_db("sharded").await;
+    let catalog: Collection<Document> = plain.database("config").collection("collections");
+    let namespace = format!("{db}.counters");
+    catalog
+        .insert_one(doc! { "_id": &namespace, "key": { "tenant": 1 }, "unique": false })
+        .await
+        .unwrap();
+    let run = start(config(&db, "", ""), options().await, false);
+    coll.insert_one(doc! { "i": 1 }).await.unwrap();
+
+    // The trigger reports the refusal and retries; nothing is numbered, no counter written.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let error = loop {
+        let (healthy, triggers) = run.health.snapshot();
+        let trigger = triggers.values().next().cloned();
+        if let Some(error) = trigger.as_ref().and_then(|t| t.last_error.clone()) {
+            assert!(!healthy);
+            assert_eq!(
+                trigger.unwrap().last_error_code.as_deref(),
+                Some("UNSUPPORTED_SHARD_KEY")
+            );
+            break error;
+        }
+        assert!(Instant::now() < deadline, "no error reported: {triggers:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        error.contains(&format!(
+            "the collection {namespace} is sharded on {{ tenant: 1 }}"
+        )),
+        "{error}"
+    );
+    assert!(
+        error.contains("unsharded collection") && error.contains("{ _id: 1 }"),
+        "{error}"
+    );
+    let counters: Collection<Document> = plain.database(&db).collection("counters");
+    assert_eq!(
+        counters.count_documents(doc! {}).await.unwrap(),
+        0,
+        "no counter written"
+    );
+    assert_eq!(count_numbered(&coll, "seq").await, 0);
+
+    // Sharded on a hashed `_id`: the next attempt passes and numbers.
+    catalog
+        .update_one(
+            doc! { "_id": &namespace },
+            doc! { "$set": { "key": { "_id": "hashed" } } },
+        )
+        .await
+        .unwrap();
+    wait_numbered(&coll, "seq", 1, Duration::from_secs(60)).await;
+    run.stop().await;
+    assert_eq!(numbers(&coll, "seq").await, vec![1]);
+    catalog
+        .delete_one(doc! { "_id": &namespace })
+        .await
+        .unwrap();
+    plain.database(&db).drop().await.ok();
+}

@@ -1,0 +1,33 @@
+// `make demo` as a newcomer runs it (demo/main.mjs: its own server unless MONGODB_URI is set):
+// every step succeeds and prints what the README and examples/invoices promise — orders numbered
+// on insert, invoices numbered when issued in each year's series in Paris, a draft left alone,
+// each year audited on its own by `mongo-seq check`.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { repoRoot } from "../harness/runtimes.mjs";
+
+test("make demo: orders numbered on insert, invoices on issue per year across New Year in Paris, audited", () => {
+  const demo = spawnSync(process.execPath, [join(repoRoot, "demo", "main.mjs")], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    timeout: 240_000,
+  });
+  const output = `${demo.stdout}\n${demo.stderr}`;
+  assert.equal(demo.status, 0, output);
+  for (const line of [
+    /the sidecar numbered them: 1 \(ORD-000001\), 2 \(ORD-000002\), 3 \(ORD-000003\)/,
+    /A-102 issued 2026-12-31T22:59:59Z \(Paris: 2026-12-31 23:59:59\) → INV-2026-000003/,
+    /A-103 issued 2026-12-31T23:00:00Z \(Paris: 2027-01-01 00:00:00\) → INV-2027-000001/,
+    /A-104 issued .* → INV-2027-000002/,
+    /A-105 \(draft\): no number/,
+    /invoices\/2026 +3 +\(period 2026\)/,
+    /invoices\/2027 +2 +\(period 2027\)/,
+    /mongo_seq_demo\.invoices field seq: 5 documents, 5 numbered, 0 unnumbered, 0 duplicates, 0 gaps/,
+    /mongo_seq_demo\.orders field seq: 6 documents, 6 numbered, 0 unnumbered, 0 duplicates, 0 gaps/,
+    /sidecar stopped \(exit 0\)/,
+  ]) {
+    assert.match(output, line);
+  }
+});

@@ -1,0 +1,19 @@
+//! Tidy tests: ARCHITECTURE.md's invariants, checked on the repository's text, so that breaking
+//! one fails `make test` instead of waiting for a reviewer (as rust-analyzer's tidy tests do).
+//!
+//! This crate depends on nothing and compiles nothing of the product:
+//! `cargo test -p mongo-seq-tidy` runs in seconds. Crates are found by listing folders, so a
+//! crate added later is held to the workspace-wide rules without editing a list. The sidecar's
+//! rules about its own modules (no import cycle, the executor knows nothing of the sidecar, one
+//! way to take a lock, one wall clock) are in `sidecar/tests/tidy.rs`.
+
+pub mod source;
+
+#[cfg(test)]
+mod architecture;
+#[cfg(test)]
+mod core;
+#[cfg(test)]
+mod shells;
+#[cfg(test)]
+mod workspace;
