@@ -62,6 +62,12 @@ def get(node, key):
 
 def reformat(value, start, end, s):
     original = s[start:end]
+    if original == '{}':  # a new step's placeholder: written like the step around it
+        line_start = s.rfind('\n', 0, start) + 1
+        if s.find('\n', start) > s.find('"reply"', start):  # the step is one line
+            return json.dumps(value, ensure_ascii=False, separators=(', ', ': '))
+        base = len(s[line_start:start]) - len(s[line_start:start].lstrip(' '))
+        return json.dumps(value, ensure_ascii=False, indent=2).replace('\n', '\n' + ' ' * base)
     if '\n' not in original:
         sep = (', ', ': ') if (', ' in original or ': ' in original) else (',', ':')
         return json.dumps(value, ensure_ascii=False, separators=sep)

@@ -185,7 +185,7 @@ pub enum SeqError {
     UnsupportedShardKey { collection: String, key: String },
     /// The counter records another definition than the caller's options (issue 20): two
     /// processes with different options would interleave numbers. Nothing was reserved.
-    #[error("counter `{counter_id}` was defined with other options: `{}` is {} there and {} here (stored definition {}, ours {}); nothing was reserved: use the same options, or adopt the new definition on purpose", conflict.option, fmt_option(&conflict.stored_value), fmt_option(&conflict.our_value), fmt_definition(&conflict.stored), fmt_definition(&conflict.ours))]
+    #[error("counter `{counter_id}` was defined with other options: `{}` is {} there and {} here (stored definition {}, ours {}); nothing was reserved: use the same options, or adopt the new definition on purpose", conflict.option, fmt_option(&conflict.stored_value), fmt_option(&conflict.our_value), describe_definition(&conflict.stored), describe_definition(&conflict.ours))]
     SequenceConflict {
         counter_id: String,
         conflict: Box<DefinitionConflict>,
@@ -211,8 +211,9 @@ fn fmt_option(value: &Option<Value>) -> String {
         .map_or_else(|| "not set".to_owned(), |value| truncate(&fmt_value(value)))
 }
 
-/// `{start: 1, step: 2}`: integers as numbers, not Extended JSON.
-fn fmt_definition(definition: &Value) -> String {
+/// A counter definition for people, `{start: 1, step: 2}` (integers as numbers, not Extended
+/// JSON), `none` for `null`: the conflict's message, and the tools that list counters.
+pub fn describe_definition(definition: &Value) -> String {
     match definition {
         Value::Object(map) => format!(
             "{{{}}}",

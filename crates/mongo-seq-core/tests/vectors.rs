@@ -11,11 +11,11 @@ use std::path::PathBuf;
 use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
-    plan_completion, AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending,
-    CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
-    InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan, Refill,
-    RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting,
-    SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    plan_completion, AcquireLease, AdoptDefinition, BlockAllocator, BlockCounter, CompleteIntent,
+    CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters,
+    ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan,
+    Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
+    SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -96,6 +96,12 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             let force = arg(input, "force").as_bool().unwrap_or(false);
             let plan = spec(input)
                 .and_then(|spec| SetNext::new(&spec, counter_id, int(input, "next"), force));
+            drive(plan, &steps, trace)
+        }
+        "adoptDefinition" => {
+            let gapless = arg(input, "gapless").as_bool().unwrap_or(false);
+            let plan = spec(input)
+                .and_then(|spec| AdoptDefinition::new(&spec.with_gapless(gapless), counter_id));
             drive(plan, &steps, trace)
         }
         "resetAll" => {

@@ -116,6 +116,25 @@ export interface SetNextOutcome {
   created: boolean;
   next: CoreInteger;
 }
+/** What `adoptDefinition` did: the counter's definition before (null: none) and now, and the options that changed. */
+export interface AdoptOutcome {
+  counterId: string;
+  previous: CounterDefinition | null;
+  definition: CounterDefinition;
+  changed: string[];
+}
+/** The options a counter records beside its number (issue 20); unset ones are left out. */
+export interface CounterDefinition {
+  start: CoreInteger;
+  step: CoreInteger;
+  min?: CoreInteger;
+  max?: CoreInteger;
+  reset?: string;
+  timeZone?: string;
+  yearStart?: CoreInteger;
+  format?: string;
+  gapless?: boolean;
+}
 /** What `resetAll` did: how many counters (every scope) it set back, and the number each issues next. */
 export interface ResetOutcome {
   reset: number;

@@ -24,8 +24,9 @@ use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
-/// What `adopt` did: the definition the counter had (`null`: none), the one it has now, and
-/// the options that differ between them (empty: it already had it).
+/// What `adopt` did: the definition the counter had (`null`: none), the one it has now (their
+/// integers as plain numbers), and the options that differ between them (empty: it already had
+/// it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AdoptOutcome {
@@ -83,8 +84,8 @@ impl Machine for AdoptMachine {
                 Ok(Step::Done(AdoptOutcome {
                     counter_id: self.counter_id.clone(),
                     changed: self.definition.changes(previous.as_ref()),
-                    previous: previous.unwrap_or(Value::Null),
-                    definition: self.definition.document(),
+                    previous: previous.map_or(Value::Null, |p| CounterDefinition::readable(&p)),
+                    definition: CounterDefinition::readable(&self.definition.document()),
                 }))
             }
             Reply::None => Err(SeqError::invalid_argument(

@@ -82,6 +82,27 @@ impl CounterDefinition {
         counter.get(FIELD)
     }
 
+    /// A definition (ours or a stored one) for people and for outputs: its integers as plain
+    /// numbers instead of Extended JSON (`{start: 1, step: 2}`); anything else as it is.
+    pub fn readable(definition: &Value) -> Value {
+        match definition {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(key, value)| {
+                        let plain = match value {
+                            Value::Object(_) => {
+                                ejson::read_i64(value).map_or(value.clone(), Value::from)
+                            }
+                            other => other.clone(),
+                        };
+                        (key.clone(), plain)
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
     /// The sub-document as written to the counter.
     pub fn document(&self) -> Value {
         Value::Object(self.document.clone())
@@ -192,8 +213,8 @@ impl CounterDefinition {
                 option: difference.option,
                 our_value: difference.ours,
                 stored_value: difference.stored,
-                ours: self.document(),
-                stored: counter.get(FIELD).cloned().unwrap_or(Value::Null),
+                ours: Self::readable(&self.document()),
+                stored: counter.get(FIELD).map_or(Value::Null, Self::readable),
             }),
         }
     }
