@@ -104,7 +104,10 @@ pub(super) fn run(args: &CountersArgs) -> Result<(), CliError> {
                     || "no definition yet".to_owned(),
                     mongo_seq_core::error::describe_definition,
                 );
-                println!("{:width$}  {value:value_width$}  {definition}{period}", row.id);
+                println!(
+                    "{:width$}  {value:value_width$}  {definition}{period}",
+                    row.id
+                );
             }
         }
         Ok(())

@@ -1,8 +1,8 @@
 //! `mongo-seq counters`, `mongo-seq set-next` and `mongo-seq adopt`: operations on the counters
 //! collection, as core commands and plans through the [`Mongo`] interface.
 
-use mongo_seq_core::sequence::counter_field::DEFAULT_COUNTER_FIELD;
 use mongo_seq_core::counter::definition::FIELD as DEFINITION_FIELD;
+use mongo_seq_core::sequence::counter_field::DEFAULT_COUNTER_FIELD;
 use mongo_seq_core::{
     AdoptDefinition, AdoptOutcome, Collection, Command, CounterDefinition, CounterKey,
     QueryOptions, SequenceSpec, SetNext, SetNextOutcome,

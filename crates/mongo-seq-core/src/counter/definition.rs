@@ -12,7 +12,11 @@
 //! sequence that resets: they decide which period a number belongs to), `format`, `gapless`
 //! (numbered by a gapless trigger: [`SequenceSpec::with_gapless`]). Not in it: `block`,
 //! `refillAhead` (per process), `counterField`, `counterId`, `scope` (layout: they decide which
-//! document is the counter, not what it hands out). Adding an option is one line in
+//! document is the counter, not what it hands out), and a bound that is exactly a number type's
+//! limit ([`TYPE_LIMITS`]: the mongoose plugin bounds a `Number` field's sequence at 2^53 − 1, an
+//! `Int32` one at 2^31 − 1, when the options set none): it says what one process can store, not
+//! which numbers the series has, and a service numbering the same series through the package,
+//! the Rust library or the sidecar must not be refused for it. Adding an option is one line in
 //! [`CounterDefinition::entries`].
 
 use serde_json::{Map, Value};
@@ -24,6 +28,17 @@ use crate::sequence::period::Reset;
 
 /// The counter document's field holding its definition.
 pub const FIELD: &str = "definition";
+
+/// Bounds a client's number type imposes (JavaScript's exact integers, BSON's int32), left out
+/// of a definition (module docs).
+pub const TYPE_LIMITS: [i64; 4] = [(1 << 53) - 1, -((1 << 53) - 1), (1 << 31) - 1, -(1 << 31)];
+
+/// A bound as a definition records it: `None` for none, or for a number type's limit.
+fn bound(value: Option<i64>) -> Option<Value> {
+    value
+        .filter(|bound| !TYPE_LIMITS.contains(bound))
+        .map(ejson::long)
+}
 
 /// One counter's definition, in canonical order. Build with [`CounterDefinition::of`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,8 +78,8 @@ impl CounterDefinition {
         [
             ("start", Some(ejson::long(spec.start()))),
             ("step", Some(ejson::long(spec.step()))),
-            ("min", spec.min().map(ejson::long)),
-            ("max", spec.max().map(ejson::long)),
+            ("min", bound(spec.min())),
+            ("max", bound(spec.max())),
             ("reset", periodic.then(|| reset.name().into())),
             ("timeZone", periodic.then(|| spec.time_zone().into())),
             (
@@ -283,6 +298,20 @@ mod tests {
             monthly.document(),
             json!({"start": {"$numberLong": "1"}, "step": {"$numberLong": "1"}, "reset": "monthly", "timeZone": "UTC"})
         );
+    }
+
+    #[test]
+    fn a_number_type_s_limit_is_not_part_of_it() {
+        let plain = CounterDefinition::of(&spec(json!({"name": "invoice"})));
+        for options in [
+            json!({"name": "invoice", "max": 9_007_199_254_740_991_i64}),
+            json!({"name": "invoice", "max": 2_147_483_647}),
+            json!({"name": "invoice", "min": -2_147_483_648_i64}),
+        ] {
+            assert_eq!(CounterDefinition::of(&spec(options)), plain);
+        }
+        let bounded = CounterDefinition::of(&spec(json!({"name": "invoice", "max": 1000})));
+        assert_ne!(bounded, plain);
     }
 
     #[test]
