@@ -177,20 +177,42 @@ async fn adopt_of_a_period_counter_and_from_a_config_trigger() {
         out.contains("invoices/2026: definition none → {start: 1, step: 1, reset: \"yearly\", timeZone: \"Europe/Madrid\", yearStart: 1}"),
         "{out}"
     );
-    // The trigger of a config: its options and its mode.
-    let path = write_config(&format!("{db}-def"), &config_toml(&db, "", ""));
-    let (code, out, err) = run_bin(
-        &[
+    // The trigger of a config: its options and its mode (gapless).
+    let path = write_config(
+        &format!("{db}-def"),
+        &config_toml(&db, "gapless = true\nstep = 5\nstart = 5", ""),
+    );
+    let sequence = format!("{db}.orders");
+    let adopt = |args: &[&str]| {
+        let mut all = vec![
             "adopt",
-            "students",
+            sequence.as_str(),
             "--config",
             path.to_str().unwrap(),
-            "--json",
-        ],
-        &[],
-    );
-    // The config's counters collection has no `students` counter yet: refused, nothing written.
+        ];
+        all.extend_from_slice(args);
+        run_bin(&all, &[])
+    };
+    // No counter of that sequence yet: refused, nothing written.
+    let (code, out, err) = adopt(&["--json"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("does not exist"), "{err}");
+    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 1);
+    counters
+        .insert_one(doc! { "_id": sequence.as_str(), "seq": 10_i64, "definition": { "start": 1_i64, "step": 1_i64 } })
+        .await
+        .unwrap();
+    let (code, out, err) = adopt(&["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let adopted: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        adopted["definition"],
+        serde_json::json!({ "start": 5, "step": 5, "gapless": true }),
+        "{out}"
+    );
+    assert_eq!(
+        adopted["changed"],
+        serde_json::json!(["start", "step", "gapless"])
+    );
     plain.database(&db).drop().await.ok();
 }

@@ -239,6 +239,10 @@ impl ReservationMachine {
     }
 
     fn add_definition_condition(&self, filter: &mut Map<String, Value>) {
+        // Mutant (simulator only): reserve whatever definition the counter records.
+        if crate::mutants::active(crate::mutants::Mutant::IgnoreDefinition) {
+            return;
+        }
         if let Some(definition) = &self.definition {
             definition.add_condition(filter);
         }
