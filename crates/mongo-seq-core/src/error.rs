@@ -9,6 +9,10 @@ use serde_json::Value;
 
 use crate::ejson::{object, quoted, truncate};
 
+mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
+use definition_conflict::fmt_option;
+pub use definition_conflict::{describe_definition, DefinitionConflict};
+
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -190,45 +194,6 @@ pub enum SeqError {
         counter_id: String,
         conflict: Box<DefinitionConflict>,
     },
-}
-
-/// How a stored counter definition differs from the caller's ([`SeqError::SequenceConflict`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DefinitionConflict {
-    /// The first option that differs.
-    pub option: String,
-    /// Its value in the caller's definition and in the stored one (`None`: not set).
-    pub our_value: Option<Value>,
-    pub stored_value: Option<Value>,
-    /// Both definitions (the stored one `null` when it is not there).
-    pub ours: Value,
-    pub stored: Value,
-}
-
-fn fmt_option(value: &Option<Value>) -> String {
-    value
-        .as_ref()
-        .map_or_else(|| "not set".to_owned(), |value| truncate(&fmt_value(value)))
-}
-
-/// A counter definition for people, `{start: 1, step: 2}` (integers as numbers, not Extended
-/// JSON), `none` for `null`: the conflict's message, and the tools that list counters.
-pub fn describe_definition(definition: &Value) -> String {
-    match definition {
-        Value::Object(map) => format!(
-            "{{{}}}",
-            map.iter()
-                .map(|(key, value)| format!("{}: {}", truncate(key), truncate(&fmt_value(value))))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Value::Null => "none".to_owned(),
-        other => truncate(&other.to_string()),
-    }
-}
-
-fn fmt_value(value: &Value) -> String {
-    crate::ejson::read_i64(value).map_or_else(|_| value.to_string(), |n| n.to_string())
 }
 
 /// Whose index a unique index on the counters collection is, by the shapes the peers create,
@@ -456,12 +421,7 @@ impl SeqError {
             Self::SequenceConflict {
                 counter_id,
                 conflict,
-            } => object([
-                ("counterId", counter_id.as_str().into()),
-                ("option", conflict.option.as_str().into()),
-                ("ours", conflict.ours.clone()),
-                ("stored", conflict.stored.clone()),
-            ]),
+            } => conflict.details(counter_id),
         };
         Some(details)
     }

@@ -264,7 +264,15 @@ mod tests {
         };
         assert_eq!(filter["intent"], json!({"$exists": false}));
         assert_eq!(filter["epoch"], json!({"$exists": false}));
-        assert_eq!(update, json!({"$set": {"seq": {"$numberLong": "9"}}}));
+        let definition = json!({"start": {"$numberLong": "10"}, "step": {"$numberLong": "1"}});
+        assert_eq!(
+            filter["$and"],
+            json!([{"$or": [{"definition": {"$exists": false}}, {"definition": definition}]}])
+        );
+        assert_eq!(
+            update,
+            json!({"$set": {"seq": {"$numberLong": "9"}, "definition": definition}})
+        );
         let done = plan.feed(Reply::WriteResult(WriteResult {
             n: 2,
             ..WriteResult::default()
