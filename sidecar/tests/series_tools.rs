@@ -77,11 +77,13 @@ async fn counters_and_set_next_understand_periods() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert!(
-        lines[0].starts_with("inv/2025") && lines[0].ends_with("41  (period 2025)"),
+        lines[0].starts_with("inv/2025")
+            && lines[0].ends_with("41  no definition yet  (period 2025)"),
         "{out}"
     );
     assert!(
-        lines[1].starts_with("inv/2026") && lines[1].ends_with("3  (period 2026)"),
+        lines[1].starts_with("inv/2026")
+            && lines[1].ends_with("3   no definition yet  (period 2026)"),
         "{out}"
     );
 

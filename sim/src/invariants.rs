@@ -22,11 +22,10 @@ pub struct Definitions {
 
 impl Definitions {
     /// Records that `who` reserved from `counter` under `definition`; a violation when another
-    /// definition reserved from it before.
+    /// definition reserved from it before (once per definition that joins).
     pub fn reserved(&mut self, counter: &str, definition: &str, who: &str) -> Option<String> {
         let seen = self.reserved.entry(counter.to_owned()).or_default();
-        seen.insert(definition.to_owned());
-        (seen.len() > 1).then(|| {
+        (seen.insert(definition.to_owned()) && seen.len() > 1).then(|| {
             format!(
                 "counter `{counter}` handed out numbers under {} definitions ({}), the last to {who}: two clients with different options both reserved",
                 seen.len(),
