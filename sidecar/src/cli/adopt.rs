@@ -15,8 +15,8 @@ use crate::error::SidecarError;
 #[command(
     after_help = "The definition comes from the sequence's options: the trigger of --config \
 that uses the sequence (with its mode: gapless or not), or the flags (--start, --step, --min, \
---max, --reset, --time-zone, --year-start, --format, --gapless; --step 1 for a sequence with the \
-defaults), never guessed. A sequence that resets has one counter per period: name it with \
+--max, --reset, --time-zone, --year-start, --format, and --gapless for a gapless trigger's; --step 1 \
+for a sequence with the defaults), never guessed. A sequence that resets has one counter per period: name it with \
 --period or by its id (`invoices/2026`). Exit status: 0 adopted (or already the same), 1 \
 failure (a counter that does not exist: nothing written), 2 usage error."
 )]
@@ -27,6 +27,10 @@ pub struct AdoptArgs {
     /// The period of the counter, for a sequence that resets (`2026`, `2026-05`, `2026-05-17`).
     #[arg(long, value_name = "PERIOD")]
     pub period: Option<String>,
+    /// Without --config: the counter is a gapless trigger's (`gapless = true`), which its
+    /// definition records (with --config the trigger says).
+    #[arg(long)]
+    pub gapless: bool,
     /// Print JSON: `{counterId, previous, definition, changed}` (previous null: it recorded none).
     #[arg(long)]
     pub json: bool,
@@ -42,6 +46,7 @@ pub(super) fn run(args: &AdoptArgs) -> Result<(), CliError> {
     let (spec, counter_id) = super::set_next::counter(
         &args.name,
         args.period.as_deref(),
+        args.gapless,
         &args.location,
         &args.options,
         "adopt",

@@ -1,5 +1,5 @@
 //! A sequence's options as flags (`--start`, `--step`, `--min`, `--max`, `--scope`, `--format`,
-//! `--counter-field`, `--counter-id`, `--reset`, `--time-zone`, `--year-start`, `--gapless`), for the tools that work on any counter — one a trigger of
+//! `--counter-field`, `--counter-id`, `--reset`, `--time-zone`, `--year-start`), for the tools that work on any counter — one a trigger of
 //! `--config` uses, or one the npm package or the mongoose plugin keeps — without a config: they
 //! fill the keys a `[[trigger]]` would (`RawTrigger`), validated by the same path as the file's
 //! (`config::validate_sequence`), errors named by flag.
@@ -54,10 +54,6 @@ pub struct SequenceFlags {
     /// named after the calendar year it ends in (with --reset yearly).
     #[arg(long, allow_hyphen_values = true, value_name = "MONTH")]
     pub year_start: Option<String>,
-    /// The sequence is numbered by a gapless trigger (`mode = "gapless"`): part of the
-    /// definition its counters record.
-    #[arg(long)]
-    pub gapless: bool,
 }
 
 impl SequenceFlags {
@@ -75,7 +71,6 @@ impl SequenceFlags {
             reset,
             time_zone,
             year_start,
-            gapless,
         } = self;
         [
             start,
@@ -92,7 +87,6 @@ impl SequenceFlags {
         .iter()
         .any(|flag| flag.is_some())
             || !scope.is_empty()
-            || *gapless
     }
 
     /// Fills the sequence keys of `raw` (a `[[trigger]]` as the flags give it), as written: an
@@ -120,7 +114,7 @@ impl SequenceFlags {
             ..RawTrigger::default()
         };
         self.fill(&mut raw);
-        Ok(config::validate_sequence(&raw, name, Keys::Flags)?.with_gapless(self.gapless))
+        Ok(config::validate_sequence(&raw, name, Keys::Flags)?)
     }
 }
 
@@ -150,8 +144,7 @@ pub(super) fn of(
 ) -> Result<(SequenceSpec, Option<bool>), CliError> {
     let Some(path) = config else {
         if flags.any() {
-            // Gapless when said (--gapless); otherwise not known.
-            return Ok((flags.spec(name)?, flags.gapless.then_some(true)));
+            return Ok((flags.spec(name)?, None));
         }
         return Err(CliError::usage(anyhow::anyhow!(
             "{tool} needs the options of sequence `{name}` (start, step, min, max, scope, counter field, reset) to store the right counter value: pass --config with the sidecar config whose trigger uses it, or the options as flags (--start, --step, --min, --max, --scope, --counter-field, --counter-id, --reset, --time-zone, --year-start; --step 1 for a sequence with the defaults)"

@@ -35,6 +35,10 @@ pub struct SetNextArgs {
     /// Appended to the counter id (the same as writing `invoices/2026`).
     #[arg(long, value_name = "PERIOD")]
     pub period: Option<String>,
+    /// Without --config: the counter is a gapless trigger's (`gapless = true`), which its
+    /// definition records (with --config the trigger says).
+    #[arg(long)]
+    pub gapless: bool,
     /// The sequence's options come from the trigger of `--config` that uses it (`--uri` /
     /// `--counters` only override where the counters are), or from the flags below.
     #[command(flatten)]
@@ -48,6 +52,7 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
     let (spec, counter_id) = counter(
         &args.name,
         args.period.as_deref(),
+        args.gapless,
         &args.location,
         &args.options,
         "set-next",
@@ -86,10 +91,16 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
 pub(super) fn counter(
     name: &str,
     period: Option<&str>,
+    gapless: bool,
     location: &CountersLocation,
     options: &SequenceFlags,
     tool: &str,
 ) -> Result<(SequenceSpec, String), CliError> {
+    if gapless && location.config.is_some() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--gapless describes a sequence given as flags: with --config the trigger says whether it is gapless"
+        )));
+    }
     let mut key = CounterKey::parse(name).map_err(|e| core_usage(&e))?;
     if let Some(text) = period {
         if let Some(given) = &key.period {
@@ -100,7 +111,10 @@ pub(super) fn counter(
         }
         key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
     }
-    let spec = super::sequence::of(&key.name, location.config.as_deref(), options, tool)?.0;
+    let mut spec = super::sequence::of(&key.name, location.config.as_deref(), options, tool)?.0;
+    if gapless {
+        spec = spec.with_gapless(true);
+    }
     key.belongs_to(&spec).map_err(|e| {
         let hint = if key.period.is_none() && spec.reset().is_periodic() {
             " (pass the counter's period with --period)"
