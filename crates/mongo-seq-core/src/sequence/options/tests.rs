@@ -241,3 +241,23 @@ fn periodic_counter_ids() {
         "no format, no formatted id"
     );
 }
+
+#[test]
+fn a_missing_period_says_how_to_give_one() {
+    for (reset, example) in [
+        ("yearly", "\"2026\""),
+        ("monthly", "\"2026-05\""),
+        ("daily", "\"2026-05-31\""),
+    ] {
+        let spec =
+            SequenceSpec::parse(&json!({"name": "invoices", "reset": reset})).expect("valid");
+        let error = spec.check_period(None).expect_err("a period is required");
+        assert_eq!(error.code(), "INVALID_ARGUMENT");
+        let message = error.to_string();
+        assert!(
+            message.contains("give a date, or a period such as"),
+            "{message}"
+        );
+        assert!(message.contains(example), "{message}");
+    }
+}
