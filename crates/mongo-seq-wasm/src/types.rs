@@ -152,10 +152,11 @@ export interface OptimisticOutcome {
   value: CoreInteger;
   formatted: string | null;
 }
-/** The number of each document of an insert, in input order, and the formatted ids when a `formatField` was given. */
+/** The number of each document of an insert, in input order, the formatted ids when a `formatField` was given, and the periods when the sequence resets. */
 export interface InsertOutcome {
   values: CoreInteger[];
   formatted: string[] | null;
+  periods?: string[];
 }
 
 /** What `audit` found (see the core's audit module). */
