@@ -23,7 +23,7 @@ impl SequenceSpec {
                     "sequence `{}` resets {}: its counters and numbers belong to a period (give a date, or a period such as {})",
                     self.name,
                     self.reset.name(),
-                    ejson::quoted(&self.reset.example_period())
+                    ejson::quoted(self.reset.example_period())
                 ),
             )),
             Some(period) if !self.reset.is_periodic() => Err(SeqError::invalid_argument(
