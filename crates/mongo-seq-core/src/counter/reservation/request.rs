@@ -180,12 +180,6 @@ impl ReserveRequest {
                     "key \"definition\" is reserved by checkDefinition",
                 ));
             }
-            if counter_field == definition::FIELD {
-                return Err(SeqError::invalid_argument(
-                    "checkDefinition",
-                    "the counter field is `definition`, where the definition is kept",
-                ));
-            }
         }
         Ok(min_count)
     }
