@@ -77,8 +77,7 @@ pub struct SequenceSpec {
     /// The counter's `_id` when the options give one (else the name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     counter_id: Option<Value>,
-    /// Numbered by the gapless protocol (a sidecar's gapless trigger): not an option the user
-    /// writes, but part of the counter's definition ([`crate::counter::definition`]).
+    /// Numbered by a gapless trigger: no option, but part of the counters' definition.
     #[serde(skip)]
     gapless: bool,
 }
@@ -377,15 +376,11 @@ impl SequenceSpec {
         })
     }
 
-    /// The same sequence numbered by the gapless protocol (a gapless trigger's): its counters'
-    /// definition says `gapless`, so a process reserving without the protocol is refused.
+    /// The same sequence numbered by a gapless trigger (its counters' definition says so).
     #[must_use]
-    pub fn with_gapless(mut self, gapless: bool) -> Self {
-        self.gapless = gapless;
-        self
+    pub fn with_gapless(self, gapless: bool) -> Self {
+        Self { gapless, ..self }
     }
-
-    /// Whether the sequence is numbered by the gapless protocol ([`Self::with_gapless`]).
     pub fn gapless(&self) -> bool {
         self.gapless
     }
