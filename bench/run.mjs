@@ -80,7 +80,7 @@ if (has("client")) {
   const { runBlocks } = await import("./client/blocks.mjs");
   const { runNextMany } = await import("./client/next-many.mjs");
   const { runWarmNext } = await import("./client/warm-next.mjs");
-  const { runReservationCpu } = await import("./client/package-cpu.mjs");
+  const { runReservationCpu, runDriverCpu } = await import("./client/package-cpu.mjs");
   const { runRefillAhead } = await import("./client/refill-ahead.mjs");
   const { runRust } = await import("./client/rust.mjs");
   await withServer("client", async ({ uri, db }) => {
@@ -92,6 +92,7 @@ if (has("client")) {
     await runNextMany({ uri, dbName: `${db}_c`, report });
     await runWarmNext({ uri, dbName: `${db}_d`, calls: options.warmCalls, rounds: options.rounds, report });
     await runRust({ uri, dbName: `${db}_r`, numbers: options.clientNumbers, warmCalls: options.warmCalls, rounds: options.rounds, report });
+    await runDriverCpu({ uri, dbName: `${db}_f`, calls: options.profileReservations, report });
   });
   await runReservationCpu({ calls: options.profileReservations, report });
 }
@@ -135,6 +136,7 @@ if (has("oplog")) {
 const GOALS = [
   { goal: "block 1 ≥ 1× the tutorial, 1 caller", name: "client.block1.c1.vs_tutorial", atLeast: 1 },
   { goal: "block 100 ≥ 90× the tutorial, 1 caller", name: "client.block100.c1.vs_tutorial", atLeast: 90 },
+  { goal: "the package's CPU per reservation ≤ the driver's own per findAndModify", name: "client.reservation_cpu.vs_driver", atMost: 1 },
   { goal: "block 100 ≥ 90× the tutorial, 10 callers", name: "client.block100.c10.vs_tutorial", atLeast: 90 },
   { goal: "block 1000 ≥ 500× the tutorial, 1 caller", name: "client.block1000.c1.vs_tutorial", atLeast: 500 },
   { goal: "block 1000 ≥ 500× the tutorial, 10 callers", name: "client.block1000.c10.vs_tutorial", atLeast: 500 },
