@@ -42,7 +42,9 @@ async fn start_step_negative_step_and_max() -> TestResult {
 async fn set_next_moves_forward_refuses_backwards_unless_forced_and_drops_the_block() -> TestResult
 {
     let s = setup("seq_setnext").await;
-    let ids = s.seqs().sequence("ids", SequenceOptions::new().block(10))?;
+    let ids = s
+        .seqs()
+        .sequence("ids", SequenceOptions::new().block(10).max_block(10))?;
     assert_eq!(ids.next().await?, 1);
     let outcome = ids.set_next(5000).await?;
     assert_eq!(

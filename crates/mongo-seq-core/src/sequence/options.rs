@@ -33,7 +33,6 @@ use crate::sequence::counter_field::{
     check_counter_field, check_counter_key, DEFAULT_COUNTER_FIELD,
 };
 use crate::sequence::format::FormatTemplate;
-use crate::sequence::limits::MAX_BLOCK;
 use crate::sequence::name::validate_name;
 use crate::sequence::period::{Period, Reset};
 use crate::sequence::scope;
@@ -43,8 +42,11 @@ use crate::sequence::time_zone::UTC;
 mod bounds;
 // `reset`, `timeZone`, `yearStart` and the periods of a sequence that resets.
 mod periodic;
+// `block`, `refillAhead` and `maxBlock`: what one process reserves at a time.
+mod blocks;
 // The `scope` option and the counter ids.
 mod counter_ids;
+use blocks::{check_block_steps, is_default_max_block, parse_blocks, MaxBlock};
 use counter_ids::parse_scope;
 use periodic::{parse_reset, parse_time_zone, parse_year_start};
 
@@ -84,33 +86,6 @@ pub struct SequenceSpec {
 
 fn is_never(reset: &Reset) -> bool {
     !reset.is_periodic()
-}
-
-/// `maxBlock` with the `block` it defaults from (serialized as the number alone).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct MaxBlock {
-    value: u64,
-    default: bool,
-}
-
-impl Serialize for MaxBlock {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(self.value)
-    }
-}
-
-fn is_default_max_block(max_block: &MaxBlock) -> bool {
-    max_block.default
-}
-
-/// How far a block grows by default: ten times `block` (1 for `block: 1`, which holds no
-/// numbers between calls), at most [`MAX_BLOCK`].
-fn default_max_block(block: u64) -> u64 {
-    if block < 2 {
-        block
-    } else {
-        block.saturating_mul(10).min(MAX_BLOCK)
-    }
 }
 
 impl TryFrom<Value> for SequenceSpec {
@@ -211,52 +186,7 @@ impl SequenceSpec {
         }
         let min = integer(map, "min")?;
         let max = integer(map, "max")?;
-        let raw_block = integer(map, "block")?.unwrap_or(1);
-        let block = match u64::try_from(raw_block) {
-            Ok(block) if (1..=MAX_BLOCK).contains(&block) => block,
-            _ => {
-                return Err(invalid(
-                    "block",
-                    format!("must be at least 1 and at most {MAX_BLOCK}, got {raw_block}"),
-                ))
-            }
-        };
-        let refill_ahead = match map.get("refillAhead") {
-            None | Some(Value::Null | Value::Bool(false)) => false,
-            Some(Value::Bool(true)) if block >= 2 => true,
-            Some(Value::Bool(true)) => {
-                return Err(invalid(
-                    "refillAhead",
-                    "needs `block` of at least 2 (with block 1 no number is held between calls, so there is nothing to refill ahead of)",
-                ))
-            }
-            Some(other) => {
-                return Err(invalid(
-                    "refillAhead",
-                    format!("must be a boolean, got {}", ejson::describe(other)),
-                ))
-            }
-        };
-        let max_block = match integer(map, "maxBlock")? {
-            None => MaxBlock {
-                value: default_max_block(block),
-                default: true,
-            },
-            Some(raw) => match u64::try_from(raw) {
-                Ok(value) if (block..=MAX_BLOCK).contains(&value) => MaxBlock {
-                    value,
-                    default: value == default_max_block(block),
-                },
-                _ => {
-                    return Err(invalid(
-                        "maxBlock",
-                        format!(
-                            "must be at least `block` ({block}) and at most {MAX_BLOCK}, got {raw}"
-                        ),
-                    ))
-                }
-            },
-        };
+        let (block, refill_ahead, max_block) = parse_blocks(map)?;
         let scope = parse_scope(map.get("scope"))?;
         let reset = parse_reset(map.get("reset"))?;
         let format = match map.get("format") {
@@ -324,38 +254,7 @@ impl SequenceSpec {
                 format!("start - step ({start} - {step}) must fit in a signed 64-bit integer"),
             ));
         }
-        if i64::try_from(block)
-            .ok()
-            .and_then(|b| b.checked_mul(step))
-            .is_none()
-        {
-            return Err(invalid(
-                "block",
-                format!("block × step ({block} × {step}) must fit in a signed 64-bit integer"),
-            ));
-        }
-        let max_block = if i64::try_from(max_block.value)
-            .ok()
-            .and_then(|b| b.checked_mul(step))
-            .is_some()
-        {
-            max_block
-        } else if max_block.default {
-            // The default never makes valid options invalid: the block then stays `block`.
-            MaxBlock {
-                value: block,
-                default: true,
-            }
-        } else {
-            return Err(invalid(
-                "maxBlock",
-                format!(
-                    "maxBlock × step ({} × {step}) must fit in a signed 64-bit integer",
-                    max_block.value
-                ),
-            ));
-        };
-
+        let max_block = check_block_steps(block, max_block, step)?;
         Ok(Self {
             name,
             start,
