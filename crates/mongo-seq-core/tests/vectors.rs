@@ -3,19 +3,20 @@
 //! (leases, intents, gapless numbering) and `batch.json` (the sidecar's protocols: batch
 //! numbering, backfill seeding, counter ids, trigger options, write replies), and the core's
 //! part of `periods.json` (local date → period → counter id → formatted id; the hosts replay
-//! instant → local date). Every mismatch is collected and reported with expected/actual JSON.
+//! instant → local date), and `audit.json` (the account of a counter's numbers against its
+//! ledger, unnumbered documents against dead letters). Every mismatch is collected and reported with expected/actual JSON.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
-    audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
-    plan_completion, AcquireLease, BlockAllocator, BlockCounter, CompleteIntent, CompletePending,
-    CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters, ImportRequest,
-    InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan, Refill,
-    RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting,
-    SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    account, audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson,
+    format_seq, plan_completion, unnumbered, AcquireLease, BlockAllocator, BlockCounter,
+    CompleteIntent, CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve,
+    ImportCounters, ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless,
+    OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
+    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -32,7 +33,13 @@ use input::{
 // The core's part of periods.json.
 mod periods;
 
-const FILES: [&str; 4] = ["core.json", "gapless.json", "batch.json", "periods.json"];
+const FILES: [&str; 5] = [
+    "core.json",
+    "gapless.json",
+    "batch.json",
+    "periods.json",
+    "audit.json",
+];
 
 fn load(file: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -76,6 +83,19 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             opt_int(input, "counter"),
         )
         .map(to_json),
+        // ---------------------------------------------------------------- audit.json
+        "account" => account(
+            int(input, "start"),
+            int(input, "step"),
+            opt_int(input, "counter"),
+            &list(input, "held"),
+            &list(input, "ledger"),
+        )
+        .map(to_json),
+        "unnumbered" => Ok(to_json(unnumbered(
+            &list(input, "documents"),
+            &list(input, "deadLetters"),
+        ))),
         "reserve" => {
             let plan = spec(input).and_then(|spec| {
                 Reservation::new(&spec, &ReserveRequest::from_json(arg(input, "request"))?)
@@ -438,6 +458,11 @@ fn gapless_vectors() {
 #[test]
 fn batch_vectors() {
     replay("batch.json");
+}
+
+#[test]
+fn audit_vectors() {
+    replay("audit.json");
 }
 
 #[test]

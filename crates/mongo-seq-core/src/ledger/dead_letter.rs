@@ -1,0 +1,200 @@
+//! Dead letters: documents a trigger cannot number, recorded so that nothing is left
+//! unnumbered silently. What is one is decided here, from a plan's notes ([`DeadLetter::of_note`]):
+//! a scope value missing or unusable, a period date that is not a date (`Note::Skipped`), a
+//! value in the number field that is not an integer (`Note::NotANumber`). The sidecar stores
+//! them, retries them, and says when one is resolved; the commands are built here.
+//!
+//! A dead letter lives in the trigger's state collection, beside its state document:
+//! `{_id: {trigger, document: <the document's _id>}, kind: "deadLetter", code, reason, since,
+//! lastAttempt, attempts[, resolvedAt, resolution]}`. Recording one again (a replay, a retry
+//! that fails again) updates the reason and counts the attempt; `since` stays. A resolved dead
+//! letter is kept, with `resolvedAt` and why (`"numbered"`, `"gone"`): the record of how long a
+//! document waited is part of the account. Waiting = no `resolvedAt`.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::ejson;
+use crate::protocol::command::{Collection, Command, QueryOptions, ReturnDocument, UpdateOptions};
+use crate::protocol::note::Note;
+
+/// The `kind` of a dead letter in the state collection.
+pub const DEAD_LETTER_KIND: &str = "deadLetter";
+
+/// Code of a dead letter whose number field holds something else than an integer.
+pub const NOT_A_NUMBER: &str = "NOT_A_NUMBER";
+
+/// A document a trigger cannot number, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeadLetter {
+    /// The document's `_id` (Extended JSON).
+    pub id: Value,
+    /// The core's error code (`MISSING_SCOPE_FIELD`, `INVALID_DATE`, …) or [`NOT_A_NUMBER`].
+    pub code: String,
+    pub reason: String,
+}
+
+impl DeadLetter {
+    /// The dead letter a plan's note reports, if it reports one.
+    pub fn of_note(note: &Note) -> Option<Self> {
+        match note {
+            Note::Skipped { id, error } => Some(Self {
+                id: id.clone(),
+                code: error.code().to_owned(),
+                reason: error.to_string(),
+            }),
+            Note::NotANumber { id, field, reason } => Some(Self {
+                id: id.clone(),
+                code: NOT_A_NUMBER.to_owned(),
+                reason: format!("field `{field}` {reason}"),
+            }),
+            _ => None,
+        }
+    }
+}
+
+fn key(trigger: &str, id: &Value) -> Value {
+    ejson::object([
+        ("trigger", Value::String(trigger.to_owned())),
+        ("document", id.clone()),
+    ])
+}
+
+fn date(ms: i64) -> Value {
+    json!({ "$date": ejson::long(ms) })
+}
+
+/// Records (or counts another attempt of) `letter` of `trigger` at `now_ms`: an upsert, so a
+/// replayed batch records nothing twice. A resolved record that fails again waits again.
+pub fn record_dead_letter(trigger: &str, letter: &DeadLetter, now_ms: i64) -> Command {
+    Command::FindOneAndUpdate {
+        collection: Collection::Leases,
+        filter: json!({ "_id": key(trigger, &letter.id) }),
+        update: json!({
+            "$set": {
+                "kind": DEAD_LETTER_KIND,
+                "code": letter.code,
+                "reason": letter.reason,
+                "lastAttempt": date(now_ms),
+            },
+            "$setOnInsert": { "since": date(now_ms) },
+            "$inc": { "attempts": ejson::long(1) },
+            "$unset": { "resolvedAt": "", "resolution": "" },
+        }),
+        options: UpdateOptions {
+            upsert: true,
+            return_document: ReturnDocument::After,
+        },
+    }
+}
+
+/// Why a dead letter stopped waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// Its document has a number now (repaired and numbered, or numbered by hand).
+    Numbered,
+    /// Its document no longer exists, or no longer matches the trigger.
+    Gone,
+}
+
+impl Resolution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Numbered => "numbered",
+            Self::Gone => "gone",
+        }
+    }
+}
+
+/// Marks the dead letters of `trigger` for the documents `ids` resolved at `now_ms`.
+pub fn resolve_dead_letters(
+    trigger: &str,
+    ids: &[Value],
+    resolution: Resolution,
+    now_ms: i64,
+) -> Command {
+    let keys: Vec<Value> = ids.iter().map(|id| key(trigger, id)).collect();
+    Command::UpdateMany {
+        collection: Collection::Leases,
+        filter: json!({ "_id": { "$in": keys }, "resolvedAt": { "$exists": false } }),
+        update: json!({ "$set": {
+            "resolvedAt": date(now_ms),
+            "resolution": resolution.as_str(),
+        } }),
+    }
+}
+
+/// The dead letters of `trigger` still waiting (documents: `_id`, `code`, `reason`, `since`,
+/// `attempts`), oldest first.
+pub fn waiting_dead_letters(trigger: &str) -> Command {
+    Command::Find {
+        collection: Collection::Leases,
+        filter: json!({
+            "_id.trigger": trigger,
+            "kind": DEAD_LETTER_KIND,
+            "resolvedAt": { "$exists": false },
+        }),
+        options: QueryOptions {
+            sort: Some(json!({ "since": 1 })),
+            ..QueryOptions::default()
+        },
+        after_cluster_time: None,
+    }
+}
+
+/// The document `_id` a stored dead letter is for.
+pub fn dead_letter_document(stored: &Value) -> Option<&Value> {
+    stored.get("_id")?.get("document")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::SeqError;
+
+    #[test]
+    fn the_notes_that_leave_a_document_unnumbered_are_dead_letters() {
+        let skipped = Note::Skipped {
+            id: json!(1),
+            error: SeqError::invalid_argument("scope", "missing"),
+        };
+        assert_eq!(
+            DeadLetter::of_note(&skipped).map(|d| d.code),
+            Some("INVALID_ARGUMENT".to_owned())
+        );
+        let nan = Note::NotANumber {
+            id: json!(2),
+            field: "seq".into(),
+            reason: "is a string".into(),
+        };
+        assert_eq!(
+            DeadLetter::of_note(&nan).map(|d| d.reason),
+            Some("field `seq` is a string".to_owned())
+        );
+        let other = Note::IntentCompleted {
+            counter_id: "c".into(),
+        };
+        assert_eq!(DeadLetter::of_note(&other), None);
+    }
+
+    #[test]
+    fn a_record_is_an_upsert_keyed_by_trigger_and_document() {
+        let letter = DeadLetter {
+            id: json!({"$oid": "0123456789abcdef01234567"}),
+            code: "X".into(),
+            reason: "r".into(),
+        };
+        let Command::FindOneAndUpdate {
+            filter, options, ..
+        } = record_dead_letter("t", &letter, 5)
+        else {
+            panic!("not an update");
+        };
+        assert!(options.upsert);
+        assert_eq!(
+            filter,
+            json!({"_id": {"trigger": "t", "document": {"$oid": "0123456789abcdef01234567"}}})
+        );
+    }
+}
