@@ -124,7 +124,7 @@ pub use ledger::account::{
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
 pub use ledger::dead_letter::{
     dead_letter_document, record_dead_letter, resolve_dead_letters, waiting_dead_letters,
-    DeadLetter, Resolution, DEAD_LETTER_KIND,
+    DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,
 };
 pub use ledger::recorded::{RecordedEntry, RecordedKind};
 pub use numbering::assign::{

@@ -39,6 +39,9 @@ impl<M: Mongo> Trigger<M> {
         self.check_sharding().await?;
         // Whoever holds the trigger completes what an interrupted holder left pending first.
         self.complete_pending(fence).await?;
+        // The dead letters waiting: retried (and counted) now, then every interval while any wait.
+        self.retry_dead_letters(fence).await?;
+        let mut last_retry = Instant::now();
         let stored = self.state.load().await?;
         let backfill = *force_backfill || stored.token.is_none() || !stored.backfill_done;
         // The stream is opened before the backfill scans, so nothing inserted meanwhile is missed.
@@ -79,6 +82,12 @@ impl<M: Mongo> Trigger<M> {
         let mut last_cluster_secs: Option<u32> = None;
         while !shutdown.is_cancelled() {
             fence.check()?;
+            if self.probe.dead_letters() > 0
+                && last_retry.elapsed() >= self.settings.dead_letter_retry
+            {
+                self.retry_dead_letters(fence).await?;
+                last_retry = Instant::now();
+            }
             let batch = self
                 .next_batch(&mut stream, shutdown, &mut last_read)
                 .await?;

@@ -15,6 +15,12 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::ejson;
+use crate::error::SeqError;
+use crate::numbering::batch::{BatchReport, Leaseless, NumberBatch, NumberBatchMachine};
+use crate::numbering::spec::NumberingSpec;
+use crate::protocol::machine::MachinePlan;
+use crate::protocol::plan::{Plan, Step};
+use crate::protocol::reply::Reply;
 use crate::protocol::command::{Collection, Command, QueryOptions, ReturnDocument, UpdateOptions};
 use crate::protocol::note::Note;
 
@@ -146,6 +152,70 @@ pub fn waiting_dead_letters(trigger: &str) -> Command {
 /// The document `_id` a stored dead letter is for.
 pub fn dead_letter_document(stored: &Value) -> Option<&Value> {
     stored.get("_id")?.get("document")
+}
+
+/// A retry of dead letters' documents: a batch of a lease holder (`epoch`), or, without a lease
+/// (`mongo-seq retry`), a batch like the package's `assign` (every write conditioned on the
+/// document still unnumbered, reservations without an epoch): refused for a gapless trigger,
+/// whose numbers only its lease holder may give.
+#[derive(Debug, Clone)]
+pub enum RetryBatch {
+    Held(Box<NumberBatch>),
+    Leaseless(Box<MachinePlan<NumberBatchMachine<Leaseless>>>),
+}
+
+impl RetryBatch {
+    /// The documents (as read, Extended JSON) numbered again, as far as they can be: those still
+    /// unusable come back as notes (`Skipped`, `NotANumber`), dead letters again.
+    pub fn new(
+        numbering: &NumberingSpec,
+        documents: Vec<Value>,
+        epoch: Option<i64>,
+    ) -> Result<Self, SeqError> {
+        Ok(match epoch {
+            Some(epoch) => Self::Held(Box::new(NumberBatch::dated(
+                numbering,
+                documents,
+                &[],
+                epoch,
+                false,
+                None,
+            )?)),
+            None => Self::Leaseless(Box::new(MachinePlan::build(
+                numbering,
+                documents,
+                &[],
+                None,
+                false,
+                None,
+            )?)),
+        })
+    }
+}
+
+impl Plan for RetryBatch {
+    type Output = BatchReport;
+
+    fn current_step(&self) -> Result<Step<BatchReport>, SeqError> {
+        match self {
+            Self::Held(plan) => plan.current_step(),
+            Self::Leaseless(plan) => plan.current_step(),
+        }
+    }
+
+    fn feed(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
+        match self {
+            Self::Held(plan) => plan.feed(reply),
+            Self::Leaseless(plan) => plan.feed(reply),
+        }
+    }
+
+    fn drain_notes(&mut self) -> Vec<crate::protocol::note::Note> {
+        match self {
+            Self::Held(plan) => plan.drain_notes(),
+            Self::Leaseless(plan) => plan.drain_notes(),
+        }
+    }
 }
 
 #[cfg(test)]
