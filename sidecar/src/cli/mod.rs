@@ -14,6 +14,7 @@ mod import;
 mod location;
 mod logging;
 mod reset;
+mod retry;
 mod sequence;
 mod set_next;
 mod sidecar;
@@ -34,6 +35,7 @@ pub use import::{ImportArgs, Source};
 pub use location::{CountersLocation, UriArg};
 pub use logging::{LogFormat, LOG_LEVELS};
 pub use reset::ResetArgs;
+pub use retry::RetryArgs;
 pub use sequence::SequenceFlags;
 pub use set_next::SetNextArgs;
 pub use sidecar::SidecarArgs;
@@ -87,7 +89,8 @@ pub struct Cli {
 pub enum Subcommand {
     /// Run the daemon: number inserted documents of every configured trigger.
     Sidecar(SidecarArgs),
-    /// Audit a collection's numbers: duplicates, gaps, unnumbered documents, counter.
+    /// Account for every number of a series: held, voided, deleted, unexplained gaps,
+    /// duplicates, dead letters, unnumbered documents, counter.
     Check(CheckArgs),
     /// List the counters and their values.
     Counters(CountersArgs),
@@ -96,6 +99,9 @@ pub enum Subcommand {
     /// Set every counter of a sequence (each scope) back to its start (refused for a gapless
     /// sequence, or counters a sidecar keeps, without --force).
     Reset(ResetArgs),
+    /// Number the dead letters of a config's triggers now (documents a trigger could not number,
+    /// repaired since); the lease holder also retries them every `dead_letter_retry_ms`.
+    Retry(RetryArgs),
     /// Ask a running sidecar's /healthz: exit 0 when healthy, 1 otherwise (for container checks).
     Health(HealthArgs),
     /// Adopt the counters of mongoose-sequence or mongoose-auto-increment/@typegoose (dry run unless --apply).
@@ -172,6 +178,7 @@ fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
         Subcommand::Counters(args) => counters::run(&args),
         Subcommand::SetNext(args) => set_next::run(&args),
         Subcommand::Reset(args) => reset::run(&args),
+        Subcommand::Retry(args) => retry::run(&args),
         Subcommand::Health(args) => health::run(&args),
         Subcommand::Import(args) => import::run(&args),
         Subcommand::Completions(args) => completions::run(&args),

@@ -130,9 +130,7 @@ pub fn validate(
     }
 
     let ledger = match raw.mongodb.ledger.as_deref() {
-        Some(ledger) => {
-            Namespace::parse(&Key::file("mongodb.ledger"), ledger, Some(&counters.db))?
-        }
+        Some(ledger) => Namespace::parse(&Key::file("mongodb.ledger"), ledger, Some(&counters.db))?,
         None => Namespace {
             db: counters.db.clone(),
             coll: LEDGER_DEFAULT.to_owned(),

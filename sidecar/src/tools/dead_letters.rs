@@ -38,9 +38,14 @@ pub async fn record<M: Mongo>(
             continue;
         }
         let now = mongo.now_ms();
-        match mongo.execute(record_dead_letter(trigger, letter, now)).await? {
+        match mongo
+            .execute(record_dead_letter(trigger, letter, now))
+            .await?
+        {
             Reply::Document { document } => {
-                let attempts = document.get("attempts").map(mongo_seq_core::ejson::read_i64);
+                let attempts = document
+                    .get("attempts")
+                    .map(mongo_seq_core::ejson::read_i64);
                 if matches!(attempts, Some(Ok(1))) {
                     new += 1;
                 }

@@ -3,6 +3,7 @@
 //! (stored and retried: by a trigger's lease holder, and by `retry`). The command line (`cli/`)
 //! parses their flags, calls them, prints and picks the exit code.
 
+pub mod accounts;
 pub mod check;
 pub mod counters;
 pub mod dead_letters;

@@ -365,13 +365,11 @@ pub fn unnumbered(documents: &[Value], dead_letters: &[Value]) -> Unnumbered {
 }
 
 impl Unnumbered {
-    /// What fails: documents left without a number silently.
-    pub fn problems(&self) -> Vec<String> {
+    /// What fails: documents left without a number silently (`what` names them in the phrase).
+    pub fn problems(&self, what: &str) -> Vec<String> {
         match self.unexplained {
             0 => Vec::new(),
-            n => vec![format!(
-                "{n} documents without a number and no dead letter saying why"
-            )],
+            n => vec![format!("{n} {what} and no dead letter saying why")],
         }
     }
 }

@@ -18,11 +18,11 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::numbering::batch::{BatchReport, Leaseless, NumberBatch, NumberBatchMachine};
 use crate::numbering::spec::NumberingSpec;
+use crate::protocol::command::{Collection, Command, QueryOptions, ReturnDocument, UpdateOptions};
 use crate::protocol::machine::MachinePlan;
+use crate::protocol::note::Note;
 use crate::protocol::plan::{Plan, Step};
 use crate::protocol::reply::Reply;
-use crate::protocol::command::{Collection, Command, QueryOptions, ReturnDocument, UpdateOptions};
-use crate::protocol::note::Note;
 
 /// The `kind` of a dead letter in the state collection.
 pub const DEAD_LETTER_KIND: &str = "deadLetter";
