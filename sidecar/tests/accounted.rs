@@ -115,7 +115,7 @@ async fn check_accounts_for_voided_and_deleted_numbers_and_fails_on_what_nothing
     let (code, out, err) = check(&[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        err.contains("1 documents without a number and no dead letter saying why"),
+        err.contains("1 unnumbered documents and no dead letter saying why"),
         "{err}"
     );
     database

@@ -346,7 +346,7 @@ pub async fn audit_collection<M: Mongo>(
         .filter_map(|d| mongo_seq_core::dead_letter_document(d).cloned())
         .collect();
     for (documents, what) in [
-        (&missing, "documents without a number"),
+        (&missing, "unnumbered documents"),
         (
             &invalid,
             "documents whose number is not an integer (values not integers)",
