@@ -123,8 +123,8 @@ pub use ledger::account::{
 };
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
 pub use ledger::dead_letter::{
-    dead_letter_document, record_dead_letter, resolve_dead_letters, waiting_dead_letters,
-    DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,
+    dead_letter_document, record_dead_letter, resolve_dead_letters, state_and_waiting_dead_letters,
+    waiting_dead_letters, DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,
 };
 pub use ledger::recorded::{RecordedEntry, RecordedKind};
 pub use numbering::assign::{

@@ -39,10 +39,15 @@ impl<M: Mongo> Trigger<M> {
         self.check_sharding().await?;
         // Whoever holds the trigger completes what an interrupted holder left pending first.
         self.complete_pending(fence).await?;
-        // The dead letters waiting: retried (and counted) now, then every interval while any wait.
-        self.retry_dead_letters(fence).await?;
-        let mut last_retry = Instant::now();
         let stored = self.state.load().await?;
+        // The dead letters waiting (read with the state): retried now, then every interval
+        // while any wait.
+        if stored.dead_letters > 0 {
+            self.retry_dead_letters(fence).await?;
+        } else {
+            self.probe.dead_letters_waiting([], 0);
+        }
+        let mut last_retry = Instant::now();
         let backfill = *force_backfill || stored.token.is_none() || !stored.backfill_done;
         // The stream is opened before the backfill scans, so nothing inserted meanwhile is missed.
         let mut stream = self.mongo.watch(self.watch(stored.token.clone())).await?;

@@ -149,6 +149,25 @@ pub fn waiting_dead_letters(trigger: &str) -> Command {
     }
 }
 
+/// The state document of `trigger` and its dead letters still waiting, in one read: a holder
+/// learns at the start of a session whether it has dead letters to retry without a command of
+/// its own. The state document is the one whose `_id` is the trigger id.
+pub fn state_and_waiting_dead_letters(trigger: &str) -> Command {
+    Command::Find {
+        collection: Collection::Leases,
+        filter: json!({ "$or": [
+            { "_id": trigger },
+            {
+                "_id.trigger": trigger,
+                "kind": DEAD_LETTER_KIND,
+                "resolvedAt": { "$exists": false },
+            },
+        ] }),
+        options: QueryOptions::default(),
+        after_cluster_time: None,
+    }
+}
+
 /// The document `_id` a stored dead letter is for.
 pub fn dead_letter_document(stored: &Value) -> Option<&Value> {
     stored.get("_id")?.get("document")
