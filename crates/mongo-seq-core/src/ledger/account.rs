@@ -14,7 +14,7 @@
 //! numbers off the grid, and documents without a number that are not dead letters. Voids,
 //! deletions and dead letters waiting are reported, never failures.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BinaryHeap;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -104,11 +104,23 @@ pub struct Account {
     pub duplicate_numbers: Vec<DuplicateNumber>,
 }
 
-/// What one grid index holds.
-#[derive(Default)]
-struct At {
-    held: u64,
-    recorded: Vec<RecordedKind>,
+/// What was found at a grid index: a document's number, or a ledger entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Found {
+    Held,
+    Recorded(RecordedKind),
+}
+
+/// Counts one void's reason in `reasons`, kept in alphabetical order.
+fn count_reason(reasons: &mut Vec<Reason>, reason: String) {
+    match reasons.binary_search_by(|r| r.reason.as_str().cmp(reason.as_str())) {
+        Ok(at) => {
+            if let Some(r) = reasons.get_mut(at) {
+                r.count = r.count.saturating_add(1);
+            }
+        }
+        Err(at) => reasons.insert(at, Reason { reason, count: 1 }),
+    }
 }
 
 /// Accounts for every number of a counter's series: `held` (the numbers documents hold,
@@ -155,16 +167,18 @@ pub fn account(
         gap_runs: Vec::new(),
         duplicate_numbers: Vec::new(),
     };
-    // Grid index → what is there: one entry per held number or ledger entry, never per number
-    // of the series.
-    let mut at: BTreeMap<i128, At> = BTreeMap::new();
+    // What is at each grid index, as (index, what) pairs: one per held number or ledger entry,
+    // never one per number of the series. Sorted as a binary heap, like `audit` (smaller in the
+    // Wasm module than a slice sort or a map).
+    let mut found: Vec<(i128, Found)> = Vec::new();
+    let mut furthest_held: Option<i128> = None;
     for value in held {
         match ejson::read_i64(value).ok().map(|v| (v, index_of(v))) {
             None => report.invalid = report.invalid.saturating_add(1),
             Some((_, None)) => report.off_grid = report.off_grid.saturating_add(1),
             Some((_, Some(index))) => {
-                let slot = at.entry(index).or_default();
-                slot.held = slot.held.saturating_add(1);
+                furthest_held = furthest_held.max(Some(index));
+                found.push((index, Found::Held));
             }
         }
     }
@@ -173,18 +187,11 @@ pub fn account(
         let distance = i128::from(c).saturating_sub(start_wide);
         distance.checked_div(step_wide).unwrap_or(-1)
     });
-    let furthest_held = at.keys().next_back().copied();
     let end_index = match (counter_index, furthest_held) {
         (Some(c), Some(h)) => Some(c.max(h)),
         (c, h) => c.or(h),
     }
     .filter(|end| *end >= 0);
-    if let (Some(c), true) = (counter_index, furthest_held.is_some()) {
-        report.beyond_counter = u64::try_from(at.range(c.saturating_add(1)..).count()).unwrap_or(0);
-    } else if counter_index.is_none() {
-        report.beyond_counter = u64::try_from(at.len()).unwrap_or(u64::MAX);
-    }
-    let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
     for document in ledger {
         let Ok(entry) = RecordedEntry::read(document) else {
             report.unreadable = report.unreadable.saturating_add(1);
@@ -193,14 +200,17 @@ pub fn account(
         match index_of(entry.number).filter(|i| end_index.is_some_and(|end| *i <= end)) {
             None => report.outside = report.outside.saturating_add(1),
             Some(index) => {
-                at.entry(index).or_default().recorded.push(entry.kind);
+                found.push((index, Found::Recorded(entry.kind)));
                 if entry.kind == RecordedKind::Void {
-                    let count = reasons.entry(entry.reason).or_default();
-                    *count = count.saturating_add(1);
+                    count_reason(&mut report.reasons, entry.reason);
                 }
             }
         }
     }
+    let found = found
+        .into_iter()
+        .collect::<BinaryHeap<_>>()
+        .into_sorted_vec();
     report.end = end_index.and_then(|end| number_at(end).ok());
     let Some(end_index) = end_index else {
         return Ok(report);
@@ -209,26 +219,41 @@ pub fn account(
 
     let mut runs = Runs::default();
     let mut next: i128 = 0; // the first index not accounted for yet
-    for (index, slot) in &at {
-        if *index > next {
+    for group in found.chunk_by(|a, b| a.0 == b.0) {
+        let Some(&(index, _)) = group.first() else {
+            continue;
+        };
+        if index > next {
             runs.push(Class::Gap, next, index.saturating_sub(1));
         }
-        let class = match (slot.held, slot.recorded.as_slice()) {
+        let held = u64::try_from(group.iter().filter(|(_, f)| *f == Found::Held).count())
+            .unwrap_or(u64::MAX);
+        let recorded: Vec<RecordedKind> = group
+            .iter()
+            .filter_map(|(_, f)| match f {
+                Found::Recorded(kind) => Some(*kind),
+                Found::Held => None,
+            })
+            .collect();
+        if held > 0 && counter_index.is_none_or(|c| index > c) {
+            report.beyond_counter = report.beyond_counter.saturating_add(1);
+        }
+        let class = match (held, recorded.as_slice()) {
             (1, []) => Class::Held,
             (0, [RecordedKind::Void]) => Class::Voided,
             (0, [RecordedKind::Deleted]) => Class::Deleted,
             _ => Class::Duplicate,
         };
         if class == Class::Duplicate && report.duplicate_numbers.len() < MAX_RUNS {
-            if let Ok(number) = number_at(*index) {
+            if let Ok(number) = number_at(index) {
                 report.duplicate_numbers.push(DuplicateNumber {
                     number,
-                    held: slot.held,
-                    recorded: slot.recorded.clone(),
+                    held,
+                    recorded,
                 });
             }
         }
-        runs.push(class, *index, *index);
+        runs.push(class, index, index);
         next = index.saturating_add(1);
     }
     if next <= end_index {
@@ -264,10 +289,6 @@ pub fn account(
             report.runs_truncated = true;
         }
     }
-    report.reasons = reasons
-        .into_iter()
-        .map(|(reason, count)| Reason { reason, count })
-        .collect();
     Ok(report)
 }
 
@@ -338,29 +359,37 @@ pub struct Unnumbered {
 
 /// Matches unnumbered documents' `_id`s with the dead letters' (Extended JSON, as read).
 pub fn unnumbered(documents: &[Value], dead_letters: &[Value]) -> Unnumbered {
-    let waiting: BTreeSet<String> = dead_letters.iter().map(Value::to_string).collect();
+    let mut waiting: Vec<String> = dead_letters
+        .iter()
+        .map(Value::to_string)
+        .collect::<BinaryHeap<_>>()
+        .into_sorted_vec();
+    waiting.dedup();
     let mut report = Unnumbered {
         dead_letters: 0,
         unexplained: 0,
         stale_dead_letters: 0,
         examples: Vec::new(),
     };
-    let mut matched = BTreeSet::new();
+    let mut matched = vec![false; waiting.len()];
     for id in documents {
-        let key = id.to_string();
-        if waiting.contains(&key) {
-            if matched.insert(key) {
-                report.dead_letters = report.dead_letters.saturating_add(1);
+        match waiting.binary_search(&id.to_string()) {
+            Ok(at) => {
+                if let Some(seen) = matched.get_mut(at).filter(|seen| !**seen) {
+                    *seen = true;
+                    report.dead_letters = report.dead_letters.saturating_add(1);
+                }
             }
-        } else {
-            report.unexplained = report.unexplained.saturating_add(1);
-            if report.examples.len() < MAX_RUNS {
-                report.examples.push(id.clone());
+            Err(_) => {
+                report.unexplained = report.unexplained.saturating_add(1);
+                if report.examples.len() < MAX_RUNS {
+                    report.examples.push(id.clone());
+                }
             }
         }
     }
-    report.stale_dead_letters =
-        u64::try_from(waiting.len().saturating_sub(matched.len())).unwrap_or(0);
+    let unmatched = matched.iter().filter(|seen| !**seen).count();
+    report.stale_dead_letters = u64::try_from(unmatched).unwrap_or(u64::MAX);
     report
 }
 
