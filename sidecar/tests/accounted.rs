@@ -202,7 +202,23 @@ fn get(port: u16, path: &str) -> String {
 async fn until(what: &str, mut ready: impl AsyncFnMut() -> bool) {
     let deadline = Instant::now() + WAIT;
     while !ready().await {
-        assert!(Instant::now() < deadline, "never: {what}");
+        if Instant::now() >= deadline {
+            let logs: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.to_string_lossy().contains(&format!(
+                        "mongo-seq-test-{}-dead_letters",
+                        std::process::id()
+                    ))
+                })
+                .filter(|p| p.extension().is_some_and(|e| e == "log"))
+                .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+                .collect();
+            panic!("never: {what}; log: {}", logs.join("\n"));
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -307,44 +323,114 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
         "mongo_seq_dead_letters{{trigger=\"{trigger}\"}} 0"
     )));
 
-    // A number field holding a string: a dead letter too; then the sidecar stops.
-    let text_id = orders
-        .insert_one(doc! { "tenant": "a", "seq": "abc" })
-        .await
-        .unwrap()
-        .inserted_id;
-    until("NOT_A_NUMBER recorded", async || waiting().await == 1).await;
+    // Number fields holding a string: dead letters too; then the sidecar stops.
+    let mut strings = Vec::new();
+    for text in ["abc", "def"] {
+        let id = orders
+            .insert_one(doc! { "tenant": "a", "seq": text })
+            .await
+            .unwrap()
+            .inserted_id;
+        strings.push(id);
+    }
+    until("NOT_A_NUMBER recorded", async || waiting().await == 2).await;
     sigterm(&sidecar);
     assert_eq!(sidecar.wait().unwrap().code(), Some(0));
 
-    // `retry` while it is still wrong: still waiting (exit 1); repaired: numbered (exit 0).
+    // `retry` while they are still wrong: still waiting (exit 1); one repaired: numbered.
     let retry = ["retry", "--config", config.as_str()];
     let (code, out, err) = run_bin(&retry, &env);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        out.contains("0 numbered, 0 gone, 1 still waiting") && out.contains("NOT_A_NUMBER"),
+        out.contains("2 dead letters: 0 numbered, 0 gone, 2 still waiting")
+            && out.contains("NOT_A_NUMBER"),
         "{out}"
     );
     orders
-        .update_one(doc! { "_id": &text_id }, doc! { "$unset": { "seq": "" } })
+        .update_one(
+            doc! { "_id": &strings[0] },
+            doc! { "$unset": { "seq": "" } },
+        )
         .await
         .unwrap();
     let (code, out, err) = run_bin(&retry, &env);
-    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(code, 1, "{out}{err}");
     assert!(
-        out.contains("1 dead letters: 1 numbered, 0 gone, 0 still waiting"),
+        out.contains("2 dead letters: 1 numbered, 0 gone, 1 still waiting"),
         "{out}"
     );
-    let numbered = orders
-        .find_one(doc! { "_id": &text_id })
+    let seq_of = |id: Bson| {
+        let orders = orders.clone();
+        async move {
+            orders
+                .find_one(doc! { "_id": id })
+                .await
+                .unwrap()
+                .unwrap()
+                .get("seq")
+                .cloned()
+        }
+    };
+    assert_eq!(
+        seq_of(strings[0].clone()).await,
+        Some(Bson::Int64(3)),
+        "tenant a's third"
+    );
+
+    // The other repaired while no sidecar runs: the next one finds it with its state at start.
+    orders
+        .update_one(
+            doc! { "_id": &strings[1] },
+            doc! { "$set": { "seq": 7_i64 } },
+        )
+        .await
+        .unwrap();
+    // And one inserted meanwhile with a string there: its event, replayed after the restart,
+    // comes in a batch that first drops the documents holding a value in the field.
+    let replayed = orders
+        .insert_one(doc! { "tenant": "a", "seq": "ghi" })
+        .await
+        .unwrap()
+        .inserted_id;
+    let mut sidecar = spawn_sidecar(&path, &[]);
+    let is_waiting = |id: Bson| {
+        let state = state.clone();
+        async move {
+            state
+                .count_documents(doc! { "_id.document": id, "resolvedAt": { "$exists": false } })
+                .await
+                .unwrap()
+        }
+    };
+    until(
+        "the restarted sidecar resolves the repaired one",
+        async || is_waiting(strings[1].clone()).await == 0,
+    )
+    .await;
+    until("the replayed one recorded", async || {
+        is_waiting(replayed.clone()).await == 1
+    })
+    .await;
+    sigterm(&sidecar);
+    assert_eq!(sidecar.wait().unwrap().code(), Some(0));
+    orders.delete_one(doc! { "_id": &replayed }).await.unwrap();
+    let (code, out, err) = run_bin(&retry, &env);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("1 dead letters: 0 numbered, 1 gone, 0 still waiting"),
+        "{out}"
+    );
+    let resolved = state
+        .find_one(doc! { "_id.document": &strings[1] })
         .await
         .unwrap()
         .unwrap();
     assert_eq!(
-        numbered.get("seq"),
-        Some(&Bson::Int64(3)),
-        "tenant a's third: {numbered}"
+        resolved.get_str("resolution").unwrap(),
+        "numbered",
+        "{resolved}"
     );
+    assert!(resolved.get_i64("attempts").unwrap() >= 3, "{resolved}");
     let (code, out, _) = run_bin(&retry, &env);
     assert_eq!(
         (code, out.trim()),
@@ -353,7 +439,10 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
     let (code, out, err) = run_bin(&["check", "--config", &config], &env);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("4 documents, 4 numbered, 0 unnumbered"),
+        out.contains("5 documents, 5 numbered, 0 unnumbered"),
         "{out}"
     );
+    // Tenant a: 1, 2, 3 and the 7 set by hand (4..6 unexplained, not failing a plain series);
+    // the counter moved past 7: nothing collides.
+    assert!(out.contains("4..6"), "{out}");
 }

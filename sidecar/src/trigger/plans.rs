@@ -48,6 +48,12 @@ impl<M: Mongo> Trigger<M> {
         after: Option<ClusterTime>,
     ) -> Result<BatchReport, SidecarError> {
         fence.check()?;
+        // Dead letters by their number field, whether or not the batch then drops them
+        // (`verify` drops every document with a value there).
+        let mut letters: Vec<DeadLetter> = documents
+            .iter()
+            .filter_map(|d| DeadLetter::of_document(&self.spec.numbering, d))
+            .collect();
         let mut plan = NumberBatch::dated(
             &self.spec.numbering,
             documents,
@@ -56,8 +62,9 @@ impl<M: Mongo> Trigger<M> {
             verify,
             after,
         )?;
-        let (report, letters) = self.run_held_collecting(&mut plan, fence).await?;
+        let (report, noted) = self.run_held_collecting(&mut plan, fence).await?;
         self.probe.numbered(&report);
+        letters.extend(noted);
         // Recorded before the caller stores a resume token past these documents' events.
         if !letters.is_empty() {
             fence.check()?;

@@ -50,12 +50,26 @@ impl DeadLetter {
                 code: error.code().to_owned(),
                 reason: error.to_string(),
             }),
-            Note::NotANumber { id, field, reason } => Some(Self {
-                id: id.clone(),
-                code: NOT_A_NUMBER.to_owned(),
-                reason: format!("field `{field}` {reason}"),
-            }),
+            Note::NotANumber { id, field, reason } => Some(Self::not_a_number(id, field, reason)),
             _ => None,
+        }
+    }
+
+    /// The dead letter a delivered document is by its number field alone: a value there that
+    /// is not an integer. A batch that first drops the documents numbered meanwhile (after a
+    /// restart) drops it without a note, as it drops every document with a value there: the
+    /// shell asks this of each document it delivers, so none is left out silently.
+    pub fn of_document(numbering: &NumberingSpec, document: &Value) -> Option<Self> {
+        let id = document.get("_id")?;
+        let reason = ejson::read_i64(numbering.stored(document)?).err()?;
+        Some(Self::not_a_number(id, numbering.field(), &reason))
+    }
+
+    fn not_a_number(id: &Value, field: &str, reason: &str) -> Self {
+        Self {
+            id: id.clone(),
+            code: NOT_A_NUMBER.to_owned(),
+            reason: format!("field `{field}` {reason}"),
         }
     }
 }
@@ -261,6 +275,15 @@ mod tests {
             DeadLetter::of_note(&nan).map(|d| d.reason),
             Some("field `seq` is a string".to_owned())
         );
+        let numbering =
+            NumberingSpec::from_json(&json!({"sequence": {"name": "s"}, "field": "n"})).unwrap();
+        let of = |d: Value| DeadLetter::of_document(&numbering, &d).map(|l| l.reason);
+        assert_eq!(
+            of(json!({"_id": 1, "n": "x"})),
+            Some("field `n` must be an integer, got string \"x\"".to_owned())
+        );
+        assert_eq!(of(json!({"_id": 1, "n": 5})), None);
+        assert_eq!(of(json!({"_id": 1})), None);
         let other = Note::IntentCompleted {
             counter_id: "c".into(),
         };
