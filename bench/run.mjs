@@ -133,6 +133,7 @@ if (has("oplog")) {
 }
 
 const GOALS = [
+  { goal: "block 1 ≥ 1× the tutorial, 1 caller", name: "client.block1.c1.vs_tutorial", atLeast: 1 },
   { goal: "block 100 ≥ 90× the tutorial, 1 caller", name: "client.block100.c1.vs_tutorial", atLeast: 90 },
   { goal: "block 100 ≥ 90× the tutorial, 10 callers", name: "client.block100.c10.vs_tutorial", atLeast: 90 },
   { goal: "block 1000 ≥ 500× the tutorial, 1 caller", name: "client.block1000.c1.vs_tutorial", atLeast: 500 },
