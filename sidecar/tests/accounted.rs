@@ -7,7 +7,7 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -174,14 +174,6 @@ async fn check_accounts_for_voided_and_deleted_numbers_and_fails_on_what_nothing
     assert_eq!(report["dead_letters"], 1);
     assert_eq!(report["dead_letter_list"][0]["reason"], "no tenant");
     assert_eq!(report["unexplained_unnumbered"], 0);
-}
-
-/// A port nothing listens on (bound once, then released).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
 }
 
 /// `GET path` on the sidecar's HTTP port: the body.

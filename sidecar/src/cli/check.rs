@@ -156,10 +156,8 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
         return Ok((uri, vec![flags_target(args)?]));
     };
     let config = load_config(path)?;
-    let targets: Vec<CheckTarget> = config
-        .triggers
-        .iter()
-        .filter(|t| args.trigger.as_ref().map_or(true, |name| &t.id == name))
+    let targets = super::triggers_named(&config, path, args.trigger.as_deref())?
+        .into_iter()
         .map(|t| CheckTarget {
             trigger: t.clone(),
             counters: config.counters.clone(),
@@ -168,19 +166,6 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
             named: true,
         })
         .collect();
-    if targets.is_empty() {
-        let names: Vec<String> = config
-            .triggers
-            .iter()
-            .map(|t| format!("`{}`", t.id))
-            .collect();
-        return Err(CliError::usage(anyhow::anyhow!(
-            "--trigger: {} has no trigger named `{}` (its triggers: {})",
-            path.display(),
-            args.trigger.as_deref().unwrap_or_default(),
-            names.join(", ")
-        )));
-    }
     Ok((config.uri, targets))
 }
 

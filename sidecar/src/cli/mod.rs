@@ -218,6 +218,34 @@ fn load_config(path: &std::path::Path) -> Result<Config, CliError> {
     Ok(config::load(path)?)
 }
 
+/// The triggers of `config` (read from `path`) named `name`, or all of them; a name no trigger
+/// has is a usage error listing the ones it has.
+fn triggers_named<'a>(
+    config: &'a Config,
+    path: &std::path::Path,
+    name: Option<&str>,
+) -> Result<Vec<&'a crate::config::TriggerSpec>, CliError> {
+    let chosen: Vec<_> = config
+        .triggers
+        .iter()
+        .filter(|t| name.is_none_or(|name| t.id == name))
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<String> = config
+            .triggers
+            .iter()
+            .map(|t| format!("`{}`", t.id))
+            .collect();
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--trigger: {} has no trigger named `{}` (its triggers: {})",
+            path.display(),
+            name.unwrap_or_default(),
+            names.join(", ")
+        )));
+    }
+    Ok(chosen)
+}
+
 /// A core refusal of the arguments: a usage error with the core's code.
 fn core_usage(e: &mongo_seq_core::SeqError) -> CliError {
     CliError::usage(anyhow::anyhow!("{e} ({})", e.code()))

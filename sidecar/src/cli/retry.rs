@@ -33,24 +33,7 @@ pub struct RetryArgs {
 
 pub(super) fn run(args: &RetryArgs) -> Result<(), CliError> {
     let config = load_config(&args.config)?;
-    let triggers: Vec<_> = config
-        .triggers
-        .iter()
-        .filter(|t| args.trigger.as_ref().map_or(true, |name| &t.id == name))
-        .collect();
-    if triggers.is_empty() {
-        let names: Vec<String> = config
-            .triggers
-            .iter()
-            .map(|t| format!("`{}`", t.id))
-            .collect();
-        return Err(CliError::usage(anyhow::anyhow!(
-            "--trigger: {} has no trigger named `{}` (its triggers: {})",
-            args.config.display(),
-            args.trigger.as_deref().unwrap_or_default(),
-            names.join(", ")
-        )));
-    }
+    let triggers = super::triggers_named(&config, &args.config, args.trigger.as_deref())?;
     let still = runtime()?.block_on(async {
         let client = crate::server::connect(&config.uri)
             .await
