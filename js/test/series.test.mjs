@@ -194,6 +194,25 @@ test("dated inserts: each document numbered in the period of its dateField, the 
   ]);
 });
 
+test("insertMany of 1,000 documents over two periods: one reservation per period, one insertMany", async () => {
+  const db = mongo.freshDb("series_insert_many_periods");
+  const seqs = new Sequences(db);
+  const invoices = seqs.sequence("invoices", YEARLY_PARIS);
+  const docs = Array.from({ length: 1000 }, (_, i) => ({ i, issuedAt: new Date(i % 2 === 0 ? PARIS_2025_END - i : PARIS_2026 + i) }));
+  mongo.commands.reset();
+  const result = await seqs.insertMany(db.collection("invoices"), docs, { sequence: invoices, field: "number", dateField: "issuedAt" });
+  assert.equal(mongo.commands.count("findAndModify"), 2, "one reservation per period");
+  // One insertMany: as many insert commands as the driver's own insertMany of 1,000 documents
+  // (it splits at the server's maxWriteBatchSize: 100,000 on real servers, 1,000 here).
+  const inserts = mongo.commands.count("insert");
+  mongo.commands.reset();
+  await db.collection("plain").insertMany(docs.map(({ i }) => ({ i })));
+  assert.equal(inserts, mongo.commands.count("insert"), "one insertMany of the 1,000 documents");
+  assert.deepEqual(result.values.slice(0, 4), [1, 1, 2, 2]);
+  assert.deepEqual(result.periods.slice(0, 2), ["2025", "2026"]);
+  assert.deepEqual([await invoices.current({ period: "2025" }), await invoices.current({ period: "2026" })], [500, 500]);
+});
+
 test("dated inserts refuse a bad dateField before anything is taken", async () => {
   const options = (extra) => ({ sequence: "inv", field: "number", dateField: "issuedAt", ...extra });
   const define = (seqs) => seqs.sequence("inv", YEARLY_PARIS);
