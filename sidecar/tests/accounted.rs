@@ -191,7 +191,7 @@ fn get(port: u16, path: &str) -> String {
 }
 
 /// Polls until `ready` says yes.
-async fn until(what: &str, mut ready: impl AsyncFnMut() -> bool) {
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut ready: impl FnMut() -> F) {
     let deadline = Instant::now() + WAIT;
     while !ready().await {
         if Instant::now() >= deadline {
@@ -249,7 +249,7 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
         .inserted_id;
     orders.insert_one(doc! { "tenant": "a" }).await.unwrap();
     wait_numbered(&orders, "seq", 2, WAIT).await;
-    until("a dead letter recorded", async || waiting().await == 1).await;
+    until("a dead letter recorded", || async { waiting().await == 1 }).await;
     let letter = state
         .find_one(doc! { "_id.document": &lost })
         .await
@@ -258,7 +258,7 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
     assert!(letter.get_datetime("since").is_ok(), "{letter}");
     assert_eq!(letter.get_str("kind").unwrap(), "deadLetter");
     assert!(!letter.get_str("reason").unwrap().is_empty(), "{letter}");
-    until("/metrics shows it", async || {
+    until("/metrics shows it", || async {
         let metrics = get(port, "/metrics");
         metrics.contains(&format!(
             "mongo_seq_dead_letters{{trigger=\"{trigger}\"}} 1"
@@ -287,7 +287,7 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
         .update_one(doc! { "_id": &lost }, doc! { "$set": { "tenant": "b" } })
         .await
         .unwrap();
-    until("the repaired document numbered", async || {
+    until("the repaired document numbered", || async {
         waiting().await == 0
     })
     .await;
@@ -307,7 +307,7 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
         "numbered",
         "{resolved}"
     );
-    until("/healthz ok", async || {
+    until("/healthz ok", || async {
         json(&get(port, "/healthz"))["status"] == "ok"
     })
     .await;
@@ -325,7 +325,7 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
             .inserted_id;
         strings.push(id);
     }
-    until("NOT_A_NUMBER recorded", async || waiting().await == 2).await;
+    until("NOT_A_NUMBER recorded", || async { waiting().await == 2 }).await;
     sigterm(&sidecar);
     assert_eq!(sidecar.wait().unwrap().code(), Some(0));
 
@@ -396,10 +396,10 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
     };
     until(
         "the restarted sidecar resolves the repaired one",
-        async || is_waiting(strings[1].clone()).await == 0,
+        || async { is_waiting(strings[1].clone()).await == 0 },
     )
     .await;
-    until("the replayed one recorded", async || {
+    until("the replayed one recorded", || async {
         is_waiting(replayed.clone()).await == 1
     })
     .await;

@@ -235,7 +235,7 @@ pub fn account(
                 Found::Held => None,
             })
             .collect();
-        if held > 0 && counter_index.is_none_or(|c| index > c) {
+        if held > 0 && counter_index.map_or(true, |c| index > c) {
             report.beyond_counter = report.beyond_counter.saturating_add(1);
         }
         let class = match (held, recorded.as_slice()) {
