@@ -252,7 +252,7 @@ impl Metrics {
         );
         let dead_letters = gauge(
             "mongo_seq_dead_letters",
-            "Documents the trigger cannot number, waiting as dead letters (as this instance last saw them).",
+            "Documents the trigger cannot number, waiting as dead letters (as this instance, while the lease holder, last saw them).",
         );
         let dead_letters_recorded = counter(
             "mongo_seq_dead_letters_recorded_total",

@@ -188,6 +188,9 @@ impl Probe {
         i.lease_held.set(i64::from(fence.is_some()));
         if fence.is_none() {
             i.token_age.forget(&i.trigger);
+            // The holder's view of the dead letters: the next holder reports them.
+            lock(&i.waiting).clear();
+            self.show_waiting(0);
         }
     }
 
