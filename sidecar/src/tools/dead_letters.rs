@@ -5,9 +5,10 @@
 //! module runs them and sorts the outcome.
 //!
 //! A retry round: the waiting dead letters (one `find`), their documents that still match the
-//! trigger (one `find`), the core's batch over those (as a holder's batch, or leaseless), then
-//! each dead letter is resolved (`numbered`: its document has a number now, or `gone`: deleted
-//! or no longer matching) or recorded again (an attempt more, the reason as it is now).
+//! trigger (one `find`), the core's batch over those (as a holder's batch, or leaseless), a
+//! read-back of the ones it did not report (one `find`), then each dead letter is resolved
+//! (`numbered`: its document holds an integer now, or `gone`: deleted or no longer matching) or
+//! recorded again (an attempt more, the reason as it is now).
 
 use std::collections::BTreeSet;
 

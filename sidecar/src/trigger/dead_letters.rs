@@ -1,10 +1,10 @@
-//! The holder's retries of its trigger's dead letters (`tools/dead_letters.rs`): once at the
-//! start of every session (which also tells the probe how many wait), then every
-//! `dead_letter_retry_ms` while some wait. Periodic rather than watching updates of the
-//! dead-lettered documents: the trigger's stream sees only inserts (and, with `on = "match"`,
-//! documents coming to match), so watching repairs would take a second change stream per
-//! trigger, or reopening the stream whenever the list changes; a retry costs two `find`s per
-//! interval, and only while dead letters wait. A repair is numbered within one interval.
+//! The holder's retries of its trigger's dead letters (`tools/dead_letters.rs`): at the start
+//! of a session when the state's read found some, then every `dead_letter_retry_ms` while some
+//! wait. Periodic rather than watching updates of the dead-lettered documents: the trigger's
+//! stream sees only inserts (and, with `on = "match"`, documents coming to match), so watching
+//! repairs would take a second change stream per trigger, or reopening the stream whenever the
+//! list changes; a retry costs at most three `find`s per interval, and only while dead letters
+//! wait. A repair is numbered within one interval.
 
 use super::Trigger;
 use crate::error::SidecarError;
