@@ -3,7 +3,8 @@
 // the arguments only JS can make (is it a Collection, a document, a boolean), done before any
 // command is sent.
 
-/** Codes only the JS layer produces (the core's are listed by `core.errorCodes()`). */
+/** Codes the JS layer produces (the core's are listed by `core.errorCodes()`; SEQUENCE_CONFLICT is
+ * both: the JS one for `sequence(name)` asked again with other options). */
 export const JS_ERROR_CODES = Object.freeze(["WAIT_TIMEOUT", "SEQUENCE_CONFLICT", "WASM_LOAD_FAILED"]);
 
 /** An Error with `name` "MongoSeqError", `code` and, when given, `details`. */

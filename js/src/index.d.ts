@@ -1,10 +1,10 @@
 // Type declarations of the mongo-seq package (ESM and CJS entries share them).
 import type { Collection, Db, Document } from "mongodb";
 import type * as CoreModule from "./core.js";
-import type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome } from "./core.js";
+import type { AdoptOutcome, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome } from "./core.js";
 import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
 
-export type { CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter, AssignOutcome } from "./core.js";
+export type { AdoptOutcome, CounterDefinition, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter, AssignOutcome } from "./core.js";
 import type { AssignOutcome } from "./core.js";
 import type { ImportRequest, ImportReport } from "./core.js";
 
@@ -92,6 +92,12 @@ export declare class Sequence {
   state(scope: ScopeDocument | undefined, options?: PeriodOption): Promise<CounterState>;
   /** Makes `next` the next number issued; refuses to move backwards unless `force`. */
   setNext(next: Integer, options?: SetNextOptions): Promise<SetNextOutcome>;
+  /**
+   * Rewrites the counter's recorded definition to this sequence's options on purpose (every
+   * reservation refuses a counter of another definition with SEQUENCE_CONFLICT); the number is
+   * left as it is. INVALID_ARGUMENT for a counter that does not exist (nothing written).
+   */
+  adoptDefinition(options?: ScopeOption & PeriodOption): Promise<AdoptOutcome>;
   /**
    * Every counter of the sequence (unscoped and each scope) back to `start`; RESET_REFUSED for
    * counters a mongo-seq sidecar keeps unless `force`. Resolves with how many were reset.

@@ -1,6 +1,6 @@
 // Type declarations of `mongo-seq/mongoose` (ESM and CJS entries share them).
 import type { Model, Schema } from "mongoose";
-import type { AssignOutcome, CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
+import type { AdoptOutcome, AssignOutcome, CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
 
 /** Options of `schema.plugin(sequencePlugin, options)`: where the number goes, and the sequence's options. */
 export interface SequencePluginOptions extends SequenceOptions {
@@ -42,6 +42,8 @@ export interface SequenceStatics {
   setNext(next: Integer, options?: { field?: string; scope?: ScopeDocument; force?: boolean }): Promise<SetNextOutcome>;
   /** The last number reserved (null: no counter yet). */
   current(options?: { field?: string; scope?: ScopeDocument }): Promise<SequenceNumber | null>;
+  /** Rewrites the counter's recorded definition to the field's sequence options on purpose (SEQUENCE_CONFLICT otherwise); INVALID_ARGUMENT for a counter that does not exist. */
+  adoptDefinition(options?: { field?: string; scope?: ScopeDocument }): Promise<AdoptOutcome>;
   /** Every counter of the sequence (each scope) back to `start` (mongoose-sequence's `counterReset(id)`); RESET_REFUSED for counters a sidecar keeps unless `force`. */
   resetAll(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
   /** Numbers the stored documents that match `when` (and `filter`) and have no number (the package's `assign`). */

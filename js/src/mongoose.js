@@ -16,7 +16,7 @@ import { zoneFormatter } from "./local-dates.js";
 const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters", "when", "dateField"];
 const SEQUENCE_KEYS = core.optionKeys().filter((key) => key !== "name");
 /** The statics every numbered schema gets. */
-const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "assignNumbers"];
+const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "assignNumbers", "adoptDefinition"];
 
 /**
  * Numbers new documents of `schema` in `options.field`. Several calls number several fields.
@@ -257,6 +257,10 @@ function install(schema, fields) {
   schema.static("current", async function (options) {
     const { field, scope } = checkKnownKeys("current options", options, ["field", "scope"]);
     return sequenceOf(this, pick(fields, field)).current(scope);
+  });
+  schema.static("adoptDefinition", async function (options) {
+    const { field, scope } = checkKnownKeys("adoptDefinition options", options, ["field", "scope"]);
+    return sequenceOf(this, pick(fields, field)).adoptDefinition({ scope });
   });
   schema.static("resetAll", async function (options) {
     const { field, ...resetOptions } = checkKnownKeys("resetAll options", options, ["field", "force"]);

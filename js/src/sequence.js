@@ -119,6 +119,19 @@ export class Sequence {
   }
 
   /**
+   * Rewrites the counter's definition (issue 20: the options it records beside its number, which
+   * every reservation compares with its own — SEQUENCE_CONFLICT when they differ) to this
+   * sequence's options, on purpose: after the options changed. The number is left as it is.
+   * Refused (INVALID_ARGUMENT, nothing written) for a counter that does not exist. Resolves with
+   * `{ counterId, previous, definition, changed }`: the definition before (null: none), now, and
+   * the options that changed. `{ scope, period }` choose the counter.
+   */
+  async adoptDefinition(options) {
+    const { scope, period } = checkKnownKeys("adoptDefinition options", options, ["scope", ...PERIOD_OPTIONS]);
+    return runPlan(this.#spec.adoptDefinition(this.counterId(scope, period), undefined), this.#target);
+  }
+
+  /**
    * Every counter of the sequence — unscoped and each scope — back to `start` (what
    * mongoose-sequence's `counterReset(id)` does without a reference): for a collection whose
    * documents were removed. Refused (RESET_REFUSED, nothing written) for counters a mongo-seq

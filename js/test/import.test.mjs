@@ -92,9 +92,10 @@ test("auto-increment (identitycounters { model, field, count }): renamed sequenc
   );
   assert.deepEqual(report.skipped.map((s) => s.reason), ["`model` must be a string, got nothing"]);
   assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
-    { _id: "Post.postNo", seq: 0 },
-    { _id: "Tag.n", seq: 100 },
-    { _id: "users", seq: 41 },
+    // Each counter written records the sequence's definition (issue 20).
+    { _id: "Post.postNo", seq: 0, definition: { start: 1, step: 1 } },
+    { _id: "Tag.n", seq: 100 }, // already further: not written
+    { _id: "users", seq: 41, definition: { start: 1, step: 1 } },
   ]);
 });
 

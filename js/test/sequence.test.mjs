@@ -8,11 +8,11 @@ import { useMongo } from "./support.mjs";
 
 const mongo = useMongo();
 
-test("next() follows the tutorial: counter { _id: name, seq: last issued }, starting at 1", async () => {
+test("next() follows the tutorial: counter { _id: name, seq: last issued }, starting at 1 (and its definition, issue 20)", async () => {
   const db = mongo.freshDb("seq_next");
   const userIds = new Sequences(db).sequence("userid");
   assert.deepEqual([await userIds.next(), await userIds.next(), await userIds.next()], [1, 2, 3]);
-  assert.deepEqual(await db.collection("counters").find().toArray(), [{ _id: "userid", seq: 3 }]);
+  assert.deepEqual(await db.collection("counters").find().toArray(), [{ _id: "userid", seq: 3, definition: { start: 1, step: 1 } }]);
   assert.equal(await userIds.current(), 3);
 });
 

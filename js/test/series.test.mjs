@@ -22,9 +22,11 @@ test("a yearly series numbers each instant in its year's counter, in the sequenc
   assert.equal(await invoices.next({ date: new Date(PARIS_2025_END - 1000) }), 2);
   assert.deepEqual(await invoices.nextMany(3, { date: PARIS_2026 }), [2, 3, 4]);
   assert.deepEqual(await invoices.nextFormatted({ date: PARIS_2026 }), { value: 5, period: "2026", formatted: "INV-2026-000005" });
+  // Each period's counter records the series' definition (issue 20): its reset and zone too.
+  const DEFINITION = { start: 1, step: 1, reset: "yearly", timeZone: "Europe/Paris", yearStart: 1, format: "INV-{yyyy}-{seq:06}" };
   assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
-    { _id: "invoices/2025", seq: 2 },
-    { _id: "invoices/2026", seq: 5 },
+    { _id: "invoices/2025", seq: 2, definition: DEFINITION },
+    { _id: "invoices/2026", seq: 5, definition: DEFINITION },
   ]);
   assert.equal(invoices.periodOf(PARIS_2025_END), "2025");
   assert.equal(invoices.counterId(undefined, "2026"), "invoices/2026");

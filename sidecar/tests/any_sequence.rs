@@ -97,7 +97,7 @@ async fn set_next_and_counters_take_any_sequence_options_as_flags() {
     let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
         rows,
-        serde_json::json!([{ "id": "students", "seq": 49 }]),
+        serde_json::json!([{ "id": "students", "seq": 49, "definition": { "start": 1, "step": 1 } }]),
         "{out}"
     );
     let (code, out, err) = tool(&[
@@ -110,7 +110,11 @@ async fn set_next_and_counters_take_any_sequence_options_as_flags() {
         "n",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out.trim(), "invoices/tenant=acme  91", "{out}");
+    assert_eq!(
+        out.trim(),
+        "invoices/tenant=acme  91  {start: 1, step: 10}",
+        "{out}"
+    );
 
     // Refused as the file's keys would be, named by flag, before anything is written.
     for (args, says) in [

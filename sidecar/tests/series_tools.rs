@@ -77,11 +77,13 @@ async fn counters_and_set_next_understand_periods() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert!(
-        lines[0].starts_with("inv/2025") && lines[0].ends_with("41  (period 2025)"),
+        lines[0].starts_with("inv/2025")
+            && lines[0].ends_with("41  no definition yet  (period 2025)"),
         "{out}"
     );
     assert!(
-        lines[1].starts_with("inv/2026") && lines[1].ends_with("3  (period 2026)"),
+        lines[1].starts_with("inv/2026")
+            && lines[1].ends_with("3   no definition yet  (period 2026)"),
         "{out}"
     );
 
@@ -338,11 +340,13 @@ async fn import_adopts_a_plugin_counter_as_a_period_s() {
         "{out}"
     );
     let adopted = all_counters(&database.collection("seq_counters")).await;
+    // Each with the series' definition (issue 20).
+    let definition = doc! { "start": 1_i64, "step": 1_i64, "reset": "yearly", "timeZone": "UTC", "yearStart": 1_i64 };
     assert_eq!(
         adopted,
         [
-            doc! { "_id": "invoices/2025", "seq": 412_i64 },
-            doc! { "_id": "invoices/tenant=acme/2026", "seq": 9_i64 },
+            doc! { "_id": "invoices/2025", "seq": 412_i64, "definition": definition.clone() },
+            doc! { "_id": "invoices/tenant=acme/2026", "seq": 9_i64, "definition": definition },
         ]
     );
     let (code, out, err) =

@@ -9,9 +9,10 @@
 use std::collections::HashMap;
 
 use bson::{doc, Bson, Document};
+use mongo_seq_core::error::describe_definition;
 use mongo_seq_core::{
-    BlockCounter, Command, InsertDates, InsertNumbered, OptimisticInsert, Plan, Reply, SeedFromMax,
-    SequenceSpec, SetNext, Step, Take,
+    BlockCounter, Command, CounterDefinition, InsertDates, InsertNumbered, OptimisticInsert, Plan,
+    Reply, SeedFromMax, SequenceSpec, SetNext, Step, Take,
 };
 use serde_json::{json, Value};
 
@@ -33,6 +34,13 @@ pub fn sequences() -> Vec<(Value, Vec<Option<&'static str>>)> {
             vec![Some("acme"), Some("globex")],
         ),
     ]
+}
+
+/// The rival's sequence (issue 20): `invoices` numbered with step 2, another definition than
+/// the applications' (step 1). It must be refused wherever they numbered first, and they
+/// wherever it did.
+pub fn rival_sequence() -> Value {
+    json!({"name": "invoices", "block": 20, "step": 2})
 }
 
 /// Collections the application writes its numbered documents to, with the unique index the
@@ -62,6 +70,9 @@ pub struct JsProcess {
     scopes: Vec<Vec<Option<&'static str>>>,
     /// The core's counter object per counter id, as `Sequence` keeps them.
     counters: HashMap<String, BlockCounter>,
+    /// A rival with other options (issue 20): it only reserves, and hands its numbers to no one
+    /// the checks of [`crate::invariants::Issued`] follow (they are another series' numbers).
+    rival: bool,
 }
 
 fn scope_document(scope: Option<&str>) -> Option<Value> {
@@ -84,6 +95,18 @@ impl JsProcess {
             specs,
             scopes,
             counters: HashMap::new(),
+            rival: false,
+        }
+    }
+
+    /// A process numbering `invoices` under another definition ([`rival_sequence`]).
+    pub fn rival(world: &World, name: &str, options: ClientOptions) -> Self {
+        Self {
+            client: Client::new(world, name, options),
+            specs: vec![SequenceSpec::parse(&rival_sequence()).expect("a valid sequence")],
+            scopes: vec![vec![None]],
+            counters: HashMap::new(),
+            rival: true,
         }
     }
 
@@ -107,6 +130,11 @@ impl JsProcess {
         count: u64,
     ) -> Result<Vec<i64>, PlanError> {
         let up = self.specs[spec].step() > 0;
+        let definition = describe_definition(&CounterDefinition::readable(
+            &CounterDefinition::of(&self.specs[spec]).document(),
+        ));
+        let who = self.name();
+        let rival = self.rival;
         if !self.counters.contains_key(counter_id) {
             let counter =
                 BlockCounter::new(&self.specs[spec], counter_id).map_err(PlanError::Core)?;
@@ -140,6 +168,16 @@ impl JsProcess {
             let started = client.world.now_ms();
             match run_plan(client, refill.plan, &mut target).await {
                 Ok(range) => {
+                    client.world.with(|w| {
+                        if let Some(v) = w.definitions.reserved(counter_id, &definition, &who) {
+                            w.note("CHECK", || format!("VIOLATION {v}"));
+                            w.violations.push(v);
+                        }
+                    });
+                    if rival {
+                        counter.refilled(refill.id, range);
+                        continue;
+                    }
                     client.world.with(|w| {
                         if let Some(v) =
                             w.issued
@@ -201,9 +239,25 @@ impl JsProcess {
         });
     }
 
-    /// One operation of the application, chosen by the seed.
+    /// One operation of the application, chosen by the seed; the rival's: `next()` or
+    /// `nextMany(n)` of its `invoices`, its numbers handed to no one the checks follow.
     pub async fn operation(&mut self) {
         let world = self.client.world.clone();
+        if self.rival {
+            let counter_id = self.specs[0].counter_id(None).expect("counter id");
+            let count = if world.chance(0.5) {
+                1
+            } else {
+                world.between(2, 30)
+            };
+            let outcome = self.take(0, &counter_id, count).await;
+            let who = self.name();
+            match outcome {
+                Ok(numbers) => world.note(&who, || format!("done: rival took {numbers:?}")),
+                Err(error) => world.note(&who, || format!("failed: {error}")),
+            }
+            return;
+        }
         let spec_index =
             usize::try_from(world.between(0, self.specs.len() as u64 - 1)).unwrap_or(0);
         let scopes = self.scopes[spec_index].clone();

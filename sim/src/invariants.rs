@@ -2,14 +2,38 @@
 //!
 //! While it runs, [`Issued`] records every number handed to a client (a `next()`, a
 //! numbered insert acknowledged, a value imported with `seedFromMax`), and flags a number
-//! handed out twice at once. At the end, after quiescence, [`check_counters`] and the trigger
+//! handed out twice at once, and [`Definitions`] which counter definitions reserved from each
+//! counter (two processes with different options must never both reserve). At the end, after quiescence, [`check_counters`] and the trigger
 //! checks read the settled replica set.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bson::Bson;
 
 use crate::model::value::{number, Num};
+
+/// The counter definitions (issue 20) that reserved numbers from each counter: one per
+/// counter, whatever the interleaving, or the counter handed numbers out under two sets of
+/// options (a second process's step interleaved with the first's).
+#[derive(Debug, Default)]
+pub struct Definitions {
+    reserved: HashMap<String, BTreeSet<String>>,
+}
+
+impl Definitions {
+    /// Records that `who` reserved from `counter` under `definition`; a violation when another
+    /// definition reserved from it before (once per definition that joins).
+    pub fn reserved(&mut self, counter: &str, definition: &str, who: &str) -> Option<String> {
+        let seen = self.reserved.entry(counter.to_owned()).or_default();
+        (seen.insert(definition.to_owned()) && seen.len() > 1).then(|| {
+            format!(
+                "counter `{counter}` handed out numbers under {} definitions ({}), the last to {who}: two clients with different options both reserved",
+                seen.len(),
+                seen.iter().cloned().collect::<Vec<_>>().join(" and ")
+            )
+        })
+    }
+}
 
 /// Who holds a number, and since when (simulated ms).
 #[derive(Debug, Clone)]

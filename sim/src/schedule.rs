@@ -63,6 +63,7 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
         drop_every_s: [0.0, 0.0, 40.0][rng.below(3)],
         sidecar_read_preference: crate::client::ReadPreference::Primary,
         issuing: false,
+        rival: false,
         mutant,
     };
     let processes = rng.between(2, 4);
@@ -96,6 +97,10 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
     // issue's own mutant on schedules that issue.
     let earlier_mutant = mutant.is_some_and(|m| m != Mutant::UnconditionedNumbering);
     config.issuing = !earlier_mutant && rng.chance(0.6);
+    // Drawn after it, for the same reason (issue 20): a rival process with other options,
+    // on schedules of no earlier mutant (theirs stay as they were) and of its own.
+    let earlier = mutant.is_some_and(|m| m != Mutant::IgnoreDefinition);
+    config.rival = !earlier && rng.chance(0.4);
     (config, clients)
 }
 
@@ -116,7 +121,7 @@ pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
 async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     let (config, client_options) = draw_config(seed, mutant);
     let summary = format!(
-        "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}, sidecars {} (crash every {}s, pause every {}s, {:?}), drop every {}s, issuing {}",
+        "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}, sidecars {} (crash every {}s, pause every {}s, {:?}), drop every {}s, issuing {}, rival {}",
         config.data_members,
         config.arbiters,
         config.server_default_write,
@@ -130,6 +135,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         config.sidecar_read_preference,
         config.drop_every_s,
         config.issuing,
+        config.rival,
     );
     let sidecar_count = config.sidecars;
     let world = World::new(config, trace);
@@ -183,6 +189,19 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
                 }
                 process.operation().await;
                 world.pause(0, 400).await;
+            }
+        }));
+    }
+    if world.with(|w| w.config.rival) {
+        let world = world.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut rival = JsProcess::rival(&world, "rival", ClientOptions::default());
+            for _ in 0..world.between(5, 20) {
+                if world.finished() {
+                    break;
+                }
+                rival.operation().await;
+                world.pause(0, 600).await;
             }
         }));
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::invariants::Issued;
+use crate::invariants::{Definitions, Issued};
 use crate::model::Cluster;
 use crate::mutants::Mutant;
 use crate::rng::SimRng;
@@ -56,6 +56,9 @@ pub struct Config {
     /// Documents are drafted and issued, and `on = "match"` triggers number them
     /// (`crate::issuing`).
     pub issuing: bool,
+    /// A rival process numbers `invoices` with another step (issue 20): its reservations and
+    /// the others' must never both succeed on one counter (`crate::invariants::Definitions`).
+    pub rival: bool,
     pub mutant: Option<Mutant>,
 }
 
@@ -103,6 +106,7 @@ pub struct Inner {
     pub config: Config,
     pub faults: BTreeMap<&'static str, u64>,
     pub issued: Issued,
+    pub definitions: Definitions,
     pub violations: Vec<String>,
     /// Change-stream invalidations the sidecars' streams delivered.
     pub invalidations_seen: u64,
@@ -134,6 +138,7 @@ impl World {
             config,
             faults: BTreeMap::new(),
             issued: Issued::default(),
+            definitions: Definitions::default(),
             violations: Vec::new(),
             invalidations_seen: 0,
             anchored: AnchoredReads::default(),

@@ -22,8 +22,9 @@ test("make demo: orders numbered on insert, invoices on issue per year across Ne
     /A-103 issued 2026-12-31T23:00:00Z \(Paris: 2027-01-01 00:00:00\) → INV-2027-000001/,
     /A-104 issued .* → INV-2027-000002/,
     /A-105 \(draft\): no number/,
-    /invoices\/2026 +3 +\(period 2026\)/,
-    /invoices\/2027 +2 +\(period 2027\)/,
+    // Each with the series' definition (issue 20).
+    /invoices\/2026 +3 +\{start: 1, step: 1, reset: "yearly", timeZone: "Europe\/Paris", yearStart: 1, format: "INV-\{yyyy\}-\{seq:06\}", gapless: true\} +\(period 2026\)/,
+    /invoices\/2027 +2 +\{start: 1, step: 1, reset: "yearly".*\} +\(period 2027\)/,
     /mongo_seq_demo\.invoices field seq: 5 documents, 5 numbered, 0 unnumbered, 0 duplicates, 0 gaps/,
     /mongo_seq_demo\.orders field seq: 6 documents, 6 numbered, 0 unnumbered, 0 duplicates, 0 gaps/,
     /sidecar stopped \(exit 0\)/,

@@ -66,6 +66,8 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) => drive(() => spec.current(input.counterId), steps, problems));
     case "setNext":
       return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
+    case "adoptDefinition":
+      return withSpec(core, input, (spec) => drive(() => spec.adoptDefinition(input.counterId, optional(input.gapless)), steps, problems));
     case "resetAll":
       return withSpec(core, input, (spec) => drive(() => spec.resetAll(input.force === true, optional(input.gapless)), steps, problems));
     case "seedFromMax":

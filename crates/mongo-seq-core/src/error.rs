@@ -9,6 +9,10 @@ use serde_json::Value;
 
 use crate::ejson::{object, quoted, truncate};
 
+mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
+use definition_conflict::fmt_option;
+pub use definition_conflict::{describe_definition, DefinitionConflict};
+
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -183,6 +187,13 @@ pub enum SeqError {
     /// whole shard key (see [`crate::counter::shard_key`]). Nothing was written.
     #[error("the collection {collection} is sharded on {key}: mongo-seq writes each counter by its `_id` alone, and a sharded collection takes an upsert only with the whole shard key in its filter; keep the counters in an unsharded collection (the package's `collection` option, the sidecar's `mongodb.counters`), or shard it on {{ _id: 1 }} or {{ _id: \"hashed\" }} (reshardCollection; unshardCollection from MongoDB 8.0)")]
     UnsupportedShardKey { collection: String, key: String },
+    /// The counter records another definition than the caller's options (issue 20): two
+    /// processes with different options would interleave numbers. Nothing was reserved.
+    #[error("counter `{counter_id}` was defined with other options: `{}` is {} there and {} here (stored definition {}, ours {}); nothing was reserved: use the same options, or adopt the new definition on purpose", conflict.option, fmt_option(&conflict.stored_value), fmt_option(&conflict.our_value), describe_definition(&conflict.stored), describe_definition(&conflict.ours))]
+    SequenceConflict {
+        counter_id: String,
+        conflict: Box<DefinitionConflict>,
+    },
 }
 
 /// Whose index a unique index on the counters collection is, by the shapes the peers create,
@@ -263,6 +274,7 @@ impl SeqError {
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
             Self::ResetRefused { .. } => "RESET_REFUSED",
             Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
+            Self::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
         }
     }
 
@@ -295,6 +307,7 @@ impl SeqError {
         "UNIQUE_INDEX_CONFLICT",
         "RESET_REFUSED",
         "UNSUPPORTED_SHARD_KEY",
+        "SEQUENCE_CONFLICT",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -405,6 +418,10 @@ impl SeqError {
                 ("collection", collection.as_str().into()),
                 ("key", key.as_str().into()),
             ]),
+            Self::SequenceConflict {
+                counter_id,
+                conflict,
+            } => conflict.details(counter_id),
         };
         Some(details)
     }

@@ -93,7 +93,9 @@ pub mod sequence;
 
 pub use block::allocator::{BlockAllocator, SharedBlockAllocator};
 pub use block::block_counter::{BlockCounter, Numbers, Refill, Take};
+pub use counter::adopt::{AdoptDefinition, AdoptOutcome};
 pub use counter::current::{CounterState, CurrentValue};
+pub use counter::definition::CounterDefinition;
 pub use counter::document::read_counter;
 pub use counter::range::ReservedRange;
 pub use counter::reservation::{Reservation, ReserveRequest};

@@ -36,11 +36,14 @@ pub enum Mutant {
     /// plan's own writes (a secondary may answer from before them: the product before the fix
     /// of seed 8,234,182).
     ReadBeforeOwnWrites,
+    /// A reservation without its counter definition's condition (issue 20): a process with
+    /// other options reserves from a counter another definition numbers.
+    IgnoreDefinition,
 }
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 9] = [
+    pub const KNOWN: [Mutant; 10] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
@@ -50,11 +53,12 @@ impl Mutant {
         Mutant::UnanchoredSkipRead,
         Mutant::UnconditionedNumbering,
         Mutant::ReadBeforeOwnWrites,
+        Mutant::IgnoreDefinition,
     ];
 
     /// The mutants the simulator's workload can catch (its mutant check runs each; every
     /// known one: `UnconditionedNumbering` by the `on = "match"` triggers, issue 19).
-    pub const ALL: [Mutant; 9] = Mutant::KNOWN;
+    pub const ALL: [Mutant; 10] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -67,6 +71,7 @@ impl Mutant {
             Mutant::UnanchoredSkipRead => "unanchored-skip-read",
             Mutant::UnconditionedNumbering => "unconditioned-numbering",
             Mutant::ReadBeforeOwnWrites => "read-before-own-writes",
+            Mutant::IgnoreDefinition => "ignore-definition",
         }
     }
 }

@@ -11,12 +11,12 @@ use std::path::PathBuf;
 
 use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
-    account, audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson,
-    format_seq, plan_completion, unnumbered, AcquireLease, BlockAllocator, BlockCounter,
-    CompleteIntent, CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve,
-    ImportCounters, ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless,
-    OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
-    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    account, audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
+    plan_completion, AcquireLease, AdoptDefinition, BlockAllocator, BlockCounter, CompleteIntent,
+    CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters,
+    ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan,
+    Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
+    SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step, unnumbered,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -58,6 +58,11 @@ type Outcome = Result<Value, SeqError>;
 struct Trace {
     problems: Vec<String>,
     notes: Vec<Note>,
+    /// The commands that differed from a step's (`VECTORS_BLESS=<file>` writes them there, one
+    /// JSON line per case, for a reviewed regeneration of the vector files).
+    differing: Vec<(usize, Value)>,
+    /// The same for an object's calls whose output is a command.
+    differing_calls: Vec<(usize, Value)>,
 }
 
 fn run(case: &Value, trace: &mut Trace) -> Outcome {
@@ -111,6 +116,12 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             let force = arg(input, "force").as_bool().unwrap_or(false);
             let plan = spec(input)
                 .and_then(|spec| SetNext::new(&spec, counter_id, int(input, "next"), force));
+            drive(plan, &steps, trace)
+        }
+        "adoptDefinition" => {
+            let gapless = arg(input, "gapless").as_bool().unwrap_or(false);
+            let plan = spec(input)
+                .and_then(|spec| AdoptDefinition::new(&spec.with_gapless(gapless), counter_id));
             drive(plan, &steps, trace)
         }
         "resetAll" => {
@@ -431,6 +442,18 @@ fn replay(file: &str) {
             trace.problems.push(format!(
                 "notes differ\n  expected: {want}\n  actual:   {notes}"
             ));
+        }
+        if !trace.differing.is_empty() || !trace.differing_calls.is_empty() {
+            if let Some(path) = std::env::var_os("VECTORS_BLESS") {
+                use std::io::Write;
+                let line = json!({"file": file, "name": name, "commands": trace.differing.iter().map(|(i, c)| json!({"index": i, "command": c})).collect::<Vec<_>>(), "calls": trace.differing_calls.iter().map(|(i, c)| json!({"index": i, "output": c})).collect::<Vec<_>>()});
+                let mut out = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .expect("VECTORS_BLESS file");
+                writeln!(out, "{line}").expect("write VECTORS_BLESS");
+            }
         }
         if !trace.problems.is_empty() {
             failures.push(format!("── {name} ({op})\n{}", trace.problems.join("\n")));

@@ -1,8 +1,8 @@
 //! `SequenceSpec`: validated options and the plans of one sequence.
 
 use mongo_seq_core::{
-    assign_matching, check_insert_fields, BlockCounter, CounterKey, CurrentValue, InsertDates,
-    InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, Reservation,
+    assign_matching, check_insert_fields, AdoptDefinition, BlockCounter, CounterKey, CurrentValue,
+    InsertDates, InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, Reservation,
     ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
 };
 use wasm_bindgen::prelude::*;
@@ -192,7 +192,8 @@ impl JsSequenceSpec {
         check(&self.0, &field, format_field.as_deref()).js()
     }
 
-    /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet? }`);
+    /// Plan: atomically reserve numbers (`{ counterId, count, minCount?, extraFilter?, extraSet?,
+    /// checkDefinition? }`);
     /// done with a `ReservedRange`.
     pub fn reserve(
         &self,
@@ -321,6 +322,26 @@ impl JsSequenceSpec {
         let next = args::integer("next", &next)?;
         let force = args::boolean("force", &force)?;
         SetNext::new(&self.0, &counter_id, next, force)
+            .js()
+            .map(JsPlan::wrap)
+    }
+
+    /// Plan: rewrite the counter's definition to this sequence's on purpose (`gapless`: numbered
+    /// by a gapless trigger); done with an `AdoptOutcome` (`{ counterId, previous, definition,
+    /// changed }`); refused for a counter that does not exist.
+    #[wasm_bindgen(js_name = adoptDefinition)]
+    pub fn adopt_definition(
+        &self,
+        #[wasm_bindgen(js_name = counterId, unchecked_param_type = "string")] counter_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] gapless: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let counter_id = args::string("counterId", &counter_id)?;
+        let gapless = if gapless.is_undefined() || gapless.is_null() {
+            false
+        } else {
+            args::boolean("gapless", &gapless)?
+        };
+        AdoptDefinition::new(&self.0.clone().with_gapless(gapless), &counter_id)
             .js()
             .map(JsPlan::wrap)
     }

@@ -106,6 +106,8 @@ export interface ReserveRequest {
   minCount?: number;
   extraFilter?: EjsonDocument;
   extraSet?: EjsonDocument;
+  /** Record the sequence's definition on the counter; SEQUENCE_CONFLICT for another one (default true). */
+  checkDefinition?: boolean;
 }
 /** `count` numbers `first, first + step, …, last`. */
 export interface ReservedRange {
@@ -123,6 +125,25 @@ export interface SetNextOutcome {
   previousLast: CoreInteger | null;
   created: boolean;
   next: CoreInteger;
+}
+/** What `adoptDefinition` did: the counter's definition before (null: none) and now, and the options that changed. */
+export interface AdoptOutcome {
+  counterId: string;
+  previous: CounterDefinition | null;
+  definition: CounterDefinition;
+  changed: string[];
+}
+/** The options a counter records beside its number (issue 20); unset ones are left out. */
+export interface CounterDefinition {
+  start: CoreInteger;
+  step: CoreInteger;
+  min?: CoreInteger;
+  max?: CoreInteger;
+  reset?: string;
+  timeZone?: string;
+  yearStart?: CoreInteger;
+  format?: string;
+  gapless?: boolean;
 }
 /** What `resetAll` did: how many counters (every scope) it set back, and the number each issues next. */
 export interface ResetOutcome {

@@ -50,7 +50,8 @@ pub enum Error {
     #[error(transparent)]
     Sequence(#[from] SeqError),
     /// [`Sequences::sequence`](crate::Sequences::sequence) with a name already defined with
-    /// other options (`SEQUENCE_CONFLICT`).
+    /// other options (`SEQUENCE_CONFLICT`, like the core's for a counter that records another
+    /// definition: [`SeqError::SequenceConflict`]).
     #[error("sequence `{name}` was already defined with other options")]
     SequenceConflict {
         /// The sequence name.
@@ -134,10 +135,9 @@ impl Error {
     /// assert!(codes.contains(&"SEQUENCE_EXHAUSTED") && codes.contains(&"WAIT_TIMEOUT"));
     /// ```
     pub fn codes() -> impl Iterator<Item = &'static str> {
-        SeqError::CODES
-            .iter()
-            .copied()
-            .chain(["SEQUENCE_CONFLICT", "WAIT_TIMEOUT"])
+        // `SEQUENCE_CONFLICT` is the core's too (a counter recording another definition), so
+        // it is listed once, with the core's.
+        SeqError::CODES.iter().copied().chain(["WAIT_TIMEOUT"])
     }
 }
 

@@ -238,7 +238,7 @@
 //! | `RESET_REFUSED` | `reset_all` found counters a sidecar keeps (see `reset_all_forced`) |
 //! | `TOO_MANY_RETRIES` | `insert_optimistic` lost `max_attempts` races, or an insert found its number taken 10 times in a row |
 //! | `UNIQUE_INDEX_CONFLICT` | the counters collection has another unique index (another tool's counters share it): give mongo-seq its own collection, or import them |
-//! | `SEQUENCE_CONFLICT` | `sequence(name, options)` again with other options |
+//! | `SEQUENCE_CONFLICT` | `sequence(name, options)` again with other options; or the counter records another definition than the options (issue 20: [`Sequence::adopt_definition`] rewrites it on purpose), nothing reserved |
 //! | `WAIT_TIMEOUT` | `wait_for_number` saw no number in time |
 //! | `CONDITION_NOT_MET`, `UNEXPECTED_REPLY` | internal protocol checks (should not happen) |
 //!
@@ -300,8 +300,9 @@ pub use wait::WaitOptions;
 
 /// The core's types that this crate's API returns or takes.
 pub use mongo_seq_core::{
-    CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter, IndexChange, Period,
-    Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome, SkippedCounter,
+    AdoptOutcome, CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter,
+    IndexChange, Period, Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome,
+    SkippedCounter,
 };
 
 /// The sans-I/O core (`mongo-seq-core`): its plans, for tools that drive them with

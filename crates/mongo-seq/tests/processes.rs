@@ -205,7 +205,9 @@ fn first_use() -> TestResult {
         .await?;
         assert_eq!(
             counters,
-            [doc! { "_id": "fresh", "seq": 8_i64 }],
+            [
+                doc! { "_id": "fresh", "seq": 8_i64, "definition": { "start": 1_i64, "step": 1_i64 } }
+            ],
             "exactly one counter document"
         );
         Ok(())

@@ -32,7 +32,10 @@ async fn next_follows_the_tutorial() -> TestResult {
             .await?
             .try_collect()
             .await?;
-    assert_eq!(counters, [doc! { "_id": "userid", "seq": 3_i64 }]);
+    assert_eq!(
+        counters,
+        [doc! { "_id": "userid", "seq": 3_i64, "definition": { "start": 1_i64, "step": 1_i64 } }]
+    );
     assert_eq!(user_ids.current().await?, Some(3));
     s.drop_db().await;
     Ok(())

@@ -47,12 +47,14 @@ async fn a_yearly_sequence_numbers_each_year_from_start_in_its_zone() -> TestRes
         invoices.next_many_at(3, at("2024-05-05T05:05:05Z")).await?,
         [1, 2, 3]
     );
+    // Each period's counter records the series' definition (issue 20), its reset and zone too.
+    let definition = doc! { "start": 1_i64, "step": 1_i64, "reset": "yearly", "timeZone": "Europe/Paris", "yearStart": 1_i64, "format": "INV-{yyyy}-{seq:06}" };
     assert_eq!(
         counters(&s.db).await,
         [
-            doc! { "_id": "inv/2024", "seq": 3_i64 },
-            doc! { "_id": "inv/2025", "seq": 2_i64 },
-            doc! { "_id": "inv/2026", "seq": 2_i64 },
+            doc! { "_id": "inv/2024", "seq": 3_i64, "definition": definition.clone() },
+            doc! { "_id": "inv/2025", "seq": 2_i64, "definition": definition.clone() },
+            doc! { "_id": "inv/2026", "seq": 2_i64, "definition": definition },
         ]
     );
 

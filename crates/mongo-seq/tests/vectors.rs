@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 
 use mongo_seq::core::{
-    Command, CurrentValue, Plan, Reply, Reservation, ReserveRequest, ResetSequence, SeedFromMax,
-    SetNext,
+    AdoptDefinition, Command, CurrentValue, Plan, Reply, Reservation, ReserveRequest,
+    ResetSequence, SeedFromMax, SetNext,
 };
 use mongo_seq::{run_plan, Error, Execute, Period, SeqError, SequenceOptions, Sequences};
 use mongodb::options::{ClientOptions, ServerAddress};
@@ -167,6 +167,13 @@ async fn run(seqs: &Sequences, case: &Value, problems: &mut Vec<String>) -> Opti
             let plan = spec()
                 .map_err(core)
                 .and_then(|s| SeedFromMax::new(&s, counter_id, value));
+            drive(plan, case, problems).await
+        }
+        "adoptDefinition" => {
+            let gapless = input["gapless"].as_bool().unwrap_or(false);
+            let plan = spec()
+                .map_err(core)
+                .and_then(|s| AdoptDefinition::new(&s.with_gapless(gapless), counter_id));
             drive(plan, case, problems).await
         }
         "resetAll" => {

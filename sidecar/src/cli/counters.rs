@@ -1,4 +1,5 @@
-//! `mongo-seq counters`: the counters and their values, as a table or JSON: every counter, or
+//! `mongo-seq counters`: the counters, their values and definitions (issue 20), as a table or
+//! JSON: every counter, or
 //! one sequence's (`--sequence`, its options from `--config` or the flags: the counter field and
 //! id it reads, the scope fields its ids have).
 
@@ -25,7 +26,9 @@ pub struct CountersArgs {
     /// when it is not an integer. With --config, a counter of a trigger's sequence (its id
     /// read by the core, its scope fields those of the sequence) has `trigger`, that trigger's
     /// name; a counter of a period (a sequence that resets: `invoices/2026`) has `period` and
-    /// `series` (its id without the period).
+    /// `series` (its id without the period). Every counter has `definition`: the options it
+    /// records (start, step, min, max, reset, timeZone, yearStart, format, gapless), or null when
+    /// it records none yet.
     #[arg(long)]
     pub json: bool,
 }
@@ -82,16 +85,29 @@ pub(super) fn run(args: &CountersArgs) -> Result<(), CliError> {
             }
         } else {
             let width = list.iter().map(|row| row.id.len()).max().unwrap_or(0);
-            for row in list {
+            let values: Vec<String> = list
+                .iter()
+                .map(|row| match &row.seq {
+                    Ok(seq) => seq.to_string(),
+                    Err(raw) => format!("{raw} (not an integer)"),
+                })
+                .collect();
+            let value_width = values.iter().map(String::len).max().unwrap_or(0);
+            for (row, value) in list.iter().zip(values) {
                 // A counter of a period names it: one line per period of each series.
                 let period = row
                     .period
                     .as_ref()
                     .map_or_else(String::new, |(_, period)| format!("  (period {period})"));
-                match row.seq {
-                    Ok(seq) => println!("{:width$}  {seq}{period}", row.id),
-                    Err(raw) => println!("{:width$}  {raw} (not an integer){period}", row.id),
-                }
+                // The definition it records, or that it records none yet.
+                let definition = row.definition.as_ref().map_or_else(
+                    || "no definition yet".to_owned(),
+                    mongo_seq_core::error::describe_definition,
+                );
+                println!(
+                    "{:width$}  {value:value_width$}  {definition}{period}",
+                    row.id
+                );
             }
         }
         Ok(())

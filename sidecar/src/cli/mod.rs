@@ -6,6 +6,7 @@
 //! uses `anyhow`: every module below returns typed errors, which a subcommand classifies
 //! (`CliError`).
 
+mod adopt;
 mod check;
 mod completions;
 mod counters;
@@ -27,6 +28,7 @@ use clap::Parser;
 use crate::config::{self, Config, ConfigError};
 use crate::redact::redact;
 
+pub use adopt::AdoptArgs;
 pub use check::CheckArgs;
 pub use completions::CompletionsArgs;
 pub use counters::CountersArgs;
@@ -96,6 +98,9 @@ pub enum Subcommand {
     Counters(CountersArgs),
     /// Make N the next number a counter issues (never backwards without --force).
     SetNext(SetNextArgs),
+    /// Rewrite the definition a counter records (start, step, bounds, reset, format, gapless) to
+    /// the sequence's options on purpose, and say what changed.
+    Adopt(AdoptArgs),
     /// Set every counter of a sequence (each scope) back to its start (refused for a gapless
     /// sequence, or counters a sidecar keeps, without --force).
     Reset(ResetArgs),
@@ -177,6 +182,7 @@ fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
         Subcommand::Check(args) => check::run(&args),
         Subcommand::Counters(args) => counters::run(&args),
         Subcommand::SetNext(args) => set_next::run(&args),
+        Subcommand::Adopt(args) => adopt::run(&args),
         Subcommand::Reset(args) => reset::run(&args),
         Subcommand::Retry(args) => retry::run(&args),
         Subcommand::Health(args) => health::run(&args),

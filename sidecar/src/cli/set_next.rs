@@ -35,6 +35,10 @@ pub struct SetNextArgs {
     /// Appended to the counter id (the same as writing `invoices/2026`).
     #[arg(long, value_name = "PERIOD")]
     pub period: Option<String>,
+    /// Without --config: the counter is a gapless trigger's (`gapless = true`), which its
+    /// definition records (with --config the trigger says).
+    #[arg(long)]
+    pub gapless: bool,
     /// The sequence's options come from the trigger of `--config` that uses it (`--uri` /
     /// `--counters` only override where the counters are), or from the flags below.
     #[command(flatten)]
@@ -45,7 +49,14 @@ pub struct SetNextArgs {
 }
 
 pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
-    let (spec, counter_id) = sequence(args)?;
+    let (spec, counter_id) = counter(
+        &args.name,
+        args.period.as_deref(),
+        args.gapless,
+        &args.location,
+        &args.options,
+        "set-next",
+    )?;
     // Refused arguments (off the grid, out of bounds, not this sequence's id) before connecting.
     SetNext::new(&spec, &counter_id, args.next, args.force).map_err(|e| core_usage(&e))?;
     runtime()?.block_on(async {
@@ -73,29 +84,37 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
 }
 
 /// The sequence's options (start, step, bounds, scope, reset), from the trigger of `--config`
-/// that uses the sequence, or from the flags: `set-next` never guesses them (a wrong step stores
-/// a wrong counter). The counter id — the argument, with `--period` appended — must be one of
-/// that sequence's (its scope fields, in order; a period of its kind exactly when it resets), as
-/// the core reads it.
-fn sequence(args: &SetNextArgs) -> Result<(SequenceSpec, String), CliError> {
-    let mut key = CounterKey::parse(&args.name).map_err(|e| core_usage(&e))?;
-    if let Some(text) = &args.period {
+/// that uses the sequence, or from the flags: `set-next` and `adopt` (`tool`) never guess them (a
+/// wrong step stores a wrong counter). The counter id — `name`, with `--period` appended — must
+/// be one of that sequence's (its scope fields, in order; a period of its kind exactly when it
+/// resets), as the core reads it.
+pub(super) fn counter(
+    name: &str,
+    period: Option<&str>,
+    gapless: bool,
+    location: &CountersLocation,
+    options: &SequenceFlags,
+    tool: &str,
+) -> Result<(SequenceSpec, String), CliError> {
+    if gapless && location.config.is_some() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--gapless describes a sequence given as flags: with --config the trigger says whether it is gapless"
+        )));
+    }
+    let mut key = CounterKey::parse(name).map_err(|e| core_usage(&e))?;
+    if let Some(text) = period {
         if let Some(given) = &key.period {
             return Err(CliError::usage(anyhow::anyhow!(
-                "--period {text}: the counter id `{}` has its period ({}) already",
-                args.name,
+                "--period {text}: the counter id `{name}` has its period ({}) already",
                 given.text()
             )));
         }
         key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
     }
-    let spec = super::sequence::of(
-        &key.name,
-        args.location.config.as_deref(),
-        &args.options,
-        "set-next",
-    )?
-    .0;
+    let mut spec = super::sequence::of(&key.name, location.config.as_deref(), options, tool)?.0;
+    if gapless {
+        spec = spec.with_gapless(true);
+    }
     key.belongs_to(&spec).map_err(|e| {
         let hint = if key.period.is_none() && spec.reset().is_periodic() {
             " (pass the counter's period with --period)"

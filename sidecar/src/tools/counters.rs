@@ -1,9 +1,11 @@
-//! `mongo-seq counters` and `mongo-seq set-next`: operations on the counters collection, as
-//! core commands and plans through the [`Mongo`] interface.
+//! `mongo-seq counters`, `mongo-seq set-next` and `mongo-seq adopt`: operations on the counters
+//! collection, as core commands and plans through the [`Mongo`] interface.
 
+use mongo_seq_core::counter::definition::FIELD as DEFINITION_FIELD;
 use mongo_seq_core::sequence::counter_field::DEFAULT_COUNTER_FIELD;
 use mongo_seq_core::{
-    Collection, Command, CounterKey, QueryOptions, SequenceSpec, SetNext, SetNextOutcome,
+    AdoptDefinition, AdoptOutcome, Collection, Command, CounterDefinition, CounterKey,
+    QueryOptions, SequenceSpec, SetNext, SetNextOutcome,
 };
 use serde_json::{json, Value};
 
@@ -25,6 +27,10 @@ pub struct CounterRow {
     /// (`invoices/tenantId=acme/2026` → `2026`), with its series: the id without the period
     /// (`invoices/tenantId=acme`), the same for every period of one scope.
     pub period: Option<(String, String)>,
+    /// The definition the counter records (issue 20), its integers as numbers; `None` when it
+    /// has none (made by the tutorial, another recipe or an older version: its next reservation
+    /// records one).
+    pub definition: Option<Value>,
 }
 
 /// An integer for the tools' JSON: a number when every JSON parser reads it exactly
@@ -61,15 +67,22 @@ pub fn exact_numbers(value: Value) -> Value {
 impl CounterRow {
     /// JSON for `counters --json`: `seq` as [`exact_json`], `null` with `invalid` when it is not
     /// an integer.
-    /// A counter of a period has `series` and `period` too.
+    /// A counter of a period has `series` and `period` too; every counter its `definition`
+    /// (`null`: none recorded).
     pub fn to_json(&self) -> serde_json::Value {
         let mut row = match &self.seq {
             Ok(n) => json!({ "id": self.id, "seq": exact_json(*n) }),
             Err(raw) => json!({ "id": self.id, "seq": null, "invalid": raw }),
         };
-        if let (Some((series, period)), Some(object)) = (&self.period, row.as_object_mut()) {
-            object.insert("series".to_owned(), json!(series));
-            object.insert("period".to_owned(), json!(period));
+        if let Some(object) = row.as_object_mut() {
+            if let Some((series, period)) = &self.period {
+                object.insert("series".to_owned(), json!(series));
+                object.insert("period".to_owned(), json!(period));
+            }
+            object.insert(
+                "definition".to_owned(),
+                exact_numbers(self.definition.clone().unwrap_or(Value::Null)),
+            );
         }
         row
     }
@@ -118,6 +131,7 @@ pub async fn list<M: Mongo>(
                 id,
                 seq,
                 sequence: spec.map(|spec| spec.name().to_owned()),
+                definition: d.get(DEFINITION_FIELD).map(CounterDefinition::readable),
             }
         })
         .collect())
@@ -151,5 +165,16 @@ pub async fn set_next<M: Mongo>(
     force: bool,
 ) -> Result<SetNextOutcome, SidecarError> {
     let mut plan = SetNext::new(spec, counter_id, next, force)?;
+    run_tool_plan(mongo, &mut plan).await
+}
+
+/// Rewrites the definition `counter_id` records to `spec`'s on purpose (`mongo-seq adopt`):
+/// the number is left as it is; refused (`INVALID_ARGUMENT`) for a counter that does not exist.
+pub async fn adopt<M: Mongo>(
+    mongo: &M,
+    spec: &SequenceSpec,
+    counter_id: &str,
+) -> Result<AdoptOutcome, SidecarError> {
+    let mut plan = AdoptDefinition::new(spec, counter_id)?;
     run_tool_plan(mongo, &mut plan).await
 }

@@ -246,6 +246,39 @@ mod tests {
     }
 
     #[test]
+    fn a_counter_definition_condition_admits_none_or_exactly_ours() {
+        // The reservation filter's `$or` (issue 20): MongoDB compares embedded documents field
+        // by field, in order, numbers by value.
+        let ours = doc! {"start": 1_i64, "step": 1_i64};
+        let filter = doc! {"_id": "c", "$or": [{"definition": {"$exists": false}}, {"definition": ours.clone()}]};
+        assert!(m(doc! {"_id": "c", "seq": 5}, filter.clone()));
+        assert!(m(doc! {"_id": "c", "definition": ours}, filter.clone()));
+        assert!(m(
+            doc! {"_id": "c", "definition": {"start": 1, "step": 1}},
+            filter.clone()
+        ));
+        assert!(!m(
+            doc! {"_id": "c", "definition": {"step": 1_i64, "start": 1_i64}},
+            filter.clone()
+        ));
+        assert!(!m(
+            doc! {"_id": "c", "definition": {"start": 1_i64, "step": 2_i64}},
+            filter.clone()
+        ));
+        assert!(!m(
+            doc! {"_id": "c", "definition": {"start": 1_i64, "step": 1_i64, "max": 9_i64}},
+            filter.clone()
+        ));
+        // resetAll's form: the condition inside `$and`, beside the counters' own `$or`.
+        let nested = doc! {"$or": [{"_id": "c"}], "$and": [{"$or": [{"definition": {"$exists": false}}, {"definition": {"start": 1_i64, "step": 1_i64}}]}]};
+        assert!(m(doc! {"_id": "c"}, nested.clone()));
+        assert!(!m(
+            doc! {"_id": "c", "definition": {"start": 2_i64, "step": 1_i64}},
+            nested
+        ));
+    }
+
+    #[test]
     fn equality_is_by_value_and_null_matches_missing() {
         assert!(m(doc! {"a": 5_i64}, doc! {"a": 5.0}));
         assert!(m(doc! {"b": 1}, doc! {"a": Bson::Null}));

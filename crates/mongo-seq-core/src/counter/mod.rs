@@ -3,10 +3,13 @@
 //! [`range`]), moving it ([`set_next`], [`seed`]: `seedFromMax`, [`seed_collection`]:
 //! `seedFromCollection`, which finds the [`largest`] number a collection holds); the counters
 //! of dated documents ([`dated`]: the `localDates` step of a sequence that resets); on a
-//! sharded cluster, the [`shard_key`] its collection may have.
+//! sharded cluster, the [`shard_key`] its collection may have. Every write of a counter carries
+//! the sequence's [`definition`] (issue 20), which [`adopt`] rewrites on purpose.
 
+pub mod adopt;
 pub mod current;
 pub mod dated;
+pub mod definition;
 pub mod document;
 pub mod largest;
 pub mod range;

@@ -34,6 +34,15 @@
 //! Restarts are capped by [`MAX_RETRIES`](crate::protocol::plan::MAX_RETRIES); counts by
 //! [`MAX_COUNT`].
 //!
+//! Every write also carries the sequence's [definition](crate::counter::definition) (unless
+//! the request says `checkDefinition: false`): the update's filter admits only a counter
+//! without one or with exactly ours (`$or: [{definition: {$exists: false}}, {definition: D}]`)
+//! and `$set`s it, the inserted counter holds it, so a counter is given one by its next
+//! reservation at no extra command. A counter with another definition fails the filter like a
+//! counter without room (the upsert's insert hits its `_id`: a duplicate key): the `findOne`
+//! that follows (on the conflict path only) sees it and fails with `SEQUENCE_CONFLICT`, nothing
+//! reserved.
+//!
 //! `extraFilter`/`extraSet` let later callers (fencing) add conditions and fields to the same
 //! atomic update; the inserted counter also receives the `extraSet` fields.
 //!
@@ -69,6 +78,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::counter::definition::{self, CounterDefinition};
 use crate::counter::document::read_spec_counter;
 use crate::counter::range::ReservedRange;
 use crate::ejson;
@@ -128,6 +138,7 @@ pub struct ReservationMachine {
     count: u64,
     min_count: u64,
     upsert: bool,
+    definition: Option<CounterDefinition>,
     phase: Phase,
     retries: Retries,
 }
@@ -144,6 +155,9 @@ impl Reservation {
             count: request.count,
             min_count,
             upsert,
+            definition: request
+                .check_definition
+                .then(|| CounterDefinition::of(spec)),
             phase: Phase::Update,
             retries: Retries::default(),
         };
@@ -193,16 +207,15 @@ impl ReservationMachine {
             Value::Object(seq_condition),
         );
         filter.extend(self.request.extra_filter.clone());
+        self.add_definition_condition(&mut filter);
         let mut update = Map::new();
         update.insert(
             "$inc".to_owned(),
             operator(self.spec.counter_field(), ejson::long(increment)),
         );
-        if !self.request.extra_set.is_empty() {
-            update.insert(
-                "$set".to_owned(),
-                Value::Object(self.request.extra_set.clone()),
-            );
+        let set = self.extra_set();
+        if !set.is_empty() {
+            update.insert("$set".to_owned(), Value::Object(set));
         }
         self.phase = Phase::Update;
         Ok(Command::FindOneAndUpdate {
@@ -214,6 +227,25 @@ impl ReservationMachine {
                 return_document: ReturnDocument::After,
             },
         })
+    }
+
+    /// `extraSet` and, when checked, the definition: the fields every write of the plan sets.
+    fn extra_set(&self) -> Map<String, Value> {
+        let mut set = self.request.extra_set.clone();
+        if let Some(definition) = &self.definition {
+            definition.add_to(&mut set);
+        }
+        set
+    }
+
+    fn add_definition_condition(&self, filter: &mut Map<String, Value>) {
+        // Mutant (simulator only): reserve whatever definition the counter records.
+        if crate::mutants::active(crate::mutants::Mutant::IgnoreDefinition) {
+            return;
+        }
+        if let Some(definition) = &self.definition {
+            definition.add_condition(filter);
+        }
     }
 
     fn check_command(&self) -> Command {
@@ -286,7 +318,8 @@ impl ReservationMachine {
             Value::Object(unchanged),
         );
         filter.extend(self.request.extra_filter.clone());
-        let mut set = self.request.extra_set.clone();
+        self.add_definition_condition(&mut filter);
+        let mut set = self.extra_set();
         set.insert(self.spec.counter_field().to_owned(), ejson::long(next));
         let mut update = Map::new();
         update.insert("$set".to_owned(), Value::Object(set));
@@ -320,6 +353,9 @@ impl ReservationMachine {
     fn on_check(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
             Reply::Document { document } => {
+                if let Some(definition) = &self.definition {
+                    definition.check(self.counter_id(), &document)?;
+                }
                 let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
                 let last = self.spec.check_counter(self.counter_id(), last)?;
                 let legacy_double = document
@@ -365,7 +401,7 @@ impl ReservationMachine {
                 let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
                 let mut document = self.spec.id_filter(self.counter_id());
                 document.insert(self.spec.counter_field().to_owned(), ejson::long(offset));
-                document.extend(self.request.extra_set.clone());
+                document.extend(self.extra_set());
                 self.phase = Phase::Insert(range);
                 Ok(Step::Command(Command::InsertOne {
                     collection: Collection::Counters,

@@ -12,12 +12,19 @@
 //! — counts as one, since the counter does not record the trigger's mode.
 //!
 //! ```text
-//! find {$or: counters_of(name)} projection {_id, intent, epoch}
+//! find {$or: counters_of(name)} projection {_id, intent, epoch, definition}
 //!  ├─ none ────────────────────────────► done {reset: 0}
+//!  ├─ a counter of another definition ─► SEQUENCE_CONFLICT
 //!  ├─ gapless, a pending intent, or (mode unknown) an epoch, and no force ─► RESET_REFUSED
-//!  └─ updateMany {$or: counters_of(name)[, intent absent[, epoch absent]]}
-//!                {$set: {<counterField>: start - step}[, $unset: {intent}]} ─► done {reset: n}
+//!  └─ updateMany {$or: counters_of(name), $and: [{$or: definition absent or D}][, intent absent[, epoch absent]]}
+//!                {$set: {<counterField>: start - step, definition: D}[, $unset: {intent}]} ─► done {reset: n}
 //! ```
+//!
+//! The sequence's [definition](crate::counter::definition) is checked like a reservation's: a
+//! counter found with another one is `SEQUENCE_CONFLICT` (force or not: a definition is
+//! rewritten by `adopt`), and the update's filter admits only counters without one or with
+//! ours (`$and: [{$or: [{definition: {$exists: false}}, {definition: D}]}]`, beside the
+//! counters' own `$or`) and `$set`s it.
 //!
 //! The conditions a check passed are in the update's filter too, so a counter that became a
 //! trigger's (or got an intent) in between is left alone, and `reset` counts what was written.
@@ -25,6 +32,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::counter::definition::{self, CounterDefinition};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::protocol::command::{operator, Collection, Command, QueryOptions};
@@ -50,6 +58,7 @@ pub struct ResetMachine {
     spec: SequenceSpec,
     force: bool,
     gapless: Option<bool>,
+    definition: CounterDefinition,
     updating: bool,
 }
 
@@ -58,7 +67,7 @@ impl ResetSequence {
     /// sidecar trigger keeps counts as gapless); `force` resets anyway.
     pub fn new(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
         let mut projection = Map::new();
-        for key in ["_id", "intent", "epoch"] {
+        for key in ["_id", "intent", "epoch", definition::FIELD] {
             projection.insert(key.to_owned(), 1.into());
         }
         let command = Command::Find {
@@ -75,6 +84,7 @@ impl ResetSequence {
             spec: spec.clone(),
             force,
             gapless,
+            definition: CounterDefinition::of(spec),
             updating: false,
         };
         MachinePlan::begin(machine, Ok(Step::Command(command)))
@@ -126,6 +136,12 @@ impl ResetMachine {
     fn update(&mut self) -> Step<ResetOutcome> {
         let mut filter = Map::new();
         filter.insert("$or".to_owned(), self.spec.counters_of());
+        let mut condition = Map::new();
+        self.definition.add_condition(&mut condition);
+        filter.insert(
+            "$and".to_owned(),
+            Value::Array(vec![Value::Object(condition)]),
+        );
         if !self.force {
             let absent = operator("$exists", false.into());
             filter.insert("intent".to_owned(), absent.clone());
@@ -133,14 +149,14 @@ impl ResetMachine {
                 filter.insert("epoch".to_owned(), absent);
             }
         }
-        let mut update = Map::new();
-        update.insert(
-            "$set".to_owned(),
-            operator(
-                self.spec.counter_field(),
-                ejson::long(self.spec.initial_counter()),
-            ),
+        let mut set = Map::new();
+        set.insert(
+            self.spec.counter_field().to_owned(),
+            ejson::long(self.spec.initial_counter()),
         );
+        self.definition.add_to(&mut set);
+        let mut update = Map::new();
+        update.insert("$set".to_owned(), Value::Object(set));
         if self.force {
             update.insert("$unset".to_owned(), operator("intent", "".into()));
         }
@@ -170,6 +186,13 @@ impl Machine for ResetMachine {
         };
         if counters.is_empty() {
             return Ok(self.outcome(0));
+        }
+        for counter in &counters {
+            let id = counter.get("_id").map_or_else(String::new, |id| match id {
+                Value::String(id) => id.clone(),
+                other => other.to_string(),
+            });
+            self.definition.check(&id, counter)?;
         }
         if let Some(reason) = self.refusal(&counters) {
             return Err(SeqError::ResetRefused {
@@ -241,7 +264,15 @@ mod tests {
         };
         assert_eq!(filter["intent"], json!({"$exists": false}));
         assert_eq!(filter["epoch"], json!({"$exists": false}));
-        assert_eq!(update, json!({"$set": {"seq": {"$numberLong": "9"}}}));
+        let definition = json!({"start": {"$numberLong": "10"}, "step": {"$numberLong": "1"}});
+        assert_eq!(
+            filter["$and"],
+            json!([{"$or": [{"definition": {"$exists": false}}, {"definition": definition}]}])
+        );
+        assert_eq!(
+            update,
+            json!({"$set": {"seq": {"$numberLong": "9"}, "definition": definition}})
+        );
         let done = plan.feed(Reply::WriteResult(WriteResult {
             n: 2,
             ..WriteResult::default()

@@ -211,10 +211,14 @@ mod tests {
             .unwrap();
         let seed = to_json(command(&seed));
         assert_eq!(seed["collection"], "counters");
-        assert_eq!(seed["filter"], json!({"_id": "users"}));
+        let definition = json!({"start": {"$numberLong": "1"}, "step": {"$numberLong": "1"}});
+        assert_eq!(
+            seed["filter"],
+            json!({"_id": "users", "$or": [{"definition": {"$exists": false}}, {"definition": definition}]})
+        );
         assert_eq!(
             seed["update"],
-            json!({"$max": {"seq": {"$numberLong": "9007199254740993"}}})
+            json!({"$max": {"seq": {"$numberLong": "9007199254740993"}}, "$set": {"definition": definition}})
         );
         let again = plan
             .feed(Reply::Document {
@@ -257,8 +261,8 @@ mod tests {
         assert_eq!(to_json(command(&plan.feed(counter(50)).unwrap())), find);
         let seed = to_json(command(&plan.feed(found(70)).unwrap()));
         assert_eq!(
-            seed["update"],
-            json!({"$max": {"seq": {"$numberLong": "70"}}})
+            seed["update"]["$max"],
+            json!({"seq": {"$numberLong": "70"}})
         );
         assert_eq!(to_json(command(&plan.feed(counter(70)).unwrap())), find);
         assert_eq!(

@@ -12,6 +12,12 @@
 //! With `force` one upsert `$set` does it; an unreadable old value is reported as `null`
 //! so force can repair a broken counter. Callers holding a block should discard it after.
 //!
+//! Every write carries the sequence's [definition](crate::counter::definition) like a
+//! reservation: the filter admits a counter without one or with ours and `$set`s it, so a
+//! counter of another definition is never moved; the read that follows a refused write (the
+//! `findOne`, with force after the upsert's duplicate key) fails with `SEQUENCE_CONFLICT`.
+//! A definition is rewritten on purpose by [`crate::counter::adopt`], never by `force`.
+//!
 //! `n` must lie on the sequence's grid `start, start + step, …` (what `audit` expects), else
 //! every number issued afterwards would be off it: refused (`INVALID_ARGUMENT`, naming the
 //! nearest grid numbers) unless `force`.
@@ -19,6 +25,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::counter::definition::CounterDefinition;
 use crate::counter::document::read_counter_of;
 use crate::counter::reservation::{integer_type_condition, not_an_array};
 use crate::ejson;
@@ -45,6 +52,8 @@ enum Phase {
     Check,
     CompareAndSet,
     Insert,
+    /// With force, after the upsert's duplicate key: another definition, or a racing insert.
+    ForcedCheck,
 }
 
 /// The setNext plan; see the module docs.
@@ -61,6 +70,7 @@ pub struct SetNextMachine {
     next: i64,
     target: i64,
     force: bool,
+    definition: CounterDefinition,
     phase: Phase,
     retries: Retries,
 }
@@ -90,6 +100,7 @@ impl SetNext {
             next,
             target,
             force,
+            definition: CounterDefinition::of(spec),
             phase: Phase::Update,
             retries: Retries::default(),
         };
@@ -117,12 +128,14 @@ impl SetNextMachine {
     }
 
     /// `$set` the target where `filter` matches, returning the document before.
-    fn set_command(&self, filter: Map<String, Value>, upsert: bool) -> Command {
+    fn set_command(&self, mut filter: Map<String, Value>, upsert: bool) -> Command {
+        self.definition.add_condition(&mut filter);
+        let mut set = operator(&self.counter_field, ejson::long(self.target));
+        if let Value::Object(set) = &mut set {
+            self.definition.add_to(set);
+        }
         let mut update = Map::new();
-        update.insert(
-            "$set".to_owned(),
-            operator(&self.counter_field, ejson::long(self.target)),
-        );
+        update.insert("$set".to_owned(), set);
         Command::FindOneAndUpdate {
             collection: Collection::Counters,
             filter: Value::Object(filter),
@@ -147,6 +160,14 @@ impl SetNextMachine {
         })
     }
 
+    fn find_command(&self) -> Command {
+        Command::FindOne {
+            collection: Collection::Counters,
+            filter: Value::Object(self.id_filter()),
+            options: None,
+        }
+    }
+
     fn restart(&mut self) -> Result<Step<SetNextOutcome>, SeqError> {
         self.retries.bump("setNext", &self.counter_id)?;
         self.phase = Phase::Update;
@@ -164,16 +185,21 @@ impl SetNextMachine {
             (Phase::Update, Reply::None) if self.force => Ok(self.done(None, true)),
             (Phase::Update, Reply::None) => {
                 self.phase = Phase::Check;
-                let filter = Value::Object(self.id_filter());
-                Ok(Step::Command(Command::FindOne {
-                    collection: Collection::Counters,
-                    filter,
-                    options: None,
-                }))
+                Ok(Step::Command(self.find_command()))
             }
-            (Phase::Update, Reply::DuplicateKey) if self.force => self.restart(),
+            (Phase::Update, Reply::DuplicateKey) if self.force => {
+                self.phase = Phase::ForcedCheck;
+                Ok(Step::Command(self.find_command()))
+            }
+            (Phase::ForcedCheck, Reply::Document { document }) => {
+                self.definition.check(&self.counter_id, &document)?;
+                self.restart()
+            }
+            (Phase::ForcedCheck, Reply::None) => self.restart(),
+            (Phase::ForcedCheck, other) => Err(unexpected(&other, "findOne")),
             (Phase::Update, other) => Err(unexpected(&other, "findOneAndUpdate")),
             (Phase::Check, Reply::Document { document }) => {
+                self.definition.check(&self.counter_id, &document)?;
                 let last = self.read(&document)?;
                 let backwards = if self.step > 0 {
                     last > self.target
@@ -209,6 +235,7 @@ impl SetNextMachine {
                 self.phase = Phase::Insert;
                 let mut document = self.id_filter();
                 document.insert(self.counter_field.clone(), ejson::long(self.target));
+                self.definition.add_to(&mut document);
                 Ok(Step::Command(Command::InsertOne {
                     collection: Collection::Counters,
                     document: Value::Object(document),

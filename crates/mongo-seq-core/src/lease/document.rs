@@ -429,7 +429,8 @@ pub fn held_filter(lease_id: &str, owner: &str, epoch: i64) -> Value {
 
 /// Filter and update (for `updateMany` on the counters collection) that stamp `epoch` on every
 /// counter `counters` matches (`$or` branches: a sequence's `name` and `name/…` scoped ids, see
-/// [`crate::SequenceSpec::counters_of`]) whose epoch is not higher.
+/// [`crate::SequenceSpec::counters_of`]) whose epoch is not higher. It fences, it hands out no
+/// number: it carries no [definition](crate::counter::definition) (the holder's reservations do).
 pub fn stamp_epoch(counters: &Value, epoch: i64) -> (Value, Value) {
     (
         json!({

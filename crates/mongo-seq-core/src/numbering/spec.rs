@@ -90,6 +90,7 @@ impl NumberingSpec {
         format_field: Option<&str>,
         gapless: bool,
     ) -> Result<Self, SeqError> {
+        let sequence = sequence.with_gapless(gapless);
         let not_id =
             "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)";
         if is_id(field) {

@@ -1,9 +1,9 @@
 //! The `counterField` option: which field of a counter document holds the last number issued.
 //!
 //! It is `seq` by default (the tutorial's), or another plain top-level field so counters other
-//! recipes made keep working in place (see the counter documents' docs). `_id`, and `epoch`
-//! and `intent` (the sidecar's fencing and gapless protocols keep them in the counter document)
-//! are reserved.
+//! recipes made keep working in place (see the counter documents' docs). `_id`, `epoch` and
+//! `intent` (the sidecar's fencing and gapless protocols keep them in the counter document) and
+//! `definition` (the options the counter records, issue 20) are reserved.
 //!
 //! The `counterId` option: the counter's `_id` when it is not the sequence's name — counters
 //! other recipes made keep their `_id` (the Atlas trigger recipe's is the change event's
@@ -19,7 +19,7 @@ use crate::sequence::name::MAX_COUNTER_ID_BYTES;
 pub const DEFAULT_COUNTER_FIELD: &str = "seq";
 
 /// Fields of a counter document that `counterField` cannot name.
-const RESERVED_COUNTER_FIELDS: [&str; 3] = ["_id", "epoch", "intent"];
+const RESERVED_COUNTER_FIELDS: [&str; 4] = ["_id", "epoch", "intent", "definition"];
 
 /// Longest `counterField`, in UTF-8 bytes.
 const MAX_COUNTER_FIELD_BYTES: usize = 200;

@@ -77,6 +77,9 @@ pub struct SequenceSpec {
     /// The counter's `_id` when the options give one (else the name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     counter_id: Option<Value>,
+    /// Numbered by a gapless trigger: no option, but part of the counters' definition.
+    #[serde(skip)]
+    gapless: bool,
 }
 
 fn is_never(reset: &Reset) -> bool {
@@ -369,7 +372,17 @@ impl SequenceSpec {
             year_start,
             counter_field,
             counter_id,
+            gapless: false,
         })
+    }
+
+    /// The same sequence numbered by a gapless trigger (its counters' definition says so).
+    #[must_use]
+    pub fn with_gapless(self, gapless: bool) -> Self {
+        Self { gapless, ..self }
+    }
+    pub fn gapless(&self) -> bool {
+        self.gapless
     }
 
     /// Validates a trigger's sequence options: `keys` as written (raw values, e.g. TOML turned

@@ -34,6 +34,7 @@ where
             }
         };
         if command != expected["command"] {
+            trace.differing.push((index, command.clone()));
             trace.problems.push(format!(
                 "step {index}: command differs\n  expected: {}\n  actual:   {}",
                 expected["command"], command
@@ -120,6 +121,11 @@ pub(crate) fn run_calls(
         let args = Args(entry["args"].as_array().cloned().unwrap_or_default());
         let method = entry["method"].as_str().unwrap_or("");
         let got = call(method, &args);
+        if let Ok(output) = &got {
+            if output.get("command").is_some() && entry.get("output") != Some(output) {
+                trace.differing_calls.push((index, output.clone()));
+            }
+        }
         compare(&format!("call {index} {method}"), entry, &got, trace);
     }
 }

@@ -130,7 +130,10 @@ fn a_failed_refill_fails_the_waiter_that_ran_it() {
     let refill = c.refill(a, None).unwrap().unwrap();
     assert_eq!(
         serde_json::to_value(refill.plan.current_step().unwrap()).unwrap()["command"]["update"],
-        json!({ "$inc": { "seq": { "$numberLong": "1" } } }),
+        json!({
+            "$inc": { "seq": { "$numberLong": "1" } },
+            "$set": { "definition": { "start": { "$numberLong": "1" }, "step": { "$numberLong": "1" } } }
+        }),
         "a alone now"
     );
 }

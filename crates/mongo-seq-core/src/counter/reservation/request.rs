@@ -16,6 +16,15 @@ pub struct ReserveRequest {
     /// Extra top-level fields `$set` by the update and written into a newly created counter.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_set: Map<String, Value>,
+    /// Record the sequence's definition on the counter and refuse a counter with another
+    /// (`SEQUENCE_CONFLICT`): on unless a caller says `false` (nothing in mongo-seq does; a
+    /// tool writing counters it does not own could).
+    #[serde(skip_serializing_if = "is_true")]
+    pub check_definition: bool,
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 impl TryFrom<Value> for ReserveRequest {
@@ -34,13 +43,21 @@ impl ReserveRequest {
             min_count: None,
             extra_filter: Map::new(),
             extra_set: Map::new(),
+            check_definition: true,
         }
     }
 
-    /// Parses a raw request (`{counterId, count, minCount?, extraFilter?, extraSet?}`) with
-    /// typed errors (`INVALID_ARGUMENT`) naming the key.
+    /// Parses a raw request (`{counterId, count, minCount?, extraFilter?, extraSet?,
+    /// checkDefinition?}`) with typed errors (`INVALID_ARGUMENT`) naming the key.
     pub fn from_json(raw: &Value) -> Result<Self, SeqError> {
-        const KEYS: [&str; 5] = ["counterId", "count", "minCount", "extraFilter", "extraSet"];
+        const KEYS: [&str; 6] = [
+            "counterId",
+            "count",
+            "minCount",
+            "extraFilter",
+            "extraSet",
+            "checkDefinition",
+        ];
         let bad = |reason: String| SeqError::invalid_argument("request", reason);
         let Value::Object(map) = raw else {
             return Err(bad(format!(
@@ -89,12 +106,23 @@ impl ReserveRequest {
                 ))),
             }
         };
+        let check_definition = match map.get("checkDefinition") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(check)) => *check,
+            Some(other) => {
+                return Err(bad(format!(
+                    "`checkDefinition` must be a boolean, got {}",
+                    ejson::describe(other)
+                )))
+            }
+        };
         Ok(Self {
             counter_id,
             count: count("count")?.ok_or_else(|| bad("has no `count`".to_owned()))?,
             min_count: count("minCount")?,
             extra_filter: document("extraFilter")?,
             extra_set: document("extraSet")?,
+            check_definition,
         })
     }
 
@@ -132,6 +160,24 @@ impl ReserveRequest {
                         "key {} must be a plain top-level field other than _id and the counter field",
                         ejson::quoted(key)
                     ),
+                ));
+            }
+        }
+        if self.check_definition {
+            // The definition's own condition and field: an extra `$or` would replace it.
+            let taken = |key: &str| {
+                key == "$or" || key == definition::FIELD || key.starts_with("definition.")
+            };
+            if let Some(key) = self.extra_filter.keys().find(|key| taken(key)) {
+                return Err(SeqError::invalid_argument(
+                    "extraFilter",
+                    format!("key {} is reserved by checkDefinition", ejson::quoted(key)),
+                ));
+            }
+            if self.extra_set.contains_key(definition::FIELD) {
+                return Err(SeqError::invalid_argument(
+                    "extraSet",
+                    "key \"definition\" is reserved by checkDefinition",
                 ));
             }
         }
