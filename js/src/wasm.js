@@ -75,6 +75,8 @@ export const core = Object.freeze({
   checkInstant: bindings.checkInstant,
   readInteger: bindings.readInteger,
   audit: bindings.audit,
+  account: bindings.account,
+  unnumbered: bindings.unnumbered,
   importRequest: bindings.importRequest,
   importCounters: bindings.importCounters,
   errorCodes: bindings.errorCodes,

@@ -20,6 +20,17 @@ pub enum State {
     Stopped,
 }
 
+/// `/healthz`'s `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    /// Healthy, with dead letters waiting (HTTP 200: not down).
+    Degraded,
+    /// HTTP 503.
+    Unhealthy,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TriggerHealth {
     pub state: State,
@@ -35,6 +46,9 @@ pub struct TriggerHealth {
     pub lease_epoch: Option<i64>,
     /// The lease holder's instance id, as last seen.
     pub lease_owner: Option<String>,
+    /// Documents this trigger cannot number, waiting as dead letters (as the holder last saw
+    /// them): the trigger is degraded, not down (it numbers the others).
+    pub dead_letters: u64,
 }
 
 #[derive(Clone, Default)]
@@ -59,6 +73,7 @@ impl Health {
                 lease_held: false,
                 lease_epoch: None,
                 lease_owner: None,
+                dead_letters: 0,
             });
         f(entry);
     }
@@ -112,6 +127,24 @@ impl Health {
             h.lease_epoch = epoch;
             h.lease_owner = owner.map(str::to_owned);
         });
+    }
+
+    /// The trigger's dead letters waiting.
+    pub fn dead_letters(&self, trigger: &str, waiting: u64) {
+        self.update(trigger, |h| h.dead_letters = waiting);
+    }
+
+    /// The verdict of `/healthz`: `ok`, `degraded` (every trigger healthy, some with dead
+    /// letters waiting: documents wait, the others are numbered) or `unhealthy`.
+    pub fn status(&self) -> Status {
+        let (healthy, triggers) = self.snapshot();
+        if !healthy {
+            Status::Unhealthy
+        } else if triggers.values().any(|h| h.dead_letters > 0) {
+            Status::Degraded
+        } else {
+            Status::Ok
+        }
     }
 
     /// Every trigger's health, and whether all are healthy.

@@ -1,4 +1,5 @@
-//! The HTTP endpoint: `/healthz` (JSON, 200 when every trigger is healthy, else 503) and
+//! The HTTP endpoint: `/healthz` (JSON, 200 when every trigger is healthy — `ok`, or `degraded`
+//! when dead letters wait — else 503) and
 //! `/metrics` (Prometheus text format).
 
 use std::net::SocketAddr;
@@ -11,7 +12,7 @@ use axum::{Json, Router};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::health::Health;
+use crate::health::{Health, Status};
 use crate::metrics::Metrics;
 
 #[derive(Clone)]
@@ -21,16 +22,17 @@ struct AppState {
 }
 
 async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
-    let (healthy, triggers) = state.health.snapshot();
-    let status = if healthy {
-        StatusCode::OK
-    } else {
+    let verdict = state.health.status();
+    let (_, triggers) = state.health.snapshot();
+    let code = if verdict == Status::Unhealthy {
         StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
     };
     (
-        status,
+        code,
         Json(
-            json!({ "status": if healthy { "ok" } else { "unhealthy" }, "instance": state.health.instance(), "triggers": triggers }),
+            json!({ "status": verdict, "instance": state.health.instance(), "triggers": triggers }),
         ),
     )
 }

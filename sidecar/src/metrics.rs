@@ -139,6 +139,9 @@ pub struct Metrics {
     pub fenced: IntCounterVec,
     pub intents_completed: IntCounterVec,
     pub gapless_renumbered: IntCounterVec,
+    pub dead_letters: IntGaugeVec,
+    pub dead_letters_recorded: IntCounterVec,
+    pub dead_letters_resolved: IntCounterVec,
 }
 
 impl Default for Metrics {
@@ -247,6 +250,20 @@ impl Metrics {
             "Numbers of a pending gapless intent moved down because a document before them was deleted while the batch was written.",
             &["trigger"],
         );
+        let dead_letters = gauge(
+            "mongo_seq_dead_letters",
+            "Documents the trigger cannot number, waiting as dead letters (as this instance, while the lease holder, last saw them).",
+        );
+        let dead_letters_recorded = counter(
+            "mongo_seq_dead_letters_recorded_total",
+            "Dead letters recorded (documents the trigger cannot number: no usable scope value, no date, a number field that is not a number).",
+            &["trigger"],
+        );
+        let dead_letters_resolved = counter(
+            "mongo_seq_dead_letters_resolved_total",
+            "Dead letters resolved: their document numbered after a repair, or gone.",
+            &["trigger"],
+        );
         let token_age = TokenAge::new();
         registry
             .register(Box::new(token_age.clone()))
@@ -270,6 +287,9 @@ impl Metrics {
             fenced,
             intents_completed,
             gapless_renumbered,
+            dead_letters,
+            dead_letters_recorded,
+            dead_letters_resolved,
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mongo_seq_core::{BatchReport, Note};
+use mongo_seq_core::{BatchReport, DeadLetter, Note};
 use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge};
 use tracing::{debug, error, info, warn};
 
@@ -41,6 +41,11 @@ struct Inner {
     intents_completed: IntCounter,
     gapless_renumbered: IntCounter,
     token_age: TokenAge,
+    dead_letters: IntGauge,
+    dead_letters_recorded: IntCounter,
+    dead_letters_resolved: IntCounter,
+    /// The dead letters waiting, by document `_id` (as this holder last saw them).
+    waiting: Mutex<BTreeSet<String>>,
     /// Documents met that cannot be numbered, by `_id`: each is logged and counted once,
     /// however often the stream (replays) or a backfill meets it again.
     unnumberable: Mutex<BTreeSet<String>>,
@@ -74,6 +79,10 @@ impl Probe {
             intents_completed: metrics.intents_completed.with_label_values(&label),
             gapless_renumbered: metrics.gapless_renumbered.with_label_values(&label),
             token_age: metrics.token_age.clone(),
+            dead_letters: metrics.dead_letters.with_label_values(&label),
+            dead_letters_recorded: metrics.dead_letters_recorded.with_label_values(&label),
+            dead_letters_resolved: metrics.dead_letters_resolved.with_label_values(&label),
+            waiting: Mutex::default(),
             unnumberable: Mutex::default(),
         };
         inner.healthy.set(1);
@@ -179,6 +188,9 @@ impl Probe {
         i.lease_held.set(i64::from(fence.is_some()));
         if fence.is_none() {
             i.token_age.forget(&i.trigger);
+            // The holder's view of the dead letters: the next holder reports them.
+            lock(&i.waiting).clear();
+            self.show_waiting(0);
         }
     }
 
@@ -243,6 +255,48 @@ impl Probe {
         self.inner
             .backfill_remaining
             .set(i64::try_from(remaining).unwrap_or(i64::MAX));
+    }
+
+    // ------------------------------------------------------------------ dead letters
+
+    /// Dead letters recorded (`new` of them for the first time): waiting now.
+    pub fn dead_letters_recorded(&self, letters: &[DeadLetter], new: u64) {
+        self.inner.dead_letters_recorded.inc_by(new);
+        let mut waiting = lock(&self.inner.waiting);
+        for letter in letters {
+            if waiting.insert(letter.id.to_string()) {
+                warn!(trigger = self.trigger(), _id = %letter.id, code = letter.code, reason = letter.reason,
+                    "dead letter: document cannot be numbered; recorded, retried until repaired");
+            }
+        }
+        self.show_waiting(waiting.len());
+    }
+
+    /// The dead letters waiting, as just read (`ids`), and how many a retry resolved.
+    pub fn dead_letters_waiting(&self, ids: impl IntoIterator<Item = String>, resolved: u64) {
+        self.inner.dead_letters_resolved.inc_by(resolved);
+        if resolved > 0 {
+            info!(
+                trigger = self.trigger(),
+                resolved, "dead letters resolved (numbered after a repair, or gone)"
+            );
+        }
+        let mut waiting = lock(&self.inner.waiting);
+        *waiting = ids.into_iter().collect();
+        self.show_waiting(waiting.len());
+    }
+
+    /// How many dead letters wait (as last seen).
+    pub fn dead_letters(&self) -> usize {
+        lock(&self.inner.waiting).len()
+    }
+
+    fn show_waiting(&self, count: usize) {
+        let count = u64::try_from(count).unwrap_or(u64::MAX);
+        self.inner
+            .dead_letters
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+        self.inner.health.dead_letters(&self.inner.trigger, count);
     }
 
     /// Whether the document `id` is met for the first time (and remembers it).

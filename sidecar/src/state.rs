@@ -5,18 +5,22 @@
 //! instance cannot move the token. Reads and writes are core commands on `Collection::Leases`.
 
 use mongo_seq_core::lease::document::held_filter;
-use mongo_seq_core::{Collection, Command, Reply, SeqError, UpdateStatement};
+use mongo_seq_core::{
+    state_and_waiting_dead_letters, Collection, Command, Reply, SeqError, UpdateStatement,
+};
 use serde_json::{json, Map, Value};
 
 use crate::error::SidecarError;
 use crate::fence::Fence;
-use crate::mongo::{Mongo, ResumeToken};
+use crate::mongo::{documents, Mongo, ResumeToken};
 use crate::probe::Probe;
 
 #[derive(Debug, Clone, Default)]
 pub struct Stored {
     pub token: Option<ResumeToken>,
     pub backfill_done: bool,
+    /// The trigger's dead letters waiting (read with the state document, in the same `find`).
+    pub dead_letters: u64,
 }
 
 /// One trigger's state document.
@@ -35,21 +39,20 @@ impl<M: Mongo> StateStore<M> {
         }
     }
 
+    /// The state document, and how many dead letters wait (one `find`).
     pub async fn load(&self) -> Result<Stored, SidecarError> {
-        let read = Command::FindOne {
-            collection: Collection::Leases,
-            filter: json!({ "_id": self.trigger }),
-            options: None,
-        };
-        let document = match self.mongo.execute(read).await? {
-            Reply::Document { document } => document,
-            Reply::None => return Ok(Stored::default()),
-            other => {
-                return Err(SidecarError::Reply(format!(
-                    "state of `{}`: expected a document, got {other:?}",
-                    self.trigger
-                )))
-            }
+        let read = state_and_waiting_dead_letters(&self.trigger);
+        let found = documents(self.mongo.execute(read).await?, "state")?;
+        let own_id = Value::String(self.trigger.clone());
+        let dead_letters = found
+            .iter()
+            .filter(|d| d.get("_id") != Some(&own_id))
+            .count();
+        let Some(document) = found.into_iter().find(|d| d.get("_id") == Some(&own_id)) else {
+            return Ok(Stored {
+                dead_letters: u64::try_from(dead_letters).unwrap_or(u64::MAX),
+                ..Stored::default()
+            });
         };
         let stored = Stored {
             token: document
@@ -57,6 +60,7 @@ impl<M: Mongo> StateStore<M> {
                 .filter(|token| !token.is_null())
                 .map(|token| ResumeToken(token.clone())),
             backfill_done: document.get("backfillDone") == Some(&Value::Bool(true)),
+            dead_letters: u64::try_from(dead_letters).unwrap_or(u64::MAX),
         };
         // The token's age counts from when it was stored, by whichever instance.
         if let (Some(_), Some(at)) = (&stored.token, document.get("updatedAt").and_then(date_ms)) {

@@ -29,14 +29,6 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     )
 }
 
-/// A port nothing listens on (bound once, then released).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
 /// Runs `health` until its exit code is `want` (the sidecar's state changes asynchronously).
 async fn health_until(args: &[&str], env: &[(&str, &str)], want: i32) -> (String, String) {
     health_showing(args, env, want, "").await

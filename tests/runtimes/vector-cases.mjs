@@ -1,4 +1,4 @@
-// Replays tests/vectors/core.json through the Wasm core as JS sees it (the package's `core`
+// Replays tests/vectors/core.json (and audit.json) through the Wasm core as JS sees it (the package's `core`
 // export): inputs go in as JS values (exact integers as BigInt), outputs come back as JS
 // values and are compared, as canonical JSON text, with the expected ones. Mirrors the native
 // runner crates/mongo-seq-core/tests/vectors.rs, including its plan-protocol checks. Every plan
@@ -8,6 +8,8 @@ import { readFileSync } from "node:fs";
 import { parseExact, canonical, lineDiff } from "./exact-json.mjs";
 
 export const VECTOR_FILE = new URL("../vectors/core.json", import.meta.url);
+/** The audit's vectors (`account`, `unnumbered`), replayed by the same runner. */
+export const AUDIT_FILE = new URL("../vectors/audit.json", import.meta.url);
 
 /** Runs every case; resolves with `{ total, failures: string[] }`. */
 export function runVectors(core, vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"))) {
@@ -54,6 +56,10 @@ function runCase(core, testCase, problems) {
       return core.formatSeq(input.template, input.value, optional(input.period));
     case "audit":
       return core.audit(input.numbers, input.start, input.step, input.counter);
+    case "account":
+      return core.account(input.start, input.step, input.counter, input.held, input.ledger);
+    case "unnumbered":
+      return core.unnumbered(input.documents, input.deadLetters);
     case "reserve":
       return withSpec(core, input, (spec) => drive(() => spec.reserve(input.request), steps, problems));
     case "current":

@@ -6,11 +6,12 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { core, localDates, Sequences } from "mongo-seq";
 import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
-import { runVectors, VECTOR_FILE } from "./vector-cases.mjs";
+import { runVectors, VECTOR_FILE, AUDIT_FILE } from "./vector-cases.mjs";
 import { runPeriodVectors, runHostPeriodVectors, PERIOD_FILE } from "./period-cases.mjs";
 import { parseExact } from "./exact-json.mjs";
 
 const vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"));
+const audits = parseExact(readFileSync(AUDIT_FILE, "utf8"));
 const periods = parseExact(readFileSync(PERIOD_FILE, "utf8"));
 const hostCases = periods.cases.filter((c) => c.instant !== undefined && c.localDate !== undefined).length;
 const script = (name) => fileURLToPath(new URL(name, import.meta.url));
@@ -21,10 +22,11 @@ for (const [label, runtime, file] of [
   ["Deno", "deno", "run-vectors.mjs"],
   ["Bun", "bun", "run-vectors.mjs"],
 ]) {
-  test(`${label}: all ${vectors.cases.length} core vectors and ${periods.cases.length} period vectors match through Wasm, ${hostCases} local dates through Intl`, async () => {
+  test(`${label}: all ${vectors.cases.length} core vectors, ${audits.cases.length} audit vectors and ${periods.cases.length} period vectors match through Wasm, ${hostCases} local dates through Intl`, async () => {
     const run = await runScript(runtime, script(file), { cwd: repoRoot });
     assert.equal(run.code, 0, describeRun(`${label} vector replay`, run));
     assert.match(run.stdout, new RegExp(`vectors: ${vectors.cases.length} cases passed`));
+    assert.match(run.stdout, new RegExp(`audit: ${audits.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`periods: ${periods.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`local dates: ${hostCases} cases passed`));
   });

@@ -50,7 +50,7 @@
 //! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
 //!   batches, gapless groups and intents, seeding before a backfill, checkpoints;
 //! * [`import`]: adopting other plugins' counters;
-//! * [`ledger`]: accounting for a series' numbers (the audit).
+//! * [`ledger`]: accounting for a series' numbers (the audit, the account, dead letters).
 //!
 //! Each module's docs hold its protocol diagram; the crate README has the error code table.
 
@@ -120,7 +120,15 @@ pub use insert::optimistic::{
 pub use lease::acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
 pub use lease::twin::{Twin, TwinWatch, TWIN_RENEWALS};
+pub use ledger::account::{
+    account, unnumbered, Account, Class, DuplicateNumber, Reason, Run, Unnumbered, MAX_RUNS,
+};
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
+pub use ledger::dead_letter::{
+    dead_letter_document, record_dead_letter, resolve_dead_letters, state_and_waiting_dead_letters,
+    waiting_dead_letters, DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,
+};
+pub use ledger::recorded::{RecordedEntry, RecordedKind};
 pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,
 };

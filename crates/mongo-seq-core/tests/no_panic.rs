@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 
 use mongo_seq_core::{
-    audit, check_instant, format_seq, read_date, BlockAllocator, BlockCounter, CounterKey,
-    CurrentValue, InsertDates, InsertNumbered, LocalDate, OptimisticInsert, Period, Plan, Reply,
-    Reservation, ReserveRequest, ReservedRange, SeedFromMax, SequenceSpec, SetNext, Step, Take,
-    MAX_INSTANT_MS, MIN_INSTANT_MS,
+    account, audit, check_instant, format_seq, read_date, unnumbered, BlockAllocator, BlockCounter,
+    CounterKey, CurrentValue, InsertDates, InsertNumbered, LocalDate, OptimisticInsert, Period,
+    Plan, Reply, Reservation, ReserveRequest, ReservedRange, SeedFromMax, SequenceSpec, SetNext,
+    Step, Take, MAX_INSTANT_MS, MAX_RUNS, MIN_INSTANT_MS,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -335,6 +335,32 @@ proptest! {
             prop_assert!(report.gaps.len() <= 10 && report.duplicates.len() <= 10);
             prop_assert!(report.distinct <= report.total);
         }
+    }
+
+    #[test]
+    fn accounts_never_panic_and_every_number_is_one_thing(
+        held in prop::collection::vec(prop_oneof![number(), json_value()], 0..40),
+        ledger in prop::collection::vec(
+            (edge_int(), prop_oneof![Just("void"), Just("deleted"), Just("lost")], json_value()).prop_map(
+                |(n, kind, reason)| json!({"_id": {"counter": "c", "number": n}, "kind": kind, "reason": reason})
+            ),
+            0..20,
+        ),
+        start in edge_int(),
+        step in edge_int(),
+        counter in prop::option::of(edge_int()),
+    ) {
+        if let Ok(report) = account(start, step, counter, &held, &ledger) {
+            let classified = [report.held, report.voided, report.deleted, report.gaps, report.duplicates]
+                .iter()
+                .try_fold(0u64, |sum, n| sum.checked_add(*n));
+            // (A series of 2^64 numbers saturates its counts.)
+            if report.numbers < u64::MAX {
+                prop_assert_eq!(classified, Some(report.numbers));
+            }
+            prop_assert!(report.runs.len() <= MAX_RUNS && report.gap_runs.len() <= MAX_RUNS);
+        }
+        let _ = unnumbered(&held, &ledger);
     }
 
     #[test]

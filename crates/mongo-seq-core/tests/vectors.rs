@@ -3,7 +3,8 @@
 //! (leases, intents, gapless numbering) and `batch.json` (the sidecar's protocols: batch
 //! numbering, backfill seeding, counter ids, trigger options, write replies), and the core's
 //! part of `periods.json` (local date → period → counter id → formatted id; the hosts replay
-//! instant → local date). Every mismatch is collected and reported with expected/actual JSON.
+//! instant → local date), and `audit.json` (`audit_ops`). Every mismatch is collected and
+//! reported with expected/actual JSON.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -31,7 +32,11 @@ use input::{
 };
 // The core's part of periods.json.
 mod periods;
+// audit.json's ops (and its test).
+mod audit_ops;
+use audit_ops::FILE as AUDIT;
 
+// With `AUDIT`, audit.json (its test is `audit_ops`'s).
 const FILES: [&str; 4] = ["core.json", "gapless.json", "batch.json", "periods.json"];
 
 fn load(file: &str) -> Value {
@@ -342,7 +347,7 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             let entry = Some(arg(input, "entry")).filter(|entry| !entry.is_null());
             check_shard_key(text(input, "collection"), entry).map(|()| Value::Null)
         }
-        other => panic!("unknown op {other:?}"),
+        other => audit_ops::run(other, input).unwrap_or_else(|| panic!("unknown op {other:?}")),
     }
 }
 
@@ -466,7 +471,7 @@ fn batch_vectors() {
 #[test]
 fn every_error_code_has_a_vector() {
     let mut codes = BTreeSet::new();
-    for file in FILES {
+    for file in FILES.into_iter().chain([AUDIT]) {
         collect_codes(&load(file), &mut codes);
     }
     let missing: Vec<_> = SeqError::CODES

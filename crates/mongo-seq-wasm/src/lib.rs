@@ -11,8 +11,8 @@ mod spec;
 mod types;
 
 use mongo_seq_core::{
-    audit, check_count, check_field_path, format_seq, ImportCounters, ImportRequest, SeqError,
-    SequenceSpec, MAX_RETRIES,
+    account, audit, check_count, check_field_path, format_seq, unnumbered, ImportCounters,
+    ImportRequest, SeqError, SequenceSpec, MAX_RETRIES,
 };
 use wasm_bindgen::prelude::*;
 
@@ -187,6 +187,63 @@ pub fn audit_js(
     )
     .js()?;
     convert::to_js(&report)
+}
+
+/// Accounts for every number of one counter from `start` to the counter (`null`: no counter
+/// document): held by one document, voided, deleted (the ledger's entries as stored), an
+/// unexplained gap or a duplicate, as counts and ranges.
+#[wasm_bindgen(js_name = account, unchecked_return_type = "Account")]
+pub fn account_js(
+    #[wasm_bindgen(unchecked_param_type = "Integer")] start: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Integer")] step: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Integer | null")] counter: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "unknown[]")] held: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "EjsonDocument[]")] ledger: JsValue,
+) -> Result<JsValue, JsValue> {
+    let counter = if counter.is_null() || counter.is_undefined() {
+        None
+    } else {
+        Some(args::integer("counter", &counter)?)
+    };
+    let report = account(
+        args::integer("start", &start)?,
+        args::integer("step", &step)?,
+        counter,
+        &array("held", "an array of numbers", &held)?,
+        &array("ledger", "an array of ledger entries", &ledger)?,
+    )
+    .js()?;
+    convert::to_js(&report)
+}
+
+/// Unnumbered documents' `_id`s against a trigger's dead letters' (Extended JSON): those
+/// waiting as dead letters, and those left unexplained.
+#[wasm_bindgen(js_name = unnumbered, unchecked_return_type = "Unnumbered")]
+pub fn unnumbered_js(
+    #[wasm_bindgen(unchecked_param_type = "unknown[]")] documents: JsValue,
+    #[wasm_bindgen(js_name = deadLetters, unchecked_param_type = "unknown[]")]
+    dead_letters: JsValue,
+) -> Result<JsValue, JsValue> {
+    const EXPECTED: &str = "an array of _ids";
+    convert::to_js(&unnumbered(
+        &array("documents", EXPECTED, &documents)?,
+        &array("deadLetters", EXPECTED, &dead_letters)?,
+    ))
+}
+
+/// An array argument, as JSON values.
+fn array(
+    argument: &str,
+    expected: &str,
+    value: &JsValue,
+) -> Result<Vec<serde_json::Value>, JsValue> {
+    match args::json(argument, expected, value)? {
+        serde_json::Value::Array(items) => Ok(items),
+        _ => Err(error::invalid_argument(
+            argument,
+            format!("must be {expected}, got {}", convert::describe(value)),
+        )),
+    }
 }
 
 /// The import options validated, defaults filled in (the collections' names among them).

@@ -205,6 +205,44 @@ export interface AuditReport {
   counterOk: boolean;
 }
 
+/** A run of one class of numbers: `first, first + step, …, last`. */
+export interface AccountRun {
+  class: "held" | "voided" | "deleted" | "gap" | "duplicate";
+  first: CoreInteger;
+  last: CoreInteger;
+  count: CoreInteger;
+}
+/** What `account` found for one counter (see the core's account module). */
+export interface Account {
+  start: CoreInteger;
+  step: CoreInteger;
+  counter: CoreInteger | null;
+  end: CoreInteger | null;
+  numbers: CoreInteger;
+  held: CoreInteger;
+  voided: CoreInteger;
+  deleted: CoreInteger;
+  gaps: CoreInteger;
+  duplicates: CoreInteger;
+  invalid: CoreInteger;
+  offGrid: CoreInteger;
+  beyondCounter: CoreInteger;
+  outside: CoreInteger;
+  unreadable: CoreInteger;
+  reasons: Array<{ reason: string; count: CoreInteger }>;
+  runs: AccountRun[];
+  runsTruncated: boolean;
+  gapRuns: AccountRun[];
+  duplicateNumbers: Array<{ number: CoreInteger; held: CoreInteger; recorded: Array<"void" | "deleted"> }>;
+}
+/** Unnumbered documents against dead letters (see the core's account module). */
+export interface Unnumbered {
+  deadLetters: number;
+  unexplained: number;
+  staleDeadLetters: number;
+  examples: unknown[];
+}
+
 /** A database operation for the caller's driver; documents are canonical Extended JSON. */
 export type Command =
   | { op: "findOneAndUpdate"; collection: "counters" | "documents"; filter: EjsonDocument; update: EjsonDocument;

@@ -9,14 +9,20 @@ use serde_json::{json, Map, Value};
 use super::{load_config, runtime, CliError, SequenceFlags, UriArg};
 use crate::config::{self, Key, Keys, Namespace, RawTrigger};
 use crate::connection::Connection;
+use crate::tools::accounts;
 use crate::tools::check::{audit_collection, ensure_exists, CheckError, CheckSummary, CheckTarget};
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 when the summary is clean, 1 when it is not (numbers held \
-by several documents, values that are not integers, numbers off the step grid, unnumbered \
-documents, a counter behind the largest number; gaps too with --gapless or a gapless trigger; \
-the reasons go to standard error), 2 on a usage error or when the database or collection does \
+    after_help = "Every number of each counter, from `start` to the counter, is accounted for: \
+held by a document, voided (the ledger's `void` entries, with their reasons), deleted (the \
+ledger's `deleted` entries), or an unexplained gap; documents without a usable number either \
+wait as dead letters (the sidecar recorded why; `mongo-seq retry`) or are unexplained. Exit \
+status: 0 when the summary is clean, 1 when it is not (numbers held twice — by several \
+documents, or held and voided or recorded deleted —, documents without a usable number and no \
+dead letter, numbers off the step grid, a counter behind the largest number; unexplained gaps \
+too with --gapless or a gapless trigger; voids, deletions and dead letters never fail; the \
+reasons go to standard error), 2 on a usage error or when the database or collection does \
 not exist. Run it when the sidecar has caught up: documents inserted a moment ago are not \
 numbered yet. A sequence that resets (--reset yearly|monthly|daily, or a trigger's `reset`) \
 is audited per period, each period's series on its own (duplicates, gaps, grid and counter within \
@@ -48,6 +54,14 @@ pub struct CheckArgs {
     /// Counters collection: `collection` in --db, or `database.collection`.
     #[arg(long, default_value = "counters")]
     pub counters: String,
+    /// The ledger of voided and deleted numbers: `collection` in the counters' database, or
+    /// `database.collection` (with --config: its `[mongodb] ledger`).
+    #[arg(long, default_value = crate::config::LEDGER_DEFAULT, conflicts_with = "config")]
+    pub ledger: String,
+    /// The sidecar's state collection, where its dead letters are: `collection` in the
+    /// counters' database, or `database.collection` (with --config: its `[mongodb] state`).
+    #[arg(long, default_value = "mongo_seq_state", conflicts_with = "config")]
+    pub state: String,
     /// The sequence's options, as the file's `[[trigger]]` keys of the same names.
     #[command(flatten)]
     pub options: SequenceFlags,
@@ -76,8 +90,15 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
                 CheckError::Missing(missing) => CliError::usage(missing),
                 CheckError::Failed(e) => CliError::runtime(e),
             })?;
-            let mongo = Connection::for_tool(&client, Some(&target.trigger.ns), &target.counters);
-            let summary = audit_collection(&mongo, &target)
+            let mongo = Connection::for_trigger(
+                &client,
+                &target.trigger.ns,
+                &target.counters,
+                &target.state,
+            );
+            let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
+            let gapless = target.gapless() || args.gapless;
+            let summary = audit_collection(&mongo, &ledger, &target, gapless)
                 .await
                 .map_err(CliError::runtime)?;
             reports.push((target, summary));
@@ -103,11 +124,14 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
     } else {
         for (target, summary) in &reports {
             println!("{}", summary.line(target));
+            for line in accounts::lines(summary) {
+                println!("{line}");
+            }
         }
     }
     let mut clean = true;
     for (target, summary) in &reports {
-        let problems = summary.problems(target.gapless() || args.gapless);
+        let problems = summary.problems();
         if !problems.is_empty() {
             clean = false;
             eprintln!(
@@ -132,29 +156,16 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
         return Ok((uri, vec![flags_target(args)?]));
     };
     let config = load_config(path)?;
-    let targets: Vec<CheckTarget> = config
-        .triggers
-        .iter()
-        .filter(|t| args.trigger.as_ref().map_or(true, |name| &t.id == name))
+    let targets = super::triggers_named(&config, path, args.trigger.as_deref())?
+        .into_iter()
         .map(|t| CheckTarget {
             trigger: t.clone(),
             counters: config.counters.clone(),
+            ledger: config.ledger.clone(),
+            state: config.state.clone(),
             named: true,
         })
         .collect();
-    if targets.is_empty() {
-        let names: Vec<String> = config
-            .triggers
-            .iter()
-            .map(|t| format!("`{}`", t.id))
-            .collect();
-        return Err(CliError::usage(anyhow::anyhow!(
-            "--trigger: {} has no trigger named `{}` (its triggers: {})",
-            path.display(),
-            args.trigger.as_deref().unwrap_or_default(),
-            names.join(", ")
-        )));
-    }
     Ok((config.uri, targets))
 }
 
@@ -178,9 +189,13 @@ fn flags_target(args: &CheckArgs) -> Result<CheckTarget, CliError> {
     args.options.fill(&mut raw);
     let trigger = config::validate_trigger(raw, Keys::Flags)?;
     let counters = Namespace::parse(&Key::flag("--counters"), &args.counters, Some(db))?;
+    let ledger = Namespace::parse(&Key::flag("--ledger"), &args.ledger, Some(&counters.db))?;
+    let state = Namespace::parse(&Key::flag("--state"), &args.state, Some(&counters.db))?;
     Ok(CheckTarget {
         trigger,
         counters,
+        ledger,
+        state,
         named: false,
     })
 }

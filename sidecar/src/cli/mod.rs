@@ -15,6 +15,7 @@ mod import;
 mod location;
 mod logging;
 mod reset;
+mod retry;
 mod sequence;
 mod set_next;
 mod sidecar;
@@ -36,6 +37,7 @@ pub use import::{ImportArgs, Source};
 pub use location::{CountersLocation, UriArg};
 pub use logging::{LogFormat, LOG_LEVELS};
 pub use reset::ResetArgs;
+pub use retry::RetryArgs;
 pub use sequence::SequenceFlags;
 pub use set_next::SetNextArgs;
 pub use sidecar::SidecarArgs;
@@ -89,7 +91,8 @@ pub struct Cli {
 pub enum Subcommand {
     /// Run the daemon: number inserted documents of every configured trigger.
     Sidecar(SidecarArgs),
-    /// Audit a collection's numbers: duplicates, gaps, unnumbered documents, counter.
+    /// Account for every number of a series: held, voided, deleted, unexplained gaps,
+    /// duplicates, dead letters, unnumbered documents, counter.
     Check(CheckArgs),
     /// List the counters and their values.
     Counters(CountersArgs),
@@ -101,6 +104,9 @@ pub enum Subcommand {
     /// Set every counter of a sequence (each scope) back to its start (refused for a gapless
     /// sequence, or counters a sidecar keeps, without --force).
     Reset(ResetArgs),
+    /// Number the dead letters of a config's triggers now (documents a trigger could not number,
+    /// repaired since); the lease holder also retries them every `dead_letter_retry_ms`.
+    Retry(RetryArgs),
     /// Ask a running sidecar's /healthz: exit 0 when healthy, 1 otherwise (for container checks).
     Health(HealthArgs),
     /// Adopt the counters of mongoose-sequence or mongoose-auto-increment/@typegoose (dry run unless --apply).
@@ -178,6 +184,7 @@ fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
         Subcommand::SetNext(args) => set_next::run(&args),
         Subcommand::Adopt(args) => adopt::run(&args),
         Subcommand::Reset(args) => reset::run(&args),
+        Subcommand::Retry(args) => retry::run(&args),
         Subcommand::Health(args) => health::run(&args),
         Subcommand::Import(args) => import::run(&args),
         Subcommand::Completions(args) => completions::run(&args),
@@ -215,6 +222,34 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// A config file, read and validated (refused: a usage error).
 fn load_config(path: &std::path::Path) -> Result<Config, CliError> {
     Ok(config::load(path)?)
+}
+
+/// The triggers of `config` (read from `path`) named `name`, or all of them; a name no trigger
+/// has is a usage error listing the ones it has.
+fn triggers_named<'a>(
+    config: &'a Config,
+    path: &std::path::Path,
+    name: Option<&str>,
+) -> Result<Vec<&'a crate::config::TriggerSpec>, CliError> {
+    let chosen: Vec<_> = config
+        .triggers
+        .iter()
+        .filter(|t| name.map_or(true, |name| t.id == name))
+        .collect();
+    if chosen.is_empty() {
+        let names: Vec<String> = config
+            .triggers
+            .iter()
+            .map(|t| format!("`{}`", t.id))
+            .collect();
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--trigger: {} has no trigger named `{}` (its triggers: {})",
+            path.display(),
+            name.unwrap_or_default(),
+            names.join(", ")
+        )));
+    }
+    Ok(chosen)
 }
 
 /// A core refusal of the arguments: a usage error with the core's code.

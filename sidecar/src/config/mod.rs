@@ -41,11 +41,16 @@ pub use uri::{check_uri, resolve_uri, FALLBACK_URI_ENV, URI_ENV};
 use error::invalid_key;
 use namespace::check_db_name;
 
+/// The ledger collection's name when `[mongodb] ledger` is not set (in the counters' database).
+pub const LEDGER_DEFAULT: &str = "mongo_seq_ledger";
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub uri: String,
     pub counters: Namespace,
     pub state: Namespace,
+    /// The ledger of voided and deleted numbers (`check` reads it).
+    pub ledger: Namespace,
     pub settings: Settings,
     /// `None` when `[http].enabled = false`.
     pub http: Option<SocketAddr>,
@@ -124,10 +129,25 @@ pub fn validate(
         ));
     }
 
+    let ledger = match raw.mongodb.ledger.as_deref() {
+        Some(ledger) => Namespace::parse(&Key::file("mongodb.ledger"), ledger, Some(&counters.db))?,
+        None => Namespace {
+            db: counters.db.clone(),
+            coll: LEDGER_DEFAULT.to_owned(),
+        },
+    };
+    if ledger == counters || ledger == state {
+        return Err(invalid_key(
+            "mongodb.ledger",
+            "must differ from mongodb.counters and mongodb.state",
+        ));
+    }
+
     Ok(Config {
         uri,
         counters,
         state,
+        ledger,
         settings: settings::settings(raw.sidecar, raw.lease, &env)?,
         http: http::http_addr(&raw.http, &env)?,
         triggers,

@@ -29,6 +29,7 @@ pub struct RawMongo {
     pub database: Option<String>,
     pub counters: Option<String>,
     pub state: Option<String>,
+    pub ledger: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -43,6 +44,7 @@ pub struct RawSidecar {
     pub backoff_initial_ms: Option<u64>,
     pub backoff_max_ms: Option<u64>,
     pub progress_secs: Option<u64>,
+    pub dead_letter_retry_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -24,6 +24,8 @@ pub struct Settings {
     pub backoff_initial: Duration,
     pub backoff_max: Duration,
     pub progress: Duration,
+    /// How often a holder retries its trigger's dead letters (while it has some).
+    pub dead_letter_retry: Duration,
     pub lease: LeaseSettings,
 }
 
@@ -79,6 +81,7 @@ impl Default for Settings {
             backoff_initial: Duration::from_millis(200),
             backoff_max: Duration::from_secs(30),
             progress: Duration::from_secs(2),
+            dead_letter_retry: Duration::from_secs(30),
             lease: LeaseSettings::default(),
         }
     }
@@ -170,6 +173,13 @@ pub(super) fn settings(
             d.progress,
             1..=86_400,
             Unit::Secs,
+        )?,
+        dead_letter_retry: duration(
+            "sidecar.dead_letter_retry_ms",
+            s.dead_letter_retry_ms,
+            d.dead_letter_retry,
+            100..=3_600_000,
+            Unit::Ms,
         )?,
         lease: lease_settings(lease, env)?,
     })

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 
 use mongo_seq_core::numbering::spec::stored_value;
-use mongo_seq_core::{audit, Collection, Command, CurrentValue, Period, QueryOptions};
+use mongo_seq_core::{
+    account, audit, unnumbered, Collection, Command, CurrentValue, Period, QueryOptions,
+};
 use mongodb::Client;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -17,6 +19,7 @@ use crate::config::{Namespace, TriggerSpec};
 use crate::error::SidecarError;
 use crate::mongo::{documents, Mongo};
 use crate::run_plan::run_tool_plan;
+use crate::tools::accounts;
 
 /// What `check` looks at: what a trigger numbers (its collection, field, sequence, `match`),
 /// and its counters.
@@ -25,6 +28,10 @@ pub struct CheckTarget {
     /// A config's trigger, or the one a tool's flags describe.
     pub trigger: TriggerSpec,
     pub counters: Namespace,
+    /// The ledger of voided and deleted numbers (read, never written).
+    pub ledger: Namespace,
+    /// The state collection, where the trigger's dead letters are.
+    pub state: Namespace,
     /// The trigger is a config's: its reports name it.
     pub named: bool,
 }
@@ -57,8 +64,20 @@ pub struct CheckSummary {
     pub without_period: u64,
     /// Distinct numbers found more than once (per counter).
     pub duplicates: u64,
-    /// Numbers missing between start and the largest (per counter).
+    /// Numbers of the series (start to the counter) neither held nor in the ledger: the
+    /// unexplained gaps (per counter).
     pub gaps: u64,
+    /// Numbers voided (the ledger's `void` entries, per counter).
+    pub voided: u64,
+    /// Numbers whose document was deleted (the ledger's `deleted` entries).
+    pub deleted: u64,
+    /// Documents without a usable number that wait as dead letters (a record says why).
+    pub dead_letters: u64,
+    /// Documents without a usable number and no dead letter: left unnumbered silently.
+    pub unexplained_unnumbered: u64,
+    /// The trigger's dead letters waiting (at most 100), as stored: `_id.document`, `code`,
+    /// `reason`, `since`, `attempts`.
+    pub dead_letter_list: Vec<Value>,
     /// Integers off the grid `start + k·step` (counted per occurrence).
     pub off_grid: u64,
     /// As a JSON number, or a decimal string beyond 2^53 − 1 (like the counters).
@@ -72,6 +91,13 @@ pub struct CheckSummary {
     /// Full core reports by counter id (examples of duplicates and gaps), their integers
     /// beyond 2^53 − 1 as decimal strings too.
     pub reports: BTreeMap<String, Value>,
+    /// Where every number of each counter went (the core's `account`: held, voided with
+    /// reasons, deleted, unexplained gaps and duplicates as ranges), by counter id; integers
+    /// beyond 2^53 − 1 as decimal strings.
+    pub accounts: BTreeMap<String, Value>,
+    /// Why the summary is not clean (the core's verdicts; empty when clean).
+    #[serde(skip)]
+    pub problems: Vec<String>,
 }
 
 fn exact_option<S: serde::Serializer>(n: &Option<i64>, out: S) -> Result<S::Ok, S::Error> {
@@ -124,8 +150,18 @@ impl CheckSummary {
         if self.without_period > 0 {
             odd.push_str(&format!(", {} without a period", self.without_period));
         }
+        let mut accounted = String::new();
+        for (n, what) in [
+            (self.voided, "voided"),
+            (self.deleted, "deleted"),
+            (self.dead_letters, "dead letters waiting"),
+        ] {
+            if n > 0 {
+                accounted.push_str(&format!(", {n} {what}"));
+            }
+        }
         format!(
-            "{} field {}: {} documents, {} numbered, {} unnumbered{odd}, {} duplicates, {} gaps, largest {}, {counters}{}",
+            "{} field {}: {} documents, {} numbered, {} unnumbered{odd}, {} duplicates, {} gaps{accounted}, largest {}, {counters}{}",
             target.trigger.ns,
             target.field(),
             self.documents,
@@ -138,30 +174,16 @@ impl CheckSummary {
         )
     }
 
-    /// What makes this summary unclean (empty when clean).
-    pub fn problems(&self, gapless: bool) -> Vec<String> {
-        let mut problems = Vec::new();
-        let mut count = |n: u64, what: &str| {
-            if n > 0 {
-                problems.push(format!("{n} {what}"));
-            }
-        };
-        count(self.duplicates, "numbers held by several documents");
-        count(self.invalid, "values not integers");
-        count(self.off_grid, "numbers off the step grid");
-        count(
-            self.without_period,
-            "numbered documents without a period (the period field beside the number)",
-        );
-        count(self.unnumbered, "unnumbered documents");
-        if gapless {
-            count(self.gaps, "gaps");
-        }
-        if !self.counters_ok {
-            problems.push(
-                "a counter is behind the largest number (the next numbers would collide)"
-                    .to_owned(),
-            );
+    /// What makes this summary unclean (empty when clean): the core's verdicts per counter
+    /// and on unnumbered documents, gathered by [`audit_collection`] (`gapless`: unexplained
+    /// gaps too), and the numbered documents in no period's series.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = self.problems.clone();
+        if self.without_period > 0 {
+            problems.push(format!(
+                "{} numbered documents without a period (the period field beside the number)",
+                self.without_period
+            ));
         }
         problems
     }
@@ -206,10 +228,14 @@ impl From<mongodb::error::Error> for CheckError {
     }
 }
 
-/// Audits `target` through `mongo` (its documents collection is the target's collection).
+/// Audits `target` through `mongo` (its documents collection is the target's collection, its
+/// state collection the trigger's) and `ledger` (whose documents collection is the ledger).
+/// `gapless`: unexplained gaps are problems (a gapless trigger, or `--gapless`).
 pub async fn audit_collection<M: Mongo>(
     mongo: &M,
+    ledger: &M,
     target: &CheckTarget,
+    gapless: bool,
 ) -> Result<CheckSummary, SidecarError> {
     let spec = target.trigger.numbering.sequence();
     let field = target.field();
@@ -219,7 +245,7 @@ pub async fn audit_collection<M: Mongo>(
         .is_periodic()
         .then(|| target.trigger.numbering.period_field());
     let mut projection = Map::new();
-    projection.insert("_id".to_owned(), json!(0));
+    projection.insert("_id".to_owned(), json!(1));
     projection.insert(field.to_owned(), json!(1));
     if let Some(period_field) = &period_field {
         projection.insert(period_field.clone(), json!(1));
@@ -238,8 +264,11 @@ pub async fn audit_collection<M: Mongo>(
         ..CheckSummary::default()
     };
     let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    // The `_id`s of documents without a number, and of those whose number is not an integer.
+    let (mut missing, mut invalid) = (Vec::new(), Vec::new());
     for document in documents(mongo.execute(find).await?, "find")? {
         summary.documents += 1;
+        let id = document.get("_id").cloned().unwrap_or(Value::Null);
         match stored_value(&document, field) {
             Some(value) if mongo_seq_core::ejson::read_i64(value).is_ok() => {
                 summary.numbered += 1;
@@ -262,9 +291,25 @@ pub async fn audit_collection<M: Mongo>(
                     .unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
                 groups.entry(counter_id).or_default().push(value.clone());
             }
-            Some(_) => summary.invalid += 1,
-            None => summary.unnumbered += 1,
+            Some(_) => {
+                summary.invalid += 1;
+                invalid.push(id);
+            }
+            None => {
+                summary.unnumbered += 1;
+                missing.push(id);
+            }
         }
+    }
+    // The ledger's entries of this sequence, by counter: a counter whose numbers were all
+    // voided or deleted has a series too.
+    let mut entries: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for entry in accounts::ledger_entries(ledger, spec.name()).await? {
+        let counter_id = accounts::entry_counter(&entry);
+        entries.entry(counter_id).or_default().push(entry);
+    }
+    for counter_id in entries.keys() {
+        groups.entry(counter_id.clone()).or_default();
     }
     if groups.is_empty() && spec.scope().is_empty() && !spec.reset().is_periodic() {
         groups.insert(spec.name().to_owned(), Vec::new());
@@ -275,18 +320,54 @@ pub async fn audit_collection<M: Mongo>(
             Err(_) => None,
         };
         let report = audit(&numbers, spec.start(), spec.step(), counter)?;
-        summary.duplicates += report.duplicate_values;
-        summary.gaps += report.gap_count;
+        let recorded = entries.remove(&counter_id).unwrap_or_default();
+        let account = account(spec.start(), spec.step(), counter, &numbers, &recorded)?;
+        summary.duplicates += account.duplicates;
+        summary.gaps += account.gaps;
+        summary.voided += account.voided;
+        summary.deleted += account.deleted;
         summary.off_grid += report.off_grid;
         summary.largest = spec.further(summary.largest, report.largest);
         summary.counters_ok &= report.counter_ok;
-        summary.counters.insert(counter_id.clone(), counter);
-        summary.reports.insert(
-            counter_id,
-            super::counters::exact_numbers(
-                serde_json::to_value(&report).unwrap_or_else(|e| json!(e.to_string())),
-            ),
+        summary.problems.extend(
+            account
+                .problems(gapless)
+                .into_iter()
+                .map(|p| format!("{counter_id}: {p}")),
         );
+        summary.counters.insert(counter_id.clone(), counter);
+        summary.reports.insert(counter_id.clone(), exact(&report));
+        summary.accounts.insert(counter_id, exact(&account));
     }
+    // Unnumbered documents: each one waits as a dead letter, or is left silently.
+    let waiting = accounts::dead_letters(mongo, &target.trigger.id).await?;
+    let ids: Vec<Value> = waiting
+        .iter()
+        .filter_map(|d| mongo_seq_core::dead_letter_document(d).cloned())
+        .collect();
+    for (documents, what) in [
+        (&missing, "unnumbered documents"),
+        (
+            &invalid,
+            "documents whose number is not an integer (values not integers)",
+        ),
+    ] {
+        let verdict = unnumbered(documents, &ids);
+        summary.dead_letters += verdict.dead_letters;
+        summary.unexplained_unnumbered += verdict.unexplained;
+        summary.problems.extend(verdict.problems(what));
+    }
+    summary.dead_letter_list = waiting
+        .into_iter()
+        .take(accounts::LISTED)
+        .map(super::counters::exact_numbers)
+        .collect();
     Ok(summary)
+}
+
+/// A core report as JSON, integers beyond 2^53 − 1 as decimal strings.
+fn exact<T: Serialize>(report: &T) -> Value {
+    super::counters::exact_numbers(
+        serde_json::to_value(report).unwrap_or_else(|e| json!(e.to_string())),
+    )
 }

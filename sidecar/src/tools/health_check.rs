@@ -40,7 +40,9 @@ pub struct HealthReply {
 
 impl HealthReply {
     pub fn healthy(&self) -> bool {
-        self.status == 200 && self.body.get("status").and_then(Value::as_str) == Some("ok")
+        // `degraded`: documents wait as dead letters, the others are numbered (not down).
+        let status = self.body.get("status").and_then(Value::as_str);
+        self.status == 200 && matches!(status, Some("ok" | "degraded"))
     }
 
     /// One line: the verdict, then each trigger's state (and error when unhealthy).
@@ -63,7 +65,10 @@ impl HealthReply {
                                 error.unwrap_or("no message")
                             )
                         } else {
-                            format!("{id} {state}")
+                            match t.get("dead_letters").and_then(Value::as_u64) {
+                                Some(n) if n > 0 => format!("{id} {state} ({n} dead letters)"),
+                                _ => format!("{id} {state}"),
+                            }
                         }
                     })
                     .collect::<Vec<_>>()
@@ -71,7 +76,11 @@ impl HealthReply {
             .unwrap_or_default();
         format!(
             "{}: {} ({} trigger{}{}{})",
-            if self.healthy() {
+            if !self.healthy() {
+                "unhealthy"
+            } else if self.body.get("status").and_then(Value::as_str) == Some("degraded") {
+                "degraded"
+            } else if self.healthy() {
                 "healthy"
             } else {
                 "unhealthy"

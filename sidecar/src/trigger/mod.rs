@@ -7,12 +7,14 @@
 //!                    └──── lease lost (renewal, own deadline, fenced) ┘   shutdown: release
 //! session (session.rs): unique index → shard keys (sharding.rs) → CompletePending → state → open stream
 //!                       → [backfill (backfill.rs)] → batches (batch.rs) → token (state.rs)
+//!                       and dead letters retried (dead_letters.rs)
 //! ```
 //!
 //! Every database operation goes through `M`, the [`Mongo`] interface; every metric, health
 //! field and log line through the trigger's [`Probe`].
 
 mod backfill;
+mod dead_letters;
 mod index;
 mod path;
 mod plans;

@@ -2,16 +2,23 @@
 //! `NumberBatch` (default or gapless, as the trigger's `NumberingSpec` says; the protocol and
 //! its diagram are in `crates/mongo-seq-core/src/numbering/batch.rs` and `gapless.rs`), and a
 //! new holder first completes the intents left pending (`CompletePending`). The sidecar runs the
-//! commands with its lease's fence checked before each write and reports the plans' notes.
+//! commands with its lease's fence checked before each write and reports the plans' notes; the
+//! documents a batch cannot number are recorded as dead letters (`dead_letters.rs`).
 
-use mongo_seq_core::{BatchReport, ClusterTime, CompletePending, NumberBatch, Plan};
+use std::sync::Mutex;
+
+use mongo_seq_core::{
+    BatchReport, ClusterTime, CompletePending, DeadLetter, Note, NumberBatch, Plan,
+};
 use serde_json::Value;
 
 use super::Trigger;
 use crate::error::SidecarError;
 use crate::fence::Fence;
+use crate::lock::lock;
 use crate::mongo::Mongo;
 use crate::run_plan::run_plan;
+use crate::tools::dead_letters;
 
 impl<M: Mongo> Trigger<M> {
     /// Numbers a batch of inserted documents (Extended JSON, in the order the stream or the
@@ -41,6 +48,12 @@ impl<M: Mongo> Trigger<M> {
         after: Option<ClusterTime>,
     ) -> Result<BatchReport, SidecarError> {
         fence.check()?;
+        // Dead letters by their number field, whether or not the batch then drops them
+        // (`verify` drops every document with a value there).
+        let mut letters: Vec<DeadLetter> = documents
+            .iter()
+            .filter_map(|d| DeadLetter::of_document(&self.spec.numbering, d))
+            .collect();
         let mut plan = NumberBatch::dated(
             &self.spec.numbering,
             documents,
@@ -49,8 +62,15 @@ impl<M: Mongo> Trigger<M> {
             verify,
             after,
         )?;
-        let report = self.run_held(&mut plan, fence).await?;
+        let (report, noted) = self.run_held_collecting(&mut plan, fence).await?;
         self.probe.numbered(&report);
+        letters.extend(noted);
+        // Recorded before the caller stores a resume token past these documents' events.
+        if !letters.is_empty() {
+            fence.check()?;
+            let new = dead_letters::record(&self.mongo, self.id(), &letters).await?;
+            self.probe.dead_letters_recorded(&letters, new);
+        }
         Ok(report)
     }
 
@@ -76,11 +96,36 @@ impl<M: Mongo> Trigger<M> {
         P: Plan + Send,
         P::Output: Send,
     {
-        let result = run_plan(&self.mongo, plan, || fence.check(), |n| self.probe.note(n)).await;
-        if let Err(SidecarError::Fenced(_)) = &result {
+        Ok(self.run_held_collecting(plan, fence).await?.0)
+    }
+
+    /// [`Trigger::run_held`], with the dead letters its notes report (the core decides which).
+    pub(super) async fn run_held_collecting<P>(
+        &self,
+        plan: &mut P,
+        fence: &Fence,
+    ) -> Result<(P::Output, Vec<DeadLetter>), SidecarError>
+    where
+        P: Plan + Send,
+        P::Output: Send,
+    {
+        let letters = Mutex::new(Vec::new());
+        let note = |n: Note| {
+            if let Some(letter) = DeadLetter::of_note(&n) {
+                lock(&letters).push(letter);
+            }
+            self.probe.note(n);
+        };
+        let result = run_plan(&self.mongo, plan, || fence.check(), note).await;
+        self.fenced_if(&result, fence);
+        Ok((result?, letters.into_inner().unwrap_or_default()))
+    }
+
+    /// A write refused by a later holder's epoch: counted once, and the lease is then lost.
+    pub(super) fn fenced_if<T>(&self, result: &Result<T, SidecarError>, fence: &Fence) {
+        if let Err(SidecarError::Fenced(_)) = result {
             self.probe.fenced();
             fence.lose();
         }
-        result
     }
 }

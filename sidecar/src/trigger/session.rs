@@ -40,6 +40,14 @@ impl<M: Mongo> Trigger<M> {
         // Whoever holds the trigger completes what an interrupted holder left pending first.
         self.complete_pending(fence).await?;
         let stored = self.state.load().await?;
+        // The dead letters waiting (read with the state): retried now, then every interval
+        // while any wait.
+        if stored.dead_letters > 0 {
+            self.retry_dead_letters(fence).await?;
+        } else {
+            self.probe.dead_letters_waiting([], 0);
+        }
+        let mut last_retry = Instant::now();
         let backfill = *force_backfill || stored.token.is_none() || !stored.backfill_done;
         // The stream is opened before the backfill scans, so nothing inserted meanwhile is missed.
         let mut stream = self.mongo.watch(self.watch(stored.token.clone())).await?;
@@ -79,6 +87,12 @@ impl<M: Mongo> Trigger<M> {
         let mut last_cluster_secs: Option<u32> = None;
         while !shutdown.is_cancelled() {
             fence.check()?;
+            if self.probe.dead_letters() > 0
+                && last_retry.elapsed() >= self.settings.dead_letter_retry
+            {
+                self.retry_dead_letters(fence).await?;
+                last_retry = Instant::now();
+            }
             let batch = self
                 .next_batch(&mut stream, shutdown, &mut last_read)
                 .await?;

@@ -183,6 +183,14 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mongo-seq"))
 }
 
+/// A port nothing listens on (bound once, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
 /// Writes `text` to a temporary config file.
 pub fn write_config(name: &str, text: &str) -> PathBuf {
     let path =

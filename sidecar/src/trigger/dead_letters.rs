@@ -1,0 +1,43 @@
+//! The holder's retries of its trigger's dead letters (`tools/dead_letters.rs`): at the start
+//! of a session when the state's read found some, then every `dead_letter_retry_ms` while some
+//! wait. Periodic rather than watching updates of the dead-lettered documents: the trigger's
+//! stream sees only inserts (and, with `on = "match"`, documents coming to match), so watching
+//! repairs would take a second change stream per trigger, or reopening the stream whenever the
+//! list changes; a retry costs at most three `find`s per interval, and only while dead letters
+//! wait. A repair is numbered within one interval.
+
+use super::Trigger;
+use crate::error::SidecarError;
+use crate::fence::Fence;
+use crate::mongo::Mongo;
+use crate::tools::dead_letters;
+
+impl<M: Mongo> Trigger<M> {
+    /// One retry round as the holder of `fence`.
+    pub(super) async fn retry_dead_letters(&self, fence: &Fence) -> Result<(), SidecarError> {
+        let stored = dead_letters::waiting(&self.mongo, self.id()).await?;
+        if stored.is_empty() {
+            self.probe.dead_letters_waiting([], 0);
+            return Ok(());
+        }
+        fence.check()?;
+        let result = dead_letters::retry(
+            &self.mongo,
+            &self.spec,
+            &stored,
+            Some(fence.epoch),
+            || fence.check(),
+            |n| self.probe.note(n),
+        )
+        .await;
+        self.fenced_if(&result, fence);
+        let outcome = result?;
+        self.probe.numbered(&outcome.report);
+        let resolved = outcome.numbered.len() + outcome.gone.len();
+        self.probe.dead_letters_waiting(
+            outcome.waiting.iter().map(|l| l.id.to_string()),
+            u64::try_from(resolved).unwrap_or(u64::MAX),
+        );
+        Ok(())
+    }
+}
