@@ -50,7 +50,8 @@
 //! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
 //!   batches, gapless groups and intents, seeding before a backfill, checkpoints;
 //! * [`import`]: adopting other plugins' counters;
-//! * [`ledger`]: accounting for a series' numbers (the audit).
+//! * [`ledger`]: accounting for a series' numbers (the audit; the ledger of voided numbers and
+//!   deleted documents' numbers).
 //!
 //! Each module's docs hold its protocol diagram; the crate README has the error code table.
 
@@ -119,6 +120,8 @@ pub use lease::acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
 pub use lease::twin::{Twin, TwinWatch, TWIN_RENEWALS};
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
+pub use ledger::entry::{LedgerEntry, LedgerKind, DELETED_REASON};
+pub use ledger::void::{VoidNumbers, VoidOutcome, VoidRequest, MAX_VOIDS};
 pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,
 };

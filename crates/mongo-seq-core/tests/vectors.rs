@@ -3,7 +3,7 @@
 //! (leases, intents, gapless numbering) and `batch.json` (the sidecar's protocols: batch
 //! numbering, backfill seeding, counter ids, trigger options, write replies), and the core's
 //! part of `periods.json` (local date → period → counter id → formatted id; the hosts replay
-//! instant → local date). Every mismatch is collected and reported with expected/actual JSON.
+//! instant → local date), and `ledger.json` (voids, deletion records). Every mismatch is collected and reported with expected/actual JSON.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -17,6 +17,7 @@ use mongo_seq_core::{
     RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting,
     SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
+use mongo_seq_core::{LedgerEntry, VoidNumbers, VoidRequest};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -32,7 +33,13 @@ use input::{
 // The core's part of periods.json.
 mod periods;
 
-const FILES: [&str; 4] = ["core.json", "gapless.json", "batch.json", "periods.json"];
+const FILES: [&str; 5] = [
+    "core.json",
+    "gapless.json",
+    "batch.json",
+    "periods.json",
+    "ledger.json",
+];
 
 fn load(file: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -195,6 +202,22 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             case["calls"].as_array().map_or(&[][..], Vec::as_slice),
             trace,
         ),
+        // -------------------------------------------------------------- ledger.json
+        "void" => drive(
+            spec(input).and_then(|spec| {
+                VoidNumbers::new(&spec, &VoidRequest::from_json(arg(input, "request"))?)
+            }),
+            &steps,
+            trace,
+        ),
+        "deletionEntry" => LedgerEntry::deletion(
+            text(input, "counterId"),
+            int(input, "number"),
+            arg(input, "document").clone(),
+            text(input, "by"),
+            int(input, "atMs"),
+        )
+        .map(|entry| entry.to_document()),
         // ------------------------------------------------------------- gapless.json
         "gaplessReserve" => drive(
             spec(input).and_then(|s| {
@@ -438,6 +461,11 @@ fn gapless_vectors() {
 #[test]
 fn batch_vectors() {
     replay("batch.json");
+}
+
+#[test]
+fn ledger_vectors() {
+    replay("ledger.json");
 }
 
 #[test]

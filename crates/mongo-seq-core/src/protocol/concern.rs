@@ -294,7 +294,8 @@ impl Command {
             "find" | "aggregate" => Some(match self.collection()? {
                 crate::protocol::command::Collection::Documents => ReadConcern::local(),
                 crate::protocol::command::Collection::Counters
-                | crate::protocol::command::Collection::Leases => ReadConcern::majority(),
+                | crate::protocol::command::Collection::Leases
+                | crate::protocol::command::Collection::Ledger => ReadConcern::majority(),
             }),
             _ => None,
         }

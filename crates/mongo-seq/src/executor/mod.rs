@@ -130,6 +130,7 @@ pub struct Executor {
     documents: Option<Place>,
     counters: Place,
     leases: Option<Place>,
+    ledger: Option<Place>,
 }
 
 impl Executor {
@@ -146,6 +147,7 @@ impl Executor {
             documents: None,
             counters: Place::new(counters),
             leases: None,
+            ledger: None,
         }
     }
 
@@ -178,6 +180,22 @@ impl Executor {
     #[must_use]
     pub fn with_leases(mut self, leases: Collection<Document>) -> Self {
         self.leases = Some(Place::new(leases));
+        self
+    }
+
+    /// `Collection::Ledger` is `ledger` (voided numbers, deleted documents' numbers).
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) {
+    /// use mongo_seq::executor::Executor;
+    ///
+    /// let executor = Executor::new(db.collection("counters")).with_ledger(db.collection("mongo_seq_ledger"));
+    /// # let _ = executor;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_ledger(mut self, ledger: Collection<Document>) -> Self {
+        self.ledger = Some(Place::new(ledger));
         self
     }
 
@@ -246,6 +264,7 @@ impl Executor {
             Target::Counters => Ok(&self.counters),
             Target::Documents => self.documents.as_ref().ok_or_else(|| missing("documents")),
             Target::Leases => self.leases.as_ref().ok_or_else(|| missing("state")),
+            Target::Ledger => self.ledger.as_ref().ok_or_else(|| missing("ledger")),
         }
     }
 
