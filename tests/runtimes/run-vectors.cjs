@@ -2,10 +2,11 @@
 // which requires the ES module); the shared replay logic is an ES module, imported dynamically.
 const { core, localDates, Sequences } = require("mongo-seq");
 
-import("./vector-cases.mjs").then(async ({ runVectors }) => {
+import("./vector-cases.mjs").then(async ({ runVectors, runLedgerVectors }) => {
   const { report } = await import("./report.mjs");
   const { runPeriodVectors, runHostPeriodVectors } = await import("./period-cases.mjs");
   report(runVectors(core));
+  report(runLedgerVectors(core), "ledger");
   report(runPeriodVectors(core), "periods");
   report(runHostPeriodVectors({ localDates, Sequences }), "local dates");
 });

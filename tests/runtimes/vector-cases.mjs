@@ -1,4 +1,4 @@
-// Replays tests/vectors/core.json through the Wasm core as JS sees it (the package's `core`
+// Replays tests/vectors/core.json (and ledger.json: `runLedgerVectors`) through the Wasm core as JS sees it (the package's `core`
 // export): inputs go in as JS values (exact integers as BigInt), outputs come back as JS
 // values and are compared, as canonical JSON text, with the expected ones. Mirrors the native
 // runner crates/mongo-seq-core/tests/vectors.rs, including its plan-protocol checks. Every plan
@@ -8,6 +8,12 @@ import { readFileSync } from "node:fs";
 import { parseExact, canonical, lineDiff } from "./exact-json.mjs";
 
 export const VECTOR_FILE = new URL("../vectors/core.json", import.meta.url);
+export const LEDGER_FILE = new URL("../vectors/ledger.json", import.meta.url);
+
+/** Runs every case of ledger.json (voids), as `runVectors` does core.json's. */
+export function runLedgerVectors(core, vectors = parseExact(readFileSync(LEDGER_FILE, "utf8"))) {
+  return runVectors(core, vectors);
+}
 
 /** Runs every case; resolves with `{ total, failures: string[] }`. */
 export function runVectors(core, vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"))) {
@@ -58,6 +64,8 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) => drive(() => spec.reserve(input.request), steps, problems));
     case "current":
       return withSpec(core, input, (spec) => drive(() => spec.current(input.counterId), steps, problems));
+    case "void":
+      return withSpec(core, input, (spec) => drive(() => spec.voidNumbers(input.request), steps, problems));
     case "setNext":
       return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
     case "resetAll":

@@ -3,7 +3,7 @@
 //! (leases, intents, gapless numbering) and `batch.json` (the sidecar's protocols: batch
 //! numbering, backfill seeding, counter ids, trigger options, write replies), and the core's
 //! part of `periods.json` (local date → period → counter id → formatted id; the hosts replay
-//! instant → local date), and `ledger.json` (voids, deletion records). Every mismatch is collected and reported with expected/actual JSON.
+//! instant → local date), and `ledger.json` (voids). Every mismatch is collected and reported with expected/actual JSON.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ use mongo_seq_core::{
     RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence, SeedFromExisting,
     SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
-use mongo_seq_core::{LedgerEntry, VoidNumbers, VoidRequest};
+use mongo_seq_core::{VoidNumbers, VoidRequest};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -210,14 +210,6 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             &steps,
             trace,
         ),
-        "deletionEntry" => LedgerEntry::deletion(
-            text(input, "counterId"),
-            int(input, "number"),
-            arg(input, "document").clone(),
-            text(input, "by"),
-            int(input, "atMs"),
-        )
-        .map(|entry| entry.to_document()),
         // ------------------------------------------------------------- gapless.json
         "gaplessReserve" => drive(
             spec(input).and_then(|s| {
