@@ -301,7 +301,7 @@ pub use wait::WaitOptions;
 /// The core's types that this crate's API returns or takes.
 pub use mongo_seq_core::{
     CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter, IndexChange, Period,
-    Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome, SkippedCounter,
+    Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome, SkippedCounter, VoidOutcome,
 };
 
 /// The sans-I/O core (`mongo-seq-core`): its plans, for tools that drive them with
