@@ -314,6 +314,7 @@ impl Mongo for SimMongo {
                     Collection::Counters => target.counters.clone(),
                     Collection::Documents => target.documents.clone(),
                     Collection::Leases => target.leases.clone(),
+                    Collection::Ledger => target.ledger.clone(),
                 },
                 entry: None,
             })

@@ -30,6 +30,8 @@ pub const FIELD: &str = "seq";
 const DB: &str = "app";
 const COUNTERS: &str = "app.sidecar_counters";
 const STATE: &str = "app.mongo_seq_state";
+/// The sidecars' ledger (deletion records, the clerk's voids).
+pub const LEDGER: &str = "app.mongo_seq_ledger";
 
 /// One watched collection and its trigger.
 #[derive(Debug, Clone)]
@@ -142,6 +144,7 @@ impl Watched {
             counters: COUNTERS.to_owned(),
             documents: self.ns(),
             leases: STATE.to_owned(),
+            ledger: LEDGER.to_owned(),
             ..Target::default()
         }
     }

@@ -183,57 +183,15 @@ pub enum SeqError {
     /// whole shard key (see [`crate::counter::shard_key`]). Nothing was written.
     #[error("the collection {collection} is sharded on {key}: mongo-seq writes each counter by its `_id` alone, and a sharded collection takes an upsert only with the whole shard key in its filter; keep the counters in an unsharded collection (the package's `collection` option, the sidecar's `mongodb.counters`), or shard it on {{ _id: 1 }} or {{ _id: \"hashed\" }} (reshardCollection; unshardCollection from MongoDB 8.0)")]
     UnsupportedShardKey { collection: String, key: String },
-
-    // The ledger: voided numbers and deleted documents' numbers (`crate::ledger`).
-    /// A void names a number the ledger already accounts for (`kind`: `void`, or `deleted`
-    /// when a trigger recorded its document's deletion). Nothing (more) was written.
-    #[error("number {number} of counter `{counter_id}` is already in the ledger ({}): a number is voided once{}", ledger_kind(kind), written_before(written))]
-    AlreadyVoided {
+    /// A void the ledger's rules refuse (`code`: ALREADY_VOIDED, INTENT_PENDING, NUMBER_HELD,
+    /// NUMBER_NOT_ISSUED; see `crate::ledger::void`). Nothing (more) was written.
+    #[error("{message}")]
+    VoidRefused {
+        code: &'static str,
         counter_id: String,
         number: i64,
-        kind: String,
-        /// Numbers of the same call written before a concurrent void took this one.
-        written: Vec<i64>,
+        message: String,
     },
-    /// A void names a number while the counter has a pending gapless intent: its completion
-    /// may still move numbers down into any number from `first` on, so none is voided then.
-    #[error("counter `{counter_id}` has a pending gapless intent (from {first}): a sidecar trigger is writing or completing its numbers; try again when it is done (nothing was written)")]
-    IntentPending { counter_id: String, first: i64 },
-    /// A void names a number a document holds. Nothing was written.
-    #[error("number {number} of counter `{counter_id}` is held by document {document}: only a number no document holds can be voided (nothing was written)")]
-    NumberHeld {
-        counter_id: String,
-        number: i64,
-        document: String,
-    },
-    /// A void names a number the counter has not issued (or a counter that does not exist):
-    /// it would be handed out later. Nothing was written.
-    #[error("number {number} of counter `{counter_id}` was never issued ({}): only issued numbers can be voided (nothing was written)", last.map_or_else(|| "the counter does not exist".to_owned(), |last| format!("the counter's last is {last}")))]
-    NumberNotIssued {
-        counter_id: String,
-        number: i64,
-        last: Option<i64>,
-    },
-}
-
-fn ledger_kind(kind: &str) -> &str {
-    match kind {
-        "void" => "voided",
-        "deleted" => "recorded as its document's deletion",
-        other => other,
-    }
-}
-
-fn written_before(written: &[i64]) -> String {
-    if written.is_empty() {
-        " (nothing was written)".to_owned()
-    } else {
-        let list: Vec<String> = written.iter().map(i64::to_string).collect();
-        format!(
-            " (another void took it meanwhile; this call had voided {} already)",
-            list.join(", ")
-        )
-    }
 }
 
 /// Whose index a unique index on the counters collection is, by the shapes the peers create,
@@ -314,10 +272,7 @@ impl SeqError {
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
             Self::ResetRefused { .. } => "RESET_REFUSED",
             Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
-            Self::AlreadyVoided { .. } => "ALREADY_VOIDED",
-            Self::IntentPending { .. } => "INTENT_PENDING",
-            Self::NumberHeld { .. } => "NUMBER_HELD",
-            Self::NumberNotIssued { .. } => "NUMBER_NOT_ISSUED",
+            Self::VoidRefused { code, .. } => code,
         }
     }
 
@@ -464,38 +419,11 @@ impl SeqError {
                 ("collection", collection.as_str().into()),
                 ("key", key.as_str().into()),
             ]),
-            Self::AlreadyVoided {
-                counter_id,
-                number,
-                kind,
-                written,
+            Self::VoidRefused {
+                counter_id, number, ..
             } => object([
                 ("counterId", counter_id.as_str().into()),
                 ("number", (*number).into()),
-                ("kind", kind.as_str().into()),
-                ("written", written.clone().into()),
-            ]),
-            Self::IntentPending { counter_id, first } => object([
-                ("counterId", counter_id.as_str().into()),
-                ("first", (*first).into()),
-            ]),
-            Self::NumberHeld {
-                counter_id,
-                number,
-                document,
-            } => object([
-                ("counterId", counter_id.as_str().into()),
-                ("number", (*number).into()),
-                ("document", document.as_str().into()),
-            ]),
-            Self::NumberNotIssued {
-                counter_id,
-                number,
-                last,
-            } => object([
-                ("counterId", counter_id.as_str().into()),
-                ("number", (*number).into()),
-                ("last", (*last).into()),
             ]),
         };
         Some(details)

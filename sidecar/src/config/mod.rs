@@ -46,6 +46,9 @@ pub struct Config {
     pub uri: String,
     pub counters: Namespace,
     pub state: Namespace,
+    /// The ledger: voided numbers and deleted documents' numbers (`mongodb.ledger`, default
+    /// `mongo_seq_ledger` in the counters' database).
+    pub ledger: Namespace,
     pub settings: Settings,
     /// `None` when `[http].enabled = false`.
     pub http: Option<SocketAddr>,
@@ -123,11 +126,23 @@ pub fn validate(
             "must differ from mongodb.counters",
         ));
     }
+    let ledger = Namespace::parse(
+        &Key::file("mongodb.ledger"),
+        raw.mongodb.ledger.as_deref().unwrap_or("mongo_seq_ledger"),
+        Some(&counters.db),
+    )?;
+    if ledger == counters || ledger == state {
+        return Err(invalid_key(
+            "mongodb.ledger",
+            "must differ from mongodb.counters and mongodb.state",
+        ));
+    }
 
     Ok(Config {
         uri,
         counters,
         state,
+        ledger,
         settings: settings::settings(raw.sidecar, raw.lease, &env)?,
         http: http::http_addr(&raw.http, &env)?,
         triggers,

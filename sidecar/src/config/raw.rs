@@ -29,6 +29,7 @@ pub struct RawMongo {
     pub database: Option<String>,
     pub counters: Option<String>,
     pub state: Option<String>,
+    pub ledger: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -17,6 +17,7 @@ fn minimal_config_gets_defaults() {
     .unwrap();
     assert_eq!(c.counters.to_string(), "app.counters");
     assert_eq!(c.state.to_string(), "app.mongo_seq_state");
+    assert_eq!(c.ledger.to_string(), "app.mongo_seq_ledger");
     assert_eq!(c.triggers[0].numbering.sequence().name(), "app.orders");
     assert_eq!(c.triggers[0].id, "app.orders.seq");
     assert_eq!(c.settings.batch_size, 1000);

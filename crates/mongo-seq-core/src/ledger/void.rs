@@ -294,17 +294,53 @@ impl VoidMachine {
             .unwrap_or_default()
     }
 
-    fn already(&self, number: i64, entry: Option<&Value>, written: Vec<i64>) -> SeqError {
-        let kind = entry
-            .and_then(|entry| entry.get("kind"))
-            .and_then(Value::as_str)
-            .unwrap_or("void");
-        SeqError::AlreadyVoided {
-            counter_id: self.counter_id().to_owned(),
+    /// ALREADY_VOIDED: `number` has the ledger entry `entry` already (and this call wrote
+    /// `written` before a concurrent writer took it).
+    fn already(&self, number: i64, entry: Option<&Value>, written: &[i64]) -> SeqError {
+        let kind = match entry.and_then(|e| e.get("kind")).and_then(Value::as_str) {
+            Some("deleted") => "recorded as its document's deletion",
+            _ => "voided",
+        };
+        let after = if written.is_empty() {
+            "nothing was written".to_owned()
+        } else {
+            let list: Vec<String> = written.iter().map(i64::to_string).collect();
+            format!(
+                "another writer took it meanwhile; this call had voided {} already",
+                list.join(", ")
+            )
+        };
+        self.refused(
+            "ALREADY_VOIDED",
             number,
-            kind: kind.to_owned(),
-            written,
+            format!("is already in the ledger ({kind}): a number is voided once ({after})"),
+        )
+    }
+
+    /// A refusal of `number`: `message` follows "number N of counter `C` ".
+    fn refused(&self, code: &'static str, number: i64, message: String) -> SeqError {
+        let counter_id = self.counter_id().to_owned();
+        SeqError::VoidRefused {
+            code,
+            message: format!("number {number} of counter `{counter_id}` {message}"),
+            counter_id,
+            number,
         }
+    }
+
+    /// NUMBER_NOT_ISSUED (`last`: the counter's, `None` when it does not exist).
+    fn not_issued(&self, number: i64, last: Option<i64>) -> SeqError {
+        let why = last.map_or_else(
+            || "the counter does not exist".to_owned(),
+            |last| format!("the counter's last is {last}"),
+        );
+        self.refused(
+            "NUMBER_NOT_ISSUED",
+            number,
+            format!(
+                "was never issued ({why}): only issued numbers can be voided (nothing was written)"
+            ),
+        )
     }
 
     fn check_counter(&self, document: &Value) -> Result<(), SeqError> {
@@ -312,10 +348,12 @@ impl VoidMachine {
         let last = read_spec_counter(&self.spec, document, counter_id)?;
         let (_, intent) = read_counter_extras(document, counter_id)?;
         if let Some(intent) = intent {
-            return Err(SeqError::IntentPending {
-                counter_id: counter_id.to_owned(),
-                first: intent.first,
-            });
+            let number = self.number_of(None);
+            return Err(self.refused(
+                "INTENT_PENDING",
+                number,
+                format!("cannot be voided now: the counter has a pending gapless intent (from {}); a sidecar trigger is writing or completing its numbers: try again when it is done (nothing was written)", intent.first),
+            ));
         }
         let beyond = |n: i64| {
             if self.spec.step() > 0 {
@@ -325,22 +363,14 @@ impl VoidMachine {
             }
         };
         match self.entries.iter().find(|entry| beyond(entry.number)) {
-            Some(entry) => Err(SeqError::NumberNotIssued {
-                counter_id: counter_id.to_owned(),
-                number: entry.number,
-                last: Some(last),
-            }),
+            Some(entry) => Err(self.not_issued(entry.number, Some(last))),
             None => Ok(()),
         }
     }
 
     fn transition(&mut self, reply: Reply) -> Result<Step<VoidOutcome>, SeqError> {
         match (self.phase, reply) {
-            (Phase::ReadCounter, Reply::None) => Err(SeqError::NumberNotIssued {
-                counter_id: self.counter_id().to_owned(),
-                number: self.number_of(None),
-                last: None,
-            }),
+            (Phase::ReadCounter, Reply::None) => Err(self.not_issued(self.number_of(None), None)),
             (Phase::ReadCounter, Reply::Document { document }) => {
                 self.check_counter(&document)?;
                 self.phase = Phase::FindHeld;
@@ -352,11 +382,11 @@ impl VoidMachine {
                 if let Some(document) = documents.first() {
                     let number = self.number_of(stored_value(document, &self.field));
                     let id = document.get("_id").cloned().unwrap_or(Value::Null);
-                    return Err(SeqError::NumberHeld {
-                        counter_id: self.counter_id().to_owned(),
+                    return Err(self.refused(
+                        "NUMBER_HELD",
                         number,
-                        document: ejson::truncate(&id.to_string()),
-                    });
+                        format!("is held by document {}: only a number no document holds can be voided (nothing was written)", ejson::truncate(&id.to_string())),
+                    ));
                 }
                 self.phase = Phase::FindLedger;
                 Ok(Step::Command(self.ledger_command()))
@@ -365,7 +395,7 @@ impl VoidMachine {
                 let entries = reply.into_documents("find")?;
                 if let Some(entry) = entries.first() {
                     let number = self.number_of(entry.get("_id").and_then(|id| id.get("number")));
-                    return Err(self.already(number, Some(entry), Vec::new()));
+                    return Err(self.already(number, Some(entry), &[]));
                 }
                 self.insert(0)
             }
@@ -397,7 +427,7 @@ impl VoidMachine {
                     .map(|entry| entry.number)
                     .collect();
                 let number = self.entries.get(index).map_or(0, |entry| entry.number);
-                Err(self.already(number, found.as_ref(), written))
+                Err(self.already(number, found.as_ref(), &written))
             }
         }
     }

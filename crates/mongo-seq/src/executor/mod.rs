@@ -36,6 +36,7 @@ pub mod classify;
 pub mod convert;
 mod host;
 mod insert;
+mod places;
 mod sharding;
 mod update;
 
@@ -164,38 +165,6 @@ impl Executor {
     #[must_use]
     pub fn with_documents(mut self, documents: Collection<Document>) -> Self {
         self.documents = Some(Place::new(documents));
-        self
-    }
-
-    /// `Collection::Leases` is `leases`.
-    ///
-    /// ```no_run
-    /// # fn example(db: mongodb::Database) {
-    /// use mongo_seq::executor::Executor;
-    ///
-    /// let executor = Executor::new(db.collection("counters")).with_leases(db.collection("leases"));
-    /// # let _ = executor;
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn with_leases(mut self, leases: Collection<Document>) -> Self {
-        self.leases = Some(Place::new(leases));
-        self
-    }
-
-    /// `Collection::Ledger` is `ledger` (voided numbers, deleted documents' numbers).
-    ///
-    /// ```no_run
-    /// # fn example(db: mongodb::Database) {
-    /// use mongo_seq::executor::Executor;
-    ///
-    /// let executor = Executor::new(db.collection("counters")).with_ledger(db.collection("mongo_seq_ledger"));
-    /// # let _ = executor;
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn with_ledger(mut self, ledger: Collection<Document>) -> Self {
-        self.ledger = Some(Place::new(ledger));
         self
     }
 
