@@ -110,3 +110,83 @@ async fn void_records_from_the_config_s_trigger_and_refuses_with_nothing_written
     );
     plain.database(&db).drop().await.ok();
 }
+
+/// Waits until the ledger `name` of `db` holds `n` entries.
+async fn wait_ledger(plain: &mongodb::Client, db: &str, n: usize) -> Vec<Document> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let entries = ledger(plain, db, "mongo_seq_ledger").await;
+        if entries.len() >= n {
+            return entries;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ledger has {entries:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gapless_trigger_records_deleted_documents_numbers_also_those_deleted_while_it_was_down()
+{
+    let (db, plain, coll) = test_db("deleted").await;
+    // Pre-images on the collection (MongoDB 6.0+; the test server's patch 7).
+    plain
+        .database(&db)
+        .create_collection("orders")
+        .await
+        .unwrap();
+    plain
+        .database(&db)
+        .run_command(
+            doc! { "collMod": "orders", "changeStreamPreAndPostImages": { "enabled": true } },
+        )
+        .await
+        .unwrap();
+    let cfg = config(&db, "sequence = \"orders\"\ngapless = true", "");
+    let instance = cfg.settings.lease.instance_id.clone();
+    let run = start(cfg.clone(), options().await, false);
+    wait_running(&run).await;
+    coll.insert_many((0..5).map(|i| doc! { "i": i }))
+        .await
+        .unwrap();
+    wait_numbered(&coll, "seq", 5, std::time::Duration::from_secs(60)).await;
+    let gone = coll.find_one(doc! { "seq": 2 }).await.unwrap().unwrap();
+    coll.delete_one(doc! { "seq": 2 }).await.unwrap();
+    // An unnumbered document's deletion records nothing.
+    coll.insert_one(doc! { "i": 9, "seq": "not a number" })
+        .await
+        .unwrap();
+    coll.delete_one(doc! { "i": 9 }).await.unwrap();
+    let entries = wait_ledger(&plain, &db, 1).await;
+    assert_eq!(
+        entries,
+        [doc! {
+            "_id": { "counter": "orders", "number": 2_i64 }, "sequence": "orders", "kind": "deleted",
+            "reason": "document deleted", "by": instance.as_str(), "document": gone.get("_id").unwrap().clone(),
+        }]
+    );
+    run.stop().await;
+
+    // Deleted while no sidecar runs (as after a crash between the deletion and its record):
+    // recorded when the trigger resumes from its stored token.
+    coll.delete_many(doc! { "seq": { "$in": [4, 5] } })
+        .await
+        .unwrap();
+    let run = start(cfg, options().await, false);
+    wait_running(&run).await;
+    let entries = wait_ledger(&plain, &db, 3).await;
+    let numbers: Vec<i64> = entries
+        .iter()
+        .map(|e| e.get_document("_id").unwrap().get_i64("number").unwrap())
+        .collect();
+    assert_eq!(numbers, [2, 4, 5]);
+    run.stop().await;
+    assert_eq!(numbers_of(&coll).await, [1, 3], "the others keep theirs");
+    plain.database(&db).drop().await.ok();
+}
+
+async fn numbers_of(coll: &Collection<Document>) -> Vec<i64> {
+    numbers(coll, "seq").await
+}

@@ -120,6 +120,7 @@ pub use lease::acquire::{AcquireLease, Acquisition, RenewLease, Renewal};
 pub use lease::document::{Lease, LeaseHolder, LeaseInfo, LeaseOutcome, LeaseRequest};
 pub use lease::twin::{Twin, TwinWatch, TWIN_RENEWALS};
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
+pub use ledger::deletions::{Deletion, DeletionReport, RecordDeletions};
 pub use ledger::entry::{LedgerEntry, LedgerKind, DELETED_REASON};
 pub use ledger::void::{VoidNumbers, VoidOutcome, VoidRequest, MAX_VOIDS};
 pub use numbering::assign::{

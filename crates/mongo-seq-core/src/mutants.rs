@@ -36,11 +36,13 @@ pub enum Mutant {
     /// plan's own writes (a secondary may answer from before them: the product before the fix
     /// of seed 8,234,182).
     ReadBeforeOwnWrites,
+    /// A gapless trigger does not record a deleted document's number in the ledger (issue 20).
+    SkipDeletionRecord,
 }
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 9] = [
+    pub const KNOWN: [Mutant; 10] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
@@ -50,11 +52,12 @@ impl Mutant {
         Mutant::UnanchoredSkipRead,
         Mutant::UnconditionedNumbering,
         Mutant::ReadBeforeOwnWrites,
+        Mutant::SkipDeletionRecord,
     ];
 
     /// The mutants the simulator's workload can catch (its mutant check runs each; every
     /// known one: `UnconditionedNumbering` by the `on = "match"` triggers, issue 19).
-    pub const ALL: [Mutant; 9] = Mutant::KNOWN;
+    pub const ALL: [Mutant; 10] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -67,6 +70,7 @@ impl Mutant {
             Mutant::UnanchoredSkipRead => "unanchored-skip-read",
             Mutant::UnconditionedNumbering => "unconditioned-numbering",
             Mutant::ReadBeforeOwnWrites => "read-before-own-writes",
+            Mutant::SkipDeletionRecord => "skip-deletion-record",
         }
     }
 }

@@ -162,8 +162,14 @@ pub fn read(
             Op::Delete { ns: target, id } if target == ns => {
                 event.insert("operationType", "delete");
                 event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("wallTime", wall_time(entry));
                 event.insert("ns", namespace(ns));
                 event.insert("documentKey", bson::doc! { "_id": id.clone() });
+                // The collection has pre-images (`changeStreamPreAndPostImages`): the document
+                // as the oplog's last write before the deletion left it.
+                if let Some(before) = pre_image(node, ns, entry.ts, id) {
+                    event.insert("fullDocumentBeforeChange", before);
+                }
                 false
             }
             Op::Drop { ns: target } if target == ns => {
@@ -284,4 +290,26 @@ pub fn start_now(node: &Node) -> Position {
         ts: node.last_ts(),
         sub: 0,
     }
+}
+
+/// The document `id` of `ns` as it was just before the oplog entry at `ts` (its last `Put`
+/// before it), if the oplog still has it.
+fn pre_image(node: &Node, ns: &str, ts: Ts, id: &Bson) -> Option<Document> {
+    node.oplog
+        .iter()
+        .rev()
+        .filter(|e| e.ts < ts)
+        .find_map(|e| match &e.op {
+            Op::Put {
+                ns: target,
+                document,
+                ..
+            } if target == ns && document.get("_id") == Some(id) => Some(Some(document.clone())),
+            Op::Delete {
+                ns: target,
+                id: gone,
+            } if target == ns && gone == id => Some(None),
+            _ => None,
+        })
+        .flatten()
 }
