@@ -159,16 +159,20 @@ pub fn read(
                 }
                 false
             }
-            Op::Delete { ns: target, id } if target == ns => {
+            Op::Delete {
+                ns: target,
+                id,
+                before,
+            } if target == ns => {
                 event.insert("operationType", "delete");
                 event.insert("clusterTime", timestamp(entry.ts));
                 event.insert("wallTime", wall_time(entry));
                 event.insert("ns", namespace(ns));
                 event.insert("documentKey", bson::doc! { "_id": id.clone() });
-                // The collection has pre-images (`changeStreamPreAndPostImages`): the document
-                // as the oplog's last write before the deletion left it.
-                if let Some(before) = pre_image(node, ns, entry.ts, id) {
-                    event.insert("fullDocumentBeforeChange", before);
+                // The collection has pre-images (`changeStreamPreAndPostImages`), kept as long
+                // as the deletion's oplog entry.
+                if let Some(before) = before {
+                    event.insert("fullDocumentBeforeChange", before.clone());
                 }
                 false
             }
@@ -266,6 +270,7 @@ fn look_up(node: &Node, ns: &str, event: &Entry, document: &Document, rng: &mut 
             Op::Delete {
                 ns: target,
                 id: gone,
+                ..
             } if target == ns && Some(gone) == id => {
                 versions.push(Bson::Null);
             }
@@ -290,26 +295,4 @@ pub fn start_now(node: &Node) -> Position {
         ts: node.last_ts(),
         sub: 0,
     }
-}
-
-/// The document `id` of `ns` as it was just before the oplog entry at `ts` (its last `Put`
-/// before it), if the oplog still has it.
-fn pre_image(node: &Node, ns: &str, ts: Ts, id: &Bson) -> Option<Document> {
-    node.oplog
-        .iter()
-        .rev()
-        .filter(|e| e.ts < ts)
-        .find_map(|e| match &e.op {
-            Op::Put {
-                ns: target,
-                document,
-                ..
-            } if target == ns && document.get("_id") == Some(id) => Some(Some(document.clone())),
-            Op::Delete {
-                ns: target,
-                id: gone,
-            } if target == ns && gone == id => Some(None),
-            _ => None,
-        })
-        .flatten()
 }
