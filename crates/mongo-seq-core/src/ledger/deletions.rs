@@ -9,8 +9,9 @@
 //!
 //! ```text
 //! findOne counters {_id}                                              (majority)
-//!  ├─ an intent pending whose numbers include it ─► not recorded: not final (the completion
-//!  │                                                moves a later number down into it)
+//!  ├─ none, beyond its seq, or an intent pending  ─► not recorded: not final (a completion
+//!  │  whose numbers include it                      moves a later number down into it, or
+//!  │                                                gave it back to the counter)
 //!  └─ find documents {<scope>, <field>Period, <field>: n} limit 1   (majority, after the event)
 //!      ├─ one ────────────────────────────────────► not recorded: held again (a completion
 //!      │                                              moved a number down into it)
@@ -18,12 +19,14 @@
 //!          └─ inserted, or a duplicate key (recorded already) ─► the next one
 //! ```
 //!
-//! A counter read with no intent pending covering the number means every number up to it is
-//! final: later reservations only take numbers above the counter, so nothing fills it after.
+//! A counter read with no intent pending covering the number, and the number within its `seq`,
+//! means the number is final: later reservations only take numbers above the counter, so
+//! nothing fills it after.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::counter::document::read_spec_counter;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::LedgerEntry;
@@ -201,6 +204,7 @@ impl RecordDeletionsMachine {
                 projection: Some(projection),
                 sort: None,
                 limit: Some(1),
+                majority: false,
             },
             record.cluster_time,
         )
@@ -212,18 +216,22 @@ impl RecordDeletionsMachine {
         };
         match (self.phase, reply) {
             (Phase::ReadCounter, Reply::Document { document }) => {
-                let (_, intent) = read_counter_extras(&document, &record.entry.counter_id)?;
-                let step = self.spec.sequence().step();
-                if intent.is_some_and(|intent| in_intent(&intent, record.entry.number, step)) {
+                let counter_id = &record.entry.counter_id;
+                let sequence = self.spec.sequence();
+                let last = read_spec_counter(sequence, &document, counter_id)?;
+                let (_, intent) = read_counter_extras(&document, counter_id)?;
+                let (n, step) = (record.entry.number, sequence.step());
+                // Not final: a pending intent's (its completion may move a later number down
+                // into it), or beyond the counter (a completion gave it back: seed 639).
+                let beyond = if step > 0 { n > last } else { n < last };
+                if beyond || intent.is_some_and(|intent| in_intent(&intent, n, step)) {
                     return Ok(self.next(|r| &mut r.not_final));
                 }
                 self.phase = Phase::FindHeld;
                 Ok(Step::Command(self.held_command(&record)))
             }
-            (Phase::ReadCounter, Reply::None) => {
-                self.phase = Phase::FindHeld;
-                Ok(Step::Command(self.held_command(&record)))
-            }
+            // No counter: the number was never issued.
+            (Phase::ReadCounter, Reply::None) => Ok(self.next(|r| &mut r.not_final)),
             (Phase::ReadCounter, other) => Err(unexpected(&other, "findOne")),
             (Phase::FindHeld, reply) => {
                 if !reply.into_documents("find")?.is_empty() {

@@ -8,7 +8,7 @@
 //!  ├─ none ───────────────────► NUMBER_NOT_ISSUED (the counter does not exist)
 //!  ├─ intent pending ─────────► INTENT_PENDING
 //!  ├─ a number beyond seq ────► NUMBER_NOT_ISSUED
-//!  └─ find documents {<scope>, <field>Period, <field>: {$in: numbers}} limit 1   (local, primary)
+//!  └─ find documents {<scope>, <field>Period, <field>: {$in: numbers}} limit 1 (majority, primary)
 //!      ├─ one ────────────────► NUMBER_HELD
 //!      └─ find ledger {_id.counter, _id.number: {$in: numbers}} limit 1      (majority)
 //!          ├─ one ────────────► ALREADY_VOIDED (its kind: void, or deleted)
@@ -24,12 +24,13 @@
 //! batch, or its successor completes it on takeover): a counter read with no intent pending has
 //! every number up to its `seq` final, and later reservations only take numbers above it.
 //!
-//! The documents are read `local` on the primary (what the primary has, majority-committed or
-//! not): a number a document was just given is seen; the risk of a read that may roll back is
-//! only a refusal. What a void cannot see is a number still in a process's hands: a block the
-//! package reserved and has not handed out yet, a sidecar batch being written. Void a
-//! non-gapless series' numbers once the processes that took them are done with them (the gaps
-//! `check` lists after they stopped).
+//! The documents are read `majority` on the primary: a deletion that may still roll back (a
+//! `w: 1` delete, then a failover) must not make its number voidable (seed 867 of the
+//! simulation: the document came back holding a voided number). What a void cannot see is a
+//! number still in a process's hands: a block the package reserved and has not handed out yet, a
+//! sidecar batch being written, a numbering write not yet majority-committed. Void a non-gapless
+//! series' numbers once the processes that took them are done with them (the gaps `check` lists
+//! after they stopped); a gapless series' are safe (INTENT_PENDING while a batch is written).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -42,7 +43,6 @@ use crate::ledger::entry::LedgerEntry;
 use crate::numbering::intent::{read_command, read_counter_extras};
 use crate::numbering::spec::stored_value;
 use crate::protocol::command::{Collection, Command, QueryOptions};
-use crate::protocol::concern::anchored_find;
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
@@ -242,15 +242,17 @@ impl VoidMachine {
         }
         filter.insert(self.field.clone(), self.numbers_in());
         let projection = ejson::object([("_id", 1.into()), (self.field.as_str(), 1.into())]);
-        anchored_find(
-            Value::Object(filter),
-            QueryOptions {
+        Command::Find {
+            collection: Collection::Documents,
+            filter: Value::Object(filter),
+            options: QueryOptions {
                 projection: Some(projection),
                 sort: None,
                 limit: Some(1),
+                majority: true,
             },
-            None,
-        )
+            after_cluster_time: None,
+        }
     }
 
     fn ledger_command(&self) -> Command {
@@ -265,6 +267,7 @@ impl VoidMachine {
                 projection: None,
                 sort: None,
                 limit: Some(1),
+                majority: false,
             },
             after_cluster_time: None,
         }

@@ -241,6 +241,11 @@ pub struct QueryOptions {
     pub sort: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
+    /// Read the documents `majority` (on the primary) rather than `local`: a decision that no
+    /// document holds a number must not rest on a deletion that may still roll back (a void,
+    /// seed 867). Sent as the command's `readConcern`, never in `options`.
+    #[serde(skip)]
+    pub majority: bool,
 }
 
 impl QueryOptions {
