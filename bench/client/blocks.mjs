@@ -10,11 +10,14 @@ import { concurrently, median } from "../lib/stats.mjs";
 export const BLOCKS = [1, 25, 100, 1000];
 /** Block sizes also measured with `refillAhead: true` (rows `block<N>.ahead`). */
 export const BLOCKS_AHEAD = [100, 1000];
+/** Block sizes also measured kept at their size, `maxBlock: block` (rows `block<N>.fixed`): what the growth under load adds. */
+export const BLOCKS_FIXED = [100];
 export const CALLERS = [1, 10];
 /** Every row after the tutorial: its figure name, block size and options. */
 const ROWS = [
   ...BLOCKS.map((block) => ({ key: `block${block}`, block, options: { block } })),
   ...BLOCKS_AHEAD.map((block) => ({ key: `block${block}.ahead`, block, options: { block, refillAhead: true } })),
+  ...BLOCKS_FIXED.map((block) => ({ key: `block${block}.fixed`, block, options: { block, maxBlock: block } })),
 ];
 
 /** Takes `count` numbers with `callers` concurrent loops; returns numbers/s and findAndModify per number. */
@@ -75,12 +78,12 @@ export async function runBlocks({ uri, dbName, suffix, numbers, rounds, report, 
       const key = `${row}.c${callers}`;
       const ratios = rows[key].map((r, round) => r.perSecond / tutorial[round].perSecond);
       const ratio = median(ratios);
-      const what = options.refillAhead ? `block ${block}, refillAhead` : `block ${block}`;
+      const what = options.refillAhead ? `block ${block}, refillAhead` : options.maxBlock ? `block ${block} kept at ${block}` : `block ${block}`;
       report.add(`client.${key}.numbers_per_s${suffix}`, median(rows[key].map((r) => r.perSecond)), "numbers/s",
         `sequence(${JSON.stringify(options).replaceAll('"', "")}).next(), ${callers} caller(s), ${link}`);
       report.add(`client.${key}.vs_tutorial${suffix}`, ratio, "x", `${what}, ${callers} caller(s) ÷ tutorial, same callers, ${link} (median of ${rounds} rounds)`);
       report.add(`client.${key}.share_of_limit${suffix}`, (ratio / block) * 100, "%",
-        `that ratio as a share of its round-trip limit (${block}×)`);
+        `that ratio as a share of the round-trip limit of a block of ${block} (${block}×; over 100 % once the block grew)`);
       if (suffix === "") {
         report.add(`client.${key}.round_trips_per_number`, median(rows[key].map((r) => r.roundTrips)), "findAndModify/number",
           `counter commands per number (driver command monitoring)`, { server: false });

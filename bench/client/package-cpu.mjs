@@ -45,9 +45,48 @@ export async function nextNanos(block, calls, rounds = 3, { cpu = false } = {}) 
   return results[Math.floor(results.length / 2)];
 }
 
+/**
+ * The driver's own CPU per findAndModify: the process CPU time of the tutorial's
+ * getNextSequence against a real server (the server runs in another process, so only the
+ * driver's work and the loop are counted), median of `rounds` runs of `calls`, in µs.
+ */
+export async function driverFindAndModifyCpuUs(uri, dbName, calls, rounds = 3) {
+  const { MongoClient } = await import("mongodb");
+  const { tutorialSequence } = await import("./tutorial.mjs");
+  const client = await MongoClient.connect(uri);
+  try {
+    const next = await tutorialSequence(client.db(dbName).collection("counters"), "driver-cpu");
+    for (let i = 0; i < Math.min(calls, 2000); i++) await next(); // JIT warm-up
+    const results = [];
+    for (let round = 0; round < rounds; round++) {
+      const startedCpu = process.cpuUsage();
+      for (let i = 0; i < calls; i++) await next();
+      const used = process.cpuUsage(startedCpu);
+      results.push((used.user + used.system) / calls);
+    }
+    results.sort((a, b) => a - b);
+    return results[Math.floor(results.length / 2)];
+  } finally {
+    await client.db(dbName).dropDatabase().catch(() => {});
+    await client.close();
+  }
+}
+
+export async function runDriverCpu({ uri, dbName, calls, report }) {
+  const driver = await driverFindAndModifyCpuUs(uri, dbName, calls);
+  report.add("client.driver_find_and_modify_cpu_us", driver, "µs",
+    "the driver's own CPU per findAndModify (process CPU time of the tutorial's getNextSequence; the server's work is in another process)", { server: false });
+}
+
 export async function runReservationCpu({ calls, report }) {
-  report.add("client.reservation_cpu_us", (await nextNanos(1, calls, 3, { cpu: true })) / 1000, "µs",
+  const own = (await nextNanos(1, calls, 3, { cpu: true })) / 1000;
+  report.add("client.reservation_cpu_us", own, "µs",
     "package CPU per reservation (process CPU time of next() at block 1 over a stand-in Db: plan, Wasm glue, EJSON both ways)", { server: false });
+  const driver = report.get("client.driver_find_and_modify_cpu_us");
+  if (driver !== undefined) {
+    report.add("client.reservation_cpu.vs_driver", own / driver, "x",
+      "the package's own CPU per reservation ÷ the driver's own CPU per findAndModify (issue 24: ≤ 1)", { server: false });
+  }
   report.add("client.reservation_wall_us", (await nextNanos(1, calls)) / 1000, "µs",
     "the same, elapsed time (one event-loop turn per reservation included; inflated when the machine is shared)", { server: false });
 }

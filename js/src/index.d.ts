@@ -161,6 +161,8 @@ export interface InsertOneResult {
   insertedId: unknown;
   value: SequenceNumber;
   formatted: string | undefined;
+  /** Its period (`"2026"`); only when the sequence resets. */
+  period?: string;
 }
 
 export interface InsertManyResult {
@@ -171,6 +173,8 @@ export interface InsertManyResult {
   values: SequenceNumber[];
   /** The formatted ids, when `formatField` was given. */
   formatted: string[] | undefined;
+  /** The period of each (`"2026"`); only when the sequence resets. */
+  periods?: string[];
 }
 
 export interface InsertOptimisticOptions {

@@ -195,7 +195,7 @@ export class Sequence {
    * runs a refill of its own and gets the error.
    */
   #refillAhead(counter) {
-    const plan = counter.core.refillAhead();
+    const plan = counter.core.refillAhead(Date.now());
     if (plan !== undefined) this.#run(counter, plan).catch(() => {});
   }
 
@@ -222,7 +222,8 @@ export class Sequence {
         this.#refillAhead(counter);
         return values;
       }
-      const plan = counter.core.refill(ticket);
+      // The clock lets the core grow the block under load (option `maxBlock`).
+      const plan = counter.core.refill(ticket, Date.now());
       if (plan !== undefined) await this.#run(counter, plan);
       else await counter.refilling?.catch(() => {});
     }

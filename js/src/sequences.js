@@ -97,8 +97,8 @@ export class Sequences {
     const document = needsDocument ? this.#codec.documentArgument("doc", doc) : undefined;
     const target = { counters: this.#counters, documents: collection, document: doc, sequence, codec: this.#codec };
     const plan = sequence.spec.insertOne(field, formatField, document, dateField, Date.now());
-    const { values, formatted } = await runPlan(plan, target);
-    return { insertedId: field === "_id" ? values[0] : target.insertedId, value: values[0], formatted: formatted?.[0] };
+    const { values, formatted, periods } = await runPlan(plan, target);
+    return { insertedId: field === "_id" ? values[0] : target.insertedId, value: values[0], formatted: formatted?.[0], ...(periods && { period: periods[0] }) };
   }
 
   /**
@@ -118,10 +118,10 @@ export class Sequences {
     const documents = needsDocuments ? docs.map((doc, index) => this.#codec.documentArgument(`docs[${index}]`, doc)) : undefined;
     const plan = sequence.spec.insertMany(field, formatField, docs.length, documents, dateField, Date.now());
     const target = { counters: this.#counters, documents: collection, batch: docs, insertedIds: {}, sequence, codec: this.#codec };
-    const { values, formatted } = await runPlan(plan, target);
+    const { values, formatted, periods } = await runPlan(plan, target);
     const insertedIds = {};
     values.forEach((value, index) => (insertedIds[index] = field === "_id" ? value : target.insertedIds[index]));
-    return { insertedCount: docs.length, insertedIds, values, formatted: formatted ?? undefined };
+    return { insertedCount: docs.length, insertedIds, values, formatted: formatted ?? undefined, ...(periods && { periods }) };
   }
 
   /**

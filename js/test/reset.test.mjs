@@ -14,7 +14,7 @@ const mongo = useMongo();
 test("resetAll(): every scope back to start, how many said, blocks held dropped, other sequences untouched", async () => {
   const db = mongo.freshDb("reset_all");
   const seqs = new Sequences(db);
-  const orders = seqs.sequence("orders", { scope: ["tenant"], start: 100, block: 10 });
+  const orders = seqs.sequence("orders", { scope: ["tenant"], start: 100, block: 10, maxBlock: 10 });
   for (const tenant of ["a", "b", "c"]) await orders.nextMany(3, { tenant });
   const others = [seqs.sequence("orders2"), seqs.sequence("ordersX", { scope: ["tenant"] })];
   for (const other of others) await other.next(other.options.scope.length ? { tenant: "a" } : undefined);

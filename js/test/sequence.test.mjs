@@ -27,16 +27,44 @@ test("block: one round trip per block; the unused rest is a gap, never reissued"
   const db = mongo.freshDb("seq_block");
   const counters = "counters_block";
   mongo.commands.reset();
-  const first = new Sequences(db, { collection: counters }).sequence("orders", { block: 100 });
+  const first = new Sequences(db, { collection: counters }).sequence("orders", { block: 100, maxBlock: 100 });
   const numbers = [];
   for (let i = 0; i < 250; i++) numbers.push(await first.next());
   assert.deepEqual(numbers, Array.from({ length: 250 }, (_, i) => i + 1));
   assert.equal(mongo.commands.count("findAndModify"), 3, "250 numbers from blocks of 100 take 3 reservations");
   assert.equal(await first.current(), 300, "the counter records the whole third block");
   // A second process (a new Sequences) continues after the reserved block: 251..300 are a gap.
-  const second = new Sequences(db, { collection: counters }).sequence("orders", { block: 100 });
+  const second = new Sequences(db, { collection: counters }).sequence("orders", { block: 100, maxBlock: 100 });
   assert.equal(await second.next(), 301);
   assert.equal(await first.next(), 251, "the first process still hands out its own block");
+});
+
+test("maxBlock: under load the block doubles per refill up to maxBlock; a process continues after what it held", async () => {
+  const db = mongo.freshDb("seq_grow");
+  // Refills come milliseconds apart here (less than a second): 10, 20, 40, then 80 (the cap).
+  const ids = new Sequences(db).sequence("ids", { block: 10, maxBlock: 80 });
+  assert.equal(ids.options.maxBlock, 80);
+  mongo.commands.reset();
+  const numbers = [];
+  for (let i = 0; i < 230; i++) numbers.push(await ids.next());
+  assert.deepEqual(numbers, Array.from({ length: 230 }, (_, i) => i + 1), "in order, no gap");
+  assert.equal(mongo.commands.count("findAndModify"), 5, "10 + 20 + 40 + 80 + 80 numbers in 5 reservations (23 at block 10)");
+  assert.equal(await ids.current(), 230);
+  assert.equal(await ids.next(), 231);
+  // The default maxBlock is 10 × block and is left out of the normalized options.
+  const defaulted = new Sequences(db).sequence("d", { block: 10 });
+  assert.equal(defaulted.options.maxBlock, undefined);
+  mongo.commands.reset();
+  for (let i = 0; i < 1000; i++) await defaulted.next();
+  assert.equal(mongo.commands.count("findAndModify"), 13, "10 + 20 + 40 + 80, then 9 × 100 (the default cap, 10 × block) for 1,000 numbers");
+  // What a process holds when it stops is a gap (here 50, at most maxBlock): another continues after it.
+  assert.equal(await new Sequences(db).sequence("d", { block: 10 }).next(), 1051);
+  await assert.rejects(async () => new Sequences(db).sequence("bad", { block: 10, maxBlock: 5 }), (error) => {
+    assert.equal(error.code, "INVALID_OPTION");
+    assert.equal(error.details.option, "maxBlock");
+    assert.match(error.message, /at least `block` \(10\)/);
+    return true;
+  });
 });
 
 test("nextMany(1000) is one round trip and in order; nextMany(0) is empty", async () => {
@@ -55,7 +83,7 @@ test("nextMany(1000) is one round trip and in order; nextMany(0) is empty", asyn
 
 test("concurrent next() calls share one refill and never repeat a number", async () => {
   const db = mongo.freshDb("seq_concurrent");
-  const ids = new Sequences(db).sequence("ids", { block: 10 });
+  const ids = new Sequences(db).sequence("ids", { block: 10, maxBlock: 10 });
   mongo.commands.reset();
   const numbers = await Promise.all(Array.from({ length: 50 }, () => ids.next()));
   assert.deepEqual([...numbers].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
@@ -90,7 +118,7 @@ function watchInFlight(name) {
 
 test("refillAhead: the next block is reserved at half a block, in the background; a process holds at most a block and a half", async () => {
   const db = mongo.freshDb("seq_ahead");
-  const ids = new Sequences(db).sequence("ids", { block: 10, refillAhead: true });
+  const ids = new Sequences(db).sequence("ids", { block: 10, maxBlock: 10, refillAhead: true });
   const watch = watchInFlight("findAndModify");
   try {
     mongo.commands.reset();
@@ -108,7 +136,7 @@ test("refillAhead: the next block is reserved at half a block, in the background
     assert.equal(mongo.commands.count("findAndModify"), 3, "16th number: half of 11..20 gone, the third block reserved ahead");
     assert.equal(watch.most(), 1, "one reservation in flight at a time");
     // What a process holds when it stops is a gap: another process continues after it.
-    assert.equal(await new Sequences(db).sequence("ids", { block: 10, refillAhead: true }).next(), 31);
+    assert.equal(await new Sequences(db).sequence("ids", { block: 10, maxBlock: 10, refillAhead: true }).next(), 31);
   } finally {
     watch.stop();
   }
@@ -118,7 +146,7 @@ test("refillAhead with 10 concurrent callers: one reservation in flight at a tim
   const db = mongo.freshDb("seq_ahead_concurrent");
   for (const refillAhead of [false, true]) {
     const name = `ids-${refillAhead}`;
-    const ids = new Sequences(db).sequence(name, { block: 10, refillAhead });
+    const ids = new Sequences(db).sequence(name, { block: 10, maxBlock: 10, refillAhead });
     await ids.next(); // the first block: 1..10
     const watch = watchInFlight("findAndModify");
     try {
@@ -161,7 +189,7 @@ test("start, step, negative step and max", async () => {
 
 test("setNext moves forward, refuses backwards unless forced, and drops the local block", async () => {
   const db = mongo.freshDb("seq_setnext");
-  const ids = new Sequences(db).sequence("ids", { block: 10 });
+  const ids = new Sequences(db).sequence("ids", { block: 10, maxBlock: 10 });
   assert.equal(await ids.next(), 1);
   const outcome = await ids.setNext(5000);
   assert.deepEqual(outcome, { previousLast: 10, created: false, next: 5000 });

@@ -167,7 +167,7 @@ test("dated inserts: each document numbered in the period of its dateField, the 
   const index = await seqs.createNumberingIndex(coll, { sequence: invoices, field: "number", formatField: "ref" });
   assert.deepEqual(index, { name: "mongo_seq_number", keys: { numberPeriod: 1, number: 1 } });
   const one = await seqs.insertOne(coll, { issuedAt: new Date(PARIS_2025_END) }, { sequence: invoices, field: "number", formatField: "ref", dateField: "issuedAt" });
-  assert.deepEqual([one.value, one.formatted], [1, "INV-2025-000001"]);
+  assert.deepEqual([one.value, one.formatted, one.period], [1, "INV-2025-000001", "2025"]);
   const many = await seqs.insertMany(
     coll,
     [{ issuedAt: new Date(PARIS_2026) }, { issuedAt: new Date(PARIS_2025_END - 5) }, { issuedAt: new Date(PARIS_2026 + 5) }],
@@ -175,6 +175,7 @@ test("dated inserts: each document numbered in the period of its dateField, the 
   );
   assert.deepEqual(many.values, [1, 2, 2]);
   assert.deepEqual(many.formatted, ["INV-2026-000001", "INV-2025-000002", "INV-2026-000002"]);
+  assert.deepEqual(many.periods, ["2026", "2025", "2026"]);
   // Through the executor's localDates: an instant before 1970 (a negative int64 in the command) and one after 2100.
   const early = await seqs.insertMany(coll, [{ issuedAt: new Date("1969-12-31T23:30:00Z") }, { issuedAt: new Date("2101-01-01T00:00:00Z") }], { sequence: invoices, field: "number", formatField: "ref", dateField: "issuedAt" });
   assert.deepEqual(early.formatted, ["INV-1970-000001", "INV-2101-000001"]);
@@ -183,6 +184,7 @@ test("dated inserts: each document numbered in the period of its dateField, the 
   const now = await seqs.insertOne(coll, { note: "now" }, { sequence: invoices, field: "number", formatField: "ref" });
   const year = invoices.periodOf();
   assert.equal(now.formatted, `INV-${year}-${String(now.value).padStart(6, "0")}`);
+  assert.equal(now.period, year);
   const stored = await coll.find({}, { projection: { _id: 0, issuedAt: 0 } }).toArray();
   assert.deepEqual(stored.slice(0, 4), [
     { number: 1, ref: "INV-2025-000001", numberPeriod: "2025" },
@@ -190,6 +192,25 @@ test("dated inserts: each document numbered in the period of its dateField, the 
     { number: 2, ref: "INV-2025-000002", numberPeriod: "2025" },
     { number: 2, ref: "INV-2026-000002", numberPeriod: "2026" },
   ]);
+});
+
+test("insertMany of 1,000 documents over two periods: one reservation per period, one insertMany", async () => {
+  const db = mongo.freshDb("series_insert_many_periods");
+  const seqs = new Sequences(db);
+  const invoices = seqs.sequence("invoices", YEARLY_PARIS);
+  const docs = Array.from({ length: 1000 }, (_, i) => ({ i, issuedAt: new Date(i % 2 === 0 ? PARIS_2025_END - i : PARIS_2026 + i) }));
+  mongo.commands.reset();
+  const result = await seqs.insertMany(db.collection("invoices"), docs, { sequence: invoices, field: "number", dateField: "issuedAt" });
+  assert.equal(mongo.commands.count("findAndModify"), 2, "one reservation per period");
+  // One insertMany: as many insert commands as the driver's own insertMany of 1,000 documents
+  // (it splits at the server's maxWriteBatchSize: 100,000 on real servers, 1,000 here).
+  const inserts = mongo.commands.count("insert");
+  mongo.commands.reset();
+  await db.collection("plain").insertMany(docs.map(({ i }) => ({ i })));
+  assert.equal(inserts, mongo.commands.count("insert"), "one insertMany of the 1,000 documents");
+  assert.deepEqual(result.values.slice(0, 4), [1, 1, 2, 2]);
+  assert.deepEqual(result.periods.slice(0, 2), ["2025", "2026"]);
+  assert.deepEqual([await invoices.current({ period: "2025" }), await invoices.current({ period: "2026" })], [500, 500]);
 });
 
 test("dated inserts refuse a bad dateField before anything is taken", async () => {

@@ -127,7 +127,12 @@ impl JsProcess {
             if let Some(numbers) = counter.ready(ticket) {
                 return Ok(numbers.values().collect());
             }
-            let Some(refill) = counter.refill(ticket).map_err(PlanError::Core)? else {
+            // No clock: the simulated processes keep their blocks at `block`. Growth under load
+            // (`maxBlock`) only changes how many numbers a reservation asks for, which no rule
+            // of the server's sees (unit-tested in the core, and through the package and the
+            // library); a clock here would move every seed's draws, and with them the seeds
+            // that catch the rare mutants (docs/simulation.md).
+            let Some(refill) = counter.refill(ticket, None).map_err(PlanError::Core)? else {
                 return Err(PlanError::Core(mongo_seq_core::SeqError::UnexpectedReply {
                     reason: "no refill to run and no numbers ready (one caller per process)".into(),
                 }));

@@ -111,7 +111,8 @@ fn reply(counter_id: &'static str) -> impl Strategy<Value = Value> {
 enum CounterCall {
     Take(u64),
     TakeOne,
-    Refill(u64),
+    /// A refill for a ticket, at a time (any, out of order too) or none.
+    Refill(u64, Option<i64>),
     /// Feed the open refill the answer of a model server (`None`), or another reply.
     Feed(Option<Value>),
     Abandon,
@@ -154,7 +155,8 @@ fn counter_call() -> impl Strategy<Value = CounterCall> {
     prop_oneof![
         (0u64..4).prop_map(CounterCall::Take),
         Just(CounterCall::TakeOne),
-        (0u64..6).prop_map(CounterCall::Refill),
+        (0u64..6, prop::option::of(any::<i64>()))
+            .prop_map(|(ticket, now)| CounterCall::Refill(ticket, now)),
         prop::option::of(prop_oneof![
             Just(json!({"kind": "none"})),
             Just(json!({"kind": "duplicateKey"})),
@@ -358,8 +360,8 @@ proptest! {
                     }
                 }
                 CounterCall::TakeOne => hand(&mut counter.take_one().into_iter()),
-                CounterCall::Refill(ticket) => {
-                    if let Ok(Some(refill)) = counter.refill(ticket) {
+                CounterCall::Refill(ticket, now) => {
+                    if let Ok(Some(refill)) = counter.refill(ticket, now) {
                         open = Some((refill.id, refill.plan));
                     }
                 }

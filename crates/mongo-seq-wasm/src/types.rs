@@ -35,6 +35,14 @@ export interface SequenceOptions {
    * blocks, all lost (a gap) when it exits.
    */
   refillAhead?: boolean | null;
+  /**
+   * The most one round trip reserves as the block grows under load (default 10 × `block`, at
+   * most 1,000,000; `block` itself for `block: 1`): while refills come less than a second apart
+   * the block doubles, up to this; more than two seconds apart it halves, back to `block`. A
+   * process loses at most this many numbers (one and a half times with `refillAhead`) when it
+   * exits. `maxBlock: block` keeps every block at `block`.
+   */
+  maxBlock?: Integer | null;
   /** Field paths: one counter per combination of their values in the document. */
   scope?: string[] | null;
   /**
@@ -77,6 +85,8 @@ export interface NormalizedSequenceOptions {
   max: CoreInteger | null;
   block: CoreInteger;
   refillAhead: boolean;
+  /** Present when not the default (10 × `block`). */
+  maxBlock?: CoreInteger;
   scope: string[];
   format: string | null;
   /** Present (with `timeZone`) when the sequence resets. */
@@ -167,10 +177,11 @@ export interface OptimisticOutcome {
   value: CoreInteger;
   formatted: string | null;
 }
-/** The number of each document of an insert, in input order, and the formatted ids when a `formatField` was given. */
+/** The number of each document of an insert, in input order, the formatted ids when a `formatField` was given, and the periods when the sequence resets. */
 export interface InsertOutcome {
   values: CoreInteger[];
   formatted: string[] | null;
+  periods?: string[];
 }
 
 /** What `audit` found (see the core's audit module). */

@@ -75,6 +75,7 @@ impl Sequences {
             inserted_id: documents.inserted_id(0).cloned().unwrap_or(Bson::Null),
             value: outcome.values.first().copied().unwrap_or_default(),
             formatted: outcome.formatted.and_then(|f| f.into_iter().next()),
+            period: outcome.periods.and_then(|p| p.into_iter().next()),
         })
     }
 
@@ -141,6 +142,7 @@ impl Sequences {
                 .collect(),
             values: outcome.values,
             formatted: outcome.formatted,
+            periods: outcome.periods,
         })
     }
 
@@ -202,6 +204,7 @@ impl Sequences {
             inserted_id: documents.inserted_id(0).cloned().unwrap_or(Bson::Null),
             value: outcome.value,
             formatted: outcome.formatted,
+            period: None,
         })
     }
 }

@@ -289,6 +289,8 @@ pub struct InsertOneResult {
     pub value: i64,
     /// Its formatted id, when a format field was given.
     pub formatted: Option<String>,
+    /// Its period (`"2026"`), when the sequence resets.
+    pub period: Option<String>,
 }
 
 /// What [`Sequences::insert_many`] inserted.
@@ -314,4 +316,6 @@ pub struct InsertManyResult {
     pub values: Vec<i64>,
     /// The formatted id of each, when a format field was given.
     pub formatted: Option<Vec<String>>,
+    /// The period of each (`"2026"`), when the sequence resets.
+    pub periods: Option<Vec<String>>,
 }

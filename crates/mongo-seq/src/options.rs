@@ -20,6 +20,7 @@ use crate::executor::convert;
 /// | [`min`](Self::min), [`max`](Self::max) | none | every number issued lies in `[min, max]`; reaching the bound is `SEQUENCE_EXHAUSTED`, never a wrap |
 /// | [`block`](Self::block) | 1 | numbers reserved per round trip, 1 to 1,000,000 |
 /// | [`refill_ahead`](Self::refill_ahead) | `false` | reserve the next block when half of the block in hand is left, in the background (`block` ≥ 2) |
+/// | [`max_block`](Self::max_block) | 10 × `block` (1 for `block` 1) | the most one round trip reserves as the block grows under load |
 /// | [`scope`](Self::scope) | none | field paths (`"tenantId"`, `"customer.region"`): one counter per combination of values |
 /// | [`format`](Self::format) | none | id template: `{seq}`, `{seq:06}` (zero padded), `{{`/`}}` for braces |
 /// | [`counter_field`](Self::counter_field) | `"seq"` | the counter document's number field (`"sequence"`, `"seq_value"`: counters other recipes made) |
@@ -74,8 +75,9 @@ pub struct SequenceOptions {
 }
 
 /// Configuration keys written in Rust's case, and the core's key for each.
-const SNAKE_CASE: [(&str, &str); 4] = [
+const SNAKE_CASE: [(&str, &str); 5] = [
     ("refill_ahead", "refillAhead"),
+    ("max_block", "maxBlock"),
     ("counter_field", "counterField"),
     ("time_zone", "timeZone"),
     ("year_start", "yearStart"),
@@ -172,6 +174,22 @@ impl SequenceOptions {
     /// ```
     pub fn refill_ahead(self, refill_ahead: bool) -> Self {
         self.set("refillAhead", refill_ahead)
+    }
+
+    /// The most one round trip reserves as the block grows under load (at least `block`, at
+    /// most 1,000,000; default 10 × `block`, and 1 for `block` 1). While refills come less than
+    /// a second apart the block doubles, up to this; more than two seconds apart it halves, back
+    /// to `block`. A process loses at most this many numbers when it stops (one and a half
+    /// times with `refill_ahead`); `max_block(block)` keeps every block at `block`.
+    ///
+    /// ```
+    /// # use mongo_seq::SequenceOptions;
+    /// let steady = SequenceOptions::new().block(100).max_block(100); // never more than 100 per trip
+    /// assert_eq!(steady, toml::from_str("block = 100\nmax_block = 100")?);
+    /// # Ok::<(), toml::de::Error>(())
+    /// ```
+    pub fn max_block(self, max_block: u64) -> Self {
+        self.set("maxBlock", max_block)
     }
 
     /// Field paths of the documents (`"tenantId"`, `"customer.region"`): one counter per

@@ -65,12 +65,35 @@ async fn a_legacy_double_counter_keeps_counting_as_an_int64() -> TestResult {
 }
 
 #[tokio::test]
+async fn under_load_the_block_grows_up_to_max_block() -> TestResult {
+    let s = setup("seq_grow").await;
+    // Refills come milliseconds apart (under a second): 10, 20, 40, then 80 (the cap).
+    let ids = s
+        .seqs()
+        .sequence("ids", SequenceOptions::new().block(10).max_block(80))?;
+    s.monitor.reset();
+    let mut numbers = Vec::new();
+    for _ in 0..230 {
+        numbers.push(ids.next().await?);
+    }
+    assert_eq!(numbers, one_to(230));
+    assert_eq!(
+        s.monitor.count("findAndModify"),
+        5,
+        "10 + 20 + 40 + 80 + 80 numbers: 5 reservations (23 at block 10)"
+    );
+    assert_eq!(ids.current().await?, Some(230));
+    s.drop_db().await;
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_block_is_one_round_trip_and_its_unused_rest_a_gap() -> TestResult {
     let s = setup("seq_block").await;
     let first = Sequences::builder(&s.db)
         .collection("counters_block")
         .build()?;
-    let orders = first.sequence("orders", SequenceOptions::new().block(100))?;
+    let orders = first.sequence("orders", SequenceOptions::new().block(100).max_block(100))?;
     s.monitor.reset();
     let mut numbers = Vec::new();
     for _ in 0..250 {
@@ -89,7 +112,7 @@ async fn a_block_is_one_round_trip_and_its_unused_rest_a_gap() -> TestResult {
         .build()?;
     assert_eq!(
         second
-            .sequence("orders", SequenceOptions::new().block(100))?
+            .sequence("orders", SequenceOptions::new().block(100).max_block(100))?
             .next()
             .await?,
         301
@@ -123,7 +146,9 @@ async fn next_many_is_one_round_trip_and_in_order() -> TestResult {
 #[tokio::test]
 async fn concurrent_calls_share_one_refill_and_never_repeat_a_number() -> TestResult {
     let s = setup("seq_concurrent").await;
-    let ids = s.seqs().sequence("ids", SequenceOptions::new().block(10))?;
+    let ids = s
+        .seqs()
+        .sequence("ids", SequenceOptions::new().block(10).max_block(10))?;
     s.monitor.reset();
     // Fifty calls at once: served in the order they were made. The one that runs a refill
     // reserves at least a block and what every caller queued ahead of it needs (the core's
@@ -150,7 +175,9 @@ async fn concurrent_calls_share_one_refill_and_never_repeat_a_number() -> TestRe
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_tasks_share_the_refills_and_never_repeat_a_number() -> TestResult {
     let s = setup("seq_concurrent_tasks").await;
-    let ids = s.seqs().sequence("ids", SequenceOptions::new().block(10))?;
+    let ids = s
+        .seqs()
+        .sequence("ids", SequenceOptions::new().block(10).max_block(10))?;
     s.monitor.reset();
     let tasks: Vec<_> = (0..50)
         .map(|_| {
@@ -215,7 +242,10 @@ async fn with_block_1_the_callers_waiting_together_share_one_inc() -> TestResult
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn refill_ahead_reserves_the_next_block_at_half_a_block_in_the_background() -> TestResult {
     let s = setup("seq_ahead").await;
-    let options = SequenceOptions::new().block(10).refill_ahead(true);
+    let options = SequenceOptions::new()
+        .block(10)
+        .max_block(10)
+        .refill_ahead(true);
     let ids = s.seqs().sequence("ids", options.clone())?;
     s.monitor.reset();
     let mut numbers = Vec::new();
@@ -274,7 +304,10 @@ async fn ten_tasks_with_and_without_refill_ahead_exact_counts() -> TestResult {
         let name = format!("ids-{refill_ahead}");
         let ids = s.seqs().sequence(
             &name,
-            SequenceOptions::new().block(10).refill_ahead(refill_ahead),
+            SequenceOptions::new()
+                .block(10)
+                .max_block(10)
+                .refill_ahead(refill_ahead),
         )?;
         ids.next().await?; // the first block: 1..10
         s.monitor.settled().await;

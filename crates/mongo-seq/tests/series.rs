@@ -181,8 +181,12 @@ async fn inserts_place_each_document_in_the_period_of_its_date() -> TestResult {
         )
         .await?;
     assert_eq!(
-        (late.value, late.formatted.as_deref()),
-        (1, Some("INV-2025-0001"))
+        (
+            late.value,
+            late.formatted.as_deref(),
+            late.period.as_deref()
+        ),
+        (1, Some("INV-2025-0001"), Some("2025"))
     );
     let batch = [
         doc! { "_id": "b", "issuedAt": at("2025-12-31T23:30:00Z") },
@@ -191,6 +195,10 @@ async fn inserts_place_each_document_in_the_period_of_its_date() -> TestResult {
     ];
     let many = seqs.insert_many(&invoices, &batch, options).await?;
     assert_eq!(many.values, [1, 2, 2]);
+    assert_eq!(
+        many.periods.as_deref(),
+        Some(&["2026".to_owned(), "2025".to_owned(), "2026".to_owned()][..])
+    );
     let stored: Vec<(String, i64, String)> = all(&invoices, doc! {})
         .await
         .iter()

@@ -28,7 +28,17 @@
 //! a process that stops before using the block ahead reserved it for nothing. Numbers from one
 //! process still increase: the block ahead is served only after the block in hand.
 //!
-//! **What a refill reserves.** At least one `block`, and at least what the waiters need up to
+//! **A block that grows under load** (`maxBlock`, default 10 × `block`; like the segment step of
+//! Meituan's Leaf). The host gives the time of each refill (`now_ms`; the core reads no
+//! clock). A refill that comes less than [`GROW_WITHIN_MS`] after the one before doubles the
+//! block, up to `maxBlock`; one that comes more than [`SHRINK_AFTER_MS`] after halves it, down to
+//! `block`. So a process that takes numbers fast holds up to about a second's worth of them,
+//! and one round trip serves that second instead of one `block`; a quiet process keeps to
+//! `block`. The bound a process can leave as a gap at exit becomes `maxBlock` (one and a half
+//! with `refillAhead`) instead of `block`. `block: 1` never grows (its default `maxBlock` is 1),
+//! nor a refill given no time, nor `maxBlock: block`.
+//!
+//! **What a refill reserves.** At least one `block` (the grown one), and at least what the waiters need up to
 //! and including the one running it (its `minCount`: near the bound the range may come back
 //! shorter than asked, never shorter than that). With `block: 1` the counter holds no numbers
 //! between calls, so a refill reserves exactly what every waiting caller asked for: concurrent
@@ -53,6 +63,11 @@ use crate::counter::reservation::{Reservation, ReserveRequest};
 use crate::error::SeqError;
 use crate::sequence::limits::MAX_COUNT;
 use crate::sequence::options::SequenceSpec;
+
+/// A refill this soon after the one before doubles the block (see the module docs).
+pub const GROW_WITHIN_MS: i64 = 1_000;
+/// A refill this long after the one before halves the block.
+pub const SHRINK_AFTER_MS: i64 = 2 * GROW_WITHIN_MS;
 
 /// Numbers handed to one caller, in order: one range, or two when the block held part of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -127,6 +142,10 @@ pub struct BlockCounter {
     generation: u64,
     last_ticket: u64,
     last_refill: u64,
+    /// The size of the next refill: `block`, grown under load up to `maxBlock`.
+    grown: u64,
+    /// When the last refill was asked for (the host's clock), if it said.
+    last_refill_at: Option<i64>,
 }
 
 impl BlockCounter {
@@ -145,6 +164,8 @@ impl BlockCounter {
             generation: 0,
             last_ticket: 0,
             last_refill: 0,
+            grown: spec.block(),
+            last_refill_at: None,
         })
     }
 
@@ -215,17 +236,41 @@ impl BlockCounter {
             && self.in_flight.is_none()
             && self.ahead.is_none()
             && self.waiting.is_empty()
-            && self.block.remaining().saturating_mul(2) <= self.spec.block()
+            && self.block.remaining().saturating_mul(2) <= self.grown
+    }
+
+    /// How many numbers a refill reserves now (at least): `block`, or more under load.
+    pub fn block_size(&self) -> u64 {
+        self.grown
+    }
+
+    /// A refill is asked for at `now_ms` (if the host said): the block grows or shrinks with
+    /// the time since the one before (see the module docs).
+    fn adapt(&mut self, now_ms: Option<i64>) {
+        let Some(now) = now_ms else {
+            return;
+        };
+        if let Some(before) = self.last_refill_at {
+            let since = now.saturating_sub(before);
+            if since < GROW_WITHIN_MS {
+                self.grown = self.grown.saturating_mul(2).min(self.spec.max_block());
+            } else if since > SHRINK_AFTER_MS {
+                self.grown = (self.grown / 2).max(self.spec.block());
+            }
+        }
+        self.last_refill_at = Some(now);
     }
 
     /// The refill ahead to start now, in the background (`refillAhead`; see the module docs),
     /// or `None` when none is due. Nobody waits for it: when it fails, the caller that next finds
-    /// the block dry runs its own refill (and gets its error).
-    pub fn refill_ahead(&mut self) -> Option<Refill> {
+    /// the block dry runs its own refill (and gets its error). `now_ms`: the host's clock, by
+    /// which the block grows under load (`None`: it keeps its size).
+    pub fn refill_ahead(&mut self, now_ms: Option<i64>) -> Option<Refill> {
         if !self.refill_ahead_due() {
             return None;
         }
-        let mut request = ReserveRequest::new(&self.counter_id, self.spec.block());
+        self.adapt(now_ms);
+        let mut request = ReserveRequest::new(&self.counter_id, self.grown);
         request.min_count = Some(1); // near the bound, what is left
         let plan = Reservation::new(&self.spec, &request).ok()?;
         self.last_refill = self.last_refill.saturating_add(1);
@@ -249,7 +294,9 @@ impl BlockCounter {
     /// The refill the waiter `ticket` should run, or `None` when there is nothing to run: one
     /// is in flight (wait for it), or the waiter was served (collect with [`Self::ready`]).
     /// When the reservation cannot even be built (`OVERFLOW`), the waiter gives up with it.
-    pub fn refill(&mut self, ticket: u64) -> Result<Option<Refill>, SeqError> {
+    /// `now_ms`: the host's clock, by which the block grows under load (`None`: it keeps its
+    /// size).
+    pub fn refill(&mut self, ticket: u64, now_ms: Option<i64>) -> Result<Option<Refill>, SeqError> {
         if self.in_flight.is_some() || self.ready.iter().any(|(t, _)| *t == ticket) {
             return Ok(None);
         }
@@ -272,7 +319,8 @@ impl BlockCounter {
         let count = if self.spec.block() == 1 {
             sum(self.waiting.len())
         } else {
-            through_owner.max(self.spec.block())
+            self.adapt(now_ms);
+            through_owner.max(self.grown)
         }
         .clamp(1, MAX_COUNT);
         let mut request = ReserveRequest::new(&self.counter_id, count);

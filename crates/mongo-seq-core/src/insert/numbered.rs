@@ -41,13 +41,15 @@ use crate::sequence::options::SequenceSpec;
 use crate::sequence::period::period_field;
 use crate::sequence::scope::in_period;
 
-/// The number of each document, in input order, and its formatted id when a `formatField` was
-/// given.
+/// The number of each document, in input order, its formatted id when a `formatField` was
+/// given, and its period when the sequence resets (left out when it never does).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InsertOutcome {
     pub values: Vec<i64>,
     pub formatted: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub periods: Option<Vec<String>>,
 }
 
 /// Where the numbers of an insert take their periods from, for a sequence that resets (a
@@ -366,11 +368,18 @@ impl InsertMachine {
         {
             fields.insert(format_field.clone(), Value::String(formatted));
         }
-        let counter = self.counter_of.get(document).copied().unwrap_or(0);
-        if let Some(period) = self.spec.period_of_counter_id(self.counter_id(counter)) {
-            fields.insert(period_field(&self.field), Value::String(period.text()));
+        if let Some(period) = self.period(document) {
+            fields.insert(period_field(&self.field), Value::String(period));
         }
         Value::Object(fields)
+    }
+
+    /// The period of document `document`'s number (`None`: the sequence never resets).
+    fn period(&self, document: usize) -> Option<String> {
+        let counter = self.counter_of.get(document).copied().unwrap_or(0);
+        self.spec
+            .period_of_counter_id(self.counter_id(counter))
+            .map(|period| period.text())
     }
 
     fn insert(&mut self) -> Result<Step<InsertOutcome>, SeqError> {
@@ -406,6 +415,11 @@ impl InsertMachine {
                     .iter()
                     .enumerate()
                     .filter_map(|(document, &value)| self.formatted(document, value))
+                    .collect()
+            }),
+            periods: self.spec.reset().is_periodic().then(|| {
+                (0..self.values.len())
+                    .filter_map(|document| self.period(document))
                     .collect()
             }),
             values: self.values.clone(),

@@ -9,6 +9,7 @@
 //! | `max`    | integer or null      | none    | highest value ever issued (the bound when step > 0) |
 //! | `block`  | integer              | 1       | numbers reserved per round trip, 1..=1,000,000      |
 //! | `refillAhead` | boolean         | false   | reserve the next block when half the block is left (`block` ≥ 2), see [`crate::BlockCounter`] |
+//! | `maxBlock` | integer            | 10 × `block` (`block` ≥ 2; capped at 1,000,000), else 1 | the most a refill reserves as the block grows under load, `block`..=1,000,000; `maxBlock: block` keeps every block at `block`, see [`crate::BlockCounter`] |
 //! | `scope`  | array of field paths | `[]`    | one counter per value combination, see [`crate::sequence::scope`] |
 //! | `format` | string or null       | none    | template, see [`crate::sequence::format`]; period tokens (`{yyyy}` …) need a `reset` |
 //! | `reset`  | string or null       | `never` | `never`, `yearly`, `monthly` or `daily`: the series starts again each period, see [`crate::sequence::period`] |
@@ -20,8 +21,8 @@
 //! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
 //! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
 //! `null` means "not set" for the optional keys. Unknown keys are rejected by name.
-//! The normalized options leave out `reset`, `timeZone` and `yearStart` for a sequence that
-//! never resets, and fill in `timeZone` (and `yearStart` when yearly) for one that does.
+//! The normalized options leave out `maxBlock` when it is its default, `reset`, `timeZone` and
+//! `yearStart` for a sequence that never resets, and fill in `timeZone` (and `yearStart` when yearly) for one that does.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -59,6 +60,9 @@ pub struct SequenceSpec {
     max: Option<i64>,
     block: u64,
     refill_ahead: bool,
+    /// Left out of the normalized options when it is the default for `block`.
+    #[serde(skip_serializing_if = "is_default_max_block")]
+    max_block: MaxBlock,
     scope: Vec<String>,
     format: Option<FormatTemplate>,
     #[serde(skip_serializing_if = "is_never")]
@@ -77,6 +81,33 @@ pub struct SequenceSpec {
 
 fn is_never(reset: &Reset) -> bool {
     !reset.is_periodic()
+}
+
+/// `maxBlock` with the `block` it defaults from (serialized as the number alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MaxBlock {
+    value: u64,
+    default: bool,
+}
+
+impl Serialize for MaxBlock {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.value)
+    }
+}
+
+fn is_default_max_block(max_block: &MaxBlock) -> bool {
+    max_block.default
+}
+
+/// How far a block grows by default: ten times `block` (1 for `block: 1`, which holds no
+/// numbers between calls), at most [`MAX_BLOCK`].
+fn default_max_block(block: u64) -> u64 {
+    if block < 2 {
+        block
+    } else {
+        block.saturating_mul(10).min(MAX_BLOCK)
+    }
 }
 
 impl TryFrom<Value> for SequenceSpec {
@@ -106,7 +137,7 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 impl SequenceSpec {
     /// Every option key, in the order of the table above: the one list of them (the Wasm
     /// exports it as `optionKeys()`, for the mongoose plugin).
-    pub const KEYS: [&'static str; 14] = [
+    pub const KEYS: [&'static str; 15] = [
         "name",
         "start",
         "step",
@@ -114,6 +145,7 @@ impl SequenceSpec {
         "max",
         "block",
         "refillAhead",
+        "maxBlock",
         "scope",
         "format",
         "reset",
@@ -124,11 +156,12 @@ impl SequenceSpec {
     ];
 
     /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
-    /// names its sequence itself), `block` and `refillAhead` (a trigger reserves per batch).
-    const NOT_FOR_TRIGGERS: [&'static str; 3] = ["name", "block", "refillAhead"];
+    /// names its sequence itself), `block`, `refillAhead` and `maxBlock` (a trigger reserves
+    /// per batch).
+    const NOT_FOR_TRIGGERS: [&'static str; 4] = ["name", "block", "refillAhead", "maxBlock"];
 
     /// The option keys a trigger may set: [`SequenceSpec::KEYS`] but `name`, `block`,
-    /// `refillAhead` and `counterId`.
+    /// `refillAhead`, `maxBlock` and `counterId`.
     pub fn trigger_keys() -> impl Iterator<Item = &'static str> {
         Self::KEYS
             .into_iter()
@@ -200,6 +233,26 @@ impl SequenceSpec {
                     format!("must be a boolean, got {}", ejson::describe(other)),
                 ))
             }
+        };
+        let max_block = match integer(map, "maxBlock")? {
+            None => MaxBlock {
+                value: default_max_block(block),
+                default: true,
+            },
+            Some(raw) => match u64::try_from(raw) {
+                Ok(value) if (block..=MAX_BLOCK).contains(&value) => MaxBlock {
+                    value,
+                    default: value == default_max_block(block),
+                },
+                _ => {
+                    return Err(invalid(
+                        "maxBlock",
+                        format!(
+                            "must be at least `block` ({block}) and at most {MAX_BLOCK}, got {raw}"
+                        ),
+                    ))
+                }
+            },
         };
         let scope = parse_scope(map.get("scope"))?;
         let reset = parse_reset(map.get("reset"))?;
@@ -278,6 +331,27 @@ impl SequenceSpec {
                 format!("block × step ({block} × {step}) must fit in a signed 64-bit integer"),
             ));
         }
+        let max_block = if i64::try_from(max_block.value)
+            .ok()
+            .and_then(|b| b.checked_mul(step))
+            .is_some()
+        {
+            max_block
+        } else if max_block.default {
+            // The default never makes valid options invalid: the block then stays `block`.
+            MaxBlock {
+                value: block,
+                default: true,
+            }
+        } else {
+            return Err(invalid(
+                "maxBlock",
+                format!(
+                    "maxBlock × step ({} × {step}) must fit in a signed 64-bit integer",
+                    max_block.value
+                ),
+            ));
+        };
 
         Ok(Self {
             name,
@@ -287,6 +361,7 @@ impl SequenceSpec {
             max,
             block,
             refill_ahead,
+            max_block,
             scope,
             format,
             reset,
@@ -336,6 +411,11 @@ impl SequenceSpec {
     /// Whether a process reserves its next block before the one in hand runs out.
     pub fn refill_ahead(&self) -> bool {
         self.refill_ahead
+    }
+    /// The most one refill reserves as the block grows under load (≥ `block`); see
+    /// [`crate::BlockCounter`].
+    pub fn max_block(&self) -> u64 {
+        self.max_block.value
     }
     pub fn scope(&self) -> &[String] {
         &self.scope

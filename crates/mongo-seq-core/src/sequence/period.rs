@@ -53,6 +53,16 @@ impl Reset {
         }
     }
 
+    /// How one of this reset's periods is written, for messages (`""` when it never resets).
+    pub fn example_period(self) -> &'static str {
+        match self {
+            Self::Never => "",
+            Self::Yearly => "2026",
+            Self::Monthly => "2026-05",
+            Self::Daily => "2026-05-31",
+        }
+    }
+
     pub(crate) fn parse(text: &str) -> Option<Self> {
         match text {
             "never" => Some(Self::Never),

@@ -175,9 +175,9 @@ pub(crate) fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> 
         "takeOne" => Ok(to_json(counter.take_one())),
         "ready" => Ok(to_json(counter.ready(args.u(0)))),
         "refill" => counter
-            .refill(args.u(0))
+            .refill(args.u(0), args.get(1).as_i64())
             .and_then(|refill| opened(refill, &mut open)),
-        "refillAhead" => opened(counter.refill_ahead(), &mut open),
+        "refillAhead" => opened(counter.refill_ahead(args.get(0).as_i64()), &mut open),
         "feed" => {
             let (id, mut plan) = open.take().expect("feed: no open refill");
             let step =

@@ -88,13 +88,16 @@ impl JsBlockCounter {
 
     /// The refill the waiter `ticket` runs (a `Plan` done with `null`), or `undefined`: one is
     /// in flight (wait for it) or the waiter was served. Throws when the reservation cannot be
-    /// built (the waiter then gave up).
+    /// built (the waiter then gave up). `nowMs` (`Date.now()`; optional): the clock by which
+    /// the block grows under load.
     pub fn refill(
         &self,
         #[wasm_bindgen(unchecked_param_type = "number")] ticket: JsValue,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
     ) -> Result<Option<JsPlan>, JsValue> {
         let ticket = read_ticket(&ticket)?;
-        let refill = self.with(|counter| counter.refill(ticket))?.js()?;
+        let now_ms = now_ms.and_then(clock_ms);
+        let refill = self.with(|counter| counter.refill(ticket, now_ms))?.js()?;
         Ok(refill.map(|refill| self.plan_of(refill)))
     }
 
@@ -103,8 +106,12 @@ impl JsBlockCounter {
     /// one is due. Nobody waits on it: if it fails, free it; the next caller who finds the block
     /// dry runs its own refill.
     #[wasm_bindgen(js_name = refillAhead)]
-    pub fn refill_ahead(&self) -> Result<Option<JsPlan>, JsValue> {
-        let refill = self.with(BlockCounter::refill_ahead)?;
+    pub fn refill_ahead(
+        &self,
+        #[wasm_bindgen(js_name = nowMs)] now_ms: Option<f64>,
+    ) -> Result<Option<JsPlan>, JsValue> {
+        let now_ms = now_ms.and_then(clock_ms);
+        let refill = self.with(|counter| counter.refill_ahead(now_ms))?;
         Ok(refill.map(|refill| self.plan_of(refill)))
     }
 
@@ -114,6 +121,13 @@ impl JsBlockCounter {
         #[allow(clippy::cast_precision_loss)] // at most a block
         self.with(|counter| counter.discard() as f64)
     }
+}
+
+/// A host clock reading in whole milliseconds (`None`: not a finite number, which only
+/// keeps the block at its size).
+fn clock_ms(now: f64) -> Option<i64> {
+    #[allow(clippy::cast_possible_truncation)] // saturating, and only a clock
+    now.is_finite().then_some(now as i64)
 }
 
 impl JsBlockCounter {

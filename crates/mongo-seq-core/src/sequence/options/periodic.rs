@@ -20,9 +20,10 @@ impl SequenceSpec {
             None => Err(SeqError::invalid_argument(
                 "period",
                 format!(
-                    "sequence `{}` resets {}: its counters and numbers belong to a period (give a date)",
+                    "sequence `{}` resets {}: its counters and numbers belong to a period (give a date, or a period such as {})",
                     self.name,
-                    self.reset.name()
+                    self.reset.name(),
+                    ejson::quoted(self.reset.example_period())
                 ),
             )),
             Some(period) if !self.reset.is_periodic() => Err(SeqError::invalid_argument(

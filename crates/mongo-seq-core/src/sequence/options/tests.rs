@@ -9,11 +9,13 @@ fn code(raw: Value) -> &'static str {
 
 #[test]
 fn keys_are_the_normalized_options_keys() {
-    // `counterId` is left out of the normalized options when unset, `reset`, `timeZone`
+    // `counterId` and `maxBlock` are left out of the normalized options when unset, `reset`, `timeZone`
     // and `yearStart` when the sequence never resets; a periodic sequence has no
     // `counterId`: the two together name every key.
-    let named =
-        SequenceSpec::parse(&json!({"name": "orders", "counterId": "orders.seq"})).expect("valid");
+    let named = SequenceSpec::parse(
+        &json!({"name": "orders", "counterId": "orders.seq", "block": 2, "maxBlock": 5}),
+    )
+    .expect("valid");
     let yearly = SequenceSpec::parse(&json!({"name": "orders", "reset": "yearly"})).expect("valid");
     let mut keys: Vec<String> = Vec::new();
     for spec in [named, yearly] {
@@ -240,4 +242,81 @@ fn periodic_counter_ids() {
         None,
         "no format, no formatted id"
     );
+}
+
+#[test]
+fn a_missing_period_says_how_to_give_one() {
+    for (reset, example) in [
+        ("yearly", "\"2026\""),
+        ("monthly", "\"2026-05\""),
+        ("daily", "\"2026-05-31\""),
+    ] {
+        let spec =
+            SequenceSpec::parse(&json!({"name": "invoices", "reset": reset})).expect("valid");
+        let error = spec.check_period(None).expect_err("a period is required");
+        assert_eq!(error.code(), "INVALID_ARGUMENT");
+        let message = error.to_string();
+        assert!(
+            message.contains("give a date, or a period such as"),
+            "{message}"
+        );
+        assert!(message.contains(example), "{message}");
+    }
+}
+
+#[test]
+fn max_block_defaults_to_ten_blocks_and_is_checked() {
+    let max = |raw: Value| SequenceSpec::parse(&raw).map(|spec| spec.max_block());
+    assert_eq!(max(json!({"name": "a"})), Ok(1), "block 1 never grows");
+    assert_eq!(max(json!({"name": "a", "block": 100})), Ok(1000));
+    assert_eq!(max(json!({"name": "a", "block": 500_000})), Ok(1_000_000));
+    assert_eq!(
+        max(json!({"name": "a", "block": 100, "maxBlock": 100})),
+        Ok(100)
+    );
+    assert_eq!(
+        max(json!({"name": "a", "block": 100, "maxBlock": {"$numberLong": "5000"}})),
+        Ok(5000)
+    );
+    // The default never makes options invalid: with a step that large the block stays `block`.
+    let huge_step = json!({"name": "a", "block": 2, "step": i64::MAX / 4});
+    assert_eq!(max(huge_step), Ok(2));
+    for (raw, reason) in [
+        (
+            json!({"name": "a", "block": 100, "maxBlock": 99}),
+            "at least `block` (100)",
+        ),
+        (
+            json!({"name": "a", "maxBlock": 1_000_001}),
+            "at most 1000000",
+        ),
+        (json!({"name": "a", "maxBlock": "10"}), "integer"),
+        (
+            json!({"name": "a", "block": 2, "maxBlock": 3, "step": i64::MAX / 2}),
+            "must fit",
+        ),
+    ] {
+        let error = SequenceSpec::parse(&raw).expect_err("refused");
+        assert_eq!(
+            (error.code(), error.option_name()),
+            ("INVALID_OPTION", Some("maxBlock")),
+            "{raw}"
+        );
+        assert!(error.to_string().contains(reason), "{error} ({raw})");
+    }
+    // Normalized: left out when default, kept otherwise; both parse back to an equal spec.
+    for raw in [
+        json!({"name": "a", "block": 100}),
+        json!({"name": "a", "block": 100, "maxBlock": 400}),
+    ] {
+        let spec = SequenceSpec::parse(&raw).expect("valid");
+        let normalized = serde_json::to_value(&spec).expect("serializable");
+        assert_eq!(
+            normalized.get("maxBlock").is_some(),
+            raw.get("maxBlock").is_some()
+        );
+        assert_eq!(SequenceSpec::parse(&normalized).as_ref(), Ok(&spec));
+    }
+    let trigger = SequenceSpec::parse_trigger("o", json!({"maxBlock": 5}).as_object().unwrap());
+    assert_eq!(trigger.map_err(|e| e.code()).err(), Some("UNKNOWN_OPTION"));
 }
