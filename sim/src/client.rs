@@ -727,6 +727,7 @@ mod tests {
                 drop_every_s: 0.0,
                 sidecar_read_preference: ReadPreference::Primary,
                 issuing: false,
+                ledger: false,
                 mutant: None,
             },
             false,

@@ -136,6 +136,9 @@ impl Watched {
             filter,
             on,
             backfill_sort: None,
+            // The product's default (gapless: on); `start` turns it off in schedules without
+            // the ledger (`Config::ledger`).
+            record_deletions: self.gapless,
         }
     }
 
@@ -235,7 +238,9 @@ fn start(
                 settings.lease.ttl,
                 freeze.clone(),
             );
-            let trigger = Trigger::new(watched.spec(), settings.clone(), mongo, &shared);
+            let mut spec = watched.spec();
+            spec.record_deletions &= world.with(|w| w.config.ledger);
+            let trigger = Trigger::new(spec, settings.clone(), mongo, &shared);
             let (world, name) = (world.clone(), name.clone());
             let (shutdown, exited) = (shutdown.clone(), exited.clone());
             tokio::spawn(async move {
@@ -454,7 +459,7 @@ pub async fn deleter(world: World) {
         }
         // Now and then a clerk voids a number of the gapless series (issue 20): most are
         // refused (held, not issued, recorded as deleted already, an intent pending).
-        if world.chance(0.15) {
+        if world.with(|w| w.config.ledger) && world.chance(0.15) {
             void_one(&world, &client).await;
             continue;
         }
@@ -521,6 +526,43 @@ async fn void_one(world: &World, client: &Client) {
         Ok(_) => format!("void {}/{number}: voided", gapless.collection),
         Err(e) => format!("void {}/{number}: {e:?}", gapless.collection),
     });
+}
+
+/// With the ledger: whether the gapless trigger's stored resume token is past the last deletion
+/// of its collection (it read, and so recorded, every deletion; quiescence waits for it).
+pub fn deletions_read(world: &World) -> bool {
+    world.with(|w| {
+        if !w.config.ledger {
+            return true;
+        }
+        let Some(primary) = w.cluster.primary() else {
+            return false;
+        };
+        let gapless = &WATCHED[1];
+        let ns = gapless.ns();
+        let last = w
+            .cluster
+            .history(primary)
+            .filter(|e| matches!(&e.op, Op::Delete { ns: target, .. } if *target == ns))
+            .map(|e| e.ts)
+            .max();
+        let Some(last) = last else {
+            return true;
+        };
+        let id = gapless.spec().id;
+        w.cluster
+            .node(primary)
+            .committed
+            .collection(STATE)
+            .and_then(|c| {
+                c.documents()
+                    .find(|d| d.get_str("_id") == Ok(id.as_str()))
+                    .cloned()
+            })
+            .and_then(|d| d.get_document("token").ok().cloned())
+            .and_then(|token| crate::model::stream::Position::from_token(&token).ok())
+            .is_some_and(|position| position.ts >= last)
+    })
 }
 
 /// Whether every document of every watched collection holds a number (on the primary's
@@ -608,7 +650,7 @@ pub fn check(world: &World, sidecars: &Sidecars) -> Vec<String> {
                 let backfilled_until = w.backfill_scans.get(&ns).copied().unwrap_or(0);
                 violations.extend(check_gapless(&ns, &numbered, &history, backfilled_until));
                 let lost = history_lost(sidecars, &watched.spec().id);
-                if lost == 0 {
+                if w.config.ledger && lost == 0 {
                     let counter = counters.get(watched.collection).copied().unwrap_or(0);
                     let exempt = not_recorded_deletions(&history, &ns, &watched.spec().id);
                     violations.extend(check_accounted(

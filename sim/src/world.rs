@@ -56,6 +56,9 @@ pub struct Config {
     /// Documents are drafted and issued, and `on = "match"` triggers number them
     /// (`crate::issuing`).
     pub issuing: bool,
+    /// The ledger (issue 20): gapless triggers record deleted documents' numbers, a clerk voids
+    /// now and then, and the check accounts for every number.
+    pub ledger: bool,
     pub mutant: Option<Mutant>,
 }
 

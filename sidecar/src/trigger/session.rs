@@ -181,7 +181,7 @@ impl<M: Mongo> Trigger<M> {
             _ => json!({ "$and": stages }),
         };
         // A gapless trigger also reads deletions, to record their numbers (the ledger).
-        let deleted_fields = if self.spec.numbering.gapless() {
+        let deleted_fields = if self.spec.record_deletions {
             let mut fields = self.spec.numbering.document_fields();
             fields.push(self.spec.numbering.period_field());
             filter = json!({ "$or": [filter, { "operationType": "delete" }] });
