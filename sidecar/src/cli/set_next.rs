@@ -78,17 +78,7 @@ pub(super) fn run(args: &SetNextArgs) -> Result<(), CliError> {
 /// that sequence's (its scope fields, in order; a period of its kind exactly when it resets), as
 /// the core reads it.
 fn sequence(args: &SetNextArgs) -> Result<(SequenceSpec, String), CliError> {
-    let mut key = CounterKey::parse(&args.name).map_err(|e| core_usage(&e))?;
-    if let Some(text) = &args.period {
-        if let Some(given) = &key.period {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "--period {text}: the counter id `{}` has its period ({}) already",
-                args.name,
-                given.text()
-            )));
-        }
-        key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
-    }
+    let key = counter_key(&args.name, args.period.as_deref())?;
     let spec = super::sequence::of(
         &key.name,
         args.location.config.as_deref(),
@@ -106,4 +96,20 @@ fn sequence(args: &SetNextArgs) -> Result<(SequenceSpec, String), CliError> {
     })?;
     let counter_id = key.id().map_err(|e| core_usage(&e))?;
     Ok((spec, counter_id))
+}
+
+/// The counter id argument `name` read back, with `--period` appended (refused when the id
+/// names a period already).
+pub(super) fn counter_key(name: &str, period: Option<&str>) -> Result<CounterKey, CliError> {
+    let mut key = CounterKey::parse(name).map_err(|e| core_usage(&e))?;
+    if let Some(text) = period {
+        if let Some(given) = &key.period {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--period {text}: the counter id `{name}` has its period ({}) already",
+                given.text()
+            )));
+        }
+        key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
+    }
+    Ok(key)
 }

@@ -4,7 +4,7 @@
 //! ledger where the counter is read and the entries written.
 
 use clap::Args;
-use mongo_seq_core::{CounterKey, Period, SeqError, VoidNumbers, VoidOutcome, VoidRequest};
+use mongo_seq_core::{SeqError, VoidNumbers, VoidOutcome, VoidRequest};
 
 use super::{core_usage, load_config, runtime, CliError};
 use crate::config::{Config, TriggerSpec};
@@ -103,17 +103,7 @@ fn refusal(error: SidecarError) -> CliError {
 /// The trigger of `config` that numbers the sequence the counter id (with `--period`) names,
 /// and the id, checked to be one of its counters.
 fn trigger<'a>(args: &VoidArgs, config: &'a Config) -> Result<(&'a TriggerSpec, String), CliError> {
-    let mut key = CounterKey::parse(&args.name).map_err(|e| core_usage(&e))?;
-    if let Some(text) = &args.period {
-        if let Some(given) = &key.period {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "--period {text}: the counter id `{}` has its period ({}) already",
-                args.name,
-                given.text()
-            )));
-        }
-        key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
-    }
+    let key = super::set_next::counter_key(&args.name, args.period.as_deref())?;
     let Some(trigger) = config
         .triggers
         .iter()

@@ -228,3 +228,21 @@ fn bad_on_date_field_and_backfill_sort_are_refused_naming_the_key() {
     let c = trigger("backfill_sort = \"issuedAt\"").unwrap();
     assert_eq!(c.triggers[0].backfill_sort.as_deref(), Some("issuedAt"));
 }
+
+#[test]
+fn deletions_are_recorded_by_gapless_triggers_unless_turned_off_and_never_by_others() {
+    let trigger = |extra: &str| {
+        check(&format!(
+            "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n{extra}\n"
+        ))
+    };
+    assert!(!trigger("").unwrap().triggers[0].record_deletions);
+    assert!(trigger("gapless = true").unwrap().triggers[0].record_deletions);
+    let off = trigger("gapless = true\nrecord_deletions = false").unwrap();
+    assert!(!off.triggers[0].record_deletions);
+    let refused = trigger("record_deletions = true").unwrap_err().to_string();
+    assert!(
+        refused.contains("record_deletions") && refused.contains("gapless"),
+        "{refused}"
+    );
+}
