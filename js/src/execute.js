@@ -88,8 +88,21 @@ function shardKeyError(counters, error) {
   return core.shardKeyRefusal(namespace, code, String(error?.errmsg ?? error?.message ?? ""));
 }
 
+/** The driver collection a command names: the counters, the ledger, or the caller's documents. */
+function collectionOf(command, target) {
+  switch (command.collection) {
+    case "counters":
+      return target.counters;
+    case "ledger":
+      if (target.ledger === undefined) throw new Error("mongo-seq: a ledger command without a ledger collection (a bug)");
+      return target.ledger;
+    default:
+      return target.documents;
+  }
+}
+
 async function run(command, target, plan) {
-  const collection = command.collection === "counters" ? target.counters : target.documents;
+  const collection = collectionOf(command, target);
   const write = concerns(command);
   const read = { promoteValues: false, ...write };
   switch (command.op) {

@@ -17,6 +17,8 @@ export type SequenceOptions = Omit<CoreSequenceOptions, "name">;
 export interface SequencesOptions {
   /** Name of the counters collection (default "counters"). */
   collection?: string;
+  /** Name of the ledger collection beside the counters: voided numbers, deleted documents' numbers (default "mongo_seq_ledger"). */
+  ledger?: string;
   /**
    * The BSON library of the driver that made `db`, when it is another copy of `mongodb` than the
    * one this package resolves (mongoose ships its own: `mongoose.mongo.BSON`). Default: the
@@ -41,6 +43,24 @@ export interface PeriodOption {
 export interface SetNextOptions extends ScopeOption, PeriodOption {
   /** Allow moving the counter backwards (default false: BACKWARDS_REFUSED). */
   force?: boolean;
+}
+
+export interface VoidOptions extends ScopeOption, PeriodOption {
+  /** Why the numbers are voided (required, non-blank). */
+  reason: string;
+  /** Who voids them (default: this host's name). */
+  by?: string;
+  /** The collection whose documents hold the sequence's numbers: a number a document holds is refused (NUMBER_HELD). */
+  collection: Collection<any>;
+  /** The field holding the numbers (default `_id`). */
+  field?: string;
+}
+
+/** What `void` recorded: the numbers, in the order given, and when (ms since the epoch). */
+export interface VoidOutcome {
+  counterId: string;
+  numbers: SequenceNumber[];
+  atMs: number;
 }
 
 /** An instant: a Date, or milliseconds since the epoch (an integer from year 1 to 9999-12-29). */
@@ -98,6 +118,12 @@ export declare class Sequence {
    * left as it is. INVALID_ARGUMENT for a counter that does not exist (nothing written).
    */
   adoptDefinition(options?: ScopeOption & PeriodOption): Promise<AdoptOutcome>;
+  /**
+   * Voids issued numbers no document holds (a cancelled invoice's): recorded in the ledger with
+   * the reason, never handed out again. Refused with nothing written: NUMBER_HELD,
+   * NUMBER_NOT_ISSUED, ALREADY_VOIDED, INTENT_PENDING, INVALID_ARGUMENT (a blank reason).
+   */
+  void(numbers: Integer | Integer[], options: VoidOptions): Promise<VoidOutcome>;
   /**
    * Every counter of the sequence (unscoped and each scope) back to `start`; RESET_REFUSED for
    * counters a mongo-seq sidecar keeps unless `force`. Resolves with how many were reset.
@@ -181,6 +207,8 @@ export declare class Sequences {
   constructor(db: Db, options?: SequencesOptions);
   /** The counters collection. */
   readonly counters: Collection;
+  /** The ledger collection (voided numbers, deleted documents' numbers). */
+  readonly ledger: Collection;
   /** The sequence `name`; the same name returns the same object (SEQUENCE_CONFLICT on other options). */
   sequence(name: string, options?: SequenceOptions): Sequence;
   /** Inserts a copy of `doc` with the next number; retries with a fresh number on a duplicate key on `field`. */

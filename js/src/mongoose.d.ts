@@ -1,6 +1,6 @@
 // Type declarations of `mongo-seq/mongoose` (ESM and CJS entries share them).
 import type { Model, Schema } from "mongoose";
-import type { AdoptOutcome, AssignOutcome, CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument } from "./index.js";
+import type { AdoptOutcome, AssignOutcome, CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument, VoidOutcome } from "./index.js";
 
 /** Options of `schema.plugin(sequencePlugin, options)`: where the number goes, and the sequence's options. */
 export interface SequencePluginOptions extends SequenceOptions {
@@ -50,4 +50,6 @@ export interface SequenceStatics {
   assignNumbers(options?: { field?: string; filter?: Record<string, unknown>; sort?: Record<string, 1 | -1> }): Promise<AssignOutcome>;
   /** Moves the counter past the largest number in the model's collection (never backwards). */
   seedFromMax(options?: { field?: string; scope?: ScopeDocument }): Promise<CounterState>;
+  /** Voids issued numbers none of the model's documents holds, with a reason, in the ledger (the package's `Sequence#void`). */
+  voidNumber(numbers: Integer | Integer[], options: { reason: string; by?: string; field?: string; scope?: ScopeDocument; period?: string }): Promise<VoidOutcome>;
 }

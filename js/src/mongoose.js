@@ -16,7 +16,7 @@ import { zoneFormatter } from "./local-dates.js";
 const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters", "when", "dateField"];
 const SEQUENCE_KEYS = core.optionKeys().filter((key) => key !== "name");
 /** The statics every numbered schema gets. */
-const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "assignNumbers", "adoptDefinition"];
+const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "assignNumbers", "adoptDefinition", "voidNumber"];
 
 /**
  * Numbers new documents of `schema` in `options.field`. Several calls number several fields.
@@ -271,6 +271,12 @@ function install(schema, fields) {
     const numbered = pick(fields, field);
     if (!isDocument(filter)) throw invalidArgument("filter", `must be a document, got ${describe(filter)}`);
     return assignMatching(this, numbered, { ...filter, ...numbered.when?.filter }, sort);
+  });
+  // The model's own collection and field: a number one of its documents holds is refused.
+  schema.static("voidNumber", async function (numbers, options) {
+    const { field, ...voidOptions } = checkKnownKeys("voidNumber options", options, ["field", "reason", "by", "scope", "period"]);
+    const numbered = pick(fields, field);
+    return sequenceOf(this, numbered).void(numbers, { ...voidOptions, collection: this.collection, field: numbered.field });
   });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);

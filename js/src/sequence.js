@@ -5,12 +5,14 @@
 import { setImmediate as afterThisTurn } from "node:timers/promises";
 import { runPlan } from "./run-plan.js";
 import { toCoreInteger } from "./bson.js";
-import { checkBoolean, checkKnownKeys, isDocument } from "./errors.js";
+import { hostname } from "node:os";
+import { checkBoolean, checkCollection, checkKnownKeys, isDocument } from "./errors.js";
 import { PeriodWindow } from "./period-window.js";
 import { core } from "./wasm.js";
 
 const NEXT_OPTIONS = ["date"];
 const PERIOD_OPTIONS = ["period"];
+const VOID_OPTIONS = ["reason", "by", "collection", "field", "scope", ...PERIOD_OPTIONS];
 
 /** A counter's core object and the promise of its refill in flight. */
 class Counter {
@@ -31,9 +33,9 @@ export class Sequence {
   #periodCounter = { period: undefined, counter: undefined };
 
   /** @internal Use `Sequences#sequence()`. */
-  constructor(spec, counters, codec) {
+  constructor(spec, counters, codec, ledger) {
     this.#spec = spec;
-    this.#target = { counters, sequence: this, codec };
+    this.#target = { counters, ledger, sequence: this, codec };
     this.options = Object.freeze(spec.options());
     this.name = this.options.name;
     // `timeZone` is in the normalized options exactly when the sequence resets.
@@ -129,6 +131,25 @@ export class Sequence {
   async adoptDefinition(options) {
     const { scope, period } = checkKnownKeys("adoptDefinition options", options, ["scope", ...PERIOD_OPTIONS]);
     return runPlan(this.#spec.adoptDefinition(this.counterId(scope, period), undefined), this.#target);
+  }
+
+  /**
+   * Voids `numbers` (one integer or an array, up to 1,000) of the counter of `scope` and
+   * `period`: records each in the ledger with `reason`, `by` (default this host's name) and
+   * now, so it is never handed out again and an audit accounts for it. `collection` (the
+   * driver Collection whose documents hold the numbers) and `field` (default `_id`) are
+   * required so a number a document holds is refused: NUMBER_HELD. Also refused, nothing
+   * written: a number the counter has not issued (NUMBER_NOT_ISSUED), one voided or recorded
+   * as deleted already (ALREADY_VOIDED), while a sidecar's gapless intent is pending on the
+   * counter (INTENT_PENDING), a blank reason, a number off the grid. Resolves with
+   * `{ counterId, numbers, atMs }`.
+   */
+  async void(numbers, options) {
+    const { reason, by = hostname(), collection, field = "_id", scope, period } = checkKnownKeys("void options", options, VOID_OPTIONS);
+    checkCollection(collection, ["find"]);
+    const list = Array.isArray(numbers) ? numbers : [numbers];
+    const request = { counterId: this.counterId(scope, period), numbers: list.map(toCoreInteger), field, reason, by, nowMs: Date.now() };
+    return runPlan(this.#spec.voidNumbers(request), { ...this.#target, documents: collection });
   }
 
   /**

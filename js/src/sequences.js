@@ -17,29 +17,40 @@ const NO_PLAN = { handlesDuplicateKey: () => false };
 
 export class Sequences {
   #counters;
+  #ledger;
   #codec;
   #sequences = new Map();
 
   /**
    * @param {import("mongodb").Db} db  the database holding the counters collection
-   * @param {{ collection?: string, bson?: object }} [options]  counters collection name (default
-   *   "counters"); the BSON library of the driver that made `db` when it is not the `mongodb`
+   * @param {{ collection?: string, ledger?: string, bson?: object }} [options]  counters collection
+   *   name (default "counters"); the ledger's, beside it (voided numbers, deleted documents'
+   *   numbers; default "mongo_seq_ledger"); the BSON library of the driver that made `db` when it is not the `mongodb`
    *   package this one resolves (mongoose's own driver: `mongoose.mongo.BSON`)
    */
   constructor(db, options) {
     if (typeof db?.collection !== "function") throw invalidArgument("db", `must be a mongodb Db, got ${describe(db)}`);
-    const { collection = "counters", bson } = checkKnownKeys("Sequences options", options, ["collection", "bson"]);
-    if (typeof collection !== "string") throw invalidOption("collection", `must be a collection name (a string), got ${describe(collection)}`);
-    // The server's rules (`$`, NUL, `system.*`, the namespace's length), checked by the core
-    // before any command.
-    core.checkCollectionName("collection", collection, typeof db.databaseName === "string" ? db.databaseName : undefined);
+    const { collection = "counters", ledger = "mongo_seq_ledger", bson } = checkKnownKeys("Sequences options", options, ["collection", "ledger", "bson"]);
+    const database = typeof db.databaseName === "string" ? db.databaseName : undefined;
+    for (const [option, name] of [["collection", collection], ["ledger", ledger]]) {
+      if (typeof name !== "string") throw invalidOption(option, `must be a collection name (a string), got ${describe(name)}`);
+      // The server's rules (`$`, NUL, `system.*`, the namespace's length), checked by the core
+      // before any command.
+      core.checkCollectionName(option, name, database);
+    }
     this.#codec = bsonCodec(bson);
     this.#counters = db.collection(collection);
+    this.#ledger = db.collection(ledger);
   }
 
   /** The counters collection. */
   get counters() {
     return this.#counters;
+  }
+
+  /** The ledger collection (voided numbers, deleted documents' numbers). */
+  get ledger() {
+    return this.#ledger;
   }
 
   /**
@@ -63,7 +74,7 @@ export class Sequences {
     let sequence;
     try {
       // A sequence that resets checks its time zone exists (Intl) before any command.
-      sequence = new Sequence(spec, this.#counters, this.#codec);
+      sequence = new Sequence(spec, this.#counters, this.#codec, this.#ledger);
     } catch (error) {
       spec.free();
       throw error;

@@ -54,6 +54,10 @@ pub struct Watch {
     /// The paths of the inserted document the trigger reads (`_id` among them): events bring
     /// only these in `fullDocument`, however large the documents are.
     pub fields: Vec<String>,
+    /// When not empty: also `delete` events, with these paths of the document as it was before
+    /// (`fullDocumentBeforeChange: "whenAvailable"`): a gapless trigger records the numbers of
+    /// deleted documents in the ledger.
+    pub deleted_fields: Vec<String>,
     /// Resume after this token (`startAfter`); from now when `None`.
     pub start_after: Option<ResumeToken>,
     /// The cursor's `batchSize`.
@@ -63,7 +67,8 @@ pub struct Watch {
     pub max_await: Duration,
 }
 
-/// One change event: an insert, or (`on = "match"`) an update or a replace.
+/// One change event: an insert, (`on = "match"`) an update or a replace, or (a gapless
+/// trigger's) a delete.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeEvent {
     /// The document (`fullDocument`, its [`Watch::fields`]), canonical Extended JSON: the
@@ -76,6 +81,18 @@ pub struct ChangeEvent {
     /// The event's wall-clock commit time in ms since the Unix epoch (`wallTime`, MongoDB 6.0+),
     /// when it has one.
     pub wall_time_ms: Option<i64>,
+    /// A `delete` event's document: its `_id` (`documentKey`) and, when the server sent one,
+    /// its pre-image (`fullDocumentBeforeChange`). `None` for every other event.
+    pub deleted: Option<Deleted>,
+}
+
+/// What a `delete` event says about the document it deleted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deleted {
+    /// The document's `_id` (Extended JSON).
+    pub id: Value,
+    /// The document before the deletion (the watched fields), `None` without pre-images.
+    pub before: Option<Value>,
 }
 
 impl ChangeEvent {

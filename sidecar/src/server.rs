@@ -107,7 +107,7 @@ pub async fn run_with_options(
         None => None,
     };
     health.set_instance(&config.settings.lease.instance_id);
-    info!(uri = %redact(&config.uri), instance = config.settings.lease.instance_id, triggers = config.triggers.len(), counters = %config.counters, state = %config.state, "mongo-seq sidecar starting");
+    info!(uri = %redact(&config.uri), instance = config.settings.lease.instance_id, triggers = config.triggers.len(), counters = %config.counters, state = %config.state, ledger = %config.ledger, "mongo-seq sidecar starting");
 
     // Cancelled by a shutdown request, or by a trigger that stops the process (its error).
     let stop = shutdown.child_token();
@@ -134,7 +134,8 @@ pub async fn run_with_options(
         incarnation: Some(crate::connection::incarnation()),
     };
     for spec in config.triggers {
-        let mongo = Connection::for_trigger(&client, &spec.ns, &config.counters, &config.state);
+        let mongo = Connection::for_trigger(&client, &spec.ns, &config.counters, &config.state)
+            .with_ledger(&client, &config.ledger);
         let id = spec.id.clone();
         let trigger = Trigger::new(spec, config.settings.clone(), mongo, &shared);
         let (stop, fatal) = (stop.clone(), fatal.clone());

@@ -87,6 +87,7 @@ async fn a_trigger_on_another_mongo_and_a_paused_clock_retries_on_an_exact_sched
         filter: None,
         on: On::Insert,
         backfill_sort: None,
+        record_deletions: false,
     };
     let mongo = Unreachable {
         start: Instant::now(),

@@ -34,6 +34,7 @@ async fn events_bring_only_the_fields_the_numbering_reads() {
             filter: json!({ "operationType": "insert" }),
             update_lookup: false,
             fields: vec!["_id".into(), "meta.seq".into(), "tenant".into()],
+            deleted_fields: Vec::new(),
             start_after: None,
             batch_size: 1000,
             max_await: Duration::from_millis(200),

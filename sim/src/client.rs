@@ -728,6 +728,7 @@ mod tests {
                 sidecar_read_preference: ReadPreference::Primary,
                 issuing: false,
                 rival: false,
+                ledger: false,
                 mutant: None,
             },
             false,

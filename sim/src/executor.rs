@@ -25,6 +25,8 @@ pub struct Target {
     pub counters: String,
     pub documents: String,
     pub leases: String,
+    /// The ledger (voids, deletion records) beside the counters.
+    pub ledger: String,
     /// The caller's own document (`insertDocument` sets the core's fields on it); after the
     /// insert it holds the `_id` inserted.
     pub document: Option<Document>,
@@ -81,6 +83,7 @@ fn namespace(target: &Target, collection: Collection) -> &str {
         Collection::Counters => &target.counters,
         Collection::Documents => &target.documents,
         Collection::Leases => &target.leases,
+        Collection::Ledger => &target.ledger,
     }
 }
 

@@ -203,7 +203,7 @@ fn versions<'a>(ns: &str, entries: impl Iterator<Item = &'a Entry>) -> BTreeMap<
                     Some(document.clone()),
                 ));
             }
-            Op::Delete { ns: target, id } if target == ns => {
+            Op::Delete { ns: target, id, .. } if target == ns => {
                 lives
                     .entry(id.to_string())
                     .or_default()

@@ -37,7 +37,8 @@ struct Args {
     trace: bool,
     /// Switch on one protocol mutant (no-epoch-condition, token-before-batch,
     /// skip-pending-intent, renew-without-epoch, counter-w1, unfenced-completion,
-    /// unanchored-skip-read, unconditioned-numbering, read-before-own-writes, ignore-definition).
+    /// unanchored-skip-read, unconditioned-numbering, read-before-own-writes, ignore-definition,
+    /// skip-deletion-record).
     #[arg(long)]
     mutant: Option<Mutant>,
     /// Hunt every mutant: run schedules from --seed until each is caught (at most

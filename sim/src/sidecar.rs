@@ -15,7 +15,7 @@ use std::time::Duration;
 use mongo_seq_core::{ClusterTime, Collection, Command, Reply, SeqError};
 use mongo_seq_sidecar::error::{MongoFailure, SidecarError};
 use mongo_seq_sidecar::mongo::{
-    CatalogEntry, ChangeEvent, EventBatch, EventStream, Mongo, ResumeToken, Watch,
+    CatalogEntry, ChangeEvent, Deleted, EventBatch, EventStream, Mongo, ResumeToken, Watch,
 };
 use serde_json::Value;
 
@@ -314,6 +314,7 @@ impl Mongo for SimMongo {
                     Collection::Counters => target.counters.clone(),
                     Collection::Documents => target.documents.clone(),
                     Collection::Leases => target.leases.clone(),
+                    Collection::Ledger => target.ledger.clone(),
                 },
                 entry: None,
             })
@@ -430,6 +431,31 @@ impl EventStream for SimStream {
                         .get_datetime("wallTime")
                         .ok()
                         .map(|t| t.timestamp_millis()),
+                    deleted: None,
+                }),
+                // A gapless trigger's watch asks for deletions (with pre-images).
+                Ok("delete") => events.push(ChangeEvent {
+                    document: None,
+                    cluster_time: event
+                        .get_timestamp("clusterTime")
+                        .ok()
+                        .and_then(|t| ClusterTime::new(t.time, t.increment)),
+                    wall_time_ms: event
+                        .get_datetime("wallTime")
+                        .ok()
+                        .map(|t| t.timestamp_millis()),
+                    deleted: event
+                        .get_document("documentKey")
+                        .ok()
+                        .and_then(|key| key.get("_id"))
+                        .map(|id| Deleted {
+                            id: crate::executor::to_json(&bson::doc! { "_id": id.clone() })["_id"]
+                                .clone(),
+                            before: event
+                                .get_document("fullDocumentBeforeChange")
+                                .ok()
+                                .map(to_json),
+                        }),
                 }),
                 _ => {}
             }

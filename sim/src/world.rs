@@ -59,6 +59,9 @@ pub struct Config {
     /// A rival process numbers `invoices` with another step (issue 20): its reservations and
     /// the others' must never both succeed on one counter (`crate::invariants::Definitions`).
     pub rival: bool,
+    /// The ledger (issue 20): gapless triggers record deleted documents' numbers, a clerk voids
+    /// now and then, and the check accounts for every number.
+    pub ledger: bool,
     pub mutant: Option<Mutant>,
 }
 

@@ -105,3 +105,16 @@ fn the_first_seed_catches_a_draft_numbered_through_a_stale_lookup() {
 fn the_issue_trigger_seed_whose_completion_read_before_its_own_write_runs_clean() {
     runs_clean(9_021_107);
 }
+
+/// The ledger (issue 20): a gapless trigger that does not record a deleted document's number
+/// leaves it unaccounted for (neither held, voided nor recorded as deleted): caught by the
+/// first seed, which runs clean with the records.
+#[test]
+fn the_first_seed_catches_a_deletion_left_unrecorded() {
+    runs_clean(1);
+    catches(
+        1,
+        Mutant::SkipDeletionRecord,
+        "is neither held by a document, voided nor recorded as deleted",
+    );
+}

@@ -1,12 +1,13 @@
 // Vector replay entry for ESM runtimes (Node, Deno, Bun): loads the package as an ES module.
 import { core, localDates, Sequences } from "mongo-seq";
 import { readFileSync } from "node:fs";
-import { runVectors, AUDIT_FILE } from "./vector-cases.mjs";
+import { runVectors, runLedgerVectors, AUDIT_FILE } from "./vector-cases.mjs";
 import { parseExact } from "./exact-json.mjs";
 import { runPeriodVectors, runHostPeriodVectors } from "./period-cases.mjs";
 import { report } from "./report.mjs";
 
 report(runVectors(core));
 report(runVectors(core, parseExact(readFileSync(AUDIT_FILE, "utf8"))), "audit");
+report(runLedgerVectors(core), "ledger");
 report(runPeriodVectors(core), "periods");
 report(runHostPeriodVectors({ localDates, Sequences }), "local dates");

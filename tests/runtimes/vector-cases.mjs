@@ -1,4 +1,4 @@
-// Replays tests/vectors/core.json (and audit.json) through the Wasm core as JS sees it (the package's `core`
+// Replays tests/vectors/core.json (and audit.json; ledger.json: `runLedgerVectors`) through the Wasm core as JS sees it (the package's `core`
 // export): inputs go in as JS values (exact integers as BigInt), outputs come back as JS
 // values and are compared, as canonical JSON text, with the expected ones. Mirrors the native
 // runner crates/mongo-seq-core/tests/vectors.rs, including its plan-protocol checks. Every plan
@@ -10,6 +10,12 @@ import { parseExact, canonical, lineDiff } from "./exact-json.mjs";
 export const VECTOR_FILE = new URL("../vectors/core.json", import.meta.url);
 /** The audit's vectors (`account`, `unnumbered`), replayed by the same runner. */
 export const AUDIT_FILE = new URL("../vectors/audit.json", import.meta.url);
+export const LEDGER_FILE = new URL("../vectors/ledger.json", import.meta.url);
+
+/** Runs every case of ledger.json (voids), as `runVectors` does core.json's. */
+export function runLedgerVectors(core, vectors = parseExact(readFileSync(LEDGER_FILE, "utf8"))) {
+  return runVectors(core, vectors);
+}
 
 /** Runs every case; resolves with `{ total, failures: string[] }`. */
 export function runVectors(core, vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"))) {
@@ -64,6 +70,8 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) => drive(() => spec.reserve(input.request), steps, problems));
     case "current":
       return withSpec(core, input, (spec) => drive(() => spec.current(input.counterId), steps, problems));
+    case "void":
+      return withSpec(core, input, (spec) => drive(() => spec.voidNumbers(input.request), steps, problems));
     case "setNext":
       return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
     case "adoptDefinition":

@@ -6,12 +6,13 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { core, localDates, Sequences } from "mongo-seq";
 import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
-import { runVectors, VECTOR_FILE, AUDIT_FILE } from "./vector-cases.mjs";
+import { runVectors, runLedgerVectors, LEDGER_FILE, VECTOR_FILE, AUDIT_FILE } from "./vector-cases.mjs";
 import { runPeriodVectors, runHostPeriodVectors, PERIOD_FILE } from "./period-cases.mjs";
 import { parseExact } from "./exact-json.mjs";
 
 const vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"));
 const audits = parseExact(readFileSync(AUDIT_FILE, "utf8"));
+const ledger = parseExact(readFileSync(LEDGER_FILE, "utf8"));
 const periods = parseExact(readFileSync(PERIOD_FILE, "utf8"));
 const hostCases = periods.cases.filter((c) => c.instant !== undefined && c.localDate !== undefined).length;
 const script = (name) => fileURLToPath(new URL(name, import.meta.url));
@@ -22,11 +23,12 @@ for (const [label, runtime, file] of [
   ["Deno", "deno", "run-vectors.mjs"],
   ["Bun", "bun", "run-vectors.mjs"],
 ]) {
-  test(`${label}: all ${vectors.cases.length} core vectors, ${audits.cases.length} audit vectors and ${periods.cases.length} period vectors match through Wasm, ${hostCases} local dates through Intl`, async () => {
+  test(`${label}: all ${vectors.cases.length} core vectors, ${audits.cases.length} audit vectors, ${ledger.cases.length} ledger vectors and ${periods.cases.length} period vectors match through Wasm, ${hostCases} local dates through Intl`, async () => {
     const run = await runScript(runtime, script(file), { cwd: repoRoot });
     assert.equal(run.code, 0, describeRun(`${label} vector replay`, run));
     assert.match(run.stdout, new RegExp(`vectors: ${vectors.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`audit: ${audits.cases.length} cases passed`));
+    assert.match(run.stdout, new RegExp(`ledger: ${ledger.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`periods: ${periods.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`local dates: ${hostCases} cases passed`));
   });
@@ -45,6 +47,17 @@ test("the replay catches a changed expectation and shows a readable diff", () =>
   assert.ok(failures[0].startsWith(`── ${tampered.name} (reserve)\nresult: output differs`), failures[0]);
   assert.match(failures[0], new RegExp(`- +"last": ${tampered.output.last}\\b`));
   assert.match(failures[0], new RegExp(`\\+ +"last": ${reserve.output.last}\\b`));
+});
+
+test("the ledger replay catches a changed expectation", () => {
+  const voided = ledger.cases.find((c) => c.op === "void" && c.output !== undefined);
+  assert.ok(voided, "ledger.json has a void that writes");
+  const tampered = { ...structuredClone(voided), name: `${voided.name} (tampered)` };
+  tampered.steps.at(-1).command.document.reason = "another reason";
+  const { total, failures } = runLedgerVectors(core, { cases: [voided, tampered] });
+  assert.equal(total, 2);
+  assert.equal(failures.length, 1, failures.join("\n"));
+  assert.match(failures[0], /command differs/);
 });
 
 test("the period replay catches a changed expectation", () => {

@@ -11,7 +11,9 @@ use crate::ejson::{object, quoted, truncate};
 
 mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
 use definition_conflict::fmt_option;
+mod wording; // pieces of messages: bounds, epochs, the peers' unique indexes
 pub use definition_conflict::{describe_definition, DefinitionConflict};
+use wording::{fmt_bound, fmt_epoch, unique_index_remedy};
 
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -194,44 +196,15 @@ pub enum SeqError {
         counter_id: String,
         conflict: Box<DefinitionConflict>,
     },
-}
-
-/// Whose index a unique index on the counters collection is, by the shapes the peers create,
-/// and what to do about it.
-fn unique_index_remedy(collection: &str, index: &str) -> String {
-    let peer = match index {
-        "id_1_reference_value_1" => Some((
-            "mongoose-sequence",
-            "mongoose-sequence",
-            "{ id, reference_value }",
-        )),
-        "field_1_model_1" | "model_1_field_1" => Some((
-            "mongoose-auto-increment",
-            "auto-increment",
-            "{ field, model }",
-        )),
-        "field_1_modelName_1" | "modelName_1_field_1" => Some((
-            "@typegoose/auto-increment",
-            "auto-increment",
-            "{ field, modelName }",
-        )),
-        _ => None,
-    };
-    match peer {
-        Some((plugin, from, keys)) => format!(
-            "it is {plugin}'s index on {keys}, on which every counter without those fields collides after the first: its counters share this collection. Adopt them with `mongo-seq import --from {from} --apply` (the package's importCounters(db, {{ from: \"{from}\", apply: true }})){}, or give mongo-seq a {collection} collection of its own (the `collection` option; the mongoose plugin's `counters`); nothing was written",
-            if from == "mongoose-sequence" { ", which in place replaces that index by one over its own documents" } else { " into a counters collection of mongo-seq's" },
-        ),
-        None => format!("another tool's documents and index share this collection; give mongo-seq a {collection} collection of its own, or drop that index; nothing was written"),
-    }
-}
-
-fn fmt_epoch(epoch: Option<i64>) -> String {
-    epoch.map_or_else(|| "an epoch".to_owned(), |e| format!("epoch {e}"))
-}
-
-fn fmt_bound(bound: Option<i64>) -> String {
-    bound.map_or_else(|| "unbounded".to_owned(), |b| b.to_string())
+    /// A void the ledger's rules refuse (`code`: ALREADY_VOIDED, INTENT_PENDING, NUMBER_HELD,
+    /// NUMBER_NOT_ISSUED; see `crate::ledger::void`). Nothing (more) was written.
+    #[error("{message}")]
+    VoidRefused {
+        code: &'static str,
+        counter_id: String,
+        number: i64,
+        message: String,
+    },
 }
 
 /// Serializable form of an error: what crosses into JS.
@@ -275,6 +248,7 @@ impl SeqError {
             Self::ResetRefused { .. } => "RESET_REFUSED",
             Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
             Self::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
+            Self::VoidRefused { code, .. } => code,
         }
     }
 
@@ -308,6 +282,10 @@ impl SeqError {
         "RESET_REFUSED",
         "UNSUPPORTED_SHARD_KEY",
         "SEQUENCE_CONFLICT",
+        "ALREADY_VOIDED",
+        "INTENT_PENDING",
+        "NUMBER_HELD",
+        "NUMBER_NOT_ISSUED",
     ];
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
@@ -422,6 +400,12 @@ impl SeqError {
                 counter_id,
                 conflict,
             } => conflict.details(counter_id),
+            Self::VoidRefused {
+                counter_id, number, ..
+            } => object([
+                ("counterId", counter_id.as_str().into()),
+                ("number", (*number).into()),
+            ]),
         };
         Some(details)
     }

@@ -50,7 +50,8 @@
 //! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
 //!   batches, gapless groups and intents, seeding before a backfill, checkpoints;
 //! * [`import`]: adopting other plugins' counters;
-//! * [`ledger`]: accounting for a series' numbers (the audit, the account, dead letters).
+//! * [`ledger`]: accounting for a series' numbers (the audit, the account, dead letters; the
+//!   ledger of voided numbers and deleted documents' numbers).
 //!
 //! Each module's docs hold its protocol diagram; the crate README has the error code table.
 
@@ -128,7 +129,10 @@ pub use ledger::dead_letter::{
     dead_letter_document, record_dead_letter, resolve_dead_letters, state_and_waiting_dead_letters,
     waiting_dead_letters, DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,
 };
+pub use ledger::deletions::{Deletion, DeletionReport, RecordDeletions};
+pub use ledger::entry::{LedgerEntry, LedgerKind, DELETED_REASON};
 pub use ledger::recorded::{RecordedEntry, RecordedKind};
+pub use ledger::void::{VoidNumbers, VoidOutcome, VoidRequest, MAX_VOIDS};
 pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,
 };

@@ -39,11 +39,13 @@ pub enum Mutant {
     /// A reservation without its counter definition's condition (issue 20): a process with
     /// other options reserves from a counter another definition numbers.
     IgnoreDefinition,
+    /// A gapless trigger does not record a deleted document's number in the ledger (issue 20).
+    SkipDeletionRecord,
 }
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 10] = [
+    pub const KNOWN: [Mutant; 11] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::SkipPendingIntent,
@@ -54,11 +56,12 @@ impl Mutant {
         Mutant::UnconditionedNumbering,
         Mutant::ReadBeforeOwnWrites,
         Mutant::IgnoreDefinition,
+        Mutant::SkipDeletionRecord,
     ];
 
     /// The mutants the simulator's workload can catch (its mutant check runs each; every
     /// known one: `UnconditionedNumbering` by the `on = "match"` triggers, issue 19).
-    pub const ALL: [Mutant; 10] = Mutant::KNOWN;
+    pub const ALL: [Mutant; 11] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -72,6 +75,7 @@ impl Mutant {
             Mutant::UnconditionedNumbering => "unconditioned-numbering",
             Mutant::ReadBeforeOwnWrites => "read-before-own-writes",
             Mutant::IgnoreDefinition => "ignore-definition",
+            Mutant::SkipDeletionRecord => "skip-deletion-record",
         }
     }
 }

@@ -3,8 +3,8 @@
 //! (leases, intents, gapless numbering) and `batch.json` (the sidecar's protocols: batch
 //! numbering, backfill seeding, counter ids, trigger options, write replies), and the core's
 //! part of `periods.json` (local date → period → counter id → formatted id; the hosts replay
-//! instant → local date), and `audit.json` (`audit_ops`). Every mismatch is collected and
-//! reported with expected/actual JSON.
+//! instant → local date), `audit.json` (`audit_ops`) and `ledger.json` (voids). Every mismatch
+//! is collected and reported with expected/actual JSON.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -18,6 +18,7 @@ use mongo_seq_core::{
     Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
     SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
+use mongo_seq_core::{VoidNumbers, VoidRequest};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -37,7 +38,13 @@ mod audit_ops;
 use audit_ops::FILE as AUDIT;
 
 // With `AUDIT`, audit.json (its test is `audit_ops`'s).
-const FILES: [&str; 4] = ["core.json", "gapless.json", "batch.json", "periods.json"];
+const FILES: [&str; 5] = [
+    "core.json",
+    "gapless.json",
+    "batch.json",
+    "periods.json",
+    "ledger.json",
+];
 
 fn load(file: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -209,6 +216,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         "blockCounter" => run_counter(
             input,
             case["calls"].as_array().map_or(&[][..], Vec::as_slice),
+            trace,
+        ),
+        // -------------------------------------------------------------- ledger.json
+        "void" => drive(
+            spec(input).and_then(|spec| {
+                VoidNumbers::new(&spec, &VoidRequest::from_json(arg(input, "request"))?)
+            }),
+            &steps,
             trace,
         ),
         // ------------------------------------------------------------- gapless.json
@@ -466,6 +481,11 @@ fn gapless_vectors() {
 #[test]
 fn batch_vectors() {
     replay("batch.json");
+}
+
+#[test]
+fn ledger_vectors() {
+    replay("ledger.json");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 use mongo_seq_core::{
     assign_matching, check_insert_fields, AdoptDefinition, BlockCounter, CounterKey, CurrentValue,
     InsertDates, InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, Reservation,
-    ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
+    ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext, VoidNumbers,
+    VoidRequest,
 };
 use wasm_bindgen::prelude::*;
 
@@ -202,6 +203,17 @@ impl JsSequenceSpec {
         let request = args::json("request", "a ReserveRequest object", &request)?;
         let request = ReserveRequest::from_json(&request).js()?;
         Reservation::new(&self.0, &request).js().map(JsPlan::wrap)
+    }
+
+    /// Plan: void numbers of a counter in the ledger (`{ counterId, numbers, field, reason, by,
+    /// nowMs }`); done with a `VoidOutcome` (`{ counterId, numbers, atMs }`).
+    #[wasm_bindgen(js_name = voidNumbers)]
+    pub fn void_numbers(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "VoidRequest")] request: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let request = VoidRequest::from_json(&args::marked(&request)).js()?;
+        VoidNumbers::new(&self.0, &request).js().map(JsPlan::wrap)
     }
 
     /// The counter object of `counterId` (from `counterId()`): the numbers this process holds.

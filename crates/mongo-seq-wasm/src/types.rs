@@ -145,6 +145,21 @@ export interface CounterDefinition {
   format?: string;
   gapless?: boolean;
 }
+/** What `voidNumbers` voids: numbers of one counter, the documents' number field, why, who, when. */
+export interface VoidRequest {
+  counterId: string;
+  numbers: CoreInteger[];
+  field: string;
+  reason: string;
+  by: string;
+  nowMs: number;
+}
+/** The numbers voided, in the order given, and when. */
+export interface VoidOutcome {
+  counterId: string;
+  numbers: CoreInteger[];
+  atMs: number;
+}
 /** What `resetAll` did: how many counters (every scope) it set back, and the number each issues next. */
 export interface ResetOutcome {
   reset: number;

@@ -302,7 +302,7 @@ pub use wait::WaitOptions;
 pub use mongo_seq_core::{
     AdoptOutcome, CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter,
     IndexChange, Period, Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome,
-    SkippedCounter,
+    SkippedCounter, VoidOutcome,
 };
 
 /// The sans-I/O core (`mongo-seq-core`): its plans, for tools that drive them with

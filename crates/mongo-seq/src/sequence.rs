@@ -19,6 +19,7 @@ use crate::target::Target;
 
 mod periodic;
 mod reset;
+mod void;
 
 pub use periodic::Issued;
 use periodic::Series;

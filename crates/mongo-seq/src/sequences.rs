@@ -58,7 +58,11 @@ impl Sequences {
     /// # }
     /// ```
     pub fn new(db: &Database) -> Self {
-        Self::with_counters(db, db.collection(DEFAULT_COLLECTION))
+        Self::with_counters(
+            db,
+            db.collection(DEFAULT_COLLECTION),
+            db.collection(DEFAULT_LEDGER),
+        )
     }
 
     /// Sequences with options: the counters collection.
@@ -73,14 +77,19 @@ impl Sequences {
         SequencesBuilder {
             db: db.clone(),
             collection: DEFAULT_COLLECTION.to_owned(),
+            ledger: DEFAULT_LEDGER.to_owned(),
         }
     }
 
-    fn with_counters(db: &Database, counters: Collection<Document>) -> Self {
+    fn with_counters(
+        db: &Database,
+        counters: Collection<Document>,
+        ledger: Collection<Document>,
+    ) -> Self {
         Self {
             shared: Arc::new(Shared {
                 db: db.clone(),
-                executor: Executor::new(counters.clone()),
+                executor: Executor::new(counters.clone()).with_ledger(ledger),
                 counters,
                 sequences: Mutex::new(HashMap::new()),
             }),
@@ -163,6 +172,8 @@ impl Sequences {
 }
 
 const DEFAULT_COLLECTION: &str = "counters";
+/// The ledger's (voided numbers, deleted documents' numbers), beside the counters.
+const DEFAULT_LEDGER: &str = "mongo_seq_ledger";
 
 /// Builds [`Sequences`] with options; see [`Sequences::builder`].
 ///
@@ -176,6 +187,7 @@ const DEFAULT_COLLECTION: &str = "counters";
 pub struct SequencesBuilder {
     db: Database,
     collection: String,
+    ledger: String,
 }
 
 impl SequencesBuilder {
@@ -205,7 +217,22 @@ impl SequencesBuilder {
     /// ```
     pub fn build(self) -> Result<Sequences> {
         check_collection_name("collection", &self.collection, Some(self.db.name()))?;
+        check_collection_name("ledger", &self.ledger, Some(self.db.name()))?;
         let counters = self.db.collection(&self.collection);
-        Ok(Sequences::with_counters(&self.db, counters))
+        let ledger = self.db.collection(&self.ledger);
+        Ok(Sequences::with_counters(&self.db, counters, ledger))
+    }
+
+    /// The ledger collection's name in the database (default `mongo_seq_ledger`): where
+    /// [`Sequence::void`](crate::Sequence::void) records voided numbers.
+    ///
+    /// ```no_run
+    /// # fn example(db: mongodb::Database) -> mongo_seq::Result<()> {
+    /// let seqs = mongo_seq::Sequences::builder(&db).ledger("voids").build()?;
+    /// # let _ = seqs; Ok(()) }
+    /// ```
+    pub fn ledger(mut self, name: impl Into<String>) -> Self {
+        self.ledger = name.into();
+        self
     }
 }

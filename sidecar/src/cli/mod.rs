@@ -19,6 +19,7 @@ mod retry;
 mod sequence;
 mod set_next;
 mod sidecar;
+mod void;
 
 use std::process::ExitCode;
 
@@ -41,6 +42,7 @@ pub use retry::RetryArgs;
 pub use sequence::SequenceFlags;
 pub use set_next::SetNextArgs;
 pub use sidecar::SidecarArgs;
+pub use void::VoidArgs;
 
 /// `--version`: the crate's version, with the commit when the build was given one
 /// (`MONGO_SEQ_COMMIT`, set by `make image`).
@@ -58,7 +60,8 @@ pub fn version() -> &'static str {
 pub const EXIT_CODES: &str = "Exit status: 0 success; 1 failure, or a check that found \
 problems, or an import with --apply that found nothing to import; 2 usage or configuration \
 error (nothing was done); 3 refused without --force, nothing written (set-next backwards: \
-BACKWARDS_REFUSED; reset of a gapless sequence or of counters a sidecar keeps: RESET_REFUSED); \
+BACKWARDS_REFUSED; reset of a gapless sequence or of counters a sidecar keeps: RESET_REFUSED; \
+void of a number a document holds, not issued, voided already, or during a gapless intent); \
 4 the sidecar stopped because another running sidecar has its instance id (DUPLICATE_INSTANCE).";
 
 #[derive(Debug, Parser)]
@@ -101,6 +104,8 @@ pub enum Subcommand {
     /// Rewrite the definition a counter records (start, step, bounds, reset, format, gapless) to
     /// the sequence's options on purpose, and say what changed.
     Adopt(AdoptArgs),
+    /// Void numbers no document holds (a cancelled invoice's), with a reason, in the ledger.
+    Void(VoidArgs),
     /// Set every counter of a sequence (each scope) back to its start (refused for a gapless
     /// sequence, or counters a sidecar keeps, without --force).
     Reset(ResetArgs),
@@ -183,6 +188,7 @@ fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
         Subcommand::Counters(args) => counters::run(&args),
         Subcommand::SetNext(args) => set_next::run(&args),
         Subcommand::Adopt(args) => adopt::run(&args),
+        Subcommand::Void(args) => void::run(&args),
         Subcommand::Reset(args) => reset::run(&args),
         Subcommand::Retry(args) => retry::run(&args),
         Subcommand::Health(args) => health::run(&args),

@@ -101,16 +101,7 @@ pub(super) fn counter(
             "--gapless describes a sequence given as flags: with --config the trigger says whether it is gapless"
         )));
     }
-    let mut key = CounterKey::parse(name).map_err(|e| core_usage(&e))?;
-    if let Some(text) = period {
-        if let Some(given) = &key.period {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "--period {text}: the counter id `{name}` has its period ({}) already",
-                given.text()
-            )));
-        }
-        key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
-    }
+    let key = counter_key(name, period)?;
     let mut spec = super::sequence::of(&key.name, location.config.as_deref(), options, tool)?.0;
     if gapless {
         spec = spec.with_gapless(true);
@@ -125,4 +116,20 @@ pub(super) fn counter(
     })?;
     let counter_id = key.id().map_err(|e| core_usage(&e))?;
     Ok((spec, counter_id))
+}
+
+/// The counter id argument `name` read back, with `--period` appended (refused when the id
+/// names a period already).
+pub(super) fn counter_key(name: &str, period: Option<&str>) -> Result<CounterKey, CliError> {
+    let mut key = CounterKey::parse(name).map_err(|e| core_usage(&e))?;
+    if let Some(text) = period {
+        if let Some(given) = &key.period {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--period {text}: the counter id `{name}` has its period ({}) already",
+                given.text()
+            )));
+        }
+        key.period = Some(Period::from_text("period", text).map_err(|e| core_usage(&e))?);
+    }
+    Ok(key)
 }

@@ -49,7 +49,8 @@ pub struct Config {
     pub uri: String,
     pub counters: Namespace,
     pub state: Namespace,
-    /// The ledger of voided and deleted numbers (`check` reads it).
+    /// The ledger: voided numbers and deleted documents' numbers (`mongodb.ledger`, default
+    /// `mongo_seq_ledger` in the counters' database); `check` reads it.
     pub ledger: Namespace,
     pub settings: Settings,
     /// `None` when `[http].enabled = false`.
@@ -128,7 +129,6 @@ pub fn validate(
             "must differ from mongodb.counters",
         ));
     }
-
     let ledger = match raw.mongodb.ledger.as_deref() {
         Some(ledger) => Namespace::parse(&Key::file("mongodb.ledger"), ledger, Some(&counters.db))?,
         None => Namespace {

@@ -106,6 +106,8 @@ pub struct RawTrigger {
     pub date_field: Option<String>,
     /// The field the backfill numbers in the order of (then `_id`); `_id` alone by default.
     pub backfill_sort: Option<String>,
+    /// Record deleted documents' numbers in the ledger (gapless only; default: when gapless).
+    pub record_deletions: Option<bool>,
 }
 
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {

@@ -17,6 +17,7 @@ fn minimal_config_gets_defaults() {
     .unwrap();
     assert_eq!(c.counters.to_string(), "app.counters");
     assert_eq!(c.state.to_string(), "app.mongo_seq_state");
+    assert_eq!(c.ledger.to_string(), "app.mongo_seq_ledger");
     assert_eq!(c.triggers[0].numbering.sequence().name(), "app.orders");
     assert_eq!(c.triggers[0].id, "app.orders.seq");
     assert_eq!(c.settings.batch_size, 1000);
@@ -226,4 +227,22 @@ fn bad_on_date_field_and_backfill_sort_are_refused_naming_the_key() {
     assert!(err.contains("trigger[0].backfill_sort"), "{err}");
     let c = trigger("backfill_sort = \"issuedAt\"").unwrap();
     assert_eq!(c.triggers[0].backfill_sort.as_deref(), Some("issuedAt"));
+}
+
+#[test]
+fn deletions_are_recorded_by_gapless_triggers_unless_turned_off_and_never_by_others() {
+    let trigger = |extra: &str| {
+        check(&format!(
+            "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n{extra}\n"
+        ))
+    };
+    assert!(!trigger("").unwrap().triggers[0].record_deletions);
+    assert!(trigger("gapless = true").unwrap().triggers[0].record_deletions);
+    let off = trigger("gapless = true\nrecord_deletions = false").unwrap();
+    assert!(!off.triggers[0].record_deletions);
+    let refused = trigger("record_deletions = true").unwrap_err().to_string();
+    assert!(
+        refused.contains("record_deletions") && refused.contains("gapless"),
+        "{refused}"
+    );
 }

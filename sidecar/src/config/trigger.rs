@@ -29,6 +29,9 @@ pub struct TriggerSpec {
     pub on: On,
     /// The backfill's order: this field, then `_id` (`None`: `_id` alone).
     pub backfill_sort: Option<String>,
+    /// Deleted documents' numbers are recorded in the ledger (`record_deletions`, gapless only,
+    /// on by default there): the stream also brings deletes, with pre-images.
+    pub record_deletions: bool,
 }
 
 /// When a trigger numbers a document (the `on` key).
@@ -160,6 +163,14 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
     if let Some(sort) = &t.backfill_sort {
         check_field_path("backfillSort", sort).map_err(|e| keys.core_as("backfill_sort", &e))?;
     }
+    let gapless = numbering.gapless();
+    let record_deletions = t.record_deletions.unwrap_or(gapless);
+    if record_deletions && !gapless {
+        return Err(invalid(
+            keys.key("record_deletions"),
+            "needs gapless = true (a default-mode series has gaps anyway; `check` lists them)",
+        ));
+    }
     let id = match t.name {
         Some(name) if name.is_empty() || name.chars().any(char::is_control) => {
             return Err(invalid(
@@ -177,6 +188,7 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
         filter,
         on,
         backfill_sort: t.backfill_sort,
+        record_deletions,
     })
 }
 

@@ -52,6 +52,16 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// `Collection::Ledger` is `ledger` (voids, deletion records).
+    #[must_use]
+    pub fn with_ledger(self, client: &Client, ledger: &Namespace) -> Self {
+        Self {
+            executor: self.executor.with_ledger(collection(client, ledger)),
+        }
+    }
+}
+
 fn collection(client: &Client, ns: &Namespace) -> mongodb::Collection<mongodb::bson::Document> {
     client.database(&ns.db).collection(&ns.coll)
 }

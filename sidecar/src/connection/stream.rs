@@ -9,7 +9,7 @@ use mongodb::raw_batch_cursor::RawBatchCursor;
 use mongodb::Collection;
 
 use crate::error::SidecarError;
-use crate::mongo::{ChangeEvent, EventBatch, EventStream, ResumeToken, Watch};
+use crate::mongo::{ChangeEvent, Deleted, EventBatch, EventStream, ResumeToken, Watch};
 use mongo_seq::executor::{classify, convert};
 
 /// A change stream read one server reply at a time: the `$changeStream` aggregate as a raw
@@ -67,6 +67,9 @@ async fn open_stream(
     if watch.update_lookup {
         stage.insert("fullDocument", "updateLookup");
     }
+    if !watch.deleted_fields.is_empty() {
+        stage.insert("fullDocumentBeforeChange", "whenAvailable");
+    }
     if let Some(token) = token {
         stage.insert(
             "startAfter",
@@ -79,6 +82,13 @@ async fn open_stream(
     for field in &watch.fields {
         project.insert(format!("fullDocument.{field}"), 1);
     }
+    if !watch.deleted_fields.is_empty() {
+        project.insert("operationType", 1);
+        project.insert("documentKey", 1);
+        for field in &watch.deleted_fields {
+            project.insert(format!("fullDocumentBeforeChange.{field}"), 1);
+        }
+    }
     documents
         .aggregate([
             doc! { "$changeStream": stage },
@@ -90,6 +100,27 @@ async fn open_stream(
         .batch()
         .await
         .map_err(stream_failure)
+}
+
+/// A `delete` event's `documentKey._id` and pre-image (when the server sent one).
+fn deleted_of(event: &mongodb::bson::RawDocument) -> Result<Deleted, SidecarError> {
+    let raw = |key: &str| -> Result<Option<Document>, SidecarError> {
+        match event.get_document(key) {
+            Ok(raw) => Document::try_from(raw)
+                .map(Some)
+                .map_err(|e| SidecarError::Reply(format!("{key}: {e}"))),
+            Err(_) => Ok(None),
+        }
+    };
+    let id = raw("documentKey")?
+        .and_then(|key| key.get("_id").cloned())
+        .ok_or_else(|| {
+            SidecarError::Reply("a delete event without `documentKey._id`".to_owned())
+        })?;
+    Ok(Deleted {
+        id: convert::from_bson(&id),
+        before: raw("fullDocumentBeforeChange")?.map(convert::from_doc),
+    })
 }
 
 fn token_of(value: Option<RawBsonRef<'_>>) -> Option<ResumeToken> {
@@ -153,11 +184,16 @@ impl DriverStream {
                 .get_datetime("wallTime")
                 .ok()
                 .map(mongodb::bson::DateTime::timestamp_millis);
+            let deleted = match event.get_str("operationType") {
+                Ok("delete") => Some(deleted_of(event)?),
+                _ => None,
+            };
             last = Some(token.clone());
             let event = ChangeEvent {
                 document,
                 cluster_time,
                 wall_time_ms,
+                deleted,
             };
             self.buffered.push_back((event, token));
         }

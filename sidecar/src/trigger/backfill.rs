@@ -84,6 +84,7 @@ impl<M: Mongo> Trigger<M> {
                     projection: Some(Value::Object(projection.clone())),
                     sort: Some(sort.clone()),
                     limit: Some(u64::try_from(self.settings.batch_size).unwrap_or(u64::MAX)),
+                    majority: false,
                 },
                 after_cluster_time: None,
             };

@@ -8,11 +8,11 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use mongo_seq_core::{BatchReport, Checkpoint};
+use mongo_seq_core::{BatchReport, Checkpoint, Deletion, RecordDeletions};
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use super::{prefix_filter, Trigger};
 use crate::config::On;
@@ -125,6 +125,7 @@ impl<M: Mongo> Trigger<M> {
             // The reads that drop an event's document (numbered, or gone) are causally after
             // the newest event of the batch, so after every one of them.
             let after = batch.events.iter().filter_map(|e| e.cluster_time).max();
+            let deletions = self.deletions_of(&batch.events);
             let (documents, times) = self.documents_of(batch.events);
             // Mutant (simulator only): the token stored before the batch is applied.
             let early =
@@ -138,6 +139,10 @@ impl<M: Mongo> Trigger<M> {
                 .number_dated(documents, &times, verify, fence, after)
                 .await?;
             verify = verify && report.already > 0;
+            // Recorded before the batch's token can be stored: a crash in between replays them.
+            if !deletions.is_empty() {
+                self.record_deletions(&deletions, fence).await?;
+            }
             applied_token = batch.resume_token;
             if checkpoint.batch_applied(now_ms()) {
                 self.store(applied_token.clone(), &mut stored_token, fence)
@@ -185,14 +190,24 @@ impl<M: Mongo> Trigger<M> {
                 "fullDocument",
             )));
         }
-        let filter = match stages.len() {
+        let mut filter = match stages.len() {
             1 => stages.remove(0),
             _ => json!({ "$and": stages }),
+        };
+        // A gapless trigger also reads deletions, to record their numbers (the ledger).
+        let deleted_fields = if self.spec.record_deletions {
+            let mut fields = self.spec.numbering.document_fields();
+            fields.push(self.spec.numbering.period_field());
+            filter = json!({ "$or": [filter, { "operationType": "delete" }] });
+            fields
+        } else {
+            Vec::new()
         };
         Watch {
             filter,
             update_lookup: on_match,
             fields: self.spec.numbering.document_fields(),
+            deleted_fields,
             start_after: token,
             batch_size: u32::try_from(self.settings.batch_size.max(MIN_STREAM_READ))
                 .unwrap_or(u32::MAX),
@@ -273,6 +288,53 @@ impl<M: Mongo> Trigger<M> {
             times.push(time);
         }
         (documents, times)
+    }
+
+    /// The `delete` events of a batch, as the core's deletion records read them.
+    fn deletions_of(&self, events: &[ChangeEvent]) -> Vec<Deletion> {
+        events
+            .iter()
+            .filter_map(|event| {
+                let deleted = event.deleted.as_ref()?;
+                Some(Deletion {
+                    id: deleted.id.clone(),
+                    before: deleted.before.clone(),
+                    at_ms: event.time_ms().unwrap_or_else(|| self.mongo.now_ms()),
+                    cluster_time: event.cluster_time,
+                })
+            })
+            .collect()
+    }
+
+    /// Records the numbers of deleted documents in the ledger (the core's `RecordDeletions`);
+    /// a deletion without a pre-image is a warning naming what to enable.
+    async fn record_deletions(
+        &self,
+        deletions: &[Deletion],
+        fence: &Fence,
+    ) -> Result<(), SidecarError> {
+        let mut plan = RecordDeletions::new(
+            &self.spec.numbering,
+            deletions,
+            &self.settings.lease.instance_id,
+        )?;
+        let report = self.run_held(&mut plan, fence).await?;
+        if report.without_pre_image > 0 {
+            warn!(
+                trigger = self.id(),
+                deletions = report.without_pre_image,
+                "deleted documents' numbers not recorded: their delete events carry no pre-image; enable them on the collection (MongoDB 6.0+): db.runCommand({{collMod: \"{}\", changeStreamPreAndPostImages: {{enabled: true}}}})",
+                self.spec.ns.coll
+            );
+        }
+        debug!(
+            trigger = self.id(),
+            recorded = report.recorded,
+            not_final = report.not_final,
+            unnumbered = report.unnumbered,
+            "deletions recorded"
+        );
+        Ok(())
     }
 
     /// Stores `token` (when there is one and it is not the one stored).

@@ -276,7 +276,7 @@ pub fn execute(
 fn target_of(op: &Op) -> (String, Option<Bson>) {
     match op {
         Op::Put { ns, document, .. } => (ns.clone(), document.get("_id").cloned()),
-        Op::Delete { ns, id } => (ns.clone(), Some(id.clone())),
+        Op::Delete { ns, id, .. } => (ns.clone(), Some(id.clone())),
         Op::CreateIndex { ns, .. } | Op::Drop { ns } => (ns.clone(), None),
         Op::Rename { from, .. } => (from.clone(), None),
         Op::DropDatabase { db } => (db.clone(), None),
@@ -513,12 +513,14 @@ impl Writer<'_> {
                         operation_time: None,
                     });
                 }
-                let ids: Vec<Bson> = match self.state.collection(&ns) {
+                let ids: Vec<(Bson, Document)> = match self.state.collection(&ns) {
                     Some(c) => {
                         let mut ids = Vec::new();
                         for record in c.matching(filter)? {
-                            if let Some(id) = c.get(record).and_then(|d| d.get("_id")) {
-                                ids.push(id.clone());
+                            if let Some(document) = c.get(record) {
+                                if let Some(id) = document.get("_id") {
+                                    ids.push((id.clone(), document.clone()));
+                                }
                             }
                             if !multi {
                                 break;
@@ -529,9 +531,13 @@ impl Writer<'_> {
                     None => Vec::new(),
                 };
                 let n = ids.len() as u64;
-                for id in ids {
+                for (id, before) in ids {
                     self.record(
-                        Op::Delete { ns: ns.clone(), id },
+                        Op::Delete {
+                            ns: ns.clone(),
+                            id,
+                            before: Some(before),
+                        },
                         0,
                         Some(StatementResult::Deleted(n)),
                     )?;

@@ -30,6 +30,8 @@ pub enum Op {
     Delete {
         ns: String,
         id: Bson,
+        /// The document before (its pre-image, `changeStreamPreAndPostImages`).
+        before: Option<Document>,
     },
     CreateIndex {
         ns: String,
@@ -115,7 +117,7 @@ impl State {
     pub fn apply(&mut self, op: &Op, session: Option<&SessionRecord>) -> Result<(), ModelError> {
         match op {
             Op::Put { ns, document, .. } => self.collection_mut(ns).put(document.clone())?,
-            Op::Delete { ns, id } => {
+            Op::Delete { ns, id, .. } => {
                 if let Some(collection) = self.collections.get_mut(ns) {
                     if let Some(record) = collection.record_of(id) {
                         collection.remove(record);

@@ -159,11 +159,21 @@ pub fn read(
                 }
                 false
             }
-            Op::Delete { ns: target, id } if target == ns => {
+            Op::Delete {
+                ns: target,
+                id,
+                before,
+            } if target == ns => {
                 event.insert("operationType", "delete");
                 event.insert("clusterTime", timestamp(entry.ts));
+                event.insert("wallTime", wall_time(entry));
                 event.insert("ns", namespace(ns));
                 event.insert("documentKey", bson::doc! { "_id": id.clone() });
+                // The collection has pre-images (`changeStreamPreAndPostImages`), kept as long
+                // as the deletion's oplog entry.
+                if let Some(before) = before {
+                    event.insert("fullDocumentBeforeChange", before.clone());
+                }
                 false
             }
             Op::Drop { ns: target } if target == ns => {
@@ -260,6 +270,7 @@ fn look_up(node: &Node, ns: &str, event: &Entry, document: &Document, rng: &mut 
             Op::Delete {
                 ns: target,
                 id: gone,
+                ..
             } if target == ns && Some(gone) == id => {
                 versions.push(Bson::Null);
             }

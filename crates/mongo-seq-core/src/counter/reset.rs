@@ -77,6 +77,7 @@ impl ResetSequence {
                 projection: Some(Value::Object(projection)),
                 sort: Some(operator("_id", 1.into())),
                 limit: None,
+                majority: false,
             },
             after_cluster_time: None,
         };

@@ -90,7 +90,7 @@ impl SetNext {
             .checked_sub(spec.step())
             .ok_or_else(|| SeqError::overflow(format!("next {next} - step {}", spec.step())))?;
         if !force {
-            check_on_grid(spec, next)?;
+            check_on_grid(spec, "next", next, "; pass force to set it anyway")?;
         }
         let machine = SetNextMachine {
             counter_id: counter_id.to_owned(),
@@ -254,15 +254,21 @@ impl SetNextMachine {
     }
 }
 
-/// `next` must be `start + k·step` for some `k ≥ 0`. (i128: no i64 difference overflows.)
-fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
+/// `next` (the argument `argument`) must be `start + k·step` for some `k ≥ 0`; `remedy` ends
+/// the message. (i128: no i64 difference overflows.)
+pub(crate) fn check_on_grid(
+    spec: &SequenceSpec,
+    argument: &str,
+    next: i64,
+    remedy: &str,
+) -> Result<(), SeqError> {
     let (start, step) = (i128::from(spec.start()), i128::from(spec.step()));
     let offset = i128::from(next).saturating_sub(start);
     if offset != 0 && (offset < 0) != (step < 0) {
         return Err(SeqError::invalid_argument(
-            "next",
+            argument,
             format!(
-                "{next} is before the sequence's start {} (step {}); pass force to set it anyway",
+                "{next} is before the sequence's start {} (step {}){remedy}",
                 spec.start(),
                 spec.step()
             ),
@@ -276,9 +282,9 @@ fn check_on_grid(spec: &SequenceSpec, next: i64) -> Result<(), SeqError> {
         .checked_div_euclid(stride)
         .map_or(start, |k| start.saturating_add(k.saturating_mul(stride)));
     Err(SeqError::invalid_argument(
-        "next",
+        argument,
         format!(
-            "{next} is not on the sequence's grid start + k·step (start {}, step {}): the nearest are {} and {}; pass force to set it anyway",
+            "{next} is not on the sequence's grid start + k·step (start {}, step {}): the nearest are {} and {}{remedy}",
             spec.start(),
             spec.step(),
             wide(below),

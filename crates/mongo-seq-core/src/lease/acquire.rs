@@ -154,6 +154,7 @@ impl AcquireLeaseMachine {
                         projection: Some(json!({ "epoch": 1 })),
                         sort: Some(json!({ "epoch": -1 })),
                         limit: Some(1),
+                        majority: false,
                     },
                     after_cluster_time: None,
                 }))

@@ -245,6 +245,7 @@ impl AssignMachine {
                 projection: Some(Value::Object(projection)),
                 sort: Some(self.sort.clone()),
                 limit: Some(ASSIGN_PAGE),
+                majority: false,
             },
             after_cluster_time: None,
         }

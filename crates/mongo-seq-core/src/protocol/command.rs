@@ -16,14 +16,16 @@ use serde_json::{Map, Value};
 mod json;
 
 /// Which collection a command targets: the counters collection, the caller's document
-/// collection (only the optimistic insert loop uses it), or the collection holding lease
-/// documents (only the lease plan uses it; the sidecar's state collection).
+/// collection (only the optimistic insert loop uses it), the collection holding lease
+/// documents (only the lease plan uses it; the sidecar's state collection), or the ledger
+/// beside the counters (voided numbers, deleted documents' numbers: [`crate::ledger`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Collection {
     Counters,
     Documents,
     Leases,
+    Ledger,
 }
 
 impl Collection {
@@ -33,6 +35,7 @@ impl Collection {
             Self::Counters => "counters",
             Self::Documents => "documents",
             Self::Leases => "leases",
+            Self::Ledger => "ledger",
         }
     }
 }
@@ -238,6 +241,11 @@ pub struct QueryOptions {
     pub sort: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
+    /// Read the documents `majority` (on the primary) rather than `local`: a decision that no
+    /// document holds a number must not rest on a deletion that may still roll back (a void,
+    /// seed 867). Sent as the command's `readConcern`, never in `options`.
+    #[serde(skip)]
+    pub majority: bool,
 }
 
 impl QueryOptions {

@@ -57,7 +57,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::command::Command;
+use crate::protocol::command::{Command, QueryOptions};
 
 /// A write concern as the server reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -290,11 +290,19 @@ impl Command {
             }
             return Some(ReadConcern::majority_after(*time));
         }
+        if let Self::Find {
+            options: QueryOptions { majority: true, .. },
+            ..
+        } = self
+        {
+            return Some(ReadConcern::majority());
+        }
         match self.server_command()? {
             "find" | "aggregate" => Some(match self.collection()? {
                 crate::protocol::command::Collection::Documents => ReadConcern::local(),
                 crate::protocol::command::Collection::Counters
-                | crate::protocol::command::Collection::Leases => ReadConcern::majority(),
+                | crate::protocol::command::Collection::Leases
+                | crate::protocol::command::Collection::Ledger => ReadConcern::majority(),
             }),
             _ => None,
         }
@@ -366,6 +374,26 @@ mod tests {
         // Timestamp(0, 0) is no cluster time (a server refuses it as `afterClusterTime`).
         assert_eq!(ClusterTime::new(0, 0), None);
         assert!(ClusterTime::new(1, 0) > ClusterTime::new(0, 9));
+    }
+
+    #[test]
+    fn a_majority_find_of_the_documents_reads_majority_on_the_primary_and_reads_back() {
+        use crate::protocol::command::QueryOptions;
+
+        let find = Command::Find {
+            collection: Collection::Documents,
+            filter: json!({"n": 5}),
+            options: QueryOptions {
+                majority: true,
+                ..QueryOptions::default()
+            },
+            after_cluster_time: None,
+        };
+        let text = serde_json::to_value(&find).unwrap();
+        assert_eq!(text["readConcern"], json!({"level": "majority"}));
+        assert!(text.get("options").is_none() && find.primary_only());
+        let back: Command = serde_json::from_value(text).unwrap();
+        assert_eq!(back, find);
     }
 
     #[test]

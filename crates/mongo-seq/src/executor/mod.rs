@@ -36,6 +36,7 @@ pub mod classify;
 pub mod convert;
 mod host;
 mod insert;
+mod places;
 mod sharding;
 mod update;
 
@@ -130,6 +131,7 @@ pub struct Executor {
     documents: Option<Place>,
     counters: Place,
     leases: Option<Place>,
+    ledger: Option<Place>,
 }
 
 impl Executor {
@@ -146,6 +148,7 @@ impl Executor {
             documents: None,
             counters: Place::new(counters),
             leases: None,
+            ledger: None,
         }
     }
 
@@ -162,22 +165,6 @@ impl Executor {
     #[must_use]
     pub fn with_documents(mut self, documents: Collection<Document>) -> Self {
         self.documents = Some(Place::new(documents));
-        self
-    }
-
-    /// `Collection::Leases` is `leases`.
-    ///
-    /// ```no_run
-    /// # fn example(db: mongodb::Database) {
-    /// use mongo_seq::executor::Executor;
-    ///
-    /// let executor = Executor::new(db.collection("counters")).with_leases(db.collection("leases"));
-    /// # let _ = executor;
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn with_leases(mut self, leases: Collection<Document>) -> Self {
-        self.leases = Some(Place::new(leases));
         self
     }
 
@@ -246,6 +233,7 @@ impl Executor {
             Target::Counters => Ok(&self.counters),
             Target::Documents => self.documents.as_ref().ok_or_else(|| missing("documents")),
             Target::Leases => self.leases.as_ref().ok_or_else(|| missing("state")),
+            Target::Ledger => self.ledger.as_ref().ok_or_else(|| missing("ledger")),
         }
     }
 

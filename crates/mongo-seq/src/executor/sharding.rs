@@ -72,7 +72,7 @@ impl Executor {
         let place = match target? {
             Target::Counters => &self.counters,
             Target::Leases => self.leases.as_ref()?,
-            Target::Documents => return None,
+            Target::Documents | Target::Ledger => return None,
         };
         let code = classify::server_code(e)?;
         shard_key_refusal(

@@ -283,13 +283,27 @@ impl<'de> Deserialize<'de> for Command {
             // find's `afterClusterTime`, which is the command's own (`Find::after_cluster_time`).
             fields.remove("writeConcern");
             fields.remove("maxTimeMS");
-            let after = fields
-                .remove("readConcern")
-                .and_then(|mut concern| concern.get_mut("afterClusterTime").map(Value::take));
-            if let Some(after) = after {
-                if fields.get("op").and_then(Value::as_str) == Some("find") {
-                    fields.insert("afterClusterTime".to_owned(), after);
+            let mut concern = fields.remove("readConcern");
+            let after = concern
+                .as_mut()
+                .and_then(|concern| concern.get_mut("afterClusterTime").map(Value::take));
+            let find = fields.get("op").and_then(Value::as_str) == Some("find");
+            if let (Some(after), true) = (after, find) {
+                fields.insert("afterClusterTime".to_owned(), after);
+            } else if find
+                && fields.get("collection").and_then(Value::as_str) == Some("documents")
+                && concern
+                    .as_ref()
+                    .and_then(|c| c.get("level"))
+                    .and_then(Value::as_str)
+                    == Some("majority")
+            {
+                // A documents find read `majority` without an anchor (`QueryOptions::majority`).
+                let mut command = Command::deserialize(value).map_err(D::Error::custom)?;
+                if let Command::Find { options, .. } = &mut command {
+                    options.majority = true;
                 }
+                return Ok(command);
             }
         }
         Command::deserialize(value).map_err(D::Error::custom)

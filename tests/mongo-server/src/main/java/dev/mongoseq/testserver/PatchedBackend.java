@@ -35,6 +35,9 @@ final class PatchedBackend extends MemoryBackend {
      */
     private final ReentrantLock commandLock = new ReentrantLock(true);
 
+    /** Patch 7 (see PreImages): collMod's changeStreamPreAndPostImages, deleted documents' pre-images. */
+    private final PreImages preImages = new PreImages();
+
     /** Patch 3 (see PartialIndex): `db.collection/index` → fields its partial filter requires. */
     private final Map<String, List<String>> partialFilters = new ConcurrentHashMap<>();
 
@@ -112,6 +115,13 @@ final class PatchedBackend extends MemoryBackend {
             if (command.equals("createIndexes")) {
                 recordPartialFilters(database, query);
             }
+            if (command.equals("collMod")) {
+                Document answer = preImages.collMod(database, query);
+                if (answer != null) return answer;
+            }
+            if (command.equals("delete")) {
+                preImages.beforeDelete(database, query, find -> super.handleCommand(channel, database, "find", find).cloneDeeply());
+            }
             Document reply;
             try {
                 reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
@@ -127,6 +137,7 @@ final class PatchedBackend extends MemoryBackend {
                 throw e;
             }
             addPostBatchResumeToken(command, reply);
+            preImages.afterStreamReply(database, command, query, reply);
             if (hello) {
                 reply.put("isWritablePrimary", Boolean.TRUE);
                 reply.remove("ismaster");

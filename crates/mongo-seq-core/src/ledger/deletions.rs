@@ -1,0 +1,283 @@
+//! Recording deleted documents' numbers: [`RecordDeletions`], run by a gapless trigger for the
+//! `delete` events of a batch before the batch's resume token is stored, so a crash between a
+//! deletion and its record replays the event and records it then (the entry's compound `_id`
+//! makes the replay's insert a no-op).
+//!
+//! A `delete` event carries the document's `_id` only; its number comes from the event's
+//! pre-image (`fullDocumentBeforeChange`, MongoDB 6.0+, with `changeStreamPreAndPostImages`
+//! enabled on the collection). Per deleted document that held a number:
+//!
+//! ```text
+//! findOne counters {_id}                                              (majority)
+//!  ├─ none, beyond its seq, or an intent pending  ─► not recorded: not final (a completion
+//!  │  whose numbers include it                      moves a later number down into it, or
+//!  │                                                gave it back to the counter)
+//!  └─ find documents {<scope>, <field>Period, <field>: n} limit 1   (majority, after the event)
+//!      ├─ one ────────────────────────────────────► not recorded: held again (a completion
+//!      │                                              moved a number down into it)
+//!      └─ insertOne ledger {_id: {counter, number}, kind: "deleted", …}   (w: majority)
+//!          └─ inserted, or a duplicate key (recorded already) ─► the next one
+//! ```
+//!
+//! A counter read with no intent pending covering the number, and the number within its `seq`,
+//! means the number is final: later reservations only take numbers above the counter, so
+//! nothing fills it after.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::counter::document::read_spec_counter;
+use crate::ejson;
+use crate::error::SeqError;
+use crate::ledger::entry::LedgerEntry;
+use crate::numbering::intent::{read_command, read_counter_extras, Intent};
+use crate::numbering::spec::{stored_value, NumberingSpec};
+use crate::protocol::command::{Command, QueryOptions};
+use crate::protocol::concern::{anchored_find, ClusterTime};
+use crate::protocol::machine::{Machine, MachinePlan};
+use crate::protocol::plan::Step;
+use crate::protocol::reply::{unexpected, Reply};
+use crate::sequence::counter_id::CounterKey;
+use crate::sequence::period::Period;
+
+/// One `delete` event: the document's `_id`, its pre-image when the event had one, when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deletion {
+    pub id: Value,
+    /// The document as it was before the deletion (`fullDocumentBeforeChange`).
+    pub before: Option<Value>,
+    /// The event's time (its `wallTime`, else its cluster time), else now.
+    pub at_ms: i64,
+    /// The event's cluster time: the read of the documents is causally after it.
+    pub cluster_time: Option<ClusterTime>,
+}
+
+/// What a [`RecordDeletions`] did with a batch's deletions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletionReport {
+    /// Numbers recorded (or found recorded already: a replayed event).
+    pub recorded: u64,
+    /// Deleted documents that held no number of the sequence (unnumbered, another value, a
+    /// scope or period that names no counter).
+    pub unnumbered: u64,
+    /// Events without a pre-image: the number is unknown, nothing recorded.
+    pub without_pre_image: u64,
+    /// Numbers not final (a pending intent's) or held again (moved down into): nothing to record.
+    pub not_final: u64,
+}
+
+/// A deleted document's number and where it goes.
+#[derive(Debug, Clone)]
+struct Record {
+    entry: LedgerEntry,
+    key: CounterKey,
+    cluster_time: Option<ClusterTime>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    ReadCounter,
+    FindHeld,
+    Insert,
+}
+
+/// The deletion records plan; see the module docs.
+pub type RecordDeletions = MachinePlan<RecordDeletionsMachine>;
+
+/// The state of a [`RecordDeletions`].
+#[derive(Debug, Clone)]
+pub struct RecordDeletionsMachine {
+    spec: NumberingSpec,
+    records: Vec<Record>,
+    index: usize,
+    phase: Phase,
+    report: DeletionReport,
+}
+
+impl RecordDeletions {
+    /// The records of `deletions` (in event order), by `by` (the instance id).
+    pub fn new(spec: &NumberingSpec, deletions: &[Deletion], by: &str) -> Result<Self, SeqError> {
+        let mut report = DeletionReport::default();
+        let mut records = Vec::new();
+        for deletion in deletions {
+            let Some(before) = &deletion.before else {
+                report.without_pre_image = report.without_pre_image.saturating_add(1);
+                continue;
+            };
+            match record_of(spec, deletion, before, by)? {
+                Some(record) => records.push(record),
+                None => report.unnumbered = report.unnumbered.saturating_add(1),
+            }
+        }
+        let mut machine = RecordDeletionsMachine {
+            spec: spec.clone(),
+            records,
+            index: 0,
+            phase: Phase::ReadCounter,
+            report,
+        };
+        let first = machine.start(0);
+        Ok(MachinePlan::begin(machine, Ok(first)))
+    }
+}
+
+/// The record of a deleted document's number, `None` when it held none of this sequence's.
+/// Only `by` can make it fail (blank or too long).
+fn record_of(
+    spec: &NumberingSpec,
+    deletion: &Deletion,
+    before: &Value,
+    by: &str,
+) -> Result<Option<Record>, SeqError> {
+    let Some(number) = stored_value(before, spec.field()).and_then(|v| ejson::read_i64(v).ok())
+    else {
+        return Ok(None);
+    };
+    let sequence = spec.sequence();
+    let period = match stored_value(before, &spec.period_field()) {
+        _ if !sequence.reset().is_periodic() => None,
+        Some(Value::String(text)) => match Period::from_text("period", text) {
+            Ok(period) => Some(period),
+            Err(_) => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    let Ok(counter_id) = sequence.counter_id_in(Some(before), period.as_ref()) else {
+        return Ok(None);
+    };
+    let Ok(key) = CounterKey::parse(&counter_id) else {
+        return Ok(None);
+    };
+    let entry =
+        LedgerEntry::deletion(&counter_id, number, deletion.id.clone(), by, deletion.at_ms)?;
+    Ok(Some(Record {
+        entry,
+        key,
+        cluster_time: deletion.cluster_time,
+    }))
+}
+
+/// Whether `n` is one of `intent`'s numbers (`first, first + step, …`, `count` of them).
+fn in_intent(intent: &Intent, n: i64, step: i64) -> bool {
+    let offset = i128::from(n).saturating_sub(i128::from(intent.first));
+    let step = i128::from(step);
+    match (offset.checked_rem(step), offset.checked_div(step)) {
+        (Some(0), Some(k)) => k >= 0 && k < i128::from(intent.count),
+        _ => false,
+    }
+}
+
+impl RecordDeletionsMachine {
+    /// The first command for record `index`, or done.
+    fn start(&mut self, index: usize) -> Step<DeletionReport> {
+        self.index = index;
+        self.phase = Phase::ReadCounter;
+        match self.records.get(index) {
+            Some(record) => {
+                Step::Command(read_command(self.spec.sequence(), &record.entry.counter_id))
+            }
+            None => Step::Done(self.report.clone()),
+        }
+    }
+
+    fn next(&mut self, counted: fn(&mut DeletionReport) -> &mut u64) -> Step<DeletionReport> {
+        let count = counted(&mut self.report);
+        *count = count.saturating_add(1);
+        self.start(self.index.saturating_add(1))
+    }
+
+    fn held_command(&self, record: &Record) -> Command {
+        let field = self.spec.field();
+        let mut filter = Map::new();
+        for (scope, value) in &record.key.scope {
+            filter.insert(scope.clone(), value.to_json());
+        }
+        if let Some(period) = &record.key.period {
+            filter.insert(self.spec.period_field(), Value::String(period.text()));
+        }
+        filter.insert(field.to_owned(), ejson::long(record.entry.number));
+        let projection = ejson::object([("_id", 1.into())]);
+        anchored_find(
+            Value::Object(filter),
+            QueryOptions {
+                projection: Some(projection),
+                sort: None,
+                limit: Some(1),
+                majority: false,
+            },
+            record.cluster_time,
+        )
+    }
+
+    fn transition(&mut self, reply: Reply) -> Result<Step<DeletionReport>, SeqError> {
+        let Some(record) = self.records.get(self.index).cloned() else {
+            return Err(unexpected(&reply, "a finished plan"));
+        };
+        match (self.phase, reply) {
+            (Phase::ReadCounter, Reply::Document { document }) => {
+                let counter_id = &record.entry.counter_id;
+                let sequence = self.spec.sequence();
+                let last = read_spec_counter(sequence, &document, counter_id)?;
+                let (_, intent) = read_counter_extras(&document, counter_id)?;
+                let (n, step) = (record.entry.number, sequence.step());
+                // Not final: a pending intent's (its completion may move a later number down
+                // into it), or beyond the counter (a completion gave it back: seed 639).
+                let beyond = if step > 0 { n > last } else { n < last };
+                if beyond || intent.is_some_and(|intent| in_intent(&intent, n, step)) {
+                    return Ok(self.next(|r| &mut r.not_final));
+                }
+                self.phase = Phase::FindHeld;
+                Ok(Step::Command(self.held_command(&record)))
+            }
+            // No counter: the number was never issued.
+            (Phase::ReadCounter, Reply::None) => Ok(self.next(|r| &mut r.not_final)),
+            (Phase::ReadCounter, other) => Err(unexpected(&other, "findOne")),
+            (Phase::FindHeld, reply) => {
+                if !reply.into_documents("find")?.is_empty() {
+                    return Ok(self.next(|r| &mut r.not_final));
+                }
+                // Mutant (simulator only): the deletion is not recorded.
+                if crate::mutants::active(crate::mutants::Mutant::SkipDeletionRecord) {
+                    return Ok(self.next(|r| &mut r.recorded));
+                }
+                self.phase = Phase::Insert;
+                Ok(Step::Command(Command::InsertOne {
+                    collection: crate::protocol::command::Collection::Ledger,
+                    document: record.entry.to_document(),
+                }))
+            }
+            (Phase::Insert, Reply::Inserted | Reply::DuplicateKey) => {
+                Ok(self.next(|r| &mut r.recorded))
+            }
+            (Phase::Insert, other) => Err(unexpected(&other, "insertOne")),
+        }
+    }
+}
+
+impl Machine for RecordDeletionsMachine {
+    type Output = DeletionReport;
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<DeletionReport>, SeqError> {
+        self.transition(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_intent_s_numbers_counting_up_and_down() {
+        let intent = |first, count| Intent {
+            first,
+            count,
+            ids: Vec::new(),
+            epoch: 1,
+        };
+        assert!(in_intent(&intent(5, 3), 5, 1) && in_intent(&intent(5, 3), 7, 1));
+        assert!(!in_intent(&intent(5, 3), 8, 1) && !in_intent(&intent(5, 3), 4, 1));
+        assert!(in_intent(&intent(10, 2), 8, -2) && !in_intent(&intent(10, 2), 9, -2));
+        assert!(!in_intent(&intent(10, 2), 12, -2));
+    }
+}

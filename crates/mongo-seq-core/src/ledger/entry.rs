@@ -1,0 +1,213 @@
+//! One ledger entry: why a number of a series is held by no document.
+//!
+//! The ledger is a collection beside the counters (the sidecar's `[mongodb] ledger`, the
+//! package's `ledger` option; `mongo_seq_ledger` by default), one document per number:
+//!
+//! ```text
+//! { _id: { counter: "invoices/2026", number: Int64(17) },
+//!   sequence: "invoices", kind: "void" | "deleted", reason: "…", at: Date, by: "…",
+//!   document: <the deleted document's _id, only for "deleted"> }
+//! ```
+//!
+//! The compound `_id` makes a second entry for one number a duplicate key: a number is voided
+//! once, and a trigger that records a deletion again (a replayed change event, after a crash
+//! between the record and its resume token) finds its own entry there and is done. Entries are
+//! written with `w: "majority"` and read with `readConcern: "majority"`, like counters.
+
+use serde_json::{Map, Value};
+
+use crate::ejson;
+use crate::error::SeqError;
+use crate::sequence::counter_id::CounterKey;
+
+/// The reason of every deletion record.
+pub const DELETED_REASON: &str = "document deleted";
+/// The longest `reason` and `by` accepted, in bytes (a ledger entry is not a document store).
+pub const MAX_TEXT_BYTES: usize = 1_000;
+
+/// What a ledger entry says happened to its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LedgerKind {
+    /// Voided on purpose (`mongo-seq void`, the package's `void`): never handed out again.
+    Void,
+    /// The document holding it was deleted (recorded by a trigger from the change stream).
+    Deleted,
+}
+
+impl LedgerKind {
+    /// Its stored name (`kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Void => "void",
+            Self::Deleted => "deleted",
+        }
+    }
+}
+
+/// One entry, ready to be written ([`LedgerEntry::to_document`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerEntry {
+    pub counter_id: String,
+    pub number: i64,
+    /// The sequence's name (the counter id's first segment).
+    pub sequence: String,
+    pub kind: LedgerKind,
+    pub reason: String,
+    /// When (ms since the epoch): the void's `now`, a deletion's event time.
+    pub at_ms: i64,
+    pub by: String,
+    /// The deleted document's `_id` (Extended JSON); `None` for a void.
+    pub document: Option<Value>,
+}
+
+impl LedgerEntry {
+    /// A void of `number`; `reason` and `by` checked (non-blank, at most [`MAX_TEXT_BYTES`]).
+    pub fn void(
+        counter_id: &str,
+        number: i64,
+        reason: &str,
+        by: &str,
+        at_ms: i64,
+    ) -> Result<Self, SeqError> {
+        Ok(Self {
+            counter_id: counter_id.to_owned(),
+            number,
+            sequence: sequence_of(counter_id)?,
+            kind: LedgerKind::Void,
+            reason: check_text("reason", reason)?,
+            at_ms,
+            by: check_text("by", by)?,
+            document: None,
+        })
+    }
+
+    /// The record of the deletion of document `document` (its `_id`), which held `number`.
+    pub fn deletion(
+        counter_id: &str,
+        number: i64,
+        document: Value,
+        by: &str,
+        at_ms: i64,
+    ) -> Result<Self, SeqError> {
+        Ok(Self {
+            counter_id: counter_id.to_owned(),
+            number,
+            sequence: sequence_of(counter_id)?,
+            kind: LedgerKind::Deleted,
+            reason: DELETED_REASON.to_owned(),
+            at_ms,
+            by: check_text("by", by)?,
+            document: Some(document),
+        })
+    }
+
+    /// The entry's `_id`: `{counter, number}`, in this order (an embedded document compares
+    /// field by field, in order).
+    pub fn key(counter_id: &str, number: i64) -> Value {
+        ejson::object([
+            ("counter", Value::String(counter_id.to_owned())),
+            ("number", ejson::long(number)),
+        ])
+    }
+
+    /// The stored document (canonical Extended JSON: `number` an Int64, `at` a date).
+    pub fn to_document(&self) -> Value {
+        let mut document = Map::new();
+        document.insert("_id".to_owned(), Self::key(&self.counter_id, self.number));
+        document.insert("sequence".to_owned(), self.sequence.clone().into());
+        document.insert("kind".to_owned(), self.kind.name().into());
+        document.insert("reason".to_owned(), self.reason.clone().into());
+        document.insert(
+            "at".to_owned(),
+            ejson::object([("$date", ejson::long(self.at_ms))]),
+        );
+        document.insert("by".to_owned(), self.by.clone().into());
+        if let Some(id) = &self.document {
+            document.insert("document".to_owned(), id.clone());
+        }
+        Value::Object(document)
+    }
+}
+
+/// The sequence name of a counter id the core wrote (`invoices/2026` → `invoices`).
+fn sequence_of(counter_id: &str) -> Result<String, SeqError> {
+    CounterKey::parse(counter_id).map(|key| key.name)
+}
+
+/// A `reason` or `by`: trimmed, not blank, at most [`MAX_TEXT_BYTES`] bytes.
+pub(crate) fn check_text(argument: &str, text: &str) -> Result<String, SeqError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(SeqError::invalid_argument(
+            argument,
+            match argument {
+                "reason" => "must say why the number is voided (a non-blank string)",
+                _ => "must be a non-blank string",
+            },
+        ));
+    }
+    if trimmed.len() > MAX_TEXT_BYTES {
+        return Err(SeqError::invalid_argument(
+            argument,
+            format!(
+                "must be at most {MAX_TEXT_BYTES} bytes, got {}",
+                trimmed.len()
+            ),
+        ));
+    }
+    Ok(trimmed.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_void_and_a_deletion_have_the_documented_shape() {
+        let void = LedgerEntry::void("invoices/2026", 17, " typo ", "ops", 1_000).unwrap();
+        assert_eq!(
+            void.to_document(),
+            json!({"_id": {"counter": "invoices/2026", "number": {"$numberLong": "17"}},
+                   "sequence": "invoices", "kind": "void", "reason": "typo",
+                   "at": {"$date": {"$numberLong": "1000"}}, "by": "ops"})
+        );
+        let deleted = LedgerEntry::deletion(
+            "orders",
+            3,
+            json!({"$oid": "0123456789abcdef01234567"}),
+            "s",
+            5,
+        )
+        .unwrap();
+        assert_eq!(deleted.to_document()["reason"], json!(DELETED_REASON));
+        assert_eq!(deleted.to_document()["kind"], json!("deleted"));
+        assert_eq!(
+            deleted.to_document()["document"],
+            json!({"$oid": "0123456789abcdef01234567"})
+        );
+    }
+
+    #[test]
+    fn blank_or_huge_texts_and_foreign_ids_are_refused() {
+        let code = |r: Result<LedgerEntry, SeqError>| r.unwrap_err().code();
+        assert_eq!(
+            code(LedgerEntry::void("a", 1, "  ", "x", 0)),
+            "INVALID_ARGUMENT"
+        );
+        assert_eq!(
+            code(LedgerEntry::void("a", 1, "r", "", 0)),
+            "INVALID_ARGUMENT"
+        );
+        let huge = "x".repeat(MAX_TEXT_BYTES + 1);
+        assert_eq!(
+            code(LedgerEntry::void("a", 1, &huge, "x", 0)),
+            "INVALID_ARGUMENT"
+        );
+        assert_eq!(
+            code(LedgerEntry::void("a//b", 1, "r", "x", 0)),
+            "INVALID_ARGUMENT"
+        );
+    }
+}
