@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use jiff::tz::TimeZone;
 use mongo_seq_core::{
-    AdoptDefinition, AdoptOutcome, CounterState, CurrentValue, Numbers, Period, SeedFromCollection,
-    SeedFromMax, SequenceSpec, SetNext, SetNextOutcome,
+    CounterState, CurrentValue, Numbers, Period, SeedFromCollection, SeedFromMax, SequenceSpec,
+    SetNext, SetNextOutcome,
 };
 use mongodb::bson::Document;
 use mongodb::Collection;
@@ -17,6 +17,8 @@ use crate::executor::{convert, Executor};
 use crate::run::run_plan;
 use crate::target::Target;
 
+// The counter's recorded definition, rewritten on purpose.
+mod definition;
 mod periodic;
 mod reset;
 mod void;
@@ -404,22 +406,6 @@ impl Sequence {
             discard.0 = None;
         }
         outcome
-    }
-
-    /// Rewrites the definition the counter records (issue 20: every reservation refuses another
-    /// one, `SEQUENCE_CONFLICT`) to this sequence's options, on purpose; the number stays.
-    /// Returns the definition before (`null`: none), now, and the options that changed; a
-    /// counter that does not exist is refused (`INVALID_ARGUMENT`), nothing written.
-    ///
-    /// ```no_run
-    /// # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
-    /// let bounded = seqs.sequence("ids", mongo_seq::SequenceOptions::new().max(1_000_000))?;
-    /// assert_eq!(bounded.adopt_definition().await?.changed, ["max"]);
-    /// # Ok(()) }
-    /// ```
-    pub async fn adopt_definition(&self) -> Result<AdoptOutcome> {
-        let mut plan = AdoptDefinition::new(&self.shared.spec, &self.bound()?.counter_id)?;
-        self.run(&mut plan).await
     }
 
     /// Moves the counter so it never issues `value` or anything before it (`$max`; `$min`
