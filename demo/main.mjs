@@ -60,10 +60,13 @@ try {
   say("\nInvoices, drafted by one program and issued later by another (Node):");
   run(process.execPath, ["examples/invoices/invoices.mjs", mongo.uri, "draft"]);
   run(process.execPath, ["examples/invoices/invoices.mjs", mongo.uri, "issue"]);
+  run(process.execPath, ["examples/invoices/invoices.mjs", mongo.uri, "amend"]);
+  say('\nmongo-seq void invoices 2 --period 2027 --reason "…" (the gap A-104 left, explained):');
+  run(BIN, ["void", "invoices", "2", "--period", "2027", "--reason", "A-104 cancelled and deleted before the ledger was kept", "--by", "accounting", "--config", join(root, "demo", "mongo-seq.toml")], { MONGO_SEQ_URI: mongo.uri });
 
   say("\nmongo-seq counters (each year of the invoices' series is a counter of its own):");
   run(BIN, ["counters", "--config", join(root, "demo", "mongo-seq.toml")], { MONGO_SEQ_URI: mongo.uri });
-  say("\nmongo-seq check --config demo/mongo-seq.toml --trigger invoices (each year audited on its own):");
+  say("\nmongo-seq check --config demo/mongo-seq.toml --trigger invoices (each year accounted for on its own):");
   run(BIN, ["check", "--config", join(root, "demo", "mongo-seq.toml"), "--trigger", "invoices"], { MONGO_SEQ_URI: mongo.uri });
 
   say("\nmongo-seq check --db mongo_seq_demo --collection orders --field seq:");

@@ -3,6 +3,10 @@
 // its issue date in Paris, gaplessly. Drafts are never numbered.
 //   node examples/invoices/invoices.mjs <uri> draft     inserts six drafts (no number)
 //   node examples/invoices/invoices.mjs <uri> issue     issues five of them, a batch across New Year's Eve
+//   node examples/invoices/invoices.mjs <uri> amend     deletes two issued invoices: one before the
+//                                                       collection keeps pre-images (its number is a
+//                                                       gap until someone voids it), one after (the
+//                                                       sidecar records its number in the ledger)
 import process from "node:process";
 import { MongoClient } from "mongodb";
 import { Sequences } from "mongo-seq";
@@ -41,11 +45,34 @@ try {
     }
     const draft = await invoices.findOne({ ref: "A-105" });
     say(`A-105 (draft): ${draft.invoiceNo ?? "no number"}`);
+  } else if (step === "amend") {
+    const db = client.db("mongo_seq_demo");
+    // A deletion's change event carries only the document's _id; the sidecar learns its number
+    // from the pre-image, which MongoDB keeps only for collections that enable it. So this
+    // deletion leaves a gap nobody explained...
+    await invoices.deleteOne({ ref: "A-104" });
+    say("A-104 (INV-2027-000002) deleted before the collection kept pre-images: a gap in 2027");
+    // ...and from now on every deleted number is recorded, by the gapless trigger, in the ledger.
+    await db.command({ collMod: "invoices", changeStreamPreAndPostImages: { enabled: true } });
+    await invoices.deleteOne({ ref: "A-101" });
+    const ledger = db.collection("mongo_seq_ledger");
+    const recorded = await waitFor(() => ledger.findOne({ "_id.counter": "invoices/2026", "_id.number": 2 }));
+    say(`A-101 (INV-2026-000002) deleted: the sidecar recorded ${recorded._id.counter} #${recorded._id.number} in the ledger ("${recorded.reason}")`);
   } else {
-    throw new Error(`usage: invoices.mjs <uri> draft|issue (got ${JSON.stringify(step)})`);
+    throw new Error(`usage: invoices.mjs <uri> draft|issue|amend (got ${JSON.stringify(step)})`);
   }
 } finally {
   await client.close();
+}
+
+/** Polls `find` until it gives a document (at most 20 s). */
+async function waitFor(find) {
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    const found = await find();
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the sidecar did not record the deletion within 20 s");
 }
 
 function paris(at) {

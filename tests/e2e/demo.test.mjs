@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { repoRoot } from "../harness/runtimes.mjs";
 
-test("make demo: orders numbered on insert, invoices on issue per year across New Year in Paris, audited", () => {
+test("make demo: orders numbered on insert, invoices on issue per year across New Year in Paris, every number accounted for", () => {
   const demo = spawnSync(process.execPath, [join(repoRoot, "demo", "main.mjs")], {
     cwd: repoRoot,
     encoding: "utf8",
@@ -25,7 +25,12 @@ test("make demo: orders numbered on insert, invoices on issue per year across Ne
     // Each with the series' definition (issue 20).
     /invoices\/2026 +3 +\{start: 1, step: 1, reset: "yearly", timeZone: "Europe\/Paris", yearStart: 1, format: "INV-\{yyyy\}-\{seq:06\}", gapless: true\} +\(period 2026\)/,
     /invoices\/2027 +2 +\{start: 1, step: 1, reset: "yearly".*\} +\(period 2027\)/,
-    /mongo_seq_demo\.invoices field seq: 5 documents, 5 numbered, 0 unnumbered, 0 duplicates, 0 gaps/,
+    // Issue 20: one deletion recorded by the sidecar, one gap voided; every number accounted for.
+    /A-101 \(INV-2026-000002\) deleted: the sidecar recorded invoices\/2026 #2 in the ledger \("document deleted"\)/,
+    /invoices\/2027: voided 2 in mongo_seq_demo\.mongo_seq_ledger/,
+    /mongo_seq_demo\.invoices field seq: 3 documents, 3 numbered, 0 unnumbered, 0 duplicates, 0 gaps, 1 voided, 1 deleted/,
+    /invoices\/2026: 1\.\.3: 2 held, 0 voided, 1 deleted, 0 unexplained gaps/,
+    /invoices\/2027: 1\.\.2: 1 held, 1 voided \(1 "A-104 cancelled and deleted before the ledger was kept"\), 0 deleted, 0 unexplained gaps/,
     /mongo_seq_demo\.orders field seq: 6 documents, 6 numbered, 0 unnumbered, 0 duplicates, 0 gaps/,
     /sidecar stopped \(exit 0\)/,
   ]) {
