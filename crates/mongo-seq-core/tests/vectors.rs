@@ -35,7 +35,10 @@ use input::{
 mod periods;
 // audit.json's ops (and its test).
 mod audit_ops;
+// An outcome against a case's expected output or error.
+mod compare;
 use audit_ops::FILE as AUDIT;
+use compare::compare;
 
 // With `AUDIT`, audit.json (its test is `audit_ops`'s).
 const FILES: [&str; 5] = [
@@ -366,48 +369,6 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
     }
 }
 
-/// Compares an outcome with `expected.output` / `expected.error`.
-fn compare(label: &str, expected: &Value, got: &Outcome, trace: &mut Trace) {
-    let problems = &mut trace.problems;
-    match (expected.get("error"), got) {
-        (Some(error), Err(actual)) => {
-            if error["code"] != actual.code() {
-                problems.push(format!(
-                    "{label}: expected error {}, got {} ({actual})",
-                    error["code"],
-                    actual.code()
-                ));
-            }
-            if let Some(fragment) = error.get("messageIncludes").and_then(Value::as_str) {
-                if !actual.to_string().contains(fragment) {
-                    problems.push(format!(
-                        "{label}: message {:?} lacks {fragment:?}",
-                        actual.to_string()
-                    ));
-                }
-            }
-        }
-        (Some(error), Ok(actual)) => problems.push(format!(
-            "{label}: expected error {}, got output {actual}",
-            error["code"]
-        )),
-        (None, Err(actual)) => problems.push(format!(
-            "{label}: unexpected error {} ({actual})",
-            actual.code()
-        )),
-        (None, Ok(actual)) => {
-            let want = expected.get("output").unwrap_or(&Value::Null);
-            if want != actual {
-                problems.push(format!(
-                    "{label}: output differs\n  expected: {}\n  actual:   {}",
-                    serde_json::to_string(want).unwrap_or_default(),
-                    serde_json::to_string(actual).unwrap_or_default()
-                ));
-            }
-        }
-    }
-}
-
 /// Runs every case of one file; panics with every failure.
 fn replay(file: &str) {
     let vectors = load(file);
@@ -434,7 +395,7 @@ fn replay(file: &str) {
         let got = run(case, &mut trace);
         let with_calls = op == "blockAllocator" || op == "blockCounter";
         if !with_calls || case.get("error").is_some() {
-            compare("result", case, &got, &mut trace);
+            compare("result", case, &got, &mut trace.problems);
         }
         let notes = to_json(&trace.notes);
         let want = case.get("notes").cloned().unwrap_or_else(|| json!([]));

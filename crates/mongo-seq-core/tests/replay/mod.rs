@@ -126,7 +126,12 @@ pub(crate) fn run_calls(
                 trace.differing_calls.push((index, output.clone()));
             }
         }
-        compare(&format!("call {index} {method}"), entry, &got, trace);
+        compare(
+            &format!("call {index} {method}"),
+            entry,
+            &got,
+            &mut trace.problems,
+        );
     }
 }
 
