@@ -118,3 +118,14 @@ fn the_first_seed_catches_a_deletion_left_unrecorded() {
         "is neither held by a document, voided nor recorded as deleted",
     );
 }
+
+/// The fresh campaign on the merged issue-20 main (seeds from 9,200,001) found a deleted
+/// document's number recorded in the ledger while another document held it again: the number
+/// had been given back and issued anew, and the record's "held again?" read went to a secondary
+/// whose snapshot predated those writes. The read now goes to the primary, `majority`.
+#[test]
+fn seeds_that_recorded_a_held_number_as_deleted_run_clean() {
+    for seed in [9_203_735, 9_211_885] {
+        runs_clean(seed);
+    }
+}

@@ -12,7 +12,7 @@
 //!  ├─ none, beyond its seq, or an intent pending  ─► not recorded: not final (a completion
 //!  │  whose numbers include it                      moves a later number down into it, or
 //!  │                                                gave it back to the counter)
-//!  └─ find documents {<scope>, <field>Period, <field>: n} limit 1   (majority, after the event)
+//!  └─ find documents {<scope>, <field>Period, <field>: n} limit 1   (majority, on the primary)
 //!      ├─ one ────────────────────────────────────► not recorded: held again (a completion
 //!      │                                              moved a number down into it)
 //!      └─ insertOne ledger {_id: {counter, number}, kind: "deleted", …}   (w: majority)
@@ -48,7 +48,8 @@ pub struct Deletion {
     pub before: Option<Value>,
     /// The event's time (its `wallTime`, else its cluster time), else now.
     pub at_ms: i64,
-    /// The event's cluster time: the read of the documents is causally after it.
+    /// The event's cluster time. The read of the documents no longer anchors at it (it goes to
+    /// the primary, `majority`: see [`RecordDeletions`]); kept for the hosts that fill it.
     pub cluster_time: Option<ClusterTime>,
 }
 
@@ -72,7 +73,6 @@ pub struct DeletionReport {
 struct Record {
     entry: LedgerEntry,
     key: CounterKey,
-    cluster_time: Option<ClusterTime>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,11 +151,7 @@ fn record_of(
     };
     let entry =
         LedgerEntry::deletion(&counter_id, number, deletion.id.clone(), by, deletion.at_ms)?;
-    Ok(Some(Record {
-        entry,
-        key,
-        cluster_time: deletion.cluster_time,
-    }))
+    Ok(Some(Record { entry, key }))
 }
 
 /// Whether `n` is one of `intent`'s numbers (`first, first + step, …`, `count` of them).
@@ -204,9 +200,13 @@ impl RecordDeletionsMachine {
                 projection: Some(projection),
                 sort: None,
                 limit: Some(1),
-                majority: false,
+                majority: true,
             },
-            record.cluster_time,
+            // On the primary, `majority`: a secondary's snapshot after the event can predate
+            // the trigger's own later writes (a number given back and issued again: seeds
+            // 9,203,735 and 9,211,885), and the change stream only shows majority-committed
+            // deletions, so the primary's majority snapshot has this one.
+            None,
         )
     }
 
