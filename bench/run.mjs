@@ -10,6 +10,9 @@
 //   processes 8 processes on one sequence: block 1 vs block 100 (and the tutorial)
 //   sidecar   the sidecar vs the Atlas-trigger recipe vs the raw bulk-update limit: live and
 //             drain, batch 1/100/1000, default and gapless, over three links; commands, CPU, RSS
+//   sidecar-batching  the default batching flat out (÷ the bulk-update limit, beside batch 100)
+//             and at 500 inserts/s (latency ÷ batch 1's), default and gapless; alone:
+//             node bench/run.mjs --only sidecar-batching
 //   latency   insert → number visible at fixed insert rates
 //   oplog     the embedded server's own cost: an empty getMore as its oplog grows
 import { existsSync } from "node:fs";
@@ -121,6 +124,12 @@ if (has("sidecar")) {
   await runSidecarSection({ options, report });
 }
 
+if (has("sidecar-batching")) {
+  step("sidecar-batching: default batching flat out and at 500/s, beside batch 100, batch 1 and the limit");
+  const { runBatchingSection } = await import("./sidecar/batching.mjs");
+  await runBatchingSection({ options, report });
+}
+
 if (has("latency")) {
   step("latency: insert → number visible at fixed rates");
   const { runLatencySection } = await import("./sidecar/latency.mjs");
@@ -159,6 +168,10 @@ const GOALS = [
   { goal: "sidecar batch 1000 ≤ 0.01 commands/document under load", name: "sidecar.b1000.cmds_per_doc", atMost: 0.01 },
   { goal: "drain at 1 ms RTT ≥ 20× the recipe", name: "sidecar.b1000.drain.vs_recipe.rtt1ms", atLeast: 20 },
   { goal: "drain at 1 ms RTT ≥ 0.8× the bulk-update limit", name: "sidecar.b1000.drain.vs_limit.rtt1ms", atLeast: 0.8 },
+  { goal: "sidecar default batching flat out ≥ 0.9× the bulk-update limit", name: "sidecar.batching.flat.b1000.vs_limit", atLeast: 0.9 },
+  { goal: "sidecar gapless default batching flat out ≥ 0.9× the bulk-update limit", name: "sidecar.batching.flat.b1000.gapless.vs_limit", atLeast: 0.9 },
+  { goal: "sidecar default batching p50 at 500/s ≤ 1.5× batch 1's", name: "sidecar.batching.r500.b1000.p50.vs_b1", atMost: 1.5 },
+  { goal: "sidecar gapless default batching p50 at 500/s ≤ 1.5× batch 1's", name: "sidecar.batching.r500.b1000.gapless.p50.vs_b1", atMost: 1.5 },
   { goal: "sidecar RSS ≤ 30 MB (28.6 MiB)", name: "sidecar.rss_mib", atMost: 28.6 },
 ];
 

@@ -1,5 +1,5 @@
 // `make bench` flags → validated options and the sizes of quick and full mode.
-export const SECTIONS = ["client", "mongoose", "processes", "startup", "sidecar", "latency", "oplog"];
+export const SECTIONS = ["client", "mongoose", "processes", "startup", "sidecar", "sidecar-batching", "latency", "oplog"];
 
 export const USAGE = `usage: node bench/run.mjs [--full] [--only SECTION,…] [--rounds N]   (make bench BENCH_ARGS="…")
 
@@ -9,7 +9,8 @@ figure, \`BENCH <name> <value> <unit>\`. Progress goes to stderr.
 
   --full           larger sizes (quick mode, the default, takes under 5 minutes)
   --only LIST      sections to run, comma-separated: ${SECTIONS.join(", ")}
-  --rounds N       rounds of each interleaved client comparison (default 3 quick, 5 full)
+  --rounds N       rounds of each interleaved comparison (default 3 quick, 5 full; the
+                   sidecar-batching section: 1 quick, 3 full, unless given)
   -h, --help       this text`;
 
 const QUICK = {
@@ -27,6 +28,8 @@ const QUICK = {
   drainDocs: 4_000,
   drainCapSeconds: 8,
   liveDocs: 3_000,
+  batchingDocs: 20_000,
+  batchingRounds: 1,
   latencySeconds: 3,
   oplogSizes: [0, 5_000, 20_000],
   full: false,
@@ -45,6 +48,8 @@ const FULL = {
   drainDocs: 20_000,
   drainCapSeconds: 30,
   liveDocs: 20_000,
+  batchingDocs: 20_000,
+  batchingRounds: 3,
   latencySeconds: 15,
   oplogSizes: [0, 10_000, 50_000, 100_000],
   full: true,
@@ -87,7 +92,7 @@ export function parseOptions(argv) {
     }
   }
   const sizes = full ? FULL : QUICK;
-  return { ...sizes, rounds: rounds ?? sizes.rounds, sections: new Set(only ?? SECTIONS) };
+  return { ...sizes, rounds: rounds ?? sizes.rounds, batchingRounds: rounds ?? sizes.batchingRounds, sections: new Set(only ?? SECTIONS) };
 }
 
 export class UsageError extends Error {}

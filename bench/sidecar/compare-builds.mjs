@@ -5,14 +5,18 @@
 // `--latency`: batch 1000 at 200/s, 1,000/s and flat out (bench/sidecar/latency.mjs), with
 // commands per document, documents per batch and the latency p50/p95 of every round;
 // `--gapless`: the same with a gapless trigger (whose every batch checks its documents first).
+// `--batching`: the sidecar-batching section's rows (bench/sidecar/batching.mjs: flat out ÷ the
+// bulk-update limit, latency at 500/s ÷ batch 1's), the builds interleaved round by round.
 //
-//   node bench/sidecar/compare-builds.mjs [--latency [--gapless]] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …
+//   node bench/sidecar/compare-builds.mjs [--latency [--gapless] | --batching] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …
 //
 // A BINARY may be a script that `exec`s the sidecar with other settings (same pid), e.g.
 //   printf '#!/bin/sh\nMALLOC_ARENA_MAX=2 exec target/release/mongo-seq "$@"\n' > /tmp/arenas
 import { drainOnce } from "./drain.mjs";
 import { liveOnce } from "./live.mjs";
 import { latencyOnce } from "./latency.mjs";
+import { batchingRound, reportBatching } from "./batching.mjs";
+import { Report } from "../lib/report.mjs";
 
 const args = process.argv.slice(2);
 let docs = 20_000;
@@ -20,12 +24,14 @@ let rounds = 2;
 let seconds = 5;
 let latency = false;
 let gapless = false;
+let batching = false;
 const builds = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--docs") docs = Number(args[++i]);
   else if (args[i] === "--seconds") seconds = Number(args[++i]);
   else if (args[i] === "--latency") latency = true;
   else if (args[i] === "--gapless") gapless = true;
+  else if (args[i] === "--batching") batching = true;
   else if (args[i] === "--rounds") rounds = Number(args[++i]);
   else {
     const at = args[i].indexOf("=");
@@ -34,8 +40,31 @@ for (let i = 0; i < args.length; i++) {
   }
 }
 if (!builds.length || !(docs > 0) || !(rounds > 0) || !(seconds > 0)) {
-  console.error("usage: node bench/sidecar/compare-builds.mjs [--latency [--gapless]] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …");
+  console.error("usage: node bench/sidecar/compare-builds.mjs [--latency [--gapless] | --batching] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …");
   process.exit(2);
+}
+
+if (batching) {
+  const perBuild = new Map(builds.map((b) => [b.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 ? [...builds].reverse() : builds;
+    for (const build of order) {
+      console.error(`round ${round + 1}, ${build.name}`);
+      perBuild.get(build.name).push(await batchingRound({ docs, seconds, reverse: round % 2 === 1, bin: build.bin }));
+    }
+  }
+  const reports = builds.map((b) => {
+    const report = new Report();
+    reportBatching({ rounds: perBuild.get(b.name), docs, report });
+    return report;
+  });
+  console.log(`| figure | ${builds.map((b) => b.name).join(" | ")} | unit |`);
+  console.log(`|---|${builds.map(() => "---:|").join("")}---|`);
+  for (const figure of reports[0].figures) {
+    const values = reports.map((r) => r.get(figure.name));
+    console.log(`| \`${figure.name}\` | ${values.map((v) => Number(v.toPrecision(3))).join(" | ")} | ${figure.unit} |`);
+  }
+  process.exit(0);
 }
 
 const MEMORY = [

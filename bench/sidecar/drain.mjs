@@ -60,14 +60,7 @@ async function bulkUpdateLimit({ uri, db, ids, batch, proxy, capSeconds }) {
     await database.command({ ping: 1 });
     await proxy.reset();
     const started = performance.now();
-    const deadline = started + capSeconds * 1000;
-    let numbered = 0;
-    for (let i = 0; i < ids.length && performance.now() < deadline; i += batch) {
-      const updates = ids.slice(i, i + batch).map((_id, k) => ({ q: { _id, seq: { $exists: false } }, u: { $set: { seq: i + k + 1 } } }));
-      const reply = await database.command({ update: "orders", updates, ordered: false });
-      if (reply.nModified !== updates.length) throw new Error(`limit: ${reply.nModified} of ${updates.length} updated`);
-      numbered += updates.length;
-    }
+    const numbered = await bulkUpdate(database, ids, batch, started + capSeconds * 1000);
     const seconds = (performance.now() - started) / 1000;
     return { numbered, seconds, rate: numbered / seconds, commands: await proxy.counts(), capped: numbered < ids.length };
   } finally {
@@ -75,3 +68,15 @@ async function bulkUpdateLimit({ uri, db, ids, batch, proxy, capSeconds }) {
   }
 }
 
+
+/** Sets `seq` on the documents of `ids`, one `update` command per `batch`, until `deadline` (ms). */
+export async function bulkUpdate(database, ids, batch, deadline) {
+  let numbered = 0;
+  for (let i = 0; i < ids.length && performance.now() < deadline; i += batch) {
+    const updates = ids.slice(i, i + batch).map((_id, k) => ({ q: { _id, seq: { $exists: false } }, u: { $set: { seq: i + k + 1 } } }));
+    const reply = await database.command({ update: "orders", updates, ordered: false });
+    if (reply.nModified !== updates.length) throw new Error(`limit: ${reply.nModified} of ${updates.length} updated`);
+    numbered += updates.length;
+  }
+  return numbered;
+}

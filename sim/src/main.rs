@@ -35,7 +35,7 @@ struct Args {
     /// Print the trace of every schedule run (use with --schedules 1).
     #[arg(long)]
     trace: bool,
-    /// Switch on one protocol mutant (no-epoch-condition, token-before-batch,
+    /// Switch on one protocol mutant (no-epoch-condition, token-before-batch, read-ahead-token,
     /// skip-pending-intent, renew-without-epoch, counter-w1, unfenced-completion,
     /// unanchored-skip-read, unconditioned-numbering, read-before-own-writes, ignore-definition,
     /// skip-deletion-record).

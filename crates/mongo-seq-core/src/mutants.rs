@@ -16,6 +16,9 @@ pub enum Mutant {
     NoEpochCondition,
     /// The resume token stored before the batch is applied.
     TokenBeforeBatch,
+    /// The token of a batch read ahead (while the previous one was written) taken as applied
+    /// with the previous batch, so stored before its own documents are numbered.
+    ReadAheadToken,
     /// A pending intent not completed before new reservations.
     SkipPendingIntent,
     /// A lease renewed without checking its epoch.
@@ -45,9 +48,10 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 11] = [
+    pub const KNOWN: [Mutant; 12] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
+        Mutant::ReadAheadToken,
         Mutant::SkipPendingIntent,
         Mutant::RenewWithoutEpoch,
         Mutant::CounterW1,
@@ -61,12 +65,13 @@ impl Mutant {
 
     /// The mutants the simulator's workload can catch (its mutant check runs each; every
     /// known one: `UnconditionedNumbering` by the `on = "match"` triggers, issue 19).
-    pub const ALL: [Mutant; 11] = Mutant::KNOWN;
+    pub const ALL: [Mutant; 12] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {
         match self {
             Mutant::NoEpochCondition => "no-epoch-condition",
             Mutant::TokenBeforeBatch => "token-before-batch",
+            Mutant::ReadAheadToken => "read-ahead-token",
             Mutant::SkipPendingIntent => "skip-pending-intent",
             Mutant::RenewWithoutEpoch => "renew-without-epoch",
             Mutant::CounterW1 => "counter-w1",

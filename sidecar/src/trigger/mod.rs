@@ -6,7 +6,8 @@
 //!                    ▲                                                │
 //!                    └──── lease lost (renewal, own deadline, fenced) ┘   shutdown: release
 //! session (session.rs): unique index → shard keys (sharding.rs) → CompletePending → state → open stream
-//!                       → [backfill (backfill.rs)] → batches (batch.rs) → token (state.rs)
+//!                       → [backfill (backfill.rs)] → batches (batches.rs: each written while
+//!                       the next is read) → token (state.rs)
 //!                       and dead letters retried (dead_letters.rs)
 //! ```
 //!
@@ -14,6 +15,7 @@
 //! field and log line through the trigger's [`Probe`].
 
 mod backfill;
+mod batches;
 mod dead_letters;
 mod index;
 mod path;

@@ -1,25 +1,25 @@
 //! A session of a lease holder: the unique index, intents left pending, the stored state, the
 //! change stream (opened before a backfill scans, so nothing inserted meanwhile is missed),
-//! then batches until shutdown: read what the stream has (at most `batch_size` events; at most
-//! two reads, see [`Trigger::next_batch`]), number it, and store the resume token when the
-//! core's [`Checkpoint`] says so (at most every `checkpoint`; on a quiet stream the server's
-//! post-batch token every `heartbeat`; at a graceful stop).
+//! then batches until shutdown: what the stream has (at most `batch_size` events), numbered while
+//! the next batch is read (group commit, `batches.rs`), and the resume token of the batches
+//! applied stored when the core's [`Checkpoint`] says so (at most every `checkpoint`; on a quiet
+//! stream the server's post-batch token every `heartbeat`; at a graceful stop).
 
-use std::collections::HashSet;
 use std::time::Duration;
 
-use mongo_seq_core::{BatchReport, Checkpoint, Deletion, RecordDeletions};
+use mongo_seq_core::{BatchReport, Checkpoint};
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
+use super::batches::Reads;
 use super::{prefix_filter, Trigger};
 use crate::config::On;
 use crate::error::SidecarError;
 use crate::fence::Fence;
 use crate::health::State;
-use crate::mongo::{ChangeEvent, EventBatch, EventStream, Mongo, ResumeToken, Watch};
+use crate::mongo::{EventBatch, EventStream, Mongo, ResumeToken, Watch};
 
 /// Fewest events one read of the change stream may bring (its cursor's `batchSize`, when the
 /// numbering batch is smaller): a small `batch_size` numbers small batches without a `getMore`
@@ -81,9 +81,12 @@ impl<M: Mongo> Trigger<M> {
             millis(self.settings.heartbeat),
         );
         checkpoint.stored(now_ms());
-        // The token of the last batch applied (not necessarily stored yet).
+        // The token past every event applied (not necessarily stored yet).
         let mut applied_token = stored_token.clone();
-        let mut last_read = Instant::now();
+        // A batch read while the previous one was written (batches.rs): held, not applied.
+        let mut ahead: Option<EventBatch> = None;
+        let mut reads = Reads::new();
+        let batch_size = self.settings.batch_size;
         let mut last_cluster_secs: Option<u32> = None;
         while !shutdown.is_cancelled() {
             fence.check()?;
@@ -93,9 +96,16 @@ impl<M: Mongo> Trigger<M> {
                 self.retry_dead_letters(fence).await?;
                 last_retry = Instant::now();
             }
-            let batch = self
-                .next_batch(&mut stream, shutdown, &mut last_read)
-                .await?;
+            let mut batch = match ahead.take() {
+                Some(batch) => batch,
+                None => match self
+                    .read(&mut stream, batch_size, &mut reads, shutdown)
+                    .await?
+                {
+                    Some(batch) => batch,
+                    None => break,
+                },
+            };
             if let Some(secs) = last_cluster_secs {
                 // Literally "now minus the cluster time of the last processed event": it grows on
                 // a quiet collection.
@@ -107,58 +117,64 @@ impl<M: Mongo> Trigger<M> {
                 // out, all applied.
                 self.probe.succeeded();
                 *delay = self.settings.backoff_initial;
-                let token = batch.resume_token.or_else(|| applied_token.clone());
-                let moved = token.is_some() && token != stored_token;
+                if batch.resume_token.is_some() {
+                    applied_token = batch.resume_token;
+                }
+                let moved = applied_token.is_some() && applied_token != stored_token;
                 if checkpoint.quiet(now_ms(), moved) {
-                    self.store(token, &mut stored_token, fence).await?;
+                    self.store(applied_token.clone(), &mut stored_token, fence)
+                        .await?;
                     checkpoint.stored(now_ms());
                 }
+                self.wait_after_empty(&reads, shutdown).await;
                 continue;
             }
-            let events = batch.events.len();
-            self.probe.events(events);
-            let cluster_secs = batch
-                .events
-                .iter()
-                .rev()
-                .find_map(|e| e.cluster_time.map(|time| time.t));
-            // The reads that drop an event's document (numbered, or gone) are causally after
-            // the newest event of the batch, so after every one of them.
-            let after = batch.events.iter().filter_map(|e| e.cluster_time).max();
-            let deletions = self.deletions_of(&batch.events);
-            let (documents, times) = self.documents_of(batch.events);
+            // Under load: fuller batches (batches.rs, `linger`).
+            self.fill(&mut batch, &mut stream, &mut reads, shutdown)
+                .await?;
+            self.probe.events(batch.events.len());
             // Mutant (simulator only): the token stored before the batch is applied.
-            let early =
-                mongo_seq_core::mutants::active(mongo_seq_core::mutants::Mutant::TokenBeforeBatch);
-            if early {
+            if mongo_seq_core::mutants::active(mongo_seq_core::mutants::Mutant::TokenBeforeBatch) {
                 self.state
                     .save(batch.resume_token.as_ref(), None, fence)
                     .await?;
             }
-            let report = self
-                .number_dated(documents, &times, verify, fence, after)
-                .await?;
-            verify = verify && report.already > 0;
-            // Recorded before the batch's token can be stored: a crash in between replays them.
-            if !deletions.is_empty() {
-                self.record_deletions(&deletions, fence).await?;
-            }
+            // The batch is written while the next one is read (group commit, batches.rs).
+            let (applied, next) = tokio::join!(
+                biased;
+                self.apply(batch.events, verify, fence),
+                self.read(&mut stream, batch_size, &mut reads, shutdown),
+            );
+            let applied = applied?;
+            verify = verify && applied.report.already > 0;
             applied_token = batch.resume_token;
+            ahead = next?;
+            // Mutant (simulator only): the token of the batch read ahead taken as applied.
+            if mongo_seq_core::mutants::active(mongo_seq_core::mutants::Mutant::ReadAheadToken) {
+                if let Some(token) = ahead.as_ref().and_then(|b| b.resume_token.clone()) {
+                    applied_token = Some(token);
+                }
+            }
             if checkpoint.batch_applied(now_ms()) {
                 self.store(applied_token.clone(), &mut stored_token, fence)
                     .await?;
                 checkpoint.stored(now_ms());
             }
-            self.applied(&report, cluster_secs, events);
-            if let Some(secs) = cluster_secs {
+            self.applied(&applied.report, applied.cluster_secs, applied.events);
+            if let Some(secs) = applied.cluster_secs {
                 last_cluster_secs = Some(secs);
             }
             *delay = self.settings.backoff_initial;
         }
-        // Graceful shutdown: the batch in flight is done; keep the newest token.
-        let token = stream.resume_token().or(applied_token);
-        if checkpoint.unstored() || (token.is_some() && token != stored_token) {
-            self.store(token, &mut stored_token, fence).await?;
+        // Graceful shutdown: the batch in flight is done; a batch read ahead is not applied, so
+        // the token stored is the applied one (past the read-ahead batch only when it was empty).
+        if let Some(batch) = ahead.filter(|b| b.events.is_empty()) {
+            if batch.resume_token.is_some() {
+                applied_token = batch.resume_token;
+            }
+        }
+        if checkpoint.unstored() || (applied_token.is_some() && applied_token != stored_token) {
+            self.store(applied_token, &mut stored_token, fence).await?;
         }
         Ok(())
     }
@@ -215,128 +231,6 @@ impl<M: Mongo> Trigger<M> {
         }
     }
 
-    /// The next batch: what the stream has now, at most `batch_size` events (its own reply's
-    /// leftovers, else one round trip). When that is not a full batch and inserts are coming,
-    /// it waits once for more — as long as the rate just seen needs to fill the batch, at most
-    /// `batch_delay` — and reads once more. So a batch costs at most two reads (two `getMore`s),
-    /// however busy the stream; a quiet stream is read at most once per poll interval (a real
-    /// server also waits `max_await` inside its `getMore`).
-    async fn next_batch(
-        &self,
-        stream: &mut M::Stream,
-        shutdown: &CancellationToken,
-        last_read: &mut Instant,
-    ) -> Result<EventBatch, SidecarError> {
-        let max = self.settings.batch_size;
-        let asked = Instant::now();
-        let previous_read = *last_read;
-        let mut batch = stream.next_batch(max).await?;
-        *last_read = Instant::now();
-        if batch.events.is_empty() {
-            let rest = self.settings.poll_interval.saturating_sub(asked.elapsed());
-            tokio::select! {
-                biased;
-                () = shutdown.cancelled() => {}
-                () = tokio::time::sleep(rest) => {}
-            }
-            return Ok(batch);
-        }
-        let missing = max.saturating_sub(batch.events.len());
-        let wait = linger(
-            batch.events.len(),
-            missing,
-            last_read.duration_since(previous_read),
-            self.settings.batch_delay,
-        );
-        if wait.is_zero() {
-            return Ok(batch);
-        }
-        tokio::select! {
-            biased;
-            () = shutdown.cancelled() => return Ok(batch),
-            () = tokio::time::sleep(wait) => {}
-        }
-        let more = stream.next_batch(missing).await?;
-        *last_read = Instant::now();
-        batch.events.extend(more.events);
-        // Past every event of the batch (an empty read's token: past everything read).
-        batch.resume_token = more.resume_token.or(batch.resume_token);
-        Ok(batch)
-    }
-
-    /// The documents the events bring, in order, and each one's event time (a period's, when
-    /// the trigger has no `date_field`). With `on = "match"` a document comes once, at its
-    /// first event: several updates of one document before it is numbered are one coming to
-    /// match.
-    fn documents_of(&self, events: Vec<ChangeEvent>) -> (Vec<Value>, Vec<Option<i64>>) {
-        let mut seen = HashSet::new();
-        let mut documents = Vec::with_capacity(events.len());
-        let mut times = Vec::with_capacity(events.len());
-        for event in events {
-            let time = event.time_ms();
-            let Some(document) = event.document else {
-                continue;
-            };
-            if self.spec.on == On::Match {
-                if let Some(id) = document.get("_id") {
-                    if !seen.insert(id.to_string()) {
-                        continue;
-                    }
-                }
-            }
-            documents.push(document);
-            times.push(time);
-        }
-        (documents, times)
-    }
-
-    /// The `delete` events of a batch, as the core's deletion records read them.
-    fn deletions_of(&self, events: &[ChangeEvent]) -> Vec<Deletion> {
-        events
-            .iter()
-            .filter_map(|event| {
-                let deleted = event.deleted.as_ref()?;
-                Some(Deletion {
-                    id: deleted.id.clone(),
-                    before: deleted.before.clone(),
-                    at_ms: event.time_ms().unwrap_or_else(|| self.mongo.now_ms()),
-                    cluster_time: event.cluster_time,
-                })
-            })
-            .collect()
-    }
-
-    /// Records the numbers of deleted documents in the ledger (the core's `RecordDeletions`);
-    /// a deletion without a pre-image is a warning naming what to enable.
-    async fn record_deletions(
-        &self,
-        deletions: &[Deletion],
-        fence: &Fence,
-    ) -> Result<(), SidecarError> {
-        let mut plan = RecordDeletions::new(
-            &self.spec.numbering,
-            deletions,
-            &self.settings.lease.instance_id,
-        )?;
-        let report = self.run_held(&mut plan, fence).await?;
-        if report.without_pre_image > 0 {
-            warn!(
-                trigger = self.id(),
-                deletions = report.without_pre_image,
-                "deleted documents' numbers not recorded: their delete events carry no pre-image; enable them on the collection (MongoDB 6.0+): db.runCommand({{collMod: \"{}\", changeStreamPreAndPostImages: {{enabled: true}}}})",
-                self.spec.ns.coll
-            );
-        }
-        debug!(
-            trigger = self.id(),
-            recorded = report.recorded,
-            not_final = report.not_final,
-            unnumbered = report.unnumbered,
-            "deletions recorded"
-        );
-        Ok(())
-    }
-
     /// Stores `token` (when there is one and it is not the one stored).
     async fn store(
         &self,
@@ -375,65 +269,7 @@ impl<M: Mongo> Trigger<M> {
     }
 }
 
-/// How long a batch of `got` events, `missing` short of full, waits for more: the time the rate
-/// just seen (`got` events since the previous read, `window` ago) needs to bring the missing
-/// ones, at most `cap`. Nothing when the batch is full, or when even that wait would not bring
-/// it to half full: a trickle, or a moderate rate, is numbered at once (latency matters more
-/// there than the few commands a bigger batch would save).
-fn linger(got: usize, missing: usize, window: Duration, cap: Duration) -> Duration {
-    if missing == 0 || cap.is_zero() {
-        return Duration::ZERO;
-    }
-    #[allow(clippy::cast_precision_loss)] // event counts
-    let (got, missing) = (got as f64, missing as f64);
-    let per_sec = got / window.as_secs_f64().max(0.001);
-    let fill = (missing / per_sec).min(cap.as_secs_f64());
-    if got + per_sec * fill < (got + missing) / 2.0 {
-        return Duration::ZERO;
-    }
-    Duration::from_secs_f64(fill)
-}
-
 /// A duration in whole milliseconds (the core's time unit).
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const CAP: Duration = Duration::from_millis(500);
-
-    #[test]
-    fn a_full_batch_or_no_delay_does_not_wait() {
-        assert_eq!(
-            linger(1000, 0, Duration::from_millis(10), CAP),
-            Duration::ZERO
-        );
-        assert_eq!(
-            linger(10, 990, Duration::from_millis(10), Duration::ZERO),
-            Duration::ZERO
-        );
-    }
-
-    #[test]
-    fn a_busy_stream_waits_as_long_as_its_rate_needs_to_fill_the_batch() {
-        // 150 events in 100 ms: 1,500/s; 850 missing need 567 ms, capped at 500 ms.
-        assert_eq!(linger(150, 850, Duration::from_millis(100), CAP), CAP);
-        // 500 events in 100 ms: 5,000/s; 500 missing need 100 ms.
-        let wait = linger(500, 500, Duration::from_millis(100), CAP);
-        assert!((wait.as_secs_f64() - 0.1).abs() < 1e-9, "{wait:?}");
-    }
-
-    #[test]
-    fn a_trickle_or_a_moderate_rate_is_numbered_at_once() {
-        // One event in 5 s: not one more expected within the cap.
-        assert_eq!(linger(1, 999, Duration::from_secs(5), CAP), Duration::ZERO);
-        // 20 events in 100 ms: 200/s; 500 ms bring 100 more, far from half of 1,000.
-        assert_eq!(
-            linger(20, 980, Duration::from_millis(100), CAP),
-            Duration::ZERO
-        );
-    }
 }
