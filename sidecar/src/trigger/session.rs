@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use futures_util::future::Either;
 use mongo_seq_core::{BatchReport, Checkpoint};
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
@@ -139,16 +140,23 @@ impl<M: Mongo> Trigger<M> {
                     .save(batch.resume_token.as_ref(), None, fence)
                     .await?;
             }
-            // The batch is written while the next one is read (group commit, batches.rs).
-            let (applied, next) = tokio::join!(
+            // The batch is written while the next one is read (group commit, batches.rs). A
+            // failure of either ends the session at once (what the other did is safe to drop:
+            // writes are idempotent, the token not stored).
+            let mut apply = std::pin::pin!(self.apply(batch.events, verify, fence));
+            let mut read = std::pin::pin!(self.read(&mut stream, batch_size, &mut reads, shutdown));
+            let first = tokio::select! {
                 biased;
-                self.apply(batch.events, verify, fence),
-                self.read(&mut stream, batch_size, &mut reads, shutdown),
-            );
-            let applied = applied?;
+                applied = &mut apply => Either::Left(applied?),
+                next = &mut read => Either::Right(next?),
+            };
+            let (applied, next) = match first {
+                Either::Left(applied) => (applied, read.await?),
+                Either::Right(next) => (apply.await?, next),
+            };
             verify = verify && applied.report.already > 0;
             applied_token = batch.resume_token;
-            ahead = next?;
+            ahead = next;
             // Mutant (simulator only): the token of the batch read ahead taken as applied.
             if mongo_seq_core::mutants::active(mongo_seq_core::mutants::Mutant::ReadAheadToken) {
                 if let Some(token) = ahead.as_ref().and_then(|b| b.resume_token.clone()) {
