@@ -2,7 +2,8 @@
 //! the previous batch's writes return. The next read (one `getMore`, or what the last reply
 //! brought beyond a batch) goes out while the current batch is written, and what it brings is the
 //! next batch, written as soon as the current one is done. So batches grow with the stream's rate
-//! times one write, and a drain's reads cost no time of their own.
+//! times one write, and a drain's reads overlap its writes (their round trips, at least: a
+//! server that runs one command at a time still spends its own time on each).
 //!
 //! ```text
 //! read ─▶ batch 1: number ─────────────▶ batch 2: number ──────────▶ …
@@ -16,9 +17,10 @@
 //! trigger's commit order is the stream's as before.
 //!
 //! Waiting for more pays only under load: when the stream's rate (averaged over the last quarter
-//! second or so) fills the batch at least half within `batch_delay`, the batch waits as long as that rate needs to
-//! fill it (at most `batch_delay`) and takes one more read ([`linger`]): fewer, fuller batches
-//! when the writes could not keep up one by one, nothing added to a trickle or a moderate rate.
+//! second or so) fills the batch at least half within `batch_delay`, the batch waits as long as
+//! that rate needs to fill it (at most `batch_delay`) and takes one more read ([`linger`]): fewer,
+//! fuller batches when the writes could not keep up one by one, nothing added to a trickle or a
+//! moderate rate.
 //!
 //! A stream whose read came back empty is waited on before the next read (a real server already
 //! waited `max_await` inside its `getMore`; one that answers at once is read again after
