@@ -149,6 +149,8 @@ const GOALS = [
   { goal: "Rust: warm next() ≤ 1 µs", name: "rust.next_warm_ns", atMost: 1000 },
   { goal: "Rust: warm next() of a yearly sequence ≤ 2× a plain one", name: "rust.next_warm.yearly_vs_plain", atMost: 2 },
   { goal: "nextMany(1000): one round trip", name: "client.nextmany1000.round_trips", atLeast: 1, atMost: 1 },
+  { goal: "insertMany of 1,000 documents over two periods: one reservation per period", name: "client.insertmany1000.two_periods.reservations", atLeast: 2, atMost: 2 },
+  { goal: "sidecar drain on = \"match\" ≥ 0.5× on = \"insert\"", name: "sidecar.b1000.match.drain.vs_insert", atLeast: 0.5 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents)`, name: "client.insertmany.vs_mongoose_sequence", atLeast: 50 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents), 0.5 ms each way`, name: "client.insertmany.vs_mongoose_sequence.rtt1ms", atLeast: 50 },
   // Issue 24 retired "Wasm ≤ 120 KB raw" for what users feel; wasm.bytes and wasm.gzip_bytes are still printed.

@@ -130,8 +130,7 @@ pub use ledger::dead_letter::{
     waiting_dead_letters, DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,
 };
 pub use ledger::deletions::{Deletion, DeletionReport, RecordDeletions};
-pub use ledger::entry::{LedgerEntry, LedgerKind, DELETED_REASON};
-pub use ledger::recorded::{RecordedEntry, RecordedKind};
+pub use ledger::entry::{LedgerEntry, LedgerKind, RecordedEntry, DELETED_REASON};
 pub use ledger::void::{VoidNumbers, VoidOutcome, VoidRequest, MAX_VOIDS};
 pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,

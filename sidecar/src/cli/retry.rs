@@ -3,24 +3,34 @@
 //! (`dead_letter_retry_ms`). The round is `tools/dead_letters.rs`'s, without a lease: like the
 //! package's `assign`, every write is conditioned on the document still unnumbered, so a running
 //! sidecar and `retry` never give one document two numbers. A gapless trigger's numbers are only
-//! its lease holder's to give: its dead letters are listed, not numbered.
+//! its lease holder's to give: `retry` takes the trigger's lease when it is free (nobody runs the
+//! trigger), numbers them as its holder and releases it; while a sidecar holds it they are
+//! listed, not numbered (the holder retries them itself).
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use clap::Args;
+use mongo_seq_core::LeaseInfo;
 use serde_json::Value;
 
 use super::{load_config, runtime, CliError};
+use crate::config::{Settings, TriggerSpec};
 use crate::connection::Connection;
-use crate::tools::dead_letters;
+use crate::liveness::Beacon;
+use crate::tools::dead_letters::{self, RetryOutcome};
+use crate::trigger::{Shared, Trigger};
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Each dead letter is resolved (`numbered`: its document has a number \
 now; `gone`: deleted, or no longer matching the trigger's `match`) and kept with `resolvedAt`, or \
 still waits (an attempt more, the reason as it is now; listed). Exit status: 0 when no dead \
-letter of the triggers waits any more, 1 when some still wait (a gapless trigger's always do: \
-its lease holder retries them every `dead_letter_retry_ms`), 2 usage error."
+letter of the triggers waits any more, 1 when some still wait, 2 usage error. A gapless \
+trigger's are numbered only by its lease holder: `retry` takes the lease when nobody holds it \
+(and releases it); while a running sidecar holds it they are listed and still wait (it retries \
+them every `dead_letter_retry_ms`)."
 )]
 pub struct RetryArgs {
     /// The sidecar config whose triggers' dead letters to retry.
@@ -49,21 +59,30 @@ pub(super) fn run(args: &RetryArgs) -> Result<(), CliError> {
                 println!("{}: no dead letters", trigger.id);
                 continue;
             }
-            if trigger.numbering.gapless() {
-                still += stored.len();
-                println!(
-                    "{}: {} dead letters wait; gapless: only the trigger's lease holder numbers them (a running sidecar retries them every dead_letter_retry_ms)",
-                    trigger.id,
-                    stored.len()
-                );
-                for letter in &stored {
-                    println!("  {}", describe(letter));
+            let outcome = if trigger.numbering.gapless() {
+                let mongo = mongo.with_ledger(&client, &config.ledger);
+                match gapless_round(trigger, &config.settings, mongo, &stored).await? {
+                    Ok(outcome) => outcome,
+                    Err(holder) => {
+                        still += stored.len();
+                        println!(
+                            "{}: {} dead letters wait; gapless: only the trigger's lease holder numbers them, and {} holds the lease (epoch {}): it retries them every dead_letter_retry_ms",
+                            trigger.id,
+                            stored.len(),
+                            holder.owner,
+                            holder.epoch
+                        );
+                        for letter in &stored {
+                            println!("  {}", describe(letter));
+                        }
+                        continue;
+                    }
                 }
-                continue;
-            }
-            let outcome = dead_letters::retry(&mongo, trigger, &stored, None, || Ok(()), |_| {})
-                .await
-                .map_err(CliError::runtime)?;
+            } else {
+                dead_letters::retry(&mongo, trigger, &stored, None, || Ok(()), |_| {})
+                    .await
+                    .map_err(CliError::runtime)?
+            };
             println!(
                 "{}: {} dead letters: {} numbered, {} gone, {} still waiting",
                 trigger.id,
@@ -85,6 +104,28 @@ pub(super) fn run(args: &RetryArgs) -> Result<(), CliError> {
         eprintln!("mongo-seq: {still} dead letters still wait");
         Err(CliError::CheckFailed)
     }
+}
+
+/// A gapless trigger's round: as the holder of its lease, taken if free under an owner of its
+/// own (`<instance id>/retry`: the sidecar's own instance id would reclaim a running sidecar's
+/// lease), then released. `Err`: the lease as found, held by someone else.
+async fn gapless_round(
+    trigger: &TriggerSpec,
+    settings: &Settings,
+    mongo: Connection,
+    stored: &[Value],
+) -> Result<Result<RetryOutcome, LeaseInfo>, CliError> {
+    let mut settings = settings.clone();
+    settings.lease.instance_id = format!("{}/retry", settings.lease.instance_id);
+    let shared = Shared {
+        beacon: Arc::new(Beacon::bind()),
+        incarnation: Some(crate::connection::incarnation()),
+        ..Shared::default()
+    };
+    Trigger::new(trigger.clone(), settings, mongo, &shared)
+        .retry_dead_letters_once(stored)
+        .await
+        .map_err(CliError::runtime)
 }
 
 /// A stored dead letter in one line: its document, reason and code.

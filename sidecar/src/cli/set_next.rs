@@ -106,7 +106,17 @@ pub(super) fn counter(
     if gapless {
         spec = spec.with_gapless(true);
     }
-    key.belongs_to(&spec).map_err(|e| {
+    let counter_id = checked_counter_id(&key, &spec)?;
+    Ok((spec, counter_id))
+}
+
+/// The id of counter `key`, refused (a usage error) unless it is one of `spec`'s counters: its
+/// sequence, its scope, and a period exactly when the sequence resets.
+pub(super) fn checked_counter_id(
+    key: &CounterKey,
+    spec: &SequenceSpec,
+) -> Result<String, CliError> {
+    key.belongs_to(spec).map_err(|e| {
         let hint = if key.period.is_none() && spec.reset().is_periodic() {
             " (pass the counter's period with --period)"
         } else {
@@ -114,8 +124,7 @@ pub(super) fn counter(
         };
         CliError::usage(anyhow::anyhow!("{e} ({}){hint}", e.code()))
     })?;
-    let counter_id = key.id().map_err(|e| core_usage(&e))?;
-    Ok((spec, counter_id))
+    key.id().map_err(|e| core_usage(&e))
 }
 
 /// The counter id argument `name` read back, with `--period` appended (refused when the id

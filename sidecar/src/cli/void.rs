@@ -121,15 +121,6 @@ fn trigger<'a>(args: &VoidArgs, config: &'a Config) -> Result<(&'a TriggerSpec, 
             known.join(", ")
         )));
     };
-    let spec = trigger.numbering.sequence();
-    key.belongs_to(spec).map_err(|e| {
-        let hint = if key.period.is_none() && spec.reset().is_periodic() {
-            " (pass the counter's period with --period)"
-        } else {
-            ""
-        };
-        CliError::usage(anyhow::anyhow!("{e} ({}){hint}", e.code()))
-    })?;
-    let counter_id = key.id().map_err(|e| core_usage(&e))?;
+    let counter_id = super::set_next::checked_counter_id(&key, trigger.numbering.sequence())?;
     Ok((trigger, counter_id))
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::ledger::recorded::{RecordedEntry, RecordedKind};
+use crate::ledger::entry::{LedgerKind, RecordedEntry};
 
 /// Most ranges (of each list) a report holds; the counts are always complete.
 pub const MAX_RUNS: usize = 100;
@@ -61,7 +61,7 @@ pub struct Reason {
 pub struct DuplicateNumber {
     pub number: i64,
     pub held: u64,
-    pub recorded: Vec<RecordedKind>,
+    pub recorded: Vec<LedgerKind>,
 }
 
 /// Where the numbers of one counter went; see the module docs.
@@ -108,7 +108,7 @@ pub struct Account {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Found {
     Held,
-    Recorded(RecordedKind),
+    Recorded(LedgerKind),
 }
 
 /// Counts one void's reason in `reasons`, kept in alphabetical order.
@@ -201,7 +201,7 @@ pub fn account(
             None => report.outside = report.outside.saturating_add(1),
             Some(index) => {
                 found.push((index, Found::Recorded(entry.kind)));
-                if entry.kind == RecordedKind::Void {
+                if entry.kind == LedgerKind::Void {
                     count_reason(&mut report.reasons, entry.reason);
                 }
             }
@@ -228,7 +228,7 @@ pub fn account(
         }
         let held = u64::try_from(group.iter().filter(|(_, f)| *f == Found::Held).count())
             .unwrap_or(u64::MAX);
-        let recorded: Vec<RecordedKind> = group
+        let recorded: Vec<LedgerKind> = group
             .iter()
             .filter_map(|(_, f)| match f {
                 Found::Recorded(kind) => Some(*kind),
@@ -240,8 +240,8 @@ pub fn account(
         }
         let class = match (held, recorded.as_slice()) {
             (1, []) => Class::Held,
-            (0, [RecordedKind::Void]) => Class::Voided,
-            (0, [RecordedKind::Deleted]) => Class::Deleted,
+            (0, [LedgerKind::Void]) => Class::Voided,
+            (0, [LedgerKind::Deleted]) => Class::Deleted,
             _ => Class::Duplicate,
         };
         if class == Class::Duplicate && report.duplicate_numbers.len() < MAX_RUNS {

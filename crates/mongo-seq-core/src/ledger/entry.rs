@@ -13,7 +13,11 @@
 //! once, and a trigger that records a deletion again (a replayed change event, after a crash
 //! between the record and its resume token) finds its own entry there and is done. Entries are
 //! written with `w: "majority"` and read with `readConcern: "majority"`, like counters.
+//!
+//! Entries are written here ([`LedgerEntry`]) and read back here ([`RecordedEntry`]: what the
+//! audit and a refused void need of a stored entry, never trusted).
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::ejson;
@@ -26,7 +30,8 @@ pub const DELETED_REASON: &str = "document deleted";
 pub const MAX_TEXT_BYTES: usize = 1_000;
 
 /// What a ledger entry says happened to its number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub enum LedgerKind {
     /// Voided on purpose (`mongo-seq void`, the package's `void`): never handed out again.
     Void,
@@ -41,6 +46,13 @@ impl LedgerKind {
             Self::Void => "void",
             Self::Deleted => "deleted",
         }
+    }
+
+    /// The kind a stored `kind` names, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Void, Self::Deleted]
+            .into_iter()
+            .find(|kind| kind.name() == name)
     }
 }
 
@@ -129,6 +141,49 @@ impl LedgerEntry {
     }
 }
 
+/// A stored entry, as much as the audit and a refused void need of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedEntry {
+    pub counter_id: String,
+    pub number: i64,
+    pub kind: LedgerKind,
+    pub reason: String,
+}
+
+impl RecordedEntry {
+    /// Reads a stored entry (Extended JSON); `Err` says what is wrong with it (a phrase for a
+    /// report): an entry that cannot be read explains nothing.
+    pub fn read(document: &Value) -> Result<Self, String> {
+        let id = document.get("_id").ok_or("has no `_id`")?;
+        let counter_id = id
+            .get("counter")
+            .and_then(Value::as_str)
+            .ok_or("`_id.counter` is not a string")?
+            .to_owned();
+        let number = id
+            .get("number")
+            .ok_or_else(|| "has no `_id.number`".to_owned())
+            .and_then(|n| ejson::read_i64(n).map_err(|e| format!("`_id.number` {e}")))?;
+        let kind = document
+            .get("kind")
+            .and_then(Value::as_str)
+            .and_then(LedgerKind::from_name)
+            .ok_or("`kind` is neither \"void\" nor \"deleted\"")?;
+        let reason = document
+            .get("reason")
+            .and_then(Value::as_str)
+            .filter(|r| !r.trim().is_empty())
+            .ok_or("has no `reason`")?
+            .to_owned();
+        Ok(Self {
+            counter_id,
+            number,
+            kind,
+            reason,
+        })
+    }
+}
+
 /// The sequence name of a counter id the core wrote (`invoices/2026` → `invoices`).
 fn sequence_of(counter_id: &str) -> Result<String, SeqError> {
     CounterKey::parse(counter_id).map(|key| key.name)
@@ -187,6 +242,36 @@ mod tests {
             deleted.to_document()["document"],
             json!({"$oid": "0123456789abcdef01234567"})
         );
+    }
+
+    #[test]
+    fn reads_back_what_it_writes_and_refuses_what_explains_nothing() {
+        let void =
+            LedgerEntry::void("inv/2026", 9_007_199_254_740_993, "printer jam", "ops", 0).unwrap();
+        let read = RecordedEntry::read(&void.to_document()).unwrap();
+        assert_eq!(
+            (
+                read.counter_id.as_str(),
+                read.number,
+                read.kind,
+                read.reason.as_str()
+            ),
+            (
+                "inv/2026",
+                9_007_199_254_740_993,
+                LedgerKind::Void,
+                "printer jam"
+            )
+        );
+        for bad in [
+            json!({}),
+            json!({"_id": "x", "kind": "void", "reason": "r"}),
+            json!({"_id": {"counter": "c", "number": "1"}, "kind": "void", "reason": "r"}),
+            json!({"_id": {"counter": "c", "number": 1}, "kind": "lost", "reason": "r"}),
+            json!({"_id": {"counter": "c", "number": 1}, "kind": "deleted", "reason": " "}),
+        ] {
+            assert!(RecordedEntry::read(&bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

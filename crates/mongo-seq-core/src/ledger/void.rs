@@ -39,7 +39,7 @@ use crate::counter::document::read_spec_counter;
 use crate::counter::set_next::check_on_grid;
 use crate::ejson;
 use crate::error::SeqError;
-use crate::ledger::entry::LedgerEntry;
+use crate::ledger::entry::{LedgerEntry, LedgerKind};
 use crate::numbering::intent::{read_command, read_counter_extras};
 use crate::numbering::spec::stored_value;
 use crate::protocol::command::{Collection, Command, QueryOptions};
@@ -300,8 +300,12 @@ impl VoidMachine {
     /// ALREADY_VOIDED: `number` has the ledger entry `entry` already (and this call wrote
     /// `written` before a concurrent writer took it).
     fn already(&self, number: i64, entry: Option<&Value>, written: &[i64]) -> SeqError {
-        let kind = match entry.and_then(|e| e.get("kind")).and_then(Value::as_str) {
-            Some("deleted") => "recorded as its document's deletion",
+        let kind = entry
+            .and_then(|e| e.get("kind"))
+            .and_then(Value::as_str)
+            .and_then(LedgerKind::from_name);
+        let kind = match kind {
+            Some(LedgerKind::Deleted) => "recorded as its document's deletion",
             _ => "voided",
         };
         let after = if written.is_empty() {
