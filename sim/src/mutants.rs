@@ -8,7 +8,7 @@ pub use mongo_seq_core::mutants::{switch, Mutant};
 /// schedules from seed 1), each with the seed that found the bug it restores: the hunt checks
 /// them on that seed alone. None today: `read-before-own-writes` (first seen after about 60,000
 /// fresh schedules, on seed 8,234,182) is caught on common schedules since the plans are
-/// checked against the rule it breaks as they run (`mongo_seq_core::mutants::conformance`).
+/// checked against the rule it breaks as they run (`mongo_seq_core::protocol::conformance`).
 pub const FOUND_BY: [(Mutant, u64); 0] = [];
 
 /// The seed a rare mutant is checked on ([`FOUND_BY`]), `None` for a mutant a hunt finds.

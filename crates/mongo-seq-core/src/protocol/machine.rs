@@ -39,7 +39,7 @@ enum Pending<T> {
 pub struct MachinePlan<M: Machine> {
     machine: M,
     pending: Pending<M::Output>,
-    /// The simulator's check of "read your own writes" (see [`crate::mutants::conformance`]):
+    /// The simulator's check of "read your own writes" (`protocol/conformance.rs`):
     /// the newest `operationTime` of this plan's acknowledged writes.
     #[cfg(feature = "mutants")]
     latest_write: Option<crate::protocol::concern::ClusterTime>,
@@ -103,7 +103,7 @@ impl<M: Machine> Plan for MachinePlan<M> {
         #[cfg(feature = "mutants")]
         {
             self.latest_write = self.latest_write.max(written);
-            crate::mutants::conformance::check_read(self.latest_write, &next);
+            crate::protocol::conformance::check_read(self.latest_write, &next);
         }
         self.settle(next)
     }
