@@ -1,54 +1,135 @@
-// Package cold start: the time to `import` mongo-seq (which loads the driver, compiles the Wasm
-// module and initialises it) in a fresh Node, Deno and Bun process, next to the time to import
-// the `mongodb` driver alone; and mongo-seq's own share (imported after the driver), also inside
-// an application bundled to one CommonJS file by esbuild.
-import { mkdtempSync, rmSync } from "node:fs";
+// Package cold start: the time to `import` mongo-seq in a fresh Node, Deno and Bun process, next
+// to the time to import the `mongodb` driver alone; mongo-seq's own share (imported after the
+// driver), and that plus its first call into the core, which loads the Wasm module (the import
+// does not: js/src/wasm.js); the same inside an application bundled to one CommonJS file by
+// esbuild; and where the module's load goes (decoding its text, compiling, instantiating).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build as esbuild } from "esbuild";
 import { runScript, repoRoot } from "../../tests/harness/runtimes.mjs";
 import { median } from "../lib/stats.mjs";
+import { wasmTexts } from "./wasm-size.mjs";
 
 const PROBE = fileURLToPath(new URL("./import-probe.mjs", import.meta.url));
 const BUNDLED_PROBE = fileURLToPath(new URL("./import-probe.cjs", import.meta.url));
+const PHASES_PROBE = fileURLToPath(new URL("./wasm-phases-probe.mjs", import.meta.url));
+const RUNTIMES = ["node", "deno", "bun"];
 
-/** mongo-seq's own cold start in a CommonJS bundle (driver required first), ms per sample. */
-async function bundledImportMs(samples) {
+/** Runs a probe; its `KEY value` pairs (IMPORT_MS, FIRST_CALL_MS, …) as numbers. */
+async function probe(runtime, script, { cwd = repoRoot, args = [] } = {}) {
+  const run = await runScript(runtime, script, { cwd, args, timeoutMs: 60_000 });
+  const figures = Object.fromEntries([...run.stdout.matchAll(/([A-Z_]+) ([\d.]+)/g)].map(([, key, value]) => [key, Number(value)]));
+  if (run.code !== 0 || figures.IMPORT_MS === undefined) throw new Error(`${runtime} ${script} ${args.join(" ")} failed:\n${run.stdout}\n${run.stderr}`);
+  return figures;
+}
+
+/**
+ * Another build of the package to measure beside this one, interleaved (docs/benchmarks.md,
+ * "Cold start": main's before a change): the path of its dist/index.mjs.
+ */
+const BASELINE = process.env.BENCH_COLD_START_BASELINE;
+
+/**
+ * mongo-seq's own cold start in a CommonJS bundle (driver required first), for each build in
+ * `pkgs` (undefined: this one), interleaved: `[{ imports, firstCalls }]`, ms per sample.
+ */
+async function bundledSamples(samples, pkgs) {
   const out = mkdtempSync(join(tmpdir(), "mongo-seq-cold-cjs-"));
   try {
-    const bundle = join(out, "app.cjs");
-    await esbuild({ entryPoints: [BUNDLED_PROBE], outfile: bundle, bundle: true, platform: "node", format: "cjs", logLevel: "silent" });
-    const times = [];
-    for (let i = 0; i < samples; i++) {
-      const run = await runScript("node", bundle, { cwd: out, timeoutMs: 60_000 });
-      const match = /IMPORT_MS ([\d.]+)/.exec(run.stdout);
-      if (run.code !== 0 || !match) throw new Error(`bundled import probe failed:\n${run.stdout}\n${run.stderr}`);
-      times.push(Number(match[1]));
+    const builds = [];
+    for (const [i, pkg] of pkgs.entries()) {
+      const bundle = join(out, `app${i}.cjs`);
+      const alias = pkg === undefined ? undefined : { "mongo-seq": pkg };
+      await esbuild({ entryPoints: [BUNDLED_PROBE], outfile: bundle, bundle: true, platform: "node", format: "cjs", alias, logLevel: "silent" });
+      builds.push({ bundle, imports: [], firstCalls: [] });
     }
-    return times;
+    for (let i = 0; i < samples; i++) {
+      for (const build of builds) {
+        const figures = await probe("node", build.bundle, { cwd: out });
+        build.imports.push(figures.IMPORT_MS);
+        build.firstCalls.push(figures.FIRST_CALL_MS ?? NaN);
+      }
+    }
+    return builds;
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
 }
 
-async function importMs(runtime, what) {
-  const run = await runScript(runtime, PROBE, { cwd: repoRoot, args: [what], timeoutMs: 60_000 });
-  const match = /IMPORT_MS ([\d.]+)/.exec(run.stdout);
-  if (run.code !== 0 || !match) throw new Error(`${runtime} import probe (${what}) failed:\n${run.stdout}\n${run.stderr}`);
-  return Number(match[1]);
+export async function runColdStart({ samples, report }) {
+  for (const runtime of RUNTIMES) {
+    const times = { mongodb: [], "mongo-seq": [], "mongo-seq-after-mongodb": [] };
+    const firstCalls = [];
+    const baseline = { imports: [], firstCalls: [] };
+    for (let i = 0; i < samples; i++) {
+      for (const what of Object.keys(times)) {
+        const figures = await probe(runtime, PROBE, { args: [what] });
+        times[what].push(figures.IMPORT_MS);
+        if (figures.FIRST_CALL_MS !== undefined) firstCalls.push(figures.FIRST_CALL_MS);
+      }
+      if (BASELINE !== undefined) {
+        const figures = await probe(runtime, PROBE, { args: ["mongo-seq-after-mongodb", BASELINE] });
+        baseline.imports.push(figures.IMPORT_MS);
+        baseline.firstCalls.push(figures.FIRST_CALL_MS ?? NaN);
+      }
+    }
+    const each = `fresh process, median of ${samples}`;
+    report.add(`client.cold_start.${runtime}.mongodb_ms`, median(times.mongodb), "ms", `${runtime}: import the mongodb driver (${each})`, { server: false });
+    report.add(`client.cold_start.${runtime}.mongo_seq_ms`, median(times["mongo-seq"]), "ms", `${runtime}: import mongo-seq (the driver and the package; the Wasm module loads on first call)`, { server: false });
+    report.add(`client.cold_start.${runtime}.mongo_seq_own_ms`, median(times["mongo-seq-after-mongodb"]), "ms", `${runtime}: import mongo-seq with the driver already loaded (the package's own cost)`, { server: false });
+    report.add(`client.cold_start.${runtime}.mongo_seq_first_call_ms`, median(firstCalls), "ms", `${runtime}: the same import plus the first call into the core (new Sequences(db).sequence(…): decompress, compile, instantiate the Wasm module)`, { server: false });
+    if (BASELINE !== undefined) {
+      report.add(`client.cold_start.${runtime}.baseline.mongo_seq_own_ms`, median(baseline.imports), "ms", `${runtime}: the same, BENCH_COLD_START_BASELINE's build (interleaved)`, { server: false });
+      report.add(`client.cold_start.${runtime}.baseline.mongo_seq_first_call_ms`, median(baseline.firstCalls), "ms", `${runtime}: its import plus first call`, { server: false });
+    }
+  }
+  const [bundled, bundledBaseline] = await bundledSamples(samples, BASELINE === undefined ? [undefined] : [undefined, BASELINE]);
+  report.add("client.cold_start.node_bundled_cjs.mongo_seq_own_ms", median(bundled.imports), "ms",
+    `node: require mongo-seq inside an application bundled to one CommonJS file by esbuild, the driver required first (fresh process, median of ${samples})`, { server: false });
+  report.add("client.cold_start.node_bundled_cjs.mongo_seq_first_call_ms", median(bundled.firstCalls), "ms",
+    "node, bundled CommonJS: the same require plus the first call into the core (loads the Wasm module)", { server: false });
+  if (bundledBaseline !== undefined) {
+    report.add("client.cold_start.node_bundled_cjs.baseline.mongo_seq_own_ms", median(bundledBaseline.imports), "ms", "node, bundled CommonJS: BENCH_COLD_START_BASELINE's build (interleaved)", { server: false });
+    report.add("client.cold_start.node_bundled_cjs.baseline.mongo_seq_first_call_ms", median(bundledBaseline.firstCalls), "ms", "node, bundled CommonJS: its require plus first call", { server: false });
+  }
+  await runWasmPhases({ samples, report });
 }
 
-export async function runColdStart({ samples, report }) {
-  for (const runtime of ["node", "deno", "bun"]) {
-    const times = { mongodb: [], "mongo-seq": [], "mongo-seq-after-mongodb": [] };
-    for (let i = 0; i < samples; i++) for (const what of Object.keys(times)) times[what].push(await importMs(runtime, what));
-    const driver = median(times.mongodb);
-    const pkg = median(times["mongo-seq"]);
-    report.add(`client.cold_start.${runtime}.mongodb_ms`, driver, "ms", `${runtime}: import the mongodb driver (fresh process, median of ${samples})`, { server: false });
-    report.add(`client.cold_start.${runtime}.mongo_seq_ms`, pkg, "ms", `${runtime}: import mongo-seq (driver + Wasm compile + init)`, { server: false });
-    report.add(`client.cold_start.${runtime}.mongo_seq_own_ms`, median(times["mongo-seq-after-mongodb"]), "ms", `${runtime}: import mongo-seq with the driver already loaded (the package's own cost)`, { server: false });
+/**
+ * Where the Wasm module's load goes, per runtime (fresh processes, the driver loaded first): its
+ * text to bytes for each way it could travel (base64 alone, gzip, brotli as shipped), then
+ * `new WebAssembly.Module`, then instantiation.
+ */
+async function runWasmPhases({ samples, report }) {
+  const dir = mkdtempSync(join(tmpdir(), "mongo-seq-wasm-phases-"));
+  try {
+    const file = join(dir, "texts.json");
+    writeFileSync(file, JSON.stringify(wasmTexts()));
+    for (const runtime of RUNTIMES) {
+      const decode = { raw: [], gzip: [], brotli: [] };
+      const compile = [];
+      const instantiate = [];
+      for (let i = 0; i < samples; i++) {
+        for (const encoding of Object.keys(decode)) {
+          const run = await runScript(runtime, PHASES_PROBE, { cwd: repoRoot, args: [file, encoding], timeoutMs: 60_000 });
+          const phases = /PHASES (\{.*\})/.exec(run.stdout);
+          if (run.code !== 0 || !phases) throw new Error(`${runtime} wasm phases probe failed:\n${run.stdout}\n${run.stderr}`);
+          const { decodeMs, compileMs, instantiateMs } = JSON.parse(phases[1]);
+          decode[encoding].push(decodeMs);
+          compile.push(compileMs);
+          instantiate.push(instantiateMs);
+        }
+      }
+      const label = { raw: "base64 alone (no compression)", gzip: "base64, then gunzip", brotli: "base64, then brotli (shipped)" };
+      for (const [encoding, times] of Object.entries(decode)) {
+        report.add(`client.cold_start.${runtime}.wasm_decode_ms.${encoding}`, median(times), "ms", `${runtime}: the module's text to bytes: ${label[encoding]} (first in a fresh process, median of ${samples})`, { server: false });
+      }
+      report.add(`client.cold_start.${runtime}.wasm_compile_ms`, median(compile), "ms", `${runtime}: new WebAssembly.Module (decode and validate; bodies compile lazily)`, { server: false });
+      report.add(`client.cold_start.${runtime}.wasm_instantiate_ms`, median(instantiate), "ms", `${runtime}: instantiate it through the glue (initSync)`, { server: false });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  report.add("client.cold_start.node_bundled_cjs.mongo_seq_own_ms", median(await bundledImportMs(samples)), "ms",
-    `node: require mongo-seq inside an application bundled to one CommonJS file by esbuild, the driver required first (fresh process, median of ${samples})`, { server: false });
 }

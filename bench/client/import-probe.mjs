@@ -1,7 +1,19 @@
 // Prints how long importing a package takes in a fresh process (Node, Deno or Bun).
-//   <runtime> bench/client/import-probe.mjs mongodb|mongo-seq|mongo-seq-after-mongodb
-const what = (globalThis.Deno?.args ?? globalThis.process?.argv.slice(2))[0];
-if (what === "mongo-seq-after-mongodb") await import("mongodb"); // the driver is loaded already
+//   <runtime> bench/client/import-probe.mjs mongodb|mongo-seq|mongo-seq-after-mongodb [file]
+// After the driver (`mongo-seq-after-mongodb`), also the import plus the package's first call
+// into its core (`new Sequences(db).sequence(…)`, no I/O), which loads the Wasm module; the
+// client is made between the two, untimed (it schedules work of its own). `file`: a bundle of
+// the package to import instead of `mongo-seq` (docs/benchmarks.md compares two builds).
+const [what, file] = globalThis.Deno?.args ?? globalThis.process?.argv.slice(2);
+const driver = what === "mongo-seq-after-mongodb" ? await import("mongodb") : undefined;
 const started = performance.now();
-await import(what === "mongodb" ? "mongodb" : "mongo-seq");
-console.log(`IMPORT_MS ${performance.now() - started}`);
+const pkg = await import(what === "mongodb" ? "mongodb" : (file ?? "mongo-seq"));
+const importMs = performance.now() - started;
+if (driver === undefined) {
+  console.log(`IMPORT_MS ${importMs}`);
+} else {
+  const db = new driver.MongoClient("mongodb://127.0.0.1:9/").db("cold_start");
+  const callStarted = performance.now();
+  new pkg.Sequences(db).sequence("cold_start");
+  console.log(`IMPORT_MS ${importMs} FIRST_CALL_MS ${importMs + performance.now() - callStarted}`);
+}

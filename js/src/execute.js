@@ -16,8 +16,8 @@
 // driver raised it. A write on the counters refused for its shard key (a counters collection
 // sharded on another key than `_id`) is the core's UNSUPPORTED_SHARD_KEY naming the collection
 // and what to do. Every other error propagates.
-import { setTimeout as sleep } from "node:timers/promises";
 import { core } from "./wasm.js";
+import { sleep } from "./runtime.js";
 import { localDates } from "./local-dates.js";
 
 const DUPLICATE_KEY = 11000;

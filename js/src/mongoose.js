@@ -14,7 +14,9 @@ import { zoneFormatter } from "./local-dates.js";
 
 /** The plugin's own options; the rest are the sequence's (the core's keys but `name`, which is `sequence`). */
 const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters", "when", "dateField"];
-const SEQUENCE_KEYS = core.optionKeys().filter((key) => key !== "name");
+/** The sequence's option keys (the core's but `name`), asked on first use: importing the plugin loads no Wasm. */
+let sequenceKeys;
+const sequenceOptionKeys = () => (sequenceKeys ??= core.optionKeys().filter((key) => key !== "name"));
 /** The statics every numbered schema gets. */
 const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "assignNumbers", "adoptDefinition", "voidNumber"];
 
@@ -70,7 +72,7 @@ const registries = new WeakMap();
 /** The plugin options, checked; the sequence options through the core (with a stand-in name when none is given). */
 function checkPluginOptions(options) {
   if (!isDocument(options)) throw invalidOption("options", `must be an object { field, sequence, … }, got ${describe(options)}`);
-  const { field, sequence, formatField, counters = "counters", when, dateField, ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...SEQUENCE_KEYS]);
+  const { field, sequence, formatField, counters = "counters", when, dateField, ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...sequenceOptionKeys()]);
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
   if (sequence !== undefined && typeof sequence !== "string" && typeof sequence !== "function") {
     throw invalidOption("sequence", `must be a sequence name, or a function of the model returning one, got ${describe(sequence)}`);

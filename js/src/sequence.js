@@ -2,13 +2,12 @@
 // block, the callers waiting, the refill to run — and when to refill ahead —, the setNext
 // rule). JS adds the async plumbing only: the promise of the refill in flight, which every
 // waiting caller shares, and the driver I/O. Counter calls are synchronous; the event loop is the lock.
-import { setImmediate as afterThisTurn } from "node:timers/promises";
 import { runPlan } from "./run-plan.js";
 import { toCoreInteger } from "./bson.js";
-import { hostname } from "node:os";
 import { checkBoolean, checkCollection, checkKnownKeys, isDocument } from "./errors.js";
 import { PeriodWindow } from "./period-window.js";
 import { core } from "./wasm.js";
+import { afterThisTurn, hostname } from "./runtime.js";
 
 const NEXT_OPTIONS = ["date"];
 const PERIOD_OPTIONS = ["period"];

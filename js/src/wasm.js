@@ -1,30 +1,52 @@
-// Loads the Wasm module once, synchronously, when the package is first imported, and hands the
-// bindings to the rest of the package (every other module imports the core from here).
+// Loads the Wasm module once, synchronously, on the package's first call into the core (not at
+// import), and hands the bindings to the rest of the package (every other module reaches the
+// core through `core` here).
 //
 // The module is inside the JS bundle (brotli-compressed, base64; `mongo-seq:wasm-module` is
 // made by scripts/build-js.mjs), not a file beside it: an application bundled again by esbuild
 // (ESM or CommonJS), webpack, Rollup, `bun build` or Next.js carries it in its own bundle, with
 // nothing to copy and no `import.meta.url` (which a CommonJS bundle does not have) or file
 // system to find it by. Measured against reading a .wasm file: js/README.md, "Bundlers".
-import { brotliDecompressSync } from "node:zlib";
+//
+// Why on first use: decompressing and compiling the module is most of the package's cold start
+// (docs/benchmarks.md, "Cold start"); an application that imports the package but numbers
+// nothing in a run (a CLI, a serverless handler on another route) pays none of it, and one that
+// does pays it once, on its first `new Sequences(…)`. Every API stays synchronous.
 import * as bindings from "../wasm/mongo_seq_wasm.js";
 import { BROTLI_BASE64, BYTES } from "mongo-seq:wasm-module";
 import { mongoSeqError } from "./errors.js";
+import { builtin } from "./runtime.js";
 
-load();
+// What costs nothing is checked at import: a runtime without WebAssembly fails here, not later.
+if (typeof WebAssembly !== "object" || WebAssembly === null) {
+  throw loadFailed("this runtime has no `WebAssembly` global", "WebAssembly is turned off (node --jitless or --no-expose-wasm, a sandbox that removes it)");
+}
+
+let loaded = false;
+
+/** Decompresses, compiles and initialises the module on the first call; nothing after. */
+function ready() {
+  if (!loaded) {
+    load();
+    loaded = true;
+  }
+}
 
 function load() {
+  let zlib;
+  try {
+    zlib = builtin("node:zlib");
+  } catch (error) {
+    throw loadFailed(`it found no zlib to decompress it with (${error?.message ?? error})`, "the runtime is older than the package needs", error);
+  }
   let bytes;
   try {
-    bytes = brotliDecompressSync(Buffer.from(BROTLI_BASE64, "base64"));
+    bytes = zlib.brotliDecompressSync(Buffer.from(BROTLI_BASE64, "base64"));
   } catch (error) {
     throw loadFailed(`its brotli text did not decompress (${error?.message ?? error})`, "the text was altered: a build step rewrote the bundle's string literals", error);
   }
   if (bytes.length !== BYTES) {
     throw loadFailed(`it decompressed to ${bytes.length} bytes, not ${BYTES}`, "the text was altered: a build step rewrote the bundle's string literals");
-  }
-  if (typeof WebAssembly !== "object" || WebAssembly === null) {
-    throw loadFailed("this runtime has no `WebAssembly` global", "WebAssembly is turned off (node --jitless or --no-expose-wasm, a sandbox that removes it)");
   }
   try {
     bindings.initSync({ module: bytes });
@@ -60,8 +82,11 @@ function bundleLocation() {
   return file ? `the JavaScript file ${file}` : "mongo-seq's JavaScript bundle";
 }
 
-/** The core's API (the bindings without their loader: the module is initialized above, once). */
-export const core = Object.freeze({
+/**
+ * The core's API: the bindings without their loader (named one by one, so bundlers drop
+ * wasm-bindgen's asynchronous loader and its `import.meta.url`).
+ */
+const API = {
   SequenceSpec: bindings.SequenceSpec,
   Plan: bindings.Plan,
   BlockAllocator: bindings.BlockAllocator,
@@ -83,4 +108,23 @@ export const core = Object.freeze({
   optionKeys: bindings.optionKeys,
   maxRetries: bindings.maxRetries,
   version: bindings.version,
-});
+};
+
+/** The core: each name a getter that loads the module first (`core.f(…)`, `new core.C(…)` work from the first call). */
+export const core = Object.freeze(
+  Object.defineProperties(
+    {},
+    Object.fromEntries(
+      Object.entries(API).map(([name, value]) => [
+        name,
+        {
+          enumerable: true,
+          get() {
+            ready();
+            return value;
+          },
+        },
+      ]),
+    ),
+  ),
+);

@@ -42,8 +42,8 @@ struct Args {
     #[arg(long)]
     mutant: Option<Mutant>,
     /// Hunt every mutant: run schedules from --seed until each is caught (at most
-    /// --schedules each); fails when one is not. A mutant too rare for a hunt
-    /// (read-before-own-writes) runs on the one seed that found its bug instead.
+    /// --schedules each); fails when one is not. A mutant too rare for a hunt (listed in
+    /// `FOUND_BY`; none today) runs on the one seed that found its bug instead.
     #[arg(long)]
     mutants: bool,
 }

@@ -119,6 +119,7 @@ pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         .expect("a current-thread runtime");
     // The mutant is switched on for this thread only (one schedule at a time per thread).
     crate::mutants::switch(mutant);
+    drop(mongo_seq_core::protocol::conformance::drain());
     let outcome = runtime.block_on(run_world(seed, mutant, trace));
     crate::mutants::switch(None);
     outcome
@@ -272,6 +273,14 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         let sidecars = sidecars.lock().expect("sidecars");
         violations.extend(triggers::check(&world, &sidecars));
         violations.extend(triggers::check_reported(&world, &sidecars));
+    }
+    // The rules the core's plans were checked against as they ran (every plan of the schedule).
+    let findings = mongo_seq_core::protocol::conformance::drain();
+    if let Some(first) = findings.first() {
+        violations.push(format!(
+            "protocol rule broken {} times, first: {first}",
+            findings.len()
+        ));
     }
     for v in violations {
         world.violation(v);

@@ -69,15 +69,19 @@ fn the_seed_whose_completion_read_from_before_its_own_moves_runs_clean() {
 
 #[test]
 fn it_still_catches_reads_anchored_at_the_events_only() {
-    catches(
-        READ_BEFORE_OWN_WRITES,
-        Mutant::ReadBeforeOwnWrites,
-        "number 71 is missing, and no document that is gone held it",
-    );
-    // The hunt (`--mutants`, `make sim-ci`) checks this mutant on the same seed.
+    // Breaking the rule showed in the data on this seed alone (in about 60,000); the rule
+    // itself ("read your own writes") is checked on every plan as it runs, so a hunt from seed
+    // 1 meets it on common schedules (about 1 in 30), whatever the product's command sequence.
+    let caught = (1..=200).find(|&seed| {
+        run(seed, Some(Mutant::ReadBeforeOwnWrites), false)
+            .violations
+            .iter()
+            .any(|v| v.contains("before its own write acknowledged at"))
+    });
+    assert!(caught.is_some(), "not caught in seeds 1..=200");
     assert_eq!(
         mongo_seq_sim::mutants::found_by(Mutant::ReadBeforeOwnWrites),
-        Some(READ_BEFORE_OWN_WRITES)
+        None
     );
 }
 

@@ -4,8 +4,8 @@
 // ship), webpack 5 (target node), Rollup (node-resolve, commonjs, json) and `bun build`, each
 // bundle run alone from a directory without node_modules — nothing copied beside it — and a
 // Next.js route handler (`next build`, `next start`, one request). No bundler may warn about
-// mongo-seq. A Wasm module that cannot be loaded fails with WASM_LOAD_FAILED saying what was
-// looked for, where, and how to fix it.
+// mongo-seq. A Wasm module that cannot be loaded fails with WASM_LOAD_FAILED (at the first call
+// into the core; at import without WebAssembly) saying what was looked for, where, and how to fix it.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -159,17 +159,35 @@ test("a Wasm module that cannot be loaded: WASM_LOAD_FAILED says what was looked
   // A bundle whose embedded text a build step altered.
   const out = join(app, "out", "altered");
   await esbuild({ entryPoints: [join(app, "app.cjs")], outfile: join(out, "app.cjs"), bundle: true, platform: "node", format: "cjs", logLevel: "silent" });
-  const text = readFileSync(join(out, "app.cjs"), "utf8");
-  const embedded = /"[A-Za-z0-9+/]{4096,}={0,2}"/.exec(text);
-  assert.ok(embedded, "the bundle holds the module as base64 text");
-  const at = embedded.index + 2048;
-  writeFileSync(join(out, "app.cjs"), text.slice(0, at) + (text[at] === "A" ? "B" : "A") + text.slice(at + 1));
+  alterEmbeddedText(join(out, "app.cjs"));
   const result = await runScript("node", join(out, "app.cjs"), { cwd: out, env: { MONGODB_URI: server.uri, DB_NAME: uniqueDbName("altered") } });
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /WASM_LOAD_FAILED|could not load its WebAssembly core/);
   assert.match(result.stderr, /in the JavaScript file \S*out\/altered\/app\.cjs, and (it decompressed to|its brotli text did not)/);
   assert.match(result.stderr, /the text was altered.*To fix: /);
+
+  // The module is loaded on the first call into the core, not by the import (a cold start that
+  // imports the package and numbers nothing pays none of it): the altered bundle imports.
+  const probeOut = join(app, "out", "altered-probe");
+  writeFileSync(
+    join(app, "first-call.cjs"),
+    'const m = require("mongo-seq"); console.log("imported");\ntry { m.core.version(); console.log("loaded"); } catch (e) { console.log(e.code); }\n',
+  );
+  await esbuild({ entryPoints: [join(app, "first-call.cjs")], outfile: join(probeOut, "probe.cjs"), bundle: true, platform: "node", format: "cjs", logLevel: "silent" });
+  alterEmbeddedText(join(probeOut, "probe.cjs"));
+  const firstCall = await runScript("node", join(probeOut, "probe.cjs"), { cwd: probeOut });
+  assert.equal(firstCall.code, 0, describeRun("altered probe", firstCall));
+  assert.deepEqual(firstCall.stdout.trim().split("\n"), ["imported", "WASM_LOAD_FAILED"]);
 });
+
+/** Changes one character of the module's base64 text inside the bundle `file`, as a build step rewriting literals might. */
+function alterEmbeddedText(file) {
+  const text = readFileSync(file, "utf8");
+  const embedded = /"[A-Za-z0-9+/]{4096,}={0,2}"/.exec(text);
+  assert.ok(embedded, "the bundle holds the module as base64 text");
+  const at = embedded.index + 2048;
+  writeFileSync(file, text.slice(0, at) + (text[at] === "A" ? "B" : "A") + text.slice(at + 1));
+}
 
 /** `names` and every package they depend on, as installed (flat) in the workspace's node_modules. */
 function dependencyClosure(names) {

@@ -39,6 +39,10 @@ enum Pending<T> {
 pub struct MachinePlan<M: Machine> {
     machine: M,
     pending: Pending<M::Output>,
+    /// The simulator's check of "read your own writes" (`protocol/conformance.rs`):
+    /// the newest `operationTime` of this plan's acknowledged writes.
+    #[cfg(feature = "mutants")]
+    latest_write: Option<crate::protocol::concern::ClusterTime>,
 }
 
 impl<M: Machine> MachinePlan<M> {
@@ -49,7 +53,12 @@ impl<M: Machine> MachinePlan<M> {
             Ok(Step::Done(output)) => Pending::Done(output),
             Err(error) => Pending::Failed(error),
         };
-        Self { machine, pending }
+        Self {
+            machine,
+            pending,
+            #[cfg(feature = "mutants")]
+            latest_write: None,
+        }
     }
 
     pub(crate) fn machine(&self) -> &M {
@@ -88,7 +97,14 @@ impl<M: Machine> Plan for MachinePlan<M> {
             Ok(reply) => reply,
             Err(error) => return self.settle(Err(error)),
         };
+        #[cfg(feature = "mutants")]
+        let written = reply.operation_time();
         let next = self.machine.on_reply(reply);
+        #[cfg(feature = "mutants")]
+        {
+            self.latest_write = self.latest_write.max(written);
+            crate::protocol::conformance::check_read(self.latest_write, &next);
+        }
         self.settle(next)
     }
 

@@ -5,10 +5,13 @@
 //! back, and which server errors are replies: [`duplicate_key`]), [`plan`] (the [`Plan`](plan::Plan)
 //! trait and its caller loop), [`machine`] (the one [`MachinePlan`](machine::MachinePlan) every
 //! plan is: a state machine with its pending step), [`concern`] (the read and write concern of
-//! every command) and [`note`] (what plans report for logs and metrics).
+//! every command) and [`note`] (what plans report for logs and metrics); with the simulator's
+//! `mutants` feature, `conformance` (rules checked on every plan as it runs).
 
 pub mod command;
 pub mod concern;
+#[cfg(feature = "mutants")]
+pub mod conformance;
 pub mod duplicate_key;
 pub mod machine;
 pub mod note;
