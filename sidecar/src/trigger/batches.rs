@@ -216,8 +216,9 @@ impl<M: Mongo> Trigger<M> {
             .rev()
             .find_map(|e| e.cluster_time.map(|time| time.t));
         // The reads that drop an event's document (numbered, or gone) are causally after
-        // the newest event of the batch, so after every one of them.
-        let after = events.iter().filter_map(|e| e.cluster_time).max();
+        // the newest event of the batch, so after every one of them, and after this trigger's
+        // own earlier writes.
+        let after = self.after_own_writes(events.iter().filter_map(|e| e.cluster_time).max());
         let deletions = self.deletions_of(&events);
         let (documents, times) = self.documents_of(events);
         let report = self

@@ -26,7 +26,7 @@ mod sharding;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mongo_seq_core::TwinWatch;
+use mongo_seq_core::{ClusterTime, TwinWatch};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -67,6 +67,9 @@ pub struct Trigger<M> {
     state: StateStore<M>,
     lease: LeaseKeeper<M>,
     probe: Probe,
+    /// The newest cluster time of this trigger's own acknowledged numbering writes: a batch's
+    /// reads are anchored at or after it as well as after its events (`batches.rs`).
+    written: std::sync::Mutex<Option<ClusterTime>>,
 }
 
 impl<M: Mongo> Trigger<M> {
@@ -89,6 +92,7 @@ impl<M: Mongo> Trigger<M> {
             spec,
             settings,
             mongo,
+            written: std::sync::Mutex::new(None),
         }
     }
 

@@ -39,9 +39,7 @@ enum Pending<T> {
 pub struct MachinePlan<M: Machine> {
     machine: M,
     pending: Pending<M::Output>,
-    /// The simulator's check of "read your own writes" (`protocol/conformance.rs`):
-    /// the newest `operationTime` of this plan's acknowledged writes.
-    #[cfg(feature = "mutants")]
+    /// The newest `operationTime` of this plan's acknowledged writes ([`MachinePlan::latest_write`]).
     latest_write: Option<crate::protocol::concern::ClusterTime>,
 }
 
@@ -56,13 +54,20 @@ impl<M: Machine> MachinePlan<M> {
         Self {
             machine,
             pending,
-            #[cfg(feature = "mutants")]
             latest_write: None,
         }
     }
 
     pub(crate) fn machine(&self) -> &M {
         &self.machine
+    }
+
+    /// The newest cluster time of the writes this plan made that the server acknowledged with
+    /// one (`operationTime`; none on a standalone server). A caller's later plan anchors its
+    /// reads at or after it ("read your own writes", as a causally consistent session does):
+    /// a secondary may otherwise answer from before them.
+    pub fn latest_write(&self) -> Option<crate::protocol::concern::ClusterTime> {
+        self.latest_write
     }
 
     fn settle(
@@ -97,14 +102,11 @@ impl<M: Machine> Plan for MachinePlan<M> {
             Ok(reply) => reply,
             Err(error) => return self.settle(Err(error)),
         };
-        #[cfg(feature = "mutants")]
         let written = reply.operation_time();
         let next = self.machine.on_reply(reply);
+        self.latest_write = self.latest_write.max(written);
         #[cfg(feature = "mutants")]
-        {
-            self.latest_write = self.latest_write.max(written);
-            crate::protocol::conformance::check_read(self.latest_write, &next);
-        }
+        crate::protocol::conformance::check_read(self.latest_write, &next);
         self.settle(next)
     }
 
