@@ -43,7 +43,7 @@ struct Args {
     mutant: Option<Mutant>,
     /// Hunt every mutant: run schedules from --seed until each is caught (at most
     /// --schedules each); fails when one is not. A mutant too rare for a hunt (listed in
-    /// `FOUND_BY`; none today) runs on the one seed that found its bug instead.
+    /// `FOUND_BY`: unfenced-completion) runs on its listed seed instead.
     #[arg(long)]
     mutants: bool,
 }
@@ -194,7 +194,7 @@ fn hunt_mutants(args: &Args, jobs: usize) -> ExitCode {
         }
         match found.into_inner().expect("found") {
             Some(seed) if known.is_some() => println!(
-                "MUTANT {mutant}: caught by seed {seed}, the seed that found its bug (too rare to hunt; {:.1} s)",
+                "MUTANT {mutant}: caught by seed {seed}, its listed seed (too rare to hunt; {:.1} s)",
                 started.elapsed().as_secs_f64()
             ),
             Some(seed) => println!(
