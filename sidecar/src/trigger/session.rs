@@ -55,6 +55,15 @@ impl<M: Mongo> Trigger<M> {
         let mut stored_token = stored.token.clone();
         if backfill {
             self.probe.state(State::Backfilling);
+            // The stream's first resume point is stored before the scan (as not backfilled yet):
+            // if this session fails during it, the next one backfills again but resumes the
+            // stream here, so deletions made meanwhile still reach the trigger.
+            if stored_token.is_none() {
+                if let Some(token) = stream.resume_token() {
+                    self.state.save(Some(&token), Some(false), fence).await?;
+                    stored_token = Some(token);
+                }
+            }
             if !self.backfill(shutdown, fence).await? {
                 return Ok(());
             }
