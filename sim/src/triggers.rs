@@ -759,8 +759,9 @@ fn history_lost(sidecars: &Sidecars, id: &str) -> u64 {
 }
 
 /// The numbers of documents of `ns` deleted before trigger `id` first stored a resume token
-/// (while its first backfill ran: a session that fails before it stores one watches from now
-/// the next time, so those deletions reach no trigger; CONFIG.md, "Deleted documents"), or
+/// (it stores the stream's first resume point before its first backfill scans: before that, a
+/// session that fails watches from now the next time, so those deletions reach no trigger;
+/// CONFIG.md, "Deleted documents"), or
 /// removed with their collection (dropped, renamed away: no deletion).
 fn not_recorded_deletions(history: &[(u64, Op)], ns: &str, id: &str) -> HashSet<i64> {
     let first_token = history.iter().find_map(|(ts, op)| match op {

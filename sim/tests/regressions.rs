@@ -54,7 +54,7 @@ fn seeds_that_found_the_stale_completion_bug_run_clean() {
 
 /// The mutant that restores the bug needs its rare interleaving (about 1 schedule in 1,000):
 /// the hunt checks it on the seed listed in `FOUND_BY`, found again whenever a change to the
-/// trigger's commands moves it (922 until the sidecar's read ahead of issue 24).
+/// trigger's commands moves it (922 until the sidecar's read ahead of issue 24, then 3,342, 58).
 #[test]
 fn its_seed_still_catches_the_unfenced_completion() {
     let seed = mongo_seq_sim::mutants::found_by(Mutant::UnfencedCompletion)
