@@ -148,8 +148,9 @@ pub trait Mongo: Clone + Send + Sync + 'static {
 /// An open change stream.
 pub trait EventStream: Send {
     /// The events the stream has for us now, at most `max`: those left from its last read, else
-    /// one read's (exactly one round trip, a `getMore`; empty when none came within the watch's
-    /// `max_await`). The caller bounds its round trips per batch by its calls. [`SidecarError::HistoryLost`] when the resume point is gone or
+    /// (or, when its last read was full, after them) one read's (at most one round trip, a
+    /// `getMore`; empty when none came within the watch's `max_await`). The caller bounds its
+    /// round trips per batch by its calls. [`SidecarError::HistoryLost`] when the resume point is gone or
     /// the stream was invalidated (the watched collection dropped or renamed).
     fn next_batch(
         &mut self,

@@ -75,3 +75,66 @@ async fn events_bring_only_the_fields_the_numbering_reads() {
     );
     client.database(&db).drop().await.unwrap();
 }
+
+/// A backlog is read in full batches: a read that took only some events of a full reply (a
+/// batch topped up after waiting, `batches.rs`) leaves the rest buffered, and the next batch is
+/// that rest and the server's next reply, not the rest alone (a short batch would wait for
+/// arrivals while the backlog waits on the server).
+#[tokio::test]
+async fn a_backlog_is_read_in_full_batches_after_a_partial_read() {
+    const BACKLOG: usize = 2_500;
+    let client = client().await;
+    let db = unique_db_name("stream_backlog");
+    let mongo = Connection::for_trigger(
+        &client,
+        &namespace(&db, "orders"),
+        &namespace(&db, "counters"),
+        &namespace(&db, "state"),
+    );
+    let mut stream = mongo
+        .watch(Watch {
+            filter: json!({ "operationType": "insert" }),
+            update_lookup: false,
+            fields: vec!["_id".into()],
+            deleted_fields: Vec::new(),
+            start_after: None,
+            batch_size: 1000,
+            max_await: Duration::from_millis(200),
+        })
+        .await
+        .unwrap();
+    let orders: Vec<Document> = (0..BACKLOG).map(|i| doc! { "i": i as i64 }).collect();
+    client
+        .database(&db)
+        .collection::<Document>("orders")
+        .insert_many(orders)
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // The first read takes a few events of the first reply.
+    let mut first = 0;
+    while first == 0 {
+        assert!(Instant::now() < deadline, "the insert events never came");
+        first = stream.next_batch(10).await.unwrap().events.len();
+    }
+    let mut sizes = Vec::new();
+    let mut read = first;
+    while read < BACKLOG {
+        assert!(
+            Instant::now() < deadline,
+            "read {read} of {BACKLOG}: {sizes:?}"
+        );
+        let got = stream.next_batch(1000).await.unwrap().events.len();
+        read += got;
+        if got > 0 {
+            sizes.push(got);
+        }
+    }
+    assert_eq!(read, BACKLOG, "{sizes:?}");
+    let (last, full) = sizes.split_last().unwrap();
+    assert!(
+        full.iter().all(|&n| n == 1000) && *last == BACKLOG - first - 1000 * full.len(),
+        "after a read of {first}, batches of the backlog: {sizes:?}"
+    );
+    client.database(&db).drop().await.unwrap();
+}

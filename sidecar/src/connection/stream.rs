@@ -28,6 +28,8 @@ pub struct DriverStream {
     reply_token: Option<ResumeToken>,
     /// The token of the last event handed out (at first: where the stream started).
     handed_out: Option<ResumeToken>,
+    /// The last reply was full (`batch_size` events): the server likely has more waiting.
+    reply_full: bool,
     /// The stream was just reopened after an error: another error is not retried.
     reopened: bool,
 }
@@ -49,6 +51,7 @@ impl DriverStream {
             cursor,
             buffered: VecDeque::new(),
             reply_token: None,
+            reply_full: false,
             reopened: false,
         };
         stream.read_reply().await?;
@@ -158,6 +161,7 @@ impl DriverStream {
         };
         self.reopened = false;
         let mut last = None;
+        let before = self.buffered.len();
         for event in reply.doc_slices().map_err(stream_failure)? {
             let event = event.map_err(|e| SidecarError::Reply(format!("change event: {e}")))?;
             let Some(event) = event.as_document() else {
@@ -205,14 +209,19 @@ impl DriverStream {
         if let Some(token) = post_batch.or(last) {
             self.reply_token = Some(token);
         }
+        let got = self.buffered.len() - before;
+        self.reply_full = u32::try_from(got).unwrap_or(u32::MAX) >= self.watch.batch_size;
         Ok(())
     }
 }
 
 impl EventStream for DriverStream {
-    /// The events left from the last reply, else one round trip's (see [`DriverStream`]).
+    /// The events left from the last reply, else one round trip's (see [`DriverStream`]); when
+    /// fewer than `max` are left of a full reply, one more reply's after them: the server has
+    /// more waiting, and a batch short of them would wait for arrivals (batches.rs, `linger`)
+    /// while a backlog is there to read.
     async fn next_batch(&mut self, max: usize) -> Result<EventBatch, SidecarError> {
-        if self.buffered.is_empty() {
+        if self.buffered.is_empty() || (self.buffered.len() < max && self.reply_full) {
             self.read_reply().await?;
         }
         let take = max.min(self.buffered.len());
