@@ -38,7 +38,7 @@ struct Args {
     /// Switch on one protocol mutant (no-epoch-condition, token-before-batch, read-ahead-token,
     /// skip-pending-intent, renew-without-epoch, counter-w1, unfenced-completion,
     /// unanchored-skip-read, unconditioned-numbering, read-before-own-writes, ignore-definition,
-    /// skip-deletion-record).
+    /// skip-deletion-record, batch-read-before-own-writes).
     #[arg(long)]
     mutant: Option<Mutant>,
     /// Hunt every mutant: run schedules from --seed until each is caught (at most

@@ -73,6 +73,9 @@ struct Inner {
     pause_every_s: f64,
     lease_ttl: Duration,
     freeze: Arc<Freeze>,
+    /// The newest `operationTime` of this incarnation's acknowledged writes that changed the
+    /// trigger's documents (the rule [`SimMongo::check_anchor`] checks its reads against).
+    documents_written: Mutex<Option<ClusterTime>>,
 }
 
 impl SimMongo {
@@ -108,7 +111,50 @@ impl SimMongo {
                 pause_every_s,
                 lease_ttl,
                 freeze,
+                documents_written: Mutex::new(None),
             }),
+        }
+    }
+
+    /// The rule "a trigger reads its own writes", checked across its plans as they run (the
+    /// core checks it within one plan: `protocol::conformance`): a read of the documents anchored
+    /// at a cluster time is anchored at or after every earlier write of this incarnation that
+    /// changed them, else a secondary may answer from before that write (simulator CI seed
+    /// 1,287: a document numbered by one batch came again in the next). A finding is a
+    /// violation of the schedule, whatever the outcome.
+    fn check_anchor(&self, command: &Command) {
+        let Command::Find {
+            collection: Collection::Documents,
+            after_cluster_time: Some(after),
+            ..
+        } = command
+        else {
+            return;
+        };
+        let written = *self
+            .inner
+            .documents_written
+            .lock()
+            .expect("documents_written");
+        if let Some(written) = written.filter(|written| after < written) {
+            self.world().violation(format!(
+                "{}: a read of its documents anchored at {after:?}, before its own write to them acknowledged at {written:?}",
+                self.inner.name
+            ));
+        }
+    }
+
+    /// Keeps the `operationTime` of an acknowledged write that changed the documents.
+    fn wrote(&self, command: &Command, reply: &Reply) {
+        let changed_documents = command.collection() == Some(Collection::Documents)
+            && matches!(reply, Reply::WriteResult(result) if result.n_modified > 0 || result.n > 0);
+        if let (true, Reply::WriteResult(result)) = (changed_documents, reply) {
+            let mut written = self
+                .inner
+                .documents_written
+                .lock()
+                .expect("documents_written");
+            *written = (*written).max(result.operation_time);
         }
     }
 
@@ -222,11 +268,13 @@ impl Mongo for SimMongo {
     async fn execute(&self, command: Command) -> Result<Reply, SidecarError> {
         self.inner.freeze.thawed(self.world()).await;
         self.maybe_pause(&command).await;
+        self.check_anchor(&command);
         let mut target = self.inner.target.clone();
         let reply = execute(&self.inner.client, &command, &mut target)
             .await
             .map_err(failure)?;
         self.observe_lease(&command, &reply);
+        self.wrote(&command, &reply);
         if let Command::Find {
             collection: Collection::Documents,
             options,

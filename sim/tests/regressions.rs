@@ -150,12 +150,26 @@ fn seeds_that_recorded_a_held_number_as_deleted_run_clean() {
 /// two events of one document came in consecutive batches, and the second batch's skip read,
 /// anchored at its own event only, was answered by a secondary from before the first batch's
 /// number; a gapless completion then left a number held by nobody. Batches now read after the
-/// trigger's own earlier writes too. Caveat: since the first backfill stores its resume point
-/// first (599f5a2) this seed's schedule no longer meets that interleaving, and it runs clean even
-/// without the fix (checked by building without it): it guards the seed, not the fix, until a
-/// rule check across a trigger's batches (`protocol/conformance.rs` checks within one plan) or a
-/// new seed covers it.
+/// trigger's own earlier writes too. Since the first backfill stores its resume point first
+/// (599f5a2) this seed's schedule no longer meets that interleaving (it runs clean even without
+/// the fix); the fix itself is guarded by the rule check below.
 #[test]
 fn the_seed_whose_second_batch_read_from_before_the_first_batch_s_write_runs_clean() {
     runs_clean(1_287);
+}
+
+/// The rule 1,287 broke, checked on every read of a trigger's documents as it runs (the
+/// simulator's `SimMongo`): anchored at or after every earlier write of the incarnation that
+/// changed them. The mutant that anchors batches at their events alone is caught on common
+/// schedules. Seed 31 broke the rule with the honest code until a plan dropped half-way with its
+/// session (a lease lost) also counted as written: its gapless batch had written numbers, and the
+/// next session's replayed batch read them anchored before that write.
+#[test]
+fn a_trigger_s_reads_come_after_its_own_earlier_writes() {
+    caught_within(
+        1..=20,
+        Mutant::BatchReadBeforeOwnWrites,
+        "before its own write to them acknowledged at",
+    );
+    runs_clean(31);
 }

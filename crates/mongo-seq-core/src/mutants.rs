@@ -44,11 +44,16 @@ pub enum Mutant {
     IgnoreDefinition,
     /// A gapless trigger does not record a deleted document's number in the ledger (issue 20).
     SkipDeletionRecord,
+    /// A trigger's batch reads anchored at the batch's events only, not also after the
+    /// trigger's earlier writes to its documents (with `on = "match"`, a document numbered by
+    /// one batch comes again in the next, and a secondary may answer from before the number:
+    /// the product before the fix of simulator CI seed 1,287).
+    BatchReadBeforeOwnWrites,
 }
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 12] = [
+    pub const KNOWN: [Mutant; 13] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::ReadAheadToken,
@@ -61,11 +66,12 @@ impl Mutant {
         Mutant::ReadBeforeOwnWrites,
         Mutant::IgnoreDefinition,
         Mutant::SkipDeletionRecord,
+        Mutant::BatchReadBeforeOwnWrites,
     ];
 
     /// The mutants the simulator's workload can catch (its mutant check runs each; every
     /// known one: `UnconditionedNumbering` by the `on = "match"` triggers, issue 19).
-    pub const ALL: [Mutant; 12] = Mutant::KNOWN;
+    pub const ALL: [Mutant; 13] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -81,6 +87,7 @@ impl Mutant {
             Mutant::ReadBeforeOwnWrites => "read-before-own-writes",
             Mutant::IgnoreDefinition => "ignore-definition",
             Mutant::SkipDeletionRecord => "skip-deletion-record",
+            Mutant::BatchReadBeforeOwnWrites => "batch-read-before-own-writes",
         }
     }
 }

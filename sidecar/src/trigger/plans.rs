@@ -62,10 +62,7 @@ impl<M: Mongo> Trigger<M> {
             verify,
             after,
         )?;
-        let result = self.run_held_collecting(&mut plan, fence).await;
-        // Also after a failure: what it wrote before failing is written.
-        self.wrote(plan.latest_write());
-        let (report, noted) = result?;
+        let (report, noted) = self.run_held_collecting(&mut plan, fence).await?;
         self.probe.numbered(&report);
         letters.extend(noted);
         // Recorded before the caller stores a resume token past these documents' events.
@@ -119,12 +116,18 @@ impl<M: Mongo> Trigger<M> {
             }
             self.probe.note(n);
         };
-        let result = run_plan(&self.mongo, plan, || fence.check(), note).await;
+        let writes = OwnWrites {
+            trigger: self,
+            plan,
+        };
+        let result = run_plan(&self.mongo, &mut *writes.plan, || fence.check(), note).await;
+        drop(writes);
         self.fenced_if(&result, fence);
         Ok((result?, letters.into_inner().unwrap_or_default()))
     }
 
-    /// Keeps `time`, a plan's newest acknowledged write, if it is newer than those before.
+    /// Keeps `time`, a plan's newest acknowledged write, if it is newer than those before (see
+    /// [`OwnWrites`]).
     fn wrote(&self, time: Option<ClusterTime>) {
         let mut written = lock(&self.written);
         *written = (*written).max(time);
@@ -136,6 +139,12 @@ impl<M: Mongo> Trigger<M> {
     /// brings it again, and a read anchored at that event alone may be answered by a secondary
     /// from before that write (simulator CI seed 1,287). No anchor stays none (a local read).
     pub(super) fn after_own_writes(&self, after: Option<ClusterTime>) -> Option<ClusterTime> {
+        // Mutant (simulator only): anchored at the events alone.
+        if mongo_seq_core::mutants::active(
+            mongo_seq_core::mutants::Mutant::BatchReadBeforeOwnWrites,
+        ) {
+            return after;
+        }
         let written = *lock(&self.written);
         after.map(|events| events.max(written.unwrap_or(events)))
     }
@@ -146,5 +155,20 @@ impl<M: Mongo> Trigger<M> {
             self.probe.fenced();
             fence.lose();
         }
+    }
+}
+
+/// A plan run by the trigger, whose newest acknowledged write the trigger keeps once the plan
+/// is left: finished, failed, or dropped half-way with its session (a lost lease, a stream
+/// error, shutdown), since what it wrote before is written either way and the later batches
+/// read after it (`after_own_writes`).
+struct OwnWrites<'a, M: Mongo, P: Plan> {
+    trigger: &'a Trigger<M>,
+    plan: &'a mut P,
+}
+
+impl<M: Mongo, P: Plan> Drop for OwnWrites<'_, M, P> {
+    fn drop(&mut self) {
+        self.trigger.wrote(self.plan.latest_write());
     }
 }

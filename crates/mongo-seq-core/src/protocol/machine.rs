@@ -39,7 +39,7 @@ enum Pending<T> {
 pub struct MachinePlan<M: Machine> {
     machine: M,
     pending: Pending<M::Output>,
-    /// The newest `operationTime` of this plan's acknowledged writes ([`MachinePlan::latest_write`]).
+    /// The newest `operationTime` of this plan's acknowledged writes ([`Plan::latest_write`]).
     latest_write: Option<crate::protocol::concern::ClusterTime>,
 }
 
@@ -60,14 +60,6 @@ impl<M: Machine> MachinePlan<M> {
 
     pub(crate) fn machine(&self) -> &M {
         &self.machine
-    }
-
-    /// The newest cluster time of the writes this plan made that the server acknowledged with
-    /// one (`operationTime`; none on a standalone server). A caller's later plan anchors its
-    /// reads at or after it ("read your own writes", as a causally consistent session does):
-    /// a secondary may otherwise answer from before them.
-    pub fn latest_write(&self) -> Option<crate::protocol::concern::ClusterTime> {
-        self.latest_write
     }
 
     fn settle(
@@ -108,6 +100,10 @@ impl<M: Machine> Plan for MachinePlan<M> {
         #[cfg(feature = "mutants")]
         crate::protocol::conformance::check_read(self.latest_write, &next);
         self.settle(next)
+    }
+
+    fn latest_write(&self) -> Option<crate::protocol::concern::ClusterTime> {
+        self.latest_write
     }
 
     fn pending_command(&self) -> Option<&Command> {

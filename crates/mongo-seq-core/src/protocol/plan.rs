@@ -49,6 +49,13 @@ pub trait Plan {
     fn drain_notes(&mut self) -> Vec<Note> {
         Vec::new()
     }
+    /// The newest cluster time of the writes this plan made that the server acknowledged with
+    /// one (`operationTime`; none on a standalone server, or from a plan that does not keep it).
+    /// A caller's later plans anchor their reads at or after it ("read your own writes", as a
+    /// causally consistent session does): a secondary may otherwise answer from before them.
+    fn latest_write(&self) -> Option<crate::protocol::concern::ClusterTime> {
+        None
+    }
 }
 
 impl<T> Step<T> {
