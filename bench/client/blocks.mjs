@@ -60,7 +60,8 @@ async function measure(commands, callers, count, take) {
 }
 
 /**
- * @param {{ uri: string, dbName: string, suffix: string, numbers: Record<number, number>, rounds: number, report: import("../lib/report.mjs").Report, link: string }} args
+ * @param {{ uri: string, dbName: string, suffix: string, numbers: Record<number, number>, rounds: number, pairs: number, report: import("../lib/report.mjs").Report, link: string }} args
+ *   pairs: interleaved pairs of short chunks behind block 1 at one caller (`block1Pairs`)
  *   suffix: appended to figure names ("" on loopback, ".rtt1ms" through the latency proxy)
  */
 export async function runBlocks({ uri, dbName, suffix, numbers, rounds, pairs, report, link }) {
