@@ -45,6 +45,18 @@ function metric(text, name) {
   return sum;
 }
 
+/**
+ * When (on `performance.now()`'s clock) the sidecar logged taking its trigger's lease: before it
+ * opens the change stream, whose first reply may already bring events (a drain counts from
+ * here, so however many the first read brings is timed). From the log line's own UTC timestamp.
+ */
+function leaseAcquiredAt(logs) {
+  const line = logs.find((l) => l.includes("lease acquired"));
+  const wallMs = line ? Date.parse(line.slice(0, line.indexOf(" "))) : NaN;
+  if (Number.isNaN(wallMs)) throw new Error(`no "lease acquired" line with a timestamp in the sidecar's log:\n${logs.join("\n")}`);
+  return performance.now() - (Date.now() - wallMs);
+}
+
 /** Starts the sidecar (the release build, or `bin`) and resolves once it watches its stream. */
 export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, on = "insert", bin = SIDECAR_BIN }) {
   const dir = mkdtempSync(join(tmpdir(), "mongo-seq-bench-"));
@@ -56,6 +68,7 @@ export async function startSidecarConsumer({ uri, db, batchSize, gapless = false
   return {
     kind: "sidecar",
     pid,
+    leaseAt: leaseAcquiredAt(sidecar.logs),
     async numbered() {
       return metric(await metrics(), "mongo_seq_documents_numbered_total");
     },

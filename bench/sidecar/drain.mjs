@@ -43,7 +43,8 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, on = 
           consumer === "sidecar"
             ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, bin })
             : await startRecipeConsumer({ uri: proxy.uri, db, startAfter });
-        const started = performance.now();
+        // From the sidecar's lease taken, before its stream's first read (consumers.mjs).
+        const started = running.leaseAt ?? performance.now();
         return await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });
       } finally {
         await client.close();
