@@ -87,9 +87,9 @@ if (has("client")) {
   const { runRefillAhead } = await import("./client/refill-ahead.mjs");
   const { runRust } = await import("./client/rust.mjs");
   await withServer("client", async ({ uri, db }) => {
-    await runBlocks({ uri, dbName: `${db}_a`, suffix: "", numbers: options.clientNumbers, rounds: options.rounds, report, link: "loopback" });
+    await runBlocks({ uri, dbName: `${db}_a`, suffix: "", numbers: options.clientNumbers, rounds: options.rounds, pairs: options.block1Pairs, report, link: "loopback" });
     await withProxy(uri, LINKS.rtt1ms.delayMs, async (proxy) => {
-      await runBlocks({ uri: proxy.uri, dbName: `${db}_b`, suffix: ".rtt1ms", numbers: options.clientNumbersRtt, rounds: options.rounds, report, link: LINKS.rtt1ms.label });
+      await runBlocks({ uri: proxy.uri, dbName: `${db}_b`, suffix: ".rtt1ms", numbers: options.clientNumbersRtt, rounds: options.rounds, pairs: options.block1Pairs, report, link: LINKS.rtt1ms.label });
       await runRefillAhead({ uri: proxy.uri, dbName: `${db}_e`, numbers: options.busyNumbers, rounds: options.rounds, report, suffix: ".rtt1ms", link: LINKS.rtt1ms.label });
     });
     await runNextMany({ uri, dbName: `${db}_c`, report });

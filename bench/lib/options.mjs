@@ -18,6 +18,8 @@ const QUICK = {
   // Numbers taken per row of the client comparison: enough round trips for every block size.
   clientNumbers: { 1: 400, 25: 10_000, 100: 20_000, 1000: 50_000 },
   clientNumbersRtt: { 1: 300, 25: 7_500, 100: 15_000, 1000: 50_000 },
+  // Interleaved pairs of short chunks (tutorial, block 1) behind client.block1.c1.vs_tutorial.
+  block1Pairs: 40,
   // Numbers taken by callers doing a round trip between numbers (refillAhead's comparison).
   busyNumbers: 2_000,
   warmCalls: 100_000,
@@ -39,6 +41,7 @@ const FULL = {
   rounds: 5,
   clientNumbers: { 1: 1_000, 25: 25_000, 100: 50_000, 1000: 200_000 },
   clientNumbersRtt: { 1: 600, 25: 15_000, 100: 30_000, 1000: 200_000 },
+  block1Pairs: 100,
   busyNumbers: 5_000,
   warmCalls: 500_000,
   profileReservations: 10_000,

@@ -15,6 +15,8 @@ const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 /** Room for what an insert adds: the number and the formatted id (field names ≤ 200 bytes). */
 const ADDED_FIELDS_BYTES = 1024;
 const CANONICAL = { relaxed: false };
+/** Parsed reservations kept per BSON library (`BsonCodec#reservations`). */
+const KEPT_RESERVATIONS = 64;
 /** Extended JSON wrappers other than `$numberLong` (and DBRef's `$ref`): such text goes through EJSON. */
 const OTHER_WRAPPERS =
   /"\$(?:oid|binary|uuid|symbol|numberInt|numberDecimal|numberDouble|minKey|maxKey|regex|regularExpression|timestamp|date|code|dbPointer|ref|undefined)"/;
@@ -80,13 +82,28 @@ class BsonCodec {
   }
 
   /**
+   * Reservations by their text: a counter's next reservation is most often the same command
+   * again (block 1: every `next()`), so it is parsed once. Only `findOneAndUpdate`s, whose
+   * filter, update and options the driver reads without changing (an insert's document would
+   * get its `_id` set); a few counters' worth, then forgotten.
+   */
+  #reservations = new Map();
+
+  /**
    * A command's canonical Extended JSON text as driver values: what `EJSON.parse(text, { relaxed:
    * false })` gives. Most commands hold no wrapper but `$numberLong`: for them, plain JSON.parse
    * and a walk (a reviver makes JSON.parse several times slower); any other wrapper, EJSON itself.
    * Envelope numbers (minMs, first, count) come out as Int32 objects: read them with Number().
    */
   parseCommand(text) {
-    return OTHER_WRAPPERS.test(text) ? this.#EJSON.parse(text, CANONICAL) : this.#revive(JSON.parse(text));
+    const kept = this.#reservations.get(text);
+    if (kept !== undefined) return kept;
+    const command = OTHER_WRAPPERS.test(text) ? this.#EJSON.parse(text, CANONICAL) : this.#revive(JSON.parse(text));
+    if (command.op === "findOneAndUpdate") {
+      if (this.#reservations.size >= KEPT_RESERVATIONS) this.#reservations.clear();
+      this.#reservations.set(text, command);
+    }
+    return command;
   }
 
   /** EJSON's canonical reading of plain numbers and `{ $numberLong }`, in place. */

@@ -3,18 +3,34 @@
 //! instants sharing that period, so the warm path compares two integers instead of converting a
 //! date (js/src/period-window.js is the npm package's twin).
 //!
-//! **The window.** For an instant `t` in period `P`, the window is `[t, until)`: `until` is the
-//! earlier of the zone's next transition after `t` and the instant the next period's first local
-//! date begins at `t`'s offset. Within it the offset is constant, so local time only moves
-//! forward, from `t`'s local date to before the next period's first date: every instant of the
-//! window is in `P` — also where midnight does not exist (a transition at midnight) or repeats
-//! (the window then ends at the transition, and the next one is computed there).
+//! **The window.** For an instant `t` in period `P` at offset `o`, the window is `[from, until)`:
+//! `from` is the later of the zone's last transition at or before `t` and the instant `P`'s first
+//! local date begins at `o`; `until` is the earlier of the zone's next transition after `t` and
+//! the instant the next period's first local date begins at `o`. Within it the offset is `o`, so
+//! local time only moves forward, from `P`'s first date at the earliest to before the next
+//! period's first date: every instant of the window is in `P` — also where midnight does not
+//! exist (a transition at midnight) or repeats (the window then ends at the transition, and the
+//! next one is computed there). `from` reaches back to the period's start so that a clock
+//! reading a little behind `t` (the coarse clock below) is still inside.
+//!
+//! **The coarse clock.** The warm path of `next()` reads Linux's `CLOCK_REALTIME_COARSE` (the
+//! kernel's wall time as of its last tick, a few ns through the vDSO, against ~20 ns or more for
+//! the precise clock) and uses the window only when the whole interval the precise time can be in,
+//! `[reading, reading + lag]`, is inside it. A reading is never ahead of the precise clock, so
+//! `from` needs no margin; it is behind by the time since the kernel last updated it (one tick,
+//! 1–10 ms, normally), and `lag` allows `COARSE_LAG_MS` (1 s, a hundred ticks or more, for an
+//! update that comes late) before the period's end. In that last second,
+//! and in the first tick of a period, the precise clock decides: a number issued at
+//! 23:59:59.999 on 31 December by the precise clock is numbered in that year.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
-use mongo_seq_core::{check_instant, LocalDate, Period, SeqError, SequenceSpec, MAX_INSTANT_MS};
+use mongo_seq_core::{
+    check_instant, LocalDate, Period, SeqError, SequenceSpec, MAX_INSTANT_MS, MIN_INSTANT_MS,
+};
 
 use crate::counter::Counter;
 use crate::error::Result;
@@ -36,9 +52,9 @@ pub(crate) fn coarse_clock() -> Option<CoarseClock> {
     use rustix::time::{clock_getres, ClockId};
     let tick = clock_getres(ClockId::RealtimeCoarse);
     let tick_ms = tick.tv_sec.saturating_mul(1000) + tick.tv_nsec / 1_000_000 + 1;
-    // Behind by at most one tick; twice that and at least 10 ms, to be safe.
+    // Behind by at most one tick (a few when a CPU stalls); a hundred ticks and at least 1 s.
     Some(CoarseClock {
-        lag_ms: tick_ms.saturating_mul(2).max(10),
+        lag_ms: tick_ms.saturating_mul(100).max(COARSE_LAG_MS),
     })
 }
 
@@ -46,6 +62,9 @@ pub(crate) fn coarse_clock() -> Option<CoarseClock> {
 pub(crate) fn coarse_clock() -> Option<CoarseClock> {
     None
 }
+
+/// The least margin the coarse clock keeps before a period's end (see the module docs).
+pub(crate) const COARSE_LAG_MS: i64 = 1_000;
 
 /// See [`coarse_clock`].
 #[derive(Debug, Clone, Copy)]
@@ -86,16 +105,29 @@ impl Window {
         self.from <= ms && ms < self.until
     }
 
-    /// Whether now is in the window, by a coarse reading: `[reading, reading + lag]` inside it.
-    pub(crate) fn holds_now(&self, clock: CoarseClock) -> bool {
-        let reading = clock.now_ms();
-        self.from <= reading && reading.saturating_add(clock.lag_ms) < self.until
+    /// Whether now is in the window: by a coarse reading when `[reading, reading + lag]` is
+    /// inside it, else by the precise clock.
+    pub(crate) fn holds_now(&self, clock: Option<CoarseClock>) -> bool {
+        self.holds(clock.map(|c| (c.now_ms(), c.lag_ms)), now_ms)
+    }
+
+    /// [`holds_now`](Self::holds_now) with the coarse `(reading, lag)` given, and the precise
+    /// clock read only when that reading cannot decide.
+    fn holds(&self, coarse: Option<(i64, i64)>, precise: impl FnOnce() -> i64) -> bool {
+        let by_coarse = coarse.is_some_and(|(reading, lag_ms)| {
+            self.from <= reading && reading.saturating_add(lag_ms) < self.until
+        });
+        by_coarse || self.contains(precise())
     }
 }
 
-/// The period of the instant `ms` (checked) in `zone`, with the end of its window (see the
-/// module docs).
-pub(crate) fn period_at(spec: &SequenceSpec, zone: &TimeZone, ms: i64) -> Result<(Period, i64)> {
+/// The period of the instant `ms` (checked) in `zone`, with its window `[from, until)` (see the
+/// module docs), which holds `ms`.
+pub(crate) fn period_at(
+    spec: &SequenceSpec,
+    zone: &TimeZone,
+    ms: i64,
+) -> Result<(Period, Range<i64>)> {
     let ms = check_instant("date", None, ms)?;
     let timestamp = Timestamp::from_millisecond(ms).map_err(|e| bad_date(&e))?;
     let offset = zone.to_offset(timestamp);
@@ -109,27 +141,45 @@ pub(crate) fn period_at(spec: &SequenceSpec, zone: &TimeZone, ms: i64) -> Result
             argument: "date".to_owned(),
             reason: "the sequence never resets".to_owned(),
         })?;
-    // After 9999-12-31 (no next period) the window runs to the last instant the core takes.
-    let by_offset = match spec.next_period_start(&period)? {
-        Some(start) => {
-            let midnight = jiff::civil::Date::new(
-                i16::try_from(start.year()).unwrap_or(i16::MAX),
-                i8::try_from(start.month()).unwrap_or(1),
-                i8::try_from(start.day()).unwrap_or(1),
-            )
-            .map_err(|e| bad_date(&e))?
-            .at(0, 0, 0, 0);
-            offset
-                .to_timestamp(midnight)
-                .map_or(MAX_INSTANT_MS + 1, |t| t.as_millisecond())
-        }
+    // The instant a local date begins at this offset (`None`: beyond what jiff represents).
+    let begins = |date: LocalDate| -> Result<Option<i64>> {
+        let midnight = jiff::civil::Date::new(
+            i16::try_from(date.year()).unwrap_or(i16::MAX),
+            i8::try_from(date.month()).unwrap_or(1),
+            i8::try_from(date.day()).unwrap_or(1),
+        )
+        .map_err(|e| bad_date(&e))?
+        .at(0, 0, 0, 0);
+        Ok(offset
+            .to_timestamp(midnight)
+            .ok()
+            .map(|t| t.as_millisecond()))
+    };
+    // Before 0001-01-01 or after 9999-12-31 (no such period) the window runs to the first or last
+    // instant the core takes.
+    let start = match spec.period_start(&period)? {
+        Some(date) => begins(date)?.unwrap_or(MIN_INSTANT_MS),
+        None => MIN_INSTANT_MS,
+    };
+    let end = match spec.next_period_start(&period)? {
+        Some(date) => begins(date)?.unwrap_or(MAX_INSTANT_MS + 1),
         None => MAX_INSTANT_MS + 1,
     };
-    let transition = zone
+    // The offset holds since the last transition at or before `ms` (one that set it; none: ever);
+    // whether `preceding` counts a transition at `ms` itself or not, one that set another
+    // offset is not used.
+    let transition_before = match zone.preceding(timestamp).next() {
+        None => MIN_INSTANT_MS,
+        Some(t) if t.offset() == offset => t.timestamp().as_millisecond(),
+        Some(_) => ms,
+    };
+    let transition_after = zone
         .following(timestamp)
         .next()
         .map_or(i64::MAX, |t| t.timestamp().as_millisecond());
-    Ok((period, by_offset.min(transition).max(ms + 1)))
+    let from = start.max(transition_before).max(MIN_INSTANT_MS).min(ms);
+    let until = end.min(transition_after).max(ms + 1);
+    Ok((period, from..until))
 }
 
 fn bad_date(e: &dyn std::fmt::Display) -> SeqError {
@@ -151,8 +201,8 @@ mod tests {
         file["cases"].as_array().expect("cases").clone()
     }
 
-    /// Every instant of a window is in its period, and the window ends where the period does
-    /// or at a transition of the zone (then the next window goes on).
+    /// Every instant of a window is in its period, and the window starts and ends where the
+    /// period does or at a transition of the zone (then the next window goes on).
     #[test]
     fn every_instant_of_a_window_is_in_its_period() {
         let mut checked = 0;
@@ -169,29 +219,118 @@ mod tests {
             }
             let spec = SequenceSpec::parse(&options).expect("a spec");
             let zone = crate::executor::time_zone(spec.time_zone()).expect("a zone");
-            let (period, until) = period_at(&spec, &zone, ms).expect("a period");
+            let (period, span) = period_at(&spec, &zone, ms).expect("a period");
+            let (from, until) = (span.start, span.end);
             assert_eq!(period.text(), expected, "{}", case["name"]);
-            for inside in [ms + (until - ms) / 2, until - 1] {
+            assert!(span.contains(&ms), "{}", case["name"]);
+            for inside in [
+                from,
+                from + (ms - from) / 2,
+                ms + (until - ms) / 2,
+                until - 1,
+            ] {
                 assert_eq!(
                     period_at(&spec, &zone, inside).expect("inside").0,
                     period,
-                    "{}",
+                    "{}: {inside} in the window",
                     case["name"]
                 );
             }
-            if until <= MAX_INSTANT_MS {
-                let after = Timestamp::from_millisecond(until).expect("until");
-                let before = Timestamp::from_millisecond(until - 1).expect("until - 1");
-                let transition = zone.to_offset(after) != zone.to_offset(before);
-                let next = period_at(&spec, &zone, until).expect("after").0;
+            // Each end is the period's or a change of offset.
+            for (inside, outside) in [(from, from - 1), (until - 1, until)] {
+                if !(MIN_INSTANT_MS..=MAX_INSTANT_MS).contains(&outside) {
+                    continue;
+                }
+                let offset = |ms| zone.to_offset(Timestamp::from_millisecond(ms).expect("ms"));
+                let transition = offset(inside) != offset(outside);
+                let beyond = period_at(&spec, &zone, outside).expect("beyond").0;
                 assert!(
-                    next != period || transition,
-                    "{}: the window ends early",
+                    beyond != period || transition,
+                    "{}: the window stops short at {outside}",
                     case["name"]
                 );
             }
             checked += 1;
         }
         assert!(checked >= 45, "{checked} cases");
+    }
+
+    fn ms(rfc3339: &str) -> i64 {
+        rfc3339
+            .parse::<Timestamp>()
+            .expect("a timestamp")
+            .as_millisecond()
+    }
+
+    fn paris_yearly() -> (SequenceSpec, TimeZone) {
+        let spec = SequenceSpec::parse(
+            &json!({ "name": "inv", "reset": "yearly", "timeZone": "Europe/Paris" }),
+        )
+        .expect("a spec");
+        let zone = crate::executor::time_zone(spec.time_zone()).expect("a zone");
+        (spec, zone)
+    }
+
+    fn window_at(spec: &SequenceSpec, zone: &TimeZone, at: i64) -> Window {
+        let (period, span) = period_at(spec, zone, at).expect("a period");
+        let counter = Counter::new(spec, &spec.counter_id_in(None, Some(&period)).expect("id"))
+            .expect("a counter");
+        Window {
+            from: span.start,
+            until: span.end,
+            period,
+            counter,
+        }
+    }
+
+    /// The warm path's decision as `next()` makes it, the clocks given: a coarse reading a tick
+    /// behind the instant the window was made is in it (no precise read), and across the
+    /// year's end the precise clock decides: 23:59:59.999 on 31 December is that year's, the
+    /// next millisecond starts a window of the next year, whatever the coarse reading says.
+    #[test]
+    fn a_year_s_end_crossed_between_two_calls_numbers_into_the_new_year() {
+        let (spec, zone) = paris_yearly();
+        let tick = 4;
+        let lag = coarse_clock().map_or(COARSE_LAG_MS, |c| c.lag_ms);
+        assert!(lag >= COARSE_LAG_MS);
+        let made = ms("2026-11-26T11:00:00.001Z");
+        let window = window_at(&spec, &zone, made);
+        assert_eq!(window.period.text(), "2026");
+        // Just after the window was made, the coarse clock still shows the previous tick.
+        let precise_reads = &std::cell::Cell::new(0);
+        let precise = |at: i64| {
+            move || {
+                precise_reads.set(precise_reads.get() + 1);
+                at
+            }
+        };
+        assert!(window.holds(Some((made - tick, lag)), precise(made)));
+        assert_eq!(
+            precise_reads.get(),
+            0,
+            "the coarse reading decides mid-year"
+        );
+
+        // The last millisecond of 2026 in Paris, a coarse reading a tick behind: the precise
+        // clock decides, and it is 2026's.
+        let last = ms("2026-12-31T22:59:59.999Z");
+        assert!(window.holds(Some((last - tick, lag)), precise(last)));
+        assert_eq!(
+            precise_reads.get(),
+            1,
+            "near the end the precise clock decides"
+        );
+        // Even a coarse reading `lag` behind the end does not vouch for the window.
+        assert!(!window.holds(Some((window.until - lag, lag)), || window.until));
+        // The next millisecond: outside, and its own window is 2027's.
+        let first = last + 1;
+        assert!(!window.holds(Some((first - tick, lag)), || first));
+        assert!(!window.holds(Some((last, lag)), || first));
+        let next = window_at(&spec, &zone, first);
+        assert_eq!(next.period.text(), "2027");
+        assert_eq!(next.from, first, "2027 starts at midnight in Paris");
+        assert!(next.holds(None, || first));
+        // The first tick of 2027 by a coarse clock still in 2026: the precise clock decides.
+        assert!(next.holds(Some((last, lag)), || first));
     }
 }

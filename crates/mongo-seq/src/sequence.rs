@@ -291,15 +291,12 @@ impl Sequence {
             Binding::Counter(bound) => &bound.counter,
             // A series: the counter of now's period (the warm path compares two integers).
             Binding::Series(series) => {
-                // Within the period at hand by the coarse clock: no precise clock read.
-                if let Some(number) = self.shared.clock.and_then(|c| series.take_one_now(c)) {
+                // Within the period at hand (by the coarse clock, away from the period's ends):
+                // one lock, two integers compared, one call into the core.
+                if let Some(number) = series.take_one_now(self.shared.clock) {
                     return Ok(number);
                 }
-                let now = crate::period::now_ms();
-                if let Some(number) = series.take_one(now) {
-                    return Ok(number);
-                }
-                let (counter, _) = self.series_counter(series, now)?;
+                let (counter, _) = self.series_counter(series, crate::period::now_ms())?;
                 let numbers = counter.take(1, &self.shared.executor).await?;
                 let first = numbers.values().next().unwrap_or_default();
                 return Ok(first);

@@ -55,23 +55,14 @@ impl Series {
         self.scope.as_ref()
     }
 
-    /// [`take_one`](Self::take_one) for now, when a coarse reading of the clock shows now is
-    /// in the window kept, whatever its lag.
-    pub(super) fn take_one_now(&self, clock: CoarseClock) -> Option<i64> {
+    /// A number of the block in hand of the counter of now's period, when now is in the window
+    /// kept and the block has one: by a coarse reading of the clock when it shows now in the
+    /// window whatever its lag, else by the precise clock; one lock either way.
+    pub(super) fn take_one_now(&self, clock: Option<CoarseClock>) -> Option<i64> {
         let window = self.window.lock().unwrap_or_else(PoisonError::into_inner);
         window
             .as_ref()
             .filter(|window| window.holds_now(clock))
-            .and_then(|window| window.counter.take_one())
-    }
-
-    /// A number of the block in hand of the counter of `ms`'s period, when `ms` is in the window
-    /// kept and the block has one: two integers compared, one call into the core.
-    pub(super) fn take_one(&self, ms: i64) -> Option<i64> {
-        let window = self.window.lock().unwrap_or_else(PoisonError::into_inner);
-        window
-            .as_ref()
-            .filter(|window| window.contains(ms))
             .and_then(|window| window.counter.take_one())
     }
 }
@@ -95,12 +86,12 @@ impl Sequence {
             .ok_or_else(|| SeqError::UnexpectedReply {
                 reason: "a series without a time zone".to_owned(),
             })?;
-        let (period, until) = period_at(&shared.spec, zone, ms)?;
+        let (period, span) = period_at(&shared.spec, zone, ms)?;
         let counter_id = shared.spec.counter_id_in(series.scope(), Some(&period))?;
         let counter = shared.counters.get(&shared.spec, &counter_id)?;
         *window = Some(Window {
-            from: ms,
-            until,
+            from: span.start,
+            until: span.end,
             period,
             counter: Arc::clone(&counter),
         });
