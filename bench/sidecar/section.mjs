@@ -44,12 +44,12 @@ function drainPlan(full) {
   const recipe = { consumer: "recipe" };
   const limit = (batch) => ({ consumer: "limit", batch });
   const sidecar = (batch, gapless = false) => ({ consumer: "sidecar", batch, gapless });
-  if (full) {
-    const all = [limit(100), limit(1000), recipe, ...SIDECARS(true)];
-    return { rtt0: all, rtt1ms: all, rtt4ms: all };
-  }
   // Numbering on issue beside numbering on insert, on the loopback link.
   const issued = { consumer: "sidecar", batch: 1000, gapless: false, on: "match" };
+  if (full) {
+    const all = [limit(100), limit(1000), recipe, ...SIDECARS(true)];
+    return { rtt0: [...all, issued], rtt1ms: all, rtt4ms: all };
+  }
   return {
     rtt0: [limit(1000), recipe, ...SIDECARS(false), issued],
     rtt1ms: [limit(1000), recipe, sidecar(100), sidecar(1000), sidecar(1000, true)],

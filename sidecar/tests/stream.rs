@@ -19,28 +19,38 @@ fn namespace(db: &str, coll: &str) -> Namespace {
     }
 }
 
-#[tokio::test]
-async fn events_bring_only_the_fields_the_numbering_reads() {
-    let client = client().await;
-    let db = unique_db_name("stream_fields");
+/// The binary's change stream of the inserts into `db.orders`, events bringing `fields`, read
+/// 1,000 events at most per reply.
+async fn watch_inserts(
+    client: &mongodb::Client,
+    db: &str,
+    fields: &[&str],
+) -> impl EventStream {
     let mongo = Connection::for_trigger(
-        &client,
-        &namespace(&db, "orders"),
-        &namespace(&db, "counters"),
-        &namespace(&db, "state"),
+        client,
+        &namespace(db, "orders"),
+        &namespace(db, "counters"),
+        &namespace(db, "state"),
     );
-    let mut stream = mongo
+    mongo
         .watch(Watch {
             filter: json!({ "operationType": "insert" }),
             update_lookup: false,
-            fields: vec!["_id".into(), "meta.seq".into(), "tenant".into()],
+            fields: fields.iter().map(|f| (*f).to_owned()).collect(),
             deleted_fields: Vec::new(),
             start_after: None,
             batch_size: 1000,
             max_await: Duration::from_millis(200),
         })
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn events_bring_only_the_fields_the_numbering_reads() {
+    let client = client().await;
+    let db = unique_db_name("stream_fields");
+    let mut stream = watch_inserts(&client, &db, &["_id", "meta.seq", "tenant"]).await;
     let id = ObjectId::new();
     let large = "x".repeat(1 << 20);
     client
@@ -85,24 +95,7 @@ async fn a_backlog_is_read_in_full_batches_after_a_partial_read() {
     const BACKLOG: usize = 2_500;
     let client = client().await;
     let db = unique_db_name("stream_backlog");
-    let mongo = Connection::for_trigger(
-        &client,
-        &namespace(&db, "orders"),
-        &namespace(&db, "counters"),
-        &namespace(&db, "state"),
-    );
-    let mut stream = mongo
-        .watch(Watch {
-            filter: json!({ "operationType": "insert" }),
-            update_lookup: false,
-            fields: vec!["_id".into()],
-            deleted_fields: Vec::new(),
-            start_after: None,
-            batch_size: 1000,
-            max_await: Duration::from_millis(200),
-        })
-        .await
-        .unwrap();
+    let mut stream = watch_inserts(&client, &db, &["_id"]).await;
     let orders: Vec<Document> = (0..BACKLOG).map(|i| doc! { "i": i as i64 }).collect();
     client
         .database(&db)
