@@ -188,7 +188,7 @@ console.log(`## mongo-seq benchmark — ${options.full ? "full" : "quick"} mode,
 
 ${report.table()}
 
-#### Goals (issue 11)
+#### Goals (issues 11 and 24)
 
 ${report.goals(GOALS.filter((g) => report.get(g.name) !== undefined))}
 
