@@ -21,11 +21,7 @@ fn namespace(db: &str, coll: &str) -> Namespace {
 
 /// The binary's change stream of the inserts into `db.orders`, events bringing `fields`, read
 /// 1,000 events at most per reply.
-async fn watch_inserts(
-    client: &mongodb::Client,
-    db: &str,
-    fields: &[&str],
-) -> impl EventStream {
+async fn watch_inserts(client: &mongodb::Client, db: &str, fields: &[&str]) -> impl EventStream {
     let mongo = Connection::for_trigger(
         client,
         &namespace(db, "orders"),
