@@ -4,7 +4,7 @@
 //! is recorded (the npm package's loop is `js/src/run-plan.js`).
 
 use mongo_seq::Execute;
-use mongo_seq_core::{Command, Note, Plan, Reply};
+use mongo_seq_core::{ClusterTime, Command, Note, Plan, Reply};
 
 use crate::error::SidecarError;
 use crate::mongo::Mongo;
@@ -30,6 +30,38 @@ where
         note,
     };
     mongo_seq::run_plan(plan, &mut held).await
+}
+
+/// [`run_plan`], and `wrote` hears the plan's newest acknowledged write
+/// ([`Plan::latest_write`]) once the plan is left: finished, failed, or dropped half-way with
+/// the future running it (a lost lease, a stream error, shutdown), since what it wrote before
+/// is written either way: a trigger's later reads are anchored after it.
+pub async fn run_writing_plan<M, P>(
+    mongo: &M,
+    plan: &mut P,
+    before_write: impl Fn() -> Result<(), SidecarError> + Send + Sync,
+    note: impl Fn(Note) + Send + Sync,
+    wrote: impl Fn(Option<ClusterTime>) + Send + Sync,
+) -> Result<P::Output, SidecarError>
+where
+    M: Mongo,
+    P: Plan + Send,
+    P::Output: Send,
+{
+    let left = Left { plan, wrote };
+    run_plan(mongo, &mut *left.plan, before_write, note).await
+}
+
+/// A plan being run, whose newest acknowledged write goes to `wrote` when it is left.
+struct Left<'a, P: Plan, W: Fn(Option<ClusterTime>)> {
+    plan: &'a mut P,
+    wrote: W,
+}
+
+impl<P: Plan, W: Fn(Option<ClusterTime>)> Drop for Left<'_, P, W> {
+    fn drop(&mut self) {
+        (self.wrote)(self.plan.latest_write());
+    }
 }
 
 /// Runs a plan of a tool: no lease, and its notes are not reported (`current`, `setNext` and

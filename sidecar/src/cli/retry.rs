@@ -79,7 +79,7 @@ pub(super) fn run(args: &RetryArgs) -> Result<(), CliError> {
                     }
                 }
             } else {
-                dead_letters::retry(&mongo, trigger, &stored, None, || Ok(()), |_| {})
+                dead_letters::retry(&mongo, trigger, &stored, None, || Ok(()), |_| {}, |_| {})
                     .await
                     .map_err(CliError::runtime)?
             };

@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 use mongo_seq_core::numbering::spec::stored_value;
 use mongo_seq_core::{
     dead_letter_document, record_dead_letter, resolve_dead_letters, waiting_dead_letters,
-    BatchReport, Collection, Command, DeadLetter, Note, QueryOptions, Reply, Resolution,
-    RetryBatch,
+    BatchReport, ClusterTime, Collection, Command, DeadLetter, Note, QueryOptions, Reply,
+    Resolution, RetryBatch,
 };
 use serde_json::{json, Map, Value};
 
@@ -24,7 +24,7 @@ use crate::config::TriggerSpec;
 use crate::error::SidecarError;
 use crate::lock::lock;
 use crate::mongo::{documents, Mongo};
-use crate::run_plan::run_plan;
+use crate::run_plan::run_writing_plan;
 
 /// Records `letters` of `trigger` (one upsert each); returns how many were not waiting yet.
 pub async fn record<M: Mongo>(
@@ -94,6 +94,7 @@ pub async fn retry<M: Mongo>(
     epoch: Option<i64>,
     before_write: impl Fn() -> Result<(), SidecarError> + Send + Sync,
     note: impl Fn(Note) + Send + Sync,
+    wrote: impl Fn(Option<ClusterTime>) + Send + Sync,
 ) -> Result<RetryOutcome, SidecarError> {
     let ids: Vec<Value> = stored
         .iter()
@@ -135,13 +136,13 @@ pub async fn retry<M: Mongo>(
     let letters = std::sync::Mutex::new(Vec::new());
     if !found.is_empty() {
         let mut plan = RetryBatch::new(numbering, found, epoch)?;
-        outcome.report = run_plan(mongo, &mut plan, before_write, |n| {
+        let noted = |n: Note| {
             if let Some(letter) = DeadLetter::of_note(&n) {
                 lock(&letters).push(letter);
             }
             note(n);
-        })
-        .await?;
+        };
+        outcome.report = run_writing_plan(mongo, &mut plan, before_write, noted, wrote).await?;
     }
     outcome.waiting = letters.into_inner().unwrap_or_default();
     let still: BTreeSet<String> = outcome.waiting.iter().map(|l| l.id.to_string()).collect();

@@ -32,6 +32,7 @@ impl<M: Mongo> Trigger<M> {
             Some(fence.epoch),
             || fence.check(),
             |n| self.probe.note(n),
+            |time| self.wrote(time),
         )
         .await;
         self.fenced_if(&result, fence);
@@ -68,6 +69,7 @@ impl<M: Mongo> Trigger<M> {
                 Some(fence.epoch),
                 || fence.check(),
                 |n| self.probe.note(n),
+                |time| self.wrote(time),
             )
             .await
         }

@@ -67,9 +67,9 @@ pub struct Trigger<M> {
     state: StateStore<M>,
     lease: LeaseKeeper<M>,
     probe: Probe,
-    /// The newest cluster time of the acknowledged writes of every plan this trigger ran
-    /// (`plans.rs`, `OwnWrites`): a batch's reads are anchored at or after it as well as after
-    /// its events (`batches.rs`).
+    /// The newest cluster time of the acknowledged writes of every plan this trigger ran,
+    /// however each was left (`run_plan.rs`, `run_writing_plan`): a batch's reads are anchored
+    /// at or after it as well as after its events (`batches.rs`).
     written: std::sync::Mutex<Option<ClusterTime>>,
 }
 

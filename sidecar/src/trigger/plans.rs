@@ -17,7 +17,7 @@ use crate::error::SidecarError;
 use crate::fence::Fence;
 use crate::lock::lock;
 use crate::mongo::Mongo;
-use crate::run_plan::run_plan;
+use crate::run_plan::run_writing_plan;
 use crate::tools::dead_letters;
 
 impl<M: Mongo> Trigger<M> {
@@ -116,19 +116,21 @@ impl<M: Mongo> Trigger<M> {
             }
             self.probe.note(n);
         };
-        let writes = OwnWrites {
-            trigger: self,
+        let result = run_writing_plan(
+            &self.mongo,
             plan,
-        };
-        let result = run_plan(&self.mongo, &mut *writes.plan, || fence.check(), note).await;
-        drop(writes);
+            || fence.check(),
+            note,
+            |time| self.wrote(time),
+        )
+        .await;
         self.fenced_if(&result, fence);
         Ok((result?, letters.into_inner().unwrap_or_default()))
     }
 
-    /// Keeps `time`, a plan's newest acknowledged write, if it is newer than those before (see
-    /// [`OwnWrites`]).
-    fn wrote(&self, time: Option<ClusterTime>) {
+    /// Keeps `time`, a plan's newest acknowledged write, if it is newer than those before: every
+    /// plan the trigger runs, however it is left ([`run_writing_plan`]).
+    pub(super) fn wrote(&self, time: Option<ClusterTime>) {
         let mut written = lock(&self.written);
         *written = (*written).max(time);
     }
@@ -155,20 +157,5 @@ impl<M: Mongo> Trigger<M> {
             self.probe.fenced();
             fence.lose();
         }
-    }
-}
-
-/// A plan run by the trigger, whose newest acknowledged write the trigger keeps once the plan
-/// is left: finished, failed, or dropped half-way with its session (a lost lease, a stream
-/// error, shutdown), since what it wrote before is written either way and the later batches
-/// read after it (`after_own_writes`).
-struct OwnWrites<'a, M: Mongo, P: Plan> {
-    trigger: &'a Trigger<M>,
-    plan: &'a mut P,
-}
-
-impl<M: Mongo, P: Plan> Drop for OwnWrites<'_, M, P> {
-    fn drop(&mut self) {
-        self.trigger.wrote(self.plan.latest_write());
     }
 }

@@ -249,6 +249,13 @@ impl Plan for RetryBatch {
             Self::Leaseless(plan) => plan.drain_notes(),
         }
     }
+
+    fn latest_write(&self) -> Option<crate::protocol::concern::ClusterTime> {
+        match self {
+            Self::Held(plan) => plan.latest_write(),
+            Self::Leaseless(plan) => plan.latest_write(),
+        }
+    }
 }
 
 #[cfg(test)]
