@@ -1,5 +1,6 @@
 //! Proves the substrate the product stands on, against the embedded test server or
-//! `MONGODB_URI`: atomic `$inc` counters, duplicate-key errors, resumable change streams.
+//! `MONGODB_URI`: atomic `$inc` counters, duplicate-key errors, resumable change streams, their
+//! tokens past dropped events and their update lookups.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -9,7 +10,9 @@ use mongo_seq_test_harness::{client, unique_db_name};
 use mongodb::bson::{doc, Document};
 use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
 use mongodb::error::{ErrorKind, WriteFailure};
-use mongodb::options::{IndexOptions, ReturnDocument};
+use mongodb::options::{
+    CollectionOptions, FullDocumentType, IndexOptions, ReturnDocument, WriteConcern,
+};
 use mongodb::{Collection, IndexModel};
 
 const TASKS: i64 = 8;
@@ -235,4 +238,123 @@ async fn partial_unique_index_allows_many_without_the_field_and_deleting_them() 
         .await
         .expect("the number is free again");
     db.drop().await.ok();
+}
+
+/// A stream's resume token moves past the events its `$match` drops once a read has scanned
+/// them (the postBatchResumeToken of a reply that found nothing): a stream resumed there does
+/// not see them again, whatever it matches.
+#[tokio::test]
+async fn a_stream_s_token_moves_past_the_events_its_match_drops() {
+    let db = client().await.database(&unique_db_name("substrate_pbrt"));
+    let events: Collection<Document> = db.collection_with_options("events", majority_writes());
+    events.insert_one(doc! { "n": 0 }).await.expect("create");
+    let mut stream = events
+        .watch()
+        .pipeline([doc! { "$match": { "fullDocument.keep": true } }])
+        .await
+        .expect("watch");
+    events
+        .insert_many((1..=5).map(|n| doc! { "n": n, "keep": false }))
+        .await
+        .expect("insert what the stream drops");
+    let before = stream.resume_token();
+    // A real server may answer before its scan reached the inserts: a few empty reads.
+    let mut token = None;
+    for _ in 0..20 {
+        assert!(stream.next_if_any().await.expect("getMore").is_none());
+        token = stream.resume_token().filter(|t| Some(t) != before.as_ref());
+        if token.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let token = token.expect("the token moved after reads that found nothing");
+    drop(stream);
+
+    let mut resumed = events
+        .watch()
+        .pipeline([doc! { "$match": { "operationType": "insert" } }])
+        .start_after(token)
+        .await
+        .expect("resume at the token");
+    events.insert_one(doc! { "n": 6 }).await.expect("insert 6");
+    assert_eq!(
+        read_inserts(&mut resumed, 1).await,
+        vec![6],
+        "the dropped events are behind the token"
+    );
+    db.drop().await.ok();
+}
+
+/// An update event of a stream opened with `fullDocument: "updateLookup"` carries its own
+/// document as it is when read (newer than the event), found among many, and the stream's
+/// `$match` sees that document.
+#[tokio::test]
+async fn an_update_event_brings_its_own_document_as_it_is_now() {
+    let db = client().await.database(&unique_db_name("substrate_lookup"));
+    let orders: Collection<Document> = db.collection_with_options("orders", majority_writes());
+    orders
+        .insert_many((1..=50).map(|n| doc! { "_id": n, "status": "draft" }))
+        .await
+        .expect("drafts");
+    let mut stream = orders
+        .watch()
+        .pipeline([doc! { "$match": {
+            "operationType": "update",
+            "fullDocument.status": "issued",
+        } }])
+        .full_document(FullDocumentType::UpdateLookup)
+        .await
+        .expect("watch");
+    // Ten orders issued by one update; one of them changed again after (its lookup shows it).
+    orders
+        .update_many(
+            doc! { "_id": { "$gt": 20, "$lte": 30 } },
+            doc! { "$set": { "status": "issued" } },
+        )
+        .await
+        .expect("issue 21..30");
+    orders
+        .update_one(doc! { "_id": 25 }, doc! { "$set": { "note": "late" } })
+        .await
+        .expect("note on 25");
+    orders
+        .update_one(
+            doc! { "_id": 40 },
+            doc! { "$set": { "note": "draft only" } },
+        )
+        .await
+        .expect("a draft changed: dropped by the match after its lookup");
+    let mut seen = Vec::new();
+    while seen.len() < 11 {
+        let event = tokio::time::timeout(Duration::from_secs(20), stream.next())
+            .await
+            .expect("update event within 20 s")
+            .expect("stream open")
+            .expect("change event");
+        let document = event.full_document.expect("looked-up document");
+        let id = document.get_i32("_id").expect("the document's _id");
+        if id == 25 {
+            assert_eq!(document.get_str("note").ok(), Some("late"), "{document}");
+        }
+        assert_eq!(
+            document.get_str("status").ok(),
+            Some("issued"),
+            "{document}"
+        );
+        seen.push(id);
+    }
+    let mut expected: Vec<i32> = (21..=30).collect();
+    expected.push(25);
+    seen.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(seen, expected, "each update event with its own document");
+    assert_nothing_more(&mut stream).await;
+    db.drop().await.ok();
+}
+
+fn majority_writes() -> CollectionOptions {
+    CollectionOptions::builder()
+        .write_concern(WriteConcern::majority())
+        .build()
 }

@@ -1,15 +1,21 @@
 package dev.mongoseq.testserver;
 
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.Cursor;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.BsonTimestamp;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
+import de.bwaldvogel.mongo.oplog.CollectionBackedOplog;
+import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
 import de.bwaldvogel.mongo.oplog.OplogPosition;
 import io.netty.channel.Channel;
 
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -49,30 +55,96 @@ final class PatchedBackend extends MemoryBackend {
      * found 78 documents never numbered after a cut connection). We add the token of the
      * change-stream cursor's position (the fake's own `OplogCursor.position`, read reflectively).
      */
-    private static final Field OPLOG_POSITION;
+    private static final Field OPLOG_POSITION = accessibleField(OplogCursor.class, "position");
 
-    static {
-        Field field = null;
+    /**
+     * Patch 8, the scan's high-water mark (tests/FAKE-SERVER.md row 21): a real server's
+     * change-stream cursor moves past the oplog entries its `$match` drops, and its
+     * postBatchResumeToken says so. The fake's cursor moves only to the last event it returned,
+     * so every getMore scans (and looks up, with `updateLookup`) the dropped entries behind it
+     * again, and its token stays there. When a reply is not full the scan reached the oplog's end
+     * (commands run one at a time): the cursor is moved to the oplog clock's current time.
+     */
+    private static final Field OPLOG_CLOCK = accessibleField(CollectionBackedOplog.class, "oplogClock");
+    private static final Method OPLOG_CLOCK_NOW = accessibleMethod("de.bwaldvogel.mongo.oplog.OplogClock", "now");
+
+    static Field accessibleField(Class<?> owner, String name) {
         try {
-            field = OplogCursor.class.getDeclaredField("position");
+            Field field = owner.getDeclaredField(name);
             field.setAccessible(true);
+            return field;
         } catch (ReflectiveOperationException | RuntimeException e) {
-            System.err.println("test server: cannot read OplogCursor.position; no postBatchResumeToken: " + e);
+            System.err.println("test server: cannot reach " + owner.getSimpleName() + "." + name + ": " + e);
+            return null;
         }
-        OPLOG_POSITION = field;
     }
 
-    private void addPostBatchResumeToken(String command, Document reply) {
+    private static Method accessibleMethod(String owner, String name) {
+        try {
+            Method method = Class.forName(owner).getDeclaredMethod(name);
+            method.setAccessible(true);
+            return method;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            System.err.println("test server: cannot reach " + owner + "." + name + ": " + e);
+            return null;
+        }
+    }
+
+    private void addPostBatchResumeToken(String command, Document query, Document reply) {
         if (OPLOG_POSITION == null || !(command.equals("aggregate") || command.equals("getMore"))) return;
         if (!(reply.get("cursor") instanceof Document cursor) || !(cursor.get("id") instanceof Number id) || id.longValue() == 0) return;
         try {
             Cursor open = getCursorRegistry().getCursor(id.longValue());
-            if (open instanceof OplogCursor && OPLOG_POSITION.get(open) instanceof OplogPosition position) {
+            if (!(open instanceof OplogCursor)) return;
+            if (scannedToTheEnd(command, query, cursor) && oplog instanceof CollectionBackedOplog log) {
+                OPLOG_POSITION.set(open, new OplogPosition(oplogNow(log)));
+            }
+            if (OPLOG_POSITION.get(open) instanceof OplogPosition position) {
                 cursor.put("postBatchResumeToken", new Document("_data", position.toHexString()));
             }
         } catch (ReflectiveOperationException | RuntimeException e) {
             // no token: the driver keeps the one it has
         }
+    }
+
+    /** The reply holds fewer events than asked for (or no limit was asked): nothing was left. */
+    private static boolean scannedToTheEnd(String command, Document query, Document cursor) {
+        Object asked = command.equals("aggregate")
+            ? (query.get("cursor") instanceof Document options ? options.get("batchSize") : null)
+            : query.get("batchSize");
+        Object batch = cursor.get(command.equals("aggregate") ? "firstBatch" : "nextBatch");
+        if (!(batch instanceof List<?> events)) return false;
+        return !(asked instanceof Number limit) || limit.intValue() <= 0 || events.size() < limit.intValue();
+    }
+
+    /** The oplog clock can be read (see oplogNow). */
+    static boolean oplogClockReachable() {
+        return OPLOG_CLOCK != null && OPLOG_CLOCK_NOW != null;
+    }
+
+    /** The oplog clock's current time: at or after every entry so far, before every later one. */
+    static BsonTimestamp oplogNow(CollectionBackedOplog oplog) {
+        if (OPLOG_CLOCK == null || OPLOG_CLOCK_NOW == null) throw new IllegalStateException("test server: no oplog clock");
+        try {
+            return (BsonTimestamp) OPLOG_CLOCK_NOW.invoke(OPLOG_CLOCK.get(oplog));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("test server: cannot read the oplog clock", e);
+        }
+    }
+
+    /** Patch 9 (see UpdateLookup): the change streams' update lookups through the `_id` index. */
+    @Override
+    protected Oplog createOplog() {
+        if (!UpdateLookup.available()) return super.createOplog();
+        MongoDatabase local = resolveDatabase("local");
+        @SuppressWarnings("unchecked")
+        MongoCollection<Document> collection = (MongoCollection<Document>) local.resolveCollection(OPLOG_COLLECTION_NAME, false);
+        if (collection == null) {
+            @SuppressWarnings("unchecked")
+            MongoCollection<Document> created = (MongoCollection<Document>) local.createCollectionOrThrowIfExists(OPLOG_COLLECTION_NAME);
+            collection = created;
+        }
+        return new UpdateLookup(this, collection, getCursorRegistry());
     }
 
     static String indexId(String database, String collection, String index) {
@@ -136,7 +208,7 @@ final class PatchedBackend extends MemoryBackend {
                 }
                 throw e;
             }
-            addPostBatchResumeToken(command, reply);
+            addPostBatchResumeToken(command, query, reply);
             preImages.afterStreamReply(database, command, query, reply);
             if (hello) {
                 reply.put("isWritablePrimary", Boolean.TRUE);
