@@ -1,6 +1,5 @@
 package dev.mongoseq.testserver;
 
-import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.Cursor;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
@@ -132,20 +131,19 @@ final class PatchedBackend extends MemoryBackend {
         }
     }
 
-    /** Patch 9 (see UpdateLookup): the change streams' update lookups through the `_id` index. */
+    /** Patches 9 and 10 (see IndexedOplog): change streams read from their position, lookups by `_id`. */
     @Override
     protected Oplog createOplog() {
-        if (!UpdateLookup.available()) return super.createOplog();
+        if (!IndexedOplog.available()) return super.createOplog();
         MongoDatabase local = resolveDatabase("local");
-        @SuppressWarnings("unchecked")
-        MongoCollection<Document> collection = (MongoCollection<Document>) local.resolveCollection(OPLOG_COLLECTION_NAME, false);
-        if (collection == null) {
-            @SuppressWarnings("unchecked")
-            MongoCollection<Document> created = (MongoCollection<Document>) local.createCollectionOrThrowIfExists(OPLOG_COLLECTION_NAME);
-            collection = created;
-        }
-        return new UpdateLookup(this, collection, getCursorRegistry());
+        Object collection = local.resolveCollection(OPLOG_COLLECTION_NAME, false);
+        if (collection == null) collection = local.createCollectionOrThrowIfExists(OPLOG_COLLECTION_NAME);
+        if (!(collection instanceof OplogEntries entries)) return super.createOplog();
+        return new IndexedOplog(this, entries, getCursorRegistry());
     }
+
+    /** The oplog collection's name in `local` (patch 10: OplogEntries). */
+    static final String OPLOG_COLLECTION = OPLOG_COLLECTION_NAME;
 
     static String indexId(String database, String collection, String index) {
         return database + "." + collection + "/" + index;

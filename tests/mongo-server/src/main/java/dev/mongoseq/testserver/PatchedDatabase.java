@@ -1,14 +1,20 @@
 package dev.mongoseq.testserver;
 
+import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 
 import java.util.List;
 import java.util.Map;
 
-/** A memory database whose unique indexes honour `{field: {$exists: true}}` partial filters. */
+/**
+ * A memory database whose unique indexes honour `{field: {$exists: true}}` partial filters, whose
+ * `_id` index serves queries that pin `_id`, and whose oplog collection keeps its timestamps in
+ * order (OplogEntries).
+ */
 final class PatchedDatabase extends MemoryDatabase {
     private final String name;
     private final Map<String, List<String>> partialFilters;
@@ -17,6 +23,15 @@ final class PatchedDatabase extends MemoryDatabase {
         super(name, cursorRegistry);
         this.name = name;
         this.partialFilters = partialFilters;
+    }
+
+    @Override
+    protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
+        // Called from the super constructor: `name` is not set yet.
+        if ("local".equals(getDatabaseName()) && collectionName.equals(PatchedBackend.OPLOG_COLLECTION)) {
+            return new OplogEntries(this, collectionName, options, cursorRegistry);
+        }
+        return super.openOrCreateCollection(collectionName, options);
     }
 
     @Override
