@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use mongo_seq_test_harness::{client, unique_db_name};
 use mongodb::bson::{doc, Document};
 use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
@@ -357,4 +357,73 @@ fn majority_writes() -> CollectionOptions {
     CollectionOptions::builder()
         .write_concern(WriteConcern::majority())
         .build()
+}
+
+/// `_id: {$in: [...]}` with more conditions finds exactly the documents whose `_id` equals one of
+/// the values, numbers of any type comparing by value, among many values that match nothing.
+#[tokio::test]
+async fn an_id_in_query_finds_exactly_the_listed_documents() {
+    let db = client().await.database(&unique_db_name("substrate_in"));
+    let docs: Collection<Document> = db.collection("docs");
+    let oid = mongodb::bson::oid::ObjectId::new();
+    docs.insert_many([
+        doc! { "_id": 1_i32, "keep": true },
+        doc! { "_id": 2_i64, "keep": true },
+        doc! { "_id": 3.0_f64, "keep": true },
+        doc! { "_id": "a", "keep": true },
+        doc! { "_id": oid, "keep": true },
+        doc! { "_id": { "k": 1 }, "keep": true },
+        doc! { "_id": 5_i32, "keep": false },
+        doc! { "_id": 6_i32, "keep": true },
+    ])
+    .await
+    .expect("insert");
+    let ids_of = |found: Vec<Document>| -> Vec<String> {
+        let mut ids: Vec<String> = found
+            .iter()
+            .map(|d| d.get("_id").map(ToString::to_string).unwrap_or_default())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut listed: Vec<mongodb::bson::Bson> = (1000..1300).map(|n| n.into()).collect();
+    listed.extend([
+        1.0_f64.into(),
+        2_i32.into(),
+        3_i64.into(),
+        "a".into(),
+        oid.into(),
+        5_i64.into(),
+    ]);
+    let found = docs
+        .find(doc! { "_id": { "$in": listed.clone() }, "keep": true })
+        .await
+        .expect("find")
+        .try_collect::<Vec<_>>()
+        .await
+        .expect("read");
+    let expected = ids_of(
+        docs.find(doc! { "_id": { "$in": [1, 2, 3, "a", oid] } })
+            .await
+            .expect("find")
+            .try_collect::<Vec<_>>()
+            .await
+            .expect("read"),
+    );
+    assert_eq!(expected.len(), 5, "{expected:?}");
+    assert_eq!(
+        ids_of(found),
+        expected,
+        "5 is listed but not kept; 6 is kept but not listed"
+    );
+    listed.push(doc! { "k": 1 }.into());
+    let with_document = docs
+        .find(doc! { "_id": { "$in": listed }, "keep": true })
+        .await
+        .expect("find")
+        .try_collect::<Vec<_>>()
+        .await
+        .expect("read");
+    assert_eq!(with_document.len(), 6, "{with_document:?}");
+    db.drop().await.ok();
 }

@@ -12,8 +12,8 @@ import java.util.Map;
 
 /**
  * A memory database whose unique indexes honour `{field: {$exists: true}}` partial filters, whose
- * `_id` index serves queries that pin `_id`, and whose oplog collection keeps its timestamps in
- * order (OplogEntries).
+ * `_id` index serves queries that pin `_id` (and whose collections match `_id: {$in}` through a
+ * set: IdInMatching), and whose oplog collection keeps its timestamps in order (OplogEntries).
  */
 final class PatchedDatabase extends MemoryDatabase {
     private final String name;
@@ -31,7 +31,7 @@ final class PatchedDatabase extends MemoryDatabase {
         if ("local".equals(getDatabaseName()) && collectionName.equals(PatchedBackend.OPLOG_COLLECTION)) {
             return new OplogEntries(this, collectionName, options, cursorRegistry);
         }
-        return super.openOrCreateCollection(collectionName, options);
+        return new IdInMatching(this, collectionName, options, cursorRegistry);
     }
 
     @Override
