@@ -1,10 +1,11 @@
 //! The batch loop's reads and writes, group-commit style: a batch is what the stream has when
 //! the previous batch's writes return. The next read (one `getMore`, or what the last reply
 //! brought beyond a batch, topped up by one `getMore` when that reply was full: a backlog is
-//! read in full batches, `connection/stream.rs`) goes out while the current batch is written, and what it brings is the
-//! next batch, written as soon as the current one is done. So batches grow with the stream's rate
-//! times one write, and a drain's reads overlap its writes (their round trips, at least: a
-//! server that runs one command at a time still spends its own time on each).
+//! read in full batches, `connection/stream.rs`) goes out while the current batch is written,
+//! and what it brings is the next batch, written as soon as the current one is done. So batches
+//! grow with the stream's rate times one write, and a drain's reads overlap its writes (their
+//! round trips, at least: a server that runs one command at a time still spends its own time on
+//! each).
 //!
 //! ```text
 //! read ─▶ batch 1: number ─────────────▶ batch 2: number ──────────▶ …

@@ -427,3 +427,46 @@ async fn an_id_in_query_finds_exactly_the_listed_documents() {
     assert_eq!(with_document.len(), 6, "{with_document:?}");
     db.drop().await.ok();
 }
+
+/// A stream started at an event's cluster time (`startAtOperationTime`, inclusive) begins with
+/// that event: a read from a position neither skips the entry at it nor any after it.
+#[tokio::test]
+async fn a_stream_started_at_an_event_s_time_begins_with_that_event() {
+    let db = client()
+        .await
+        .database(&unique_db_name("substrate_start_at"));
+    let events: Collection<Document> = db.collection_with_options("events", majority_writes());
+    events.insert_one(doc! { "n": 0 }).await.expect("create");
+    let mut first = events
+        .watch()
+        .pipeline([doc! { "$match": { "operationType": "insert" } }])
+        .await
+        .expect("watch");
+    for n in 1..=3 {
+        events.insert_one(doc! { "n": n }).await.expect("insert");
+    }
+    let event = tokio::time::timeout(Duration::from_secs(20), first.next())
+        .await
+        .expect("the first insert within 20 s")
+        .expect("stream open")
+        .expect("change event");
+    assert_eq!(
+        event
+            .full_document
+            .as_ref()
+            .and_then(|d| d.get_i32("n").ok()),
+        Some(1)
+    );
+    let at = event
+        .cluster_time
+        .expect("an insert event carries its clusterTime");
+    drop(first);
+    let mut started = events
+        .watch()
+        .pipeline([doc! { "$match": { "operationType": "insert" } }])
+        .start_at_operation_time(at)
+        .await
+        .expect("watch from the event's time");
+    assert_eq!(read_inserts(&mut started, 3).await, vec![1, 2, 3]);
+    db.drop().await.ok();
+}
