@@ -162,7 +162,7 @@ const GOALS = [
   { goal: "sidecar drain on = \"match\" ≥ 0.5× on = \"insert\"", name: "sidecar.b1000.match.drain.vs_insert", atLeast: 0.5 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents)`, name: "client.insertmany.vs_mongoose_sequence", atLeast: 50 },
   { goal: `insertMany ≥ 50× mongoose-sequence (${options.mongooseDocs} documents), 0.5 ms each way`, name: "client.insertmany.vs_mongoose_sequence.rtt1ms", atLeast: 50 },
-  // Issue 24 retired "Wasm ≤ 120 KB raw" for what users feel; wasm.bytes and wasm.gzip_bytes are still printed.
+  // The second performance round retired "Wasm ≤ 120 KB raw" for what users feel; wasm.bytes and wasm.gzip_bytes are still printed.
   { goal: "cold start: mongo-seq's own import ≤ 5 ms, Node", name: "client.cold_start.node.mongo_seq_own_ms", atMost: 5 },
   { goal: "cold start: mongo-seq's own import ≤ 5 ms, Deno", name: "client.cold_start.deno.mongo_seq_own_ms", atMost: 5 },
   { goal: "cold start: mongo-seq's own import ≤ 5 ms, Bun", name: "client.cold_start.bun.mongo_seq_own_ms", atMost: 5 },
@@ -188,7 +188,7 @@ console.log(`## mongo-seq benchmark — ${options.full ? "full" : "quick"} mode,
 
 ${report.table()}
 
-#### Goals (issues 11 and 24)
+#### Goals
 
 ${report.goals(GOALS.filter((g) => report.get(g.name) !== undefined))}
 

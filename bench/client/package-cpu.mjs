@@ -85,7 +85,7 @@ export async function runReservationCpu({ calls, report }) {
   const driver = report.get("client.driver_find_and_modify_cpu_us");
   if (driver !== undefined) {
     report.add("client.reservation_cpu.vs_driver", own / driver, "x",
-      "the package's own CPU per reservation ÷ the driver's own CPU per findAndModify (issue 24: ≤ 1)", { server: false });
+      "the package's own CPU per reservation ÷ the driver's own CPU per findAndModify (≤ 1)", { server: false });
   }
   report.add("client.reservation_wall_us", (await nextNanos(1, calls)) / 1000, "µs",
     "the same, elapsed time (one event-loop turn per reservation included; inflated when the machine is shared)", { server: false });

@@ -1,4 +1,4 @@
-// The Rust library's lines (issue 21): bench/rust (`mongo-seq-bench`, a release build) measures
+// The Rust library's lines: bench/rust (`mongo-seq-bench`, a release build) measures
 // the `mongo-seq` crate's next() with blocks 1/100/1000 against the tutorial written in Rust, 1
 // and 10 tasks, and a warm next() in ns; it prints one JSON figure per line, added here to the
 // report beside the JS rows.

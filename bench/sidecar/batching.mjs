@@ -1,4 +1,4 @@
-// The sidecar's default batching side by side with the batch sizes that bound it (issue 24):
+// The sidecar's default batching side by side with the batch sizes that bound it:
 // flat out, 4 writers insert `docs` documents on a fresh server per trial while the consumer
 // runs, and the default (batch 1000) and batch 100 are compared with the bulk-update limit of a
 // live run (the same inserts with no consumer, then one `update` per 1,000 documents: live.mjs;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Drains at 1 ms RTT (0.5 ms each way through the proxy) of two or more sidecar builds beside the
 // bulk-update limit, interleaved: batch 1000 default and gapless, each as a ratio to the limit
-// measured before and after it (issue 24's `sidecar.b1000.drain.vs_limit.rtt1ms`), with commands
+// measured before and after it (the goal `sidecar.b1000.drain.vs_limit.rtt1ms`), with commands
 // per document.
 //
 //   node bench/sidecar/drain-rtt.mjs [--docs N] [--rounds N] NAME=BINARY …

@@ -120,7 +120,7 @@ export class Sequence {
   }
 
   /**
-   * Rewrites the counter's definition (issue 20: the options it records beside its number, which
+   * Rewrites the counter's definition (the options it records beside its number, which
    * every reservation compares with its own — SEQUENCE_CONFLICT when they differ) to this
    * sequence's options, on purpose: after the options changed. The number is left as it is.
    * Refused (INVALID_ARGUMENT, nothing written) for a counter that does not exist. Resolves with

@@ -1,4 +1,4 @@
-// Hostile arguments at every public entry point (issue 8, items 8, 9 and 10): each is refused
+// Hostile arguments at every public entry point: each is refused
 // with a MongoSeqError whose code is documented and whose message names the argument or option
 // and what was expected, in the package's words — never a Wasm trap, a Rust or serde internal,
 // or a driver TypeError after a number was reserved — and nothing is written.
@@ -238,7 +238,7 @@ test("Sequences bson option: refused unless it is a driver's BSON export; anothe
   }
 });
 
-// Issue 23, part 3: collection names the server would refuse (or that name its own collections)
+// Collection names the server would refuse (or that name its own collections)
 // are the package's INVALID_OPTION, before any command — the rule is the core's, shared with
 // the sidecar's config and the import options.
 test("collection names with `$`, NUL, `system.*` or past the 255-byte namespace: INVALID_OPTION before any command", async () => {

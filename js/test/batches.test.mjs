@@ -1,4 +1,4 @@
-// Large batches (issue 8, item 1): a batch never reserves numbers it cannot hand back. Sizes up
+// Large batches: a batch never reserves numbers it cannot hand back. Sizes up
 // to the documented limit (1,000,000 numbers per call) work, in one reservation; larger ones
 // are refused before any command is sent, so no number is burnt.
 import { test } from "node:test";

@@ -1,8 +1,8 @@
-// The package's commands carry the concerns the core chose (issue 10): every write
+// The package's commands carry the concerns the core chose: every write
 // `writeConcern: {w: "majority"}`, every read of the counters `readConcern: {level: "majority"}`
 // and of the caller's documents `{level: "local"}` (crates/mongo-seq-core/src/concern.rs), and
 // `waitForNumber`'s reads `{level: "majority"}` (a number a failover could roll back is never
-// handed back, issue 25),
+// handed back),
 // whatever the caller's `Db` says (here `w: 1` and `readConcern: local`, the settings under which a failover
 // could hand a number out twice). Seen with the driver's command monitoring.
 import { test } from "node:test";
@@ -41,7 +41,7 @@ test("writes carry w: majority, counter reads readConcern majority, not the call
     await seqs.insertMany(documents, [{ kind: "a" }, { kind: "b" }], { sequence: "documentId", field: "n" });
     await seqs.insertOptimistic(db.collection("optimistic"), { kind: "optimistic" });
     await seqs.sequence("imported").seedFromMax(documents, "_id");
-    // Document series (issue 19): a periodic next(), a dated insert, assign.
+    // Document series: a periodic next(), a dated insert, assign.
     const yearly = seqs.sequence("yearly", { reset: "yearly", timeZone: "Europe/Paris" });
     await yearly.next({ date: new Date("2026-01-01T12:00:00Z") });
     await seqs.insertOne(documents, { kind: "dated", at: new Date() }, { sequence: yearly, field: "y", dateField: "at" });

@@ -9,7 +9,7 @@ import { useMongo, assertRefused } from "./support.mjs";
 
 const mongo = useMongo();
 
-test("counterField 'sequence': the Go article's counter keeps counting, and its shape is kept (plus the definition, issue 20)", async () => {
+test("counterField 'sequence': the Go article's counter keeps counting, and its shape is kept (plus the definition)", async () => {
   const db = mongo.freshDb("shape_go");
   await db.collection("counters").insertOne({ _id: "invoices", sequence: 500 });
   const invoices = new Sequences(db).sequence("invoices", { counterField: "sequence", block: 10 });
@@ -38,7 +38,7 @@ test("counterField 'seq_value': the Atlas recipe's own update interleaved with m
   for (const value of await Promise.all(work)) issued.push(...[value].flat());
   assert.equal(new Set(issued).size, issued.length, "no number issued twice");
   const counter = await counters.findOne({ _id: counterId });
-  assert.deepEqual(Object.keys(counter).sort(), ["_id", "definition", "seq_value"], "the recipe's shape is kept, plus the definition (issue 20), which its $inc leaves alone");
+  assert.deepEqual(Object.keys(counter).sort(), ["_id", "definition", "seq_value"], "the recipe's shape is kept, plus the definition, which its $inc leaves alone");
   assert.ok(counter.seq_value >= Math.max(...issued), "the counter is past every number issued");
 });
 
@@ -62,7 +62,7 @@ test("counterField on a counter of another shape, or a bad counterField: MongoSe
   }
 });
 
-// Issue 23, part 3: the Atlas recipe as published keys its counter by the change event's
+// The Atlas recipe as published keys its counter by the change event's
 // namespace, `_id: { db, coll }` (a document, in that field order), adopted in place with the
 // `counterId` option — by the package and by the mongoose plugin.
 test("counterId { db, coll }: the Atlas recipe's own counter, its $inc interleaved with mongo-seq's (package and mongoose plugin), no duplicate", async () => {
@@ -96,7 +96,7 @@ test("counterId { db, coll }: the Atlas recipe's own counter, its $inc interleav
   const all = await counters.find().toArray();
   assert.equal(all.length, 1, "one counter: the recipe's own, no second one made");
   assert.deepEqual(Object.keys(all[0]._id), ["db", "coll"], "its _id kept, in the recipe's field order");
-  assert.deepEqual(Object.keys(all[0]).sort(), ["_id", "definition", "seq_value"], "the recipe's fields, and the definition (issue 20)");
+  assert.deepEqual(Object.keys(all[0]).sort(), ["_id", "definition", "seq_value"], "the recipe's fields, and the definition");
   assert.equal(all[0].seq_value, Math.max(...issued));
   assert.deepEqual(await students.setNext(1000), { previousLast: Math.max(...issued), created: false, next: 1000 });
   assert.deepEqual(await students.resetAll(), { reset: 1, next: 1 });

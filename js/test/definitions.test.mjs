@@ -1,4 +1,4 @@
-// Counters that know their definition (issue 20): every write of a counter records the options
+// Counters that know their definition: every write of a counter records the options
 // that decide its numbers (start, step, bounds, reset, time zone, format, gapless) and refuses a
 // counter recorded with others (SEQUENCE_CONFLICT naming both and the first option that differs;
 // nothing reserved), at no extra command on the hot path; counters without one (the tutorial's,

@@ -92,7 +92,7 @@ test("auto-increment (identitycounters { model, field, count }): renamed sequenc
   );
   assert.deepEqual(report.skipped.map((s) => s.reason), ["`model` must be a string, got nothing"]);
   assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
-    // Each counter written records the sequence's definition (issue 20).
+    // Each counter written records the sequence's definition.
     { _id: "Post.postNo", seq: 0, definition: { start: 1, step: 1 } },
     { _id: "Tag.n", seq: 100 }, // already further: not written
     { _id: "users", seq: 41, definition: { start: 1, step: 1 } },
@@ -136,7 +136,7 @@ test("sharing mongoose-sequence's counters collection: its unique index refuses 
     assert.equal(error.code, "UNIQUE_INDEX_CONFLICT");
     assert.match(error.message, /id_1_reference_value_1/);
     assert.match(error.message, /counters collection/);
-    // Issue 23, part 4: whose index it is and what to do.
+    // Whose index it is and what to do.
     assert.match(error.message, /it is mongoose-sequence's index on \{ id, reference_value \}/);
     assert.match(error.message, /`mongo-seq import --from mongoose-sequence --apply` \(the package's importCounters\(db, \{ from: "mongoose-sequence", apply: true \}\)\)/);
     assert.match(error.message, /or give mongo-seq a counters collection of its own/);
@@ -150,7 +150,7 @@ test("sharing mongoose-sequence's counters collection: its unique index refuses 
   }
 });
 
-// Issue 23, part 4: replacing mongoose-sequence where it stands. Both default to `counters`; the
+// Replacing mongoose-sequence where it stands. Both default to `counters`; the
 // import in place replaces its unique index by one over its own documents, so mongo-seq's
 // counters fit beside them and a mongoose-sequence still running keeps its guarantee.
 test("import in place (counters = source = `counters`): mongo-seq's counters fit beside mongoose-sequence's, which keeps numbering", async () => {

@@ -1,4 +1,4 @@
-// mongo-seq/mongoose for business document series (issue 19), with both mongoose majors:
+// mongo-seq/mongoose for business document series, with both mongoose majors:
 // periodic options (a yearly series in a time zone, numbered in the period of a date field), and
 // `when`: a document is numbered on save() once it matches, exactly once, never renumbered.
 import { describe, test, before, after } from "node:test";

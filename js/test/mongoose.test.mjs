@@ -239,7 +239,7 @@ for (const [label, mongoose] of [
       assert.doesNotMatch(caught.message, LEAKS);
     };
 
-    // Issue 23, part 4: what mongoose-sequence and @typegoose/auto-increment refuse or number.
+    // What mongoose-sequence and @typegoose/auto-increment refuse or number.
     test("plugin() refuses a field that cannot hold a number, naming the path and its declared type", () => {
       const Child = new Schema({ name: String });
       refusedAtPlugin({ code: String }, { field: "code" }, "INVALID_OPTION", /`field`: `code` is declared as a String in the schema, which cannot hold the number: declare it Number/);

@@ -1,7 +1,7 @@
 // Several OS processes on one counter: every number is issued once, whatever the block sizes,
 // and the first use of a fresh sequence by all of them at once (the tutorial's upsert race)
 // never surfaces an error. Several processes inserting with the optimistic loop into one
-// collection: every insert succeeds at realistic contention (issue 8, item 2).
+// collection: every insert succeeds at realistic contention.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";

@@ -1,5 +1,5 @@
 // resetAll(): every counter of a sequence — unscoped and each scope — back to `start`, what
-// mongoose-sequence's `counterReset(id)` does without a reference (issue 23, part 4). Counters a
+// mongoose-sequence's `counterReset(id)` does without a reference. Counters a
 // mongo-seq sidecar keeps (gapless or not: the counter does not say) are refused unless forced;
 // the result says how many counters were reset; other sequences' counters are not touched.
 import { test } from "node:test";

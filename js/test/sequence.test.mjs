@@ -8,7 +8,7 @@ import { useMongo } from "./support.mjs";
 
 const mongo = useMongo();
 
-test("next() follows the tutorial: counter { _id: name, seq: last issued }, starting at 1 (and its definition, issue 20)", async () => {
+test("next() follows the tutorial: counter { _id: name, seq: last issued }, starting at 1 (and its definition)", async () => {
   const db = mongo.freshDb("seq_next");
   const userIds = new Sequences(db).sequence("userid");
   assert.deepEqual([await userIds.next(), await userIds.next(), await userIds.next()], [1, 2, 3]);
@@ -249,7 +249,7 @@ test("numbers beyond 2^53 come back as exact BigInt and are stored as exact int6
   assert.equal(stored.n, 9007199254740995n);
 });
 
-// Issue 8, item 5: at the top (or bottom) of the int64 range the reservation's filter itself
+// At the top (or bottom) of the int64 range the reservation's filter itself
 // refuses, whichever protocol the options select, so the counter can never wrap on any server.
 test("the int64 limit: the last number is issued, then OVERFLOW, and the counter never wraps", async () => {
   const MAX = 2n ** 63n - 1n;

@@ -1,4 +1,4 @@
-// Business document series (issue 19): sequences that restart every year, month or day in a
+// Business document series: sequences that restart every year, month or day in a
 // time zone, numbered in the period of a given instant (`next({ date })`, dated inserts), and
 // the options and dates refused before anything is written.
 import { test } from "node:test";
@@ -22,7 +22,7 @@ test("a yearly series numbers each instant in its year's counter, in the sequenc
   assert.equal(await invoices.next({ date: new Date(PARIS_2025_END - 1000) }), 2);
   assert.deepEqual(await invoices.nextMany(3, { date: PARIS_2026 }), [2, 3, 4]);
   assert.deepEqual(await invoices.nextFormatted({ date: PARIS_2026 }), { value: 5, period: "2026", formatted: "INV-2026-000005" });
-  // Each period's counter records the series' definition (issue 20): its reset and zone too.
+  // Each period's counter records the series' definition: its reset and zone too.
   const DEFINITION = { start: 1, step: 1, reset: "yearly", timeZone: "Europe/Paris", yearStart: 1, format: "INV-{yyyy}-{seq:06}" };
   assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
     { _id: "invoices/2025", seq: 2, definition: DEFINITION },

@@ -1,4 +1,4 @@
-// Voided numbers (issue 20): `Sequence#void` and the mongoose plugin's `Model.voidNumber` write
+// Voided numbers: `Sequence#void` and the mongoose plugin's `Model.voidNumber` write
 // ledger entries beside the counters; every refusal writes nothing.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -1,7 +1,7 @@
 //! The sidecar's only way to MongoDB and to the wall clock: the interface a trigger, its lease
 //! and the tools run on. The binary implements it with the official `mongodb` crate
 //! ([`crate::connection::Connection`]); a simulator implements it with its model of MongoDB
-//! (issue 10) and runs the very same trigger code.
+//! and runs the very same trigger code.
 //!
 //! ```text
 //!            Trigger<M: Mongo> (supervisor, session, backfill, batches), LeaseKeeper<M>,

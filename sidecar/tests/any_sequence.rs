@@ -1,6 +1,6 @@
 //! The tools on any sequence, one no trigger of a config uses (the npm package's, the mongoose
 //! plugin's, the Atlas recipe's counter): `set-next`, `counters` and `reset` take the sequence's
-//! options as flags, validated as the config file's keys are (issue 23, parts 3 and 4).
+//! options as flags, validated as the config file's keys are.
 
 mod common;
 

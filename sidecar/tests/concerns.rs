@@ -1,4 +1,4 @@
-//! The sidecar's commands carry the concerns the core chose (issue 10), whatever its client's
+//! The sidecar's commands carry the concerns the core chose, whatever its client's
 //! options say: here a client configured `w: 1` and `readConcern: local`, the settings under
 //! which a failover could roll back a reservation and hand its numbers out again. Every write
 //! must carry `{w: "majority"}`, every read of the counters and the state collection

@@ -1,7 +1,6 @@
 //! A trigger numbering on a counter whose `_id` is a document — the Atlas trigger recipe's
 //! `{ db, coll }`, adopted in place with `counter_id` and `counter_field` — in both modes: the
-//! lease stamps it, a pending gapless intent on it is completed, nothing else is created
-//! (issue 23, part 3).
+//! lease stamps it, a pending gapless intent on it is completed, nothing else is created.
 
 mod common;
 

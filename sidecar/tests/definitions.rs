@@ -1,4 +1,4 @@
-//! Counters that know their definition (issue 20), through the built binary: `counters` shows
+//! Counters that know their definition, through the built binary: `counters` shows
 //! each counter's definition (human and `--json`), `set-next` refuses a counter recorded with
 //! other options (SEQUENCE_CONFLICT, nothing written), and `adopt` rewrites the definition on
 //! purpose and says what changed — refused for a counter that does not exist.

@@ -2,7 +2,7 @@
 //! implementation that is not the driver (every command fails as if the server were unreachable)
 //! under a paused clock. What it sends and when is then exact: one lease read per attempt, at the
 //! backoff schedule (200 ms doubling), the health report that of a trigger retrying. This is the
-//! shape the deterministic simulator (issue 10) builds on.
+//! shape the deterministic simulator builds on.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The ledger (issue 20) through the built binary: `mongo-seq void` records numbers no document
+//! The ledger through the built binary: `mongo-seq void` records numbers no document
 //! holds, from the trigger of `--config`, and refuses with nothing written; a gapless trigger
 //! records the numbers of the documents deleted from its collection.
 

@@ -1,4 +1,4 @@
-//! Numbering on issue (`on = "match"`, issue 19): drafts are inserted unnumbered, a document
+//! Numbering on issue (`on = "match"`): drafts are inserted unnumbered, a document
 //! gets its number when an update or a replace makes it match, exactly once, in the order
 //! documents came to match; one that stops matching keeps it; a first start numbers what
 //! already matches, in `backfill_sort` order. In-process, against the embedded server or

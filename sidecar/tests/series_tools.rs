@@ -1,4 +1,4 @@
-//! The tools on series that reset (issue 19): `counters` lists each period's counter, `set-next`
+//! The tools on series that reset: `counters` lists each period's counter, `set-next`
 //! takes a period (`--period`, or the id's last segment), `check` audits each period's series
 //! on its own (documents carry `<field>Period`), `import` adopts a counter as a period's.
 
@@ -340,7 +340,7 @@ async fn import_adopts_a_plugin_counter_as_a_period_s() {
         "{out}"
     );
     let adopted = all_counters(&database.collection("seq_counters")).await;
-    // Each with the series' definition (issue 20).
+    // Each with the series' definition.
     let definition = doc! { "start": 1_i64, "step": 1_i64, "reset": "yearly", "timeZone": "UTC", "yearStart": 1_i64 };
     assert_eq!(
         adopted,

@@ -1,4 +1,4 @@
-//! A counters collection sharded on a key other than `_id` (issue 23, part 2): the trigger reads
+//! A counters collection sharded on a key other than `_id`: the trigger reads
 //! the cluster's catalog (`config.collections`) at session start and refuses with the core's
 //! UNSUPPORTED_SHARD_KEY, nothing written; once the collection is sharded on `_id` (hashed
 //! here), its retry numbers. No sharded cluster runs here: the catalog entry is the one a

@@ -36,7 +36,7 @@ pub fn sequences() -> Vec<(Value, Vec<Option<&'static str>>)> {
     ]
 }
 
-/// The rival's sequence (issue 20): `invoices` numbered with step 2, another definition than
+/// The rival's sequence: `invoices` numbered with step 2, another definition than
 /// the applications' (step 1). It must be refused wherever they numbered first, and they
 /// wherever it did.
 pub fn rival_sequence() -> Value {
@@ -70,7 +70,7 @@ pub struct JsProcess {
     scopes: Vec<Vec<Option<&'static str>>>,
     /// The core's counter object per counter id, as `Sequence` keeps them.
     counters: HashMap<String, BlockCounter>,
-    /// A rival with other options (issue 20): it only reserves, and hands its numbers to no one
+    /// A rival with other options: it only reserves, and hands its numbers to no one
     /// the checks of [`crate::invariants::Issued`] follow (they are another series' numbers).
     rival: bool,
 }

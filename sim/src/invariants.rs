@@ -12,7 +12,7 @@ use bson::Bson;
 
 use crate::model::value::{number, Num};
 
-/// The counter definitions (issue 20) that reserved numbers from each counter: one per
+/// The counter definitions that reserved numbers from each counter: one per
 /// counter, whatever the interleaving, or the counter handed numbers out under two sets of
 /// options (a second process's step interleaved with the first's).
 #[derive(Debug, Default)]

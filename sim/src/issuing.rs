@@ -1,4 +1,4 @@
-//! Numbering on issue (issue 19) in the simulated world: two `on = "match"` triggers number the
+//! Numbering on issue in the simulated world: two `on = "match"` triggers number the
 //! documents matching `{status: "issued"}` in series that reset in `Europe/Paris` — `invoices`
 //! (default mode, yearly, placed by the document's `issuedAt`, formatted `INV-{yyyy}-{seq:06}`)
 //! and `credits` (gapless, monthly, placed by the event's `wallTime`). The model's wall clock

@@ -13,7 +13,7 @@ pub use mongo_seq_core::mutants::{switch, Mutant};
 /// run: `mongo_seq_core::protocol::conformance`.)
 pub const FOUND_BY: [(Mutant, u64); 1] = [
     // A stale incarnation's completion moving numbers of an intent its same-id successor
-    // finished: about 1 schedule in 1,000 to 3,000 (922 until issue 24's read ahead, then
+    // finished: about 1 schedule in 1,000 to 3,000 (922 until the sidecar's read ahead, then
     // 3,342; 58 since a first backfill stores its resume point first, found by a hunt from 1).
     (Mutant::UnfencedCompletion, 58),
 ];

@@ -92,17 +92,17 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
     if rng.chance(0.25) {
         config.sidecar_read_preference = crate::client::ReadPreference::SecondaryPreferred;
     }
-    // Drawn after it, for the same reason (issue 19: numbering on issue). The mutants known
+    // Drawn after it, for the same reason (numbering on issue). The mutants known
     // before are hunted on the workload that caught them (their seeds stay theirs: the issue
     // triggers' reads and writes would reshuffle every later draw of a schedule), numbering on
     // issue's own mutant on schedules that issue.
     let earlier_mutant = mutant.is_some_and(|m| m != Mutant::UnconditionedNumbering);
     config.issuing = !earlier_mutant && rng.chance(0.6);
-    // Drawn after it, for the same reason (issue 20): a rival process with other options,
+    // Drawn after it, for the same reason: a rival process with other options,
     // on schedules of no earlier mutant (theirs stay as they were) and of its own.
     let earlier = mutant.is_some_and(|m| m != Mutant::IgnoreDefinition);
     config.rival = !earlier && rng.chance(0.4);
-    // Drawn after it (issue 20: the ledger), for the same reason: the mutants known before keep
+    // Drawn after it (the ledger), for the same reason: the mutants known before keep
     // their seeds on the workload that caught them (recording deletions sends commands that
     // reshuffle a schedule's later draws), the ledger's own mutant runs where it is on.
     let before_ledger = mutant.is_some_and(|m| m != Mutant::SkipDeletionRecord);

@@ -457,7 +457,7 @@ pub async fn deleter(world: World) {
             let _ = client.run(DB, operation, None, None).await;
             continue;
         }
-        // Now and then a clerk voids a number of the gapless series (issue 20): most are
+        // Now and then a clerk voids a number of the gapless series: most are
         // refused (held, not issued, recorded as deleted already, an intent pending).
         if world.with(|w| w.config.ledger) && world.chance(0.15) {
             void_one(&world, &client).await;
@@ -819,7 +819,7 @@ fn not_recorded_deletions(history: &[(u64, Op)], ns: &str, id: &str) -> HashSet<
     exempt
 }
 
-/// The ledger (issue 20): every number `1..=counter` of the gapless series `counter_id` is held
+/// The ledger: every number `1..=counter` of the gapless series `counter_id` is held
 /// by a document, voided, or recorded as its document's deletion, exactly one of these. Checked
 /// where its trigger never lost its stream's history (an oplog truncated past its resume point,
 /// a dropped or renamed collection): deletions in lost history are not seen by anyone; and

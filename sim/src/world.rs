@@ -56,10 +56,10 @@ pub struct Config {
     /// Documents are drafted and issued, and `on = "match"` triggers number them
     /// (`crate::issuing`).
     pub issuing: bool,
-    /// A rival process numbers `invoices` with another step (issue 20): its reservations and
+    /// A rival process numbers `invoices` with another step: its reservations and
     /// the others' must never both succeed on one counter (`crate::invariants::Definitions`).
     pub rival: bool,
-    /// The ledger (issue 20): gapless triggers record deleted documents' numbers, a clerk voids
+    /// The ledger: gapless triggers record deleted documents' numbers, a clerk voids
     /// now and then, and the check accounts for every number.
     pub ledger: bool,
     pub mutant: Option<Mutant>,

@@ -54,7 +54,7 @@ fn seeds_that_found_the_stale_completion_bug_run_clean() {
 
 /// The mutant that restores the bug needs its rare interleaving (about 1 schedule in 1,000):
 /// the hunt checks it on the seed listed in `FOUND_BY`, found again whenever a change to the
-/// trigger's commands moves it (922 until the sidecar's read ahead of issue 24, then 3,342, 58).
+/// trigger's commands moves it (922 until the sidecar's read ahead, then 3,342, 58).
 #[test]
 fn its_seed_still_catches_the_unfenced_completion() {
     let seed = mongo_seq_sim::mutants::found_by(Mutant::UnfencedCompletion)
@@ -68,7 +68,7 @@ fn its_seed_still_catches_the_unfenced_completion() {
 
 /// The driver went back to the deposed primary of term 1 after the primary of term 2 crashed,
 /// and the sidecar's check of an event's document there did not find it: `writer0-191` was
-/// left unnumbered (issue 25). Fixed in the model's driver (SDAM's stale-primary rule) and in
+/// left unnumbered. Fixed in the model's driver (SDAM's stale-primary rule) and in
 /// the product (the check reads causally after the event).
 const DEPOSED_PRIMARY_READ: u64 = 3_013_611;
 
@@ -105,14 +105,14 @@ fn it_still_catches_reads_anchored_at_the_events_only() {
     );
 }
 
-/// Numbering on issue (issue 19): a first number written without the trigger's condition (a
+/// Numbering on issue: a first number written without the trigger's condition (a
 /// draft seen through a stale `updateLookup` gets a number) is caught within the first seeds.
 #[test]
 fn the_first_seeds_catch_a_draft_numbered_through_a_stale_lookup() {
     caught_within(1..=50, Mutant::UnconditionedNumbering, "a draft numbered");
 }
 
-/// A fresh run with issue 19's issue triggers (seeds from 9,019,001) found seed 9,021,107: a
+/// A fresh run with the numbering-on-issue triggers (seeds from 9,019,001) found seed 9,021,107: a
 /// gapless completion of a match trigger read its documents back anchored at the events only, saw
 /// a document it had just numbered as an unnumbered draft on a secondary, and closed its intent
 /// with the counter below a number a document held. The fix of seed 8,234,182 (reads causally
@@ -122,7 +122,7 @@ fn the_issue_trigger_seed_whose_completion_read_before_its_own_write_runs_clean(
     runs_clean(9_021_107);
 }
 
-/// The ledger (issue 20): a gapless trigger that does not record a deleted document's number
+/// The ledger: a gapless trigger that does not record a deleted document's number
 /// leaves it unaccounted for (neither held, voided nor recorded as deleted): caught within the
 /// first seeds; the first runs clean with the records.
 #[test]
@@ -146,7 +146,7 @@ fn seeds_that_recorded_a_held_number_as_deleted_run_clean() {
     }
 }
 
-/// Issue 24's read ahead (a batch read while the previous one is written): with `on = "match"`,
+/// The sidecar's read ahead (a batch read while the previous one is written): with `on = "match"`,
 /// two events of one document came in consecutive batches, and the second batch's skip read,
 /// anchored at its own event only, was answered by a secondary from before the first batch's
 /// number; a gapless completion then left a number held by nobody. Batches now read after the

@@ -113,7 +113,7 @@ test("the alerting rules pass promtool and query only exported metrics", () => {
     assert.ok(rule.labels?.severity, `${rule.alert} has a severity`);
     assert.ok(rule.annotations?.summary && rule.annotations?.description, `${rule.alert} says what and why`);
   }
-  // The early warning for lost history (issue 10).
+  // The early warning for lost history.
   assert.ok(rules.some((rule) => /mongo_seq_resume_token_age_seconds/.test(rule.expr)), "a rule on the resume token's age");
 });
 

@@ -22,10 +22,10 @@ test("make demo: orders numbered on insert, invoices on issue per year across Ne
     /A-103 issued 2026-12-31T23:00:00Z \(Paris: 2027-01-01 00:00:00\) → INV-2027-000001/,
     /A-104 issued .* → INV-2027-000002/,
     /A-105 \(draft\): no number/,
-    // Each with the series' definition (issue 20).
+    // Each with the series' definition.
     /invoices\/2026 +3 +\{start: 1, step: 1, reset: "yearly", timeZone: "Europe\/Paris", yearStart: 1, format: "INV-\{yyyy\}-\{seq:06\}", gapless: true\} +\(period 2026\)/,
     /invoices\/2027 +2 +\{start: 1, step: 1, reset: "yearly".*\} +\(period 2027\)/,
-    // Issue 20: one deletion recorded by the sidecar, one gap voided; every number accounted for.
+    // One deletion recorded by the sidecar, one gap voided; every number accounted for.
     /A-101 \(INV-2026-000002\) deleted: the sidecar recorded invoices\/2026 #2 in the ledger \("document deleted"\)/,
     /invoices\/2027: voided 2 in mongo_seq_demo\.mongo_seq_ledger/,
     /mongo_seq_demo\.invoices field seq: 3 documents, 3 numbered, 0 unnumbered, 0 duplicates, 0 gaps, 1 voided, 1 deleted/,

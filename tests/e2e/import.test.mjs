@@ -45,7 +45,7 @@ test("mongoose-sequence counters: a dry run prints and writes nothing; --apply m
   ]);
 });
 
-// Issue 23, part 4: replacing mongoose-sequence where it stands (both default to `counters`):
+// Replacing mongoose-sequence where it stands (both default to `counters`):
 // the import in place replaces its unique index so mongo-seq's counters fit beside its documents.
 test("mongoose-sequence counters in place (--counters defaults to its own collection): its unique index replaced, mongo-seq's counters written beside", async () => {
   const dbName = uniqueDbName("import_in_place");

@@ -1,4 +1,4 @@
-// The JavaScript in the documentation, run as written (issue 8, item 11). Every ```js block of
+// The JavaScript in the documentation, run as written. Every ```js block of
 // every Markdown file in the repository runs as an ES module in its own Node process against the
 // test server (or MONGODB_URI), with the package built in js/dist; each statement whose comment
 // starts with a value (`await ids.next(); // 1 (…)`, `// [2, …, 1001]`, `// { last: 5, … }`) must

@@ -1,4 +1,4 @@
-// The packed package inside bundled applications, the way people ship them (issue 23, part 1):
+// The packed package inside bundled applications, the way people ship them:
 // a tiny app (import, one next() against the test server, exit 0) installed with the tarball,
 // bundled by esbuild (ESM, and CommonJS as AWS Lambda / Serverless / Vercel / Netlify functions
 // ship), webpack 5 (target node), Rollup (node-resolve, commonjs, json) and `bun build`, each

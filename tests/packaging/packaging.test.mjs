@@ -77,7 +77,7 @@ test("the license in the tarball is the repository's MIT license", async () => {
   assert.equal(JSON.parse(readFileSync(join(dir, "package", "package.json"), "utf8")).license, "MIT");
 });
 
-// Issue 8, item 4: ESM shims and `node -e` define a global __dirname; the ESM build must not
+// ESM shims and `node -e` define a global __dirname; the ESM build must not
 // take it for its own directory (the module is inside the bundle now: nothing is located).
 test("ESM with a global __dirname, and `node -e 'import(\"mongo-seq\")'`, load the Wasm module", async () => {
   const dir = await project("dirname", "module", ["esm-global-dirname.mjs"]);

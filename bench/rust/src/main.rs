@@ -4,7 +4,7 @@
 //! `$inc` per number), with 1 and 10 concurrent tasks, rows interleaved round by round (each
 //! round's ratio against the tutorial of the same round; the median is reported); and a warm
 //! `next()` (a number from the block in hand, no round trip) in ns, beside a plain Rust hi/lo,
-//! and a yearly sequence's warm `next()` beside the plain one (issue 19: at most 2×).
+//! and a yearly sequence's warm `next()` beside the plain one (at most 2×).
 //!
 //! Usage: `mongo-seq-bench --uri URI --db NAME [--rounds N] [--numbers 1=400,100=20000,1000=50000]
 //! [--warm-calls N]`. Prints one JSON object per figure on stdout (`name`, `value`, `unit`,

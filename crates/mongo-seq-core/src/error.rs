@@ -189,7 +189,7 @@ pub enum SeqError {
     /// whole shard key (see [`crate::counter::shard_key`]). Nothing was written.
     #[error("the collection {collection} is sharded on {key}: mongo-seq writes each counter by its `_id` alone, and a sharded collection takes an upsert only with the whole shard key in its filter; keep the counters in an unsharded collection (the package's `collection` option, the sidecar's `mongodb.counters`), or shard it on {{ _id: 1 }} or {{ _id: \"hashed\" }} (reshardCollection; unshardCollection from MongoDB 8.0)")]
     UnsupportedShardKey { collection: String, key: String },
-    /// The counter records another definition than the caller's options (issue 20): two
+    /// The counter records another definition than the caller's options: two
     /// processes with different options would interleave numbers. Nothing was reserved.
     #[error("counter `{counter_id}` was defined with other options: `{}` is {} there and {} here (stored definition {}, ours {}); nothing was reserved: use the same options, or adopt the new definition on purpose", conflict.option, fmt_option(&conflict.stored_value), fmt_option(&conflict.our_value), describe_definition(&conflict.stored), describe_definition(&conflict.ours))]
     SequenceConflict {

@@ -1,4 +1,4 @@
-//! Known protocol mutants, for the simulator (`sim/`, issue 10) to show it catches each one.
+//! Known protocol mutants, for the simulator (`sim/`) to show it catches each one.
 //!
 //! A mutant is only compiled with the `mutants` feature, which only the simulator's crate
 //! enables; without it [`active`] is a constant `false` and every mutant branch is dead code the
@@ -30,7 +30,7 @@ pub enum Mutant {
     UnfencedCompletion,
     /// The sidecar decides that an event's document needs no number (numbered, or gone) on a
     /// read that is not causally after the event (no `afterClusterTime`: the product before
-    /// issue 25).
+    /// the stale-read fixes).
     UnanchoredSkipRead,
     /// A first number written without the numbering's condition (a document seen through a
     /// stale `updateLookup`, a draft, gets numbered).
@@ -39,10 +39,10 @@ pub enum Mutant {
     /// plan's own writes (a secondary may answer from before them: the product before the fix
     /// of seed 8,234,182).
     ReadBeforeOwnWrites,
-    /// A reservation without its counter definition's condition (issue 20): a process with
+    /// A reservation without its counter definition's condition: a process with
     /// other options reserves from a counter another definition numbers.
     IgnoreDefinition,
-    /// A gapless trigger does not record a deleted document's number in the ledger (issue 20).
+    /// A gapless trigger does not record a deleted document's number in the ledger.
     SkipDeletionRecord,
     /// A trigger's batch reads anchored at the batch's events only, not also after the
     /// trigger's earlier writes to its documents (with `on = "match"`, a document numbered by
@@ -70,7 +70,7 @@ impl Mutant {
     ];
 
     /// The mutants the simulator's workload can catch (its mutant check runs each; every
-    /// known one: `UnconditionedNumbering` by the `on = "match"` triggers, issue 19).
+    /// known one: `UnconditionedNumbering` by the `on = "match"` triggers).
     pub const ALL: [Mutant; 13] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {

@@ -1,4 +1,4 @@
-//! A gapless completion vacates a number before it gives it (issue 19): with a condition, a
+//! A gapless completion vacates a number before it gives it: with a condition, a
 //! document counted gone (unnumbered, no longer matching) can match again, and the numbers after
 //! it then move up; the ordered `update` must move the last one first.
 

@@ -133,7 +133,7 @@ export interface AdoptOutcome {
   definition: CounterDefinition;
   changed: string[];
 }
-/** The options a counter records beside its number (issue 20); unset ones are left out. */
+/** The options a counter records beside its number; unset ones are left out. */
 export interface CounterDefinition {
   start: CoreInteger;
   step: CoreInteger;

@@ -238,7 +238,7 @@
 //! | `RESET_REFUSED` | `reset_all` found counters a sidecar keeps (see `reset_all_forced`) |
 //! | `TOO_MANY_RETRIES` | `insert_optimistic` lost `max_attempts` races, or an insert found its number taken 10 times in a row |
 //! | `UNIQUE_INDEX_CONFLICT` | the counters collection has another unique index (another tool's counters share it): give mongo-seq its own collection, or import them |
-//! | `SEQUENCE_CONFLICT` | `sequence(name, options)` again with other options; or the counter records another definition than the options (issue 20: [`Sequence::adopt_definition`] rewrites it on purpose), nothing reserved |
+//! | `SEQUENCE_CONFLICT` | `sequence(name, options)` again with other options; or the counter records another definition than the options ([`Sequence::adopt_definition`] rewrites it on purpose), nothing reserved |
 //! | `WAIT_TIMEOUT` | `wait_for_number` saw no number in time |
 //! | `CONDITION_NOT_MET`, `UNEXPECTED_REPLY` | internal protocol checks (should not happen) |
 //!

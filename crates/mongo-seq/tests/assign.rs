@@ -1,4 +1,4 @@
-//! Numbering on issue through the library (issue 19): `assign` numbers the documents that match
+//! Numbering on issue through the library: `assign` numbers the documents that match
 //! a filter and have no number, each once, in its period's series, also with several processes
 //! assigning at once.
 

@@ -1,4 +1,4 @@
-//! Counters that know their definition (issue 20), through the Rust library against the
+//! Counters that know their definition, through the Rust library against the
 //! server (js/test/definitions.test.mjs): two services with different steps on one counter —
 //! the second refused naming the option, nothing reserved, at no extra command on the hot path;
 //! a tutorial counter given one; `adopt_definition` rewriting it on purpose.

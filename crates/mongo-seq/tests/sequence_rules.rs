@@ -290,7 +290,7 @@ async fn counters_of_other_recipes_are_used_in_place() -> TestResult {
             .find_one(doc! { "_id": "invoices" })
             .await?
             .unwrap(),
-        // The recipe's fields, and the definition (issue 20).
+        // The recipe's fields, and the definition.
         doc! { "_id": "invoices", "sequence": 510_i64, "definition": { "start": 1_i64, "step": 1_i64 } }
     );
     // The Atlas trigger recipe, as published: `_id` is the change event's `ns` document.

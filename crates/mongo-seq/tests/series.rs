@@ -1,4 +1,4 @@
-//! Business document series (issue 19) through the library: sequences that reset (numbers in
+//! Business document series through the library: sequences that reset (numbers in
 //! the period of a date, each period's counter from `start`, the current period kept at hand),
 //! and numbered inserts placing each document by its `date_field` (`assign`: tests/assign.rs).
 //! Bad input is refused with nothing written.
@@ -47,7 +47,7 @@ async fn a_yearly_sequence_numbers_each_year_from_start_in_its_zone() -> TestRes
         invoices.next_many_at(3, at("2024-05-05T05:05:05Z")).await?,
         [1, 2, 3]
     );
-    // Each period's counter records the series' definition (issue 20), its reset and zone too.
+    // Each period's counter records the series' definition, its reset and zone too.
     let definition = doc! { "start": 1_i64, "step": 1_i64, "reset": "yearly", "timeZone": "Europe/Paris", "yearStart": 1_i64, "format": "INV-{yyyy}-{seq:06}" };
     assert_eq!(
         counters(&s.db).await,

@@ -30,7 +30,7 @@ export async function usage(db: Db, users: Collection): Promise<void> {
       void code;
     }
   }
-  // Business document series (issue 19).
+  // Business document series.
   const invoices = seqs.sequence("invoices", { reset: "yearly", timeZone: "Europe/Paris", yearStart: 4, format: "INV-{yyyy}-{seq:06}" });
   const dated: SequenceNumber = await invoices.next({ date: new Date() });
   const scopedDated: SequenceNumber[] = await invoices.nextMany(2, { tenant: "acme" }, { date: Date.now() });

@@ -1,4 +1,4 @@
-//! `mongo-seq adopt <counter id>`: rewrites the definition a counter records (issue 20) to the
+//! `mongo-seq adopt <counter id>`: rewrites the definition a counter records to the
 //! sequence's options on purpose, and says what changed. Every reservation compares its own
 //! options with the counter's definition and refuses another one (`SEQUENCE_CONFLICT`); after
 //! the options of a sequence were changed on purpose (a new `max`, a `format`), `adopt` makes the

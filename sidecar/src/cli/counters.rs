@@ -1,4 +1,4 @@
-//! `mongo-seq counters`: the counters, their values and definitions (issue 20), as a table or
+//! `mongo-seq counters`: the counters, their values and definitions, as a table or
 //! JSON: every counter, or
 //! one sequence's (`--sequence`, its options from `--config` or the flags: the counter field and
 //! id it reads, the scope fields its ids have).

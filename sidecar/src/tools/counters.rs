@@ -27,7 +27,7 @@ pub struct CounterRow {
     /// (`invoices/tenantId=acme/2026` → `2026`), with its series: the id without the period
     /// (`invoices/tenantId=acme`), the same for every period of one scope.
     pub period: Option<(String, String)>,
-    /// The definition the counter records (issue 20), its integers as numbers; `None` when it
+    /// The definition the counter records, its integers as numbers; `None` when it
     /// has none (made by the tutorial, another recipe or an older version: its next reservation
     /// records one).
     pub definition: Option<Value>,

@@ -247,7 +247,7 @@ mod tests {
 
     #[test]
     fn a_counter_definition_condition_admits_none_or_exactly_ours() {
-        // The reservation filter's `$or` (issue 20): MongoDB compares embedded documents field
+        // The reservation filter's `$or`: MongoDB compares embedded documents field
         // by field, in order, numbers by value.
         let ours = doc! {"start": 1_i64, "step": 1_i64};
         let filter = doc! {"_id": "c", "$or": [{"definition": {"$exists": false}}, {"definition": ours.clone()}]};

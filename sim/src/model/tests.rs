@@ -331,7 +331,7 @@ fn with_an_arbiter_and_a_member_down_nothing_commits() {
     );
 }
 
-/// `waitForNumber`'s read (issue 25): the sidecar's numbering write, applied by a primary that
+/// `waitForNumber`'s read: the sidecar's numbering write, applied by a primary that
 /// fails before replicating it, is visible to `local` reads there and then rolled back (the
 /// document ends with another number); a `majority` read never shows it.
 #[test]

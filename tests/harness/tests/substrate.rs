@@ -313,7 +313,7 @@ async fn an_update_event_brings_its_own_document_as_it_is_now() {
             doc! { "$set": { "status": "issued" } },
         )
         .await
-        .expect("issue 21..30");
+        .expect("set documents 21..30 issued");
     orders
         .update_one(doc! { "_id": 25 }, doc! { "$set": { "note": "late" } })
         .await

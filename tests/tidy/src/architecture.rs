@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::source::{files, read, root};
 
-/// A map, not a manual: 355 lines before issue 22 cut it to 300; each new area (the Rust
+/// A map, not a manual: 355 lines before the first restructuring cut it to 300; each new area (the Rust
 /// library added one) earns a few lines, a longer text belongs in the modules' docs.
 const MAX_LINES: usize = 320;
 

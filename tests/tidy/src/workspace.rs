@@ -52,3 +52,77 @@ fn anyhow_is_only_at_a_binary_s_edge() {
         "anyhow outside a binary's main.rs and cli/: {found:#?}"
     );
 }
+
+/// Where `text` names a tracker issue by its number (the word, a space, an optional `#`, digits):
+/// the byte offset of each mention.
+fn issue_numbers(text: &str) -> Vec<usize> {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut found = Vec::new();
+    for (at, _) in lower.match_indices("issue") {
+        if at > 0 && bytes[at - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let mut i = at + "issue".len();
+        if bytes.get(i) == Some(&b's') {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b' ') {
+            continue;
+        }
+        i += 1;
+        if bytes.get(i) == Some(&b'#') {
+            i += 1;
+        }
+        if bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            found.push(at);
+        }
+    }
+    found
+}
+
+#[test]
+fn no_file_names_an_issue_a_reader_cannot_look_up() {
+    // The project's own tracker is not public: an issue number tells a reader nothing. Say what is
+    // meant (the feature, a docs section). Upstream trackers (a GitHub URL, MongoDB's SERVER-…)
+    // can be looked up, and tests/FAKE-SERVER.md cites the test server's own issues.
+    let extensions = [
+        ".rs", ".md", ".mjs", ".js", ".ts", ".mts", ".json", ".toml", ".py", ".sh",
+    ];
+    let mut found = Vec::new();
+    for path in files(&crate::source::root(), &extensions) {
+        let name = relative(&path);
+        if name.split('/').any(|part| part.starts_with('.')) || name == "tests/FAKE-SERVER.md" {
+            continue;
+        }
+        let text = read(&path);
+        for at in issue_numbers(&text) {
+            let line = crate::source::line_of(&text, at);
+            let words = text.lines().nth(line - 1).unwrap_or_default();
+            let upstream = ["github.com", "SERVER-", "jira"]
+                .iter()
+                .any(|u| words.contains(u));
+            if !upstream {
+                found.push(format!("{name}:{line}: {}", words.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "mentions of an issue by number: {found:#?}"
+    );
+}
+
+#[test]
+fn issue_numbers_are_found_in_every_form() {
+    let text = format!(
+        "see {w} {}, {W}s {} and 24, {w} #{}",
+        20,
+        11,
+        3,
+        w = "issue",
+        W = "Issue"
+    );
+    assert_eq!(issue_numbers(&text).len(), 3);
+    assert!(issue_numbers("reissue 5; the issue is 5; issues: 4; tissue 3").is_empty());
+}

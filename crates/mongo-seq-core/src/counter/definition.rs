@@ -1,4 +1,4 @@
-//! The definition a counter records beside its number (issue 20): the options that decide which
+//! The definition a counter records beside its number: the options that decide which
 //! numbers it hands out and how they read, so a second process with other options is refused
 //! (`SEQUENCE_CONFLICT`) instead of interleaving numbers with the first.
 //!

@@ -4,7 +4,7 @@
 //! `seedFromCollection`, which finds the [`largest`] number a collection holds); the counters
 //! of dated documents ([`dated`]: the `localDates` step of a sequence that resets); on a
 //! sharded cluster, the [`shard_key`] its collection may have. Every write of a counter carries
-//! the sequence's [`definition`] (issue 20), which [`adopt`] rewrites on purpose.
+//! the sequence's [`definition`], which [`adopt`] rewrites on purpose.
 
 pub mod adopt;
 pub mod current;

@@ -1,5 +1,5 @@
 //! [`DefinitionConflict`]: how a counter's stored definition differs from the caller's
-//! (`SEQUENCE_CONFLICT`, issue 20), and how a definition reads in messages and tools.
+//! (`SEQUENCE_CONFLICT`), and how a definition reads in messages and tools.
 
 use serde_json::Value;
 

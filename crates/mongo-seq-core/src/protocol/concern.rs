@@ -24,7 +24,7 @@
 //!   deleted it after: whichever member answers, under whatever topology view. A deposed
 //!   primary of an older term never reaches a commit point after the event, so it cannot
 //!   answer; a `local` read there, or a `majority` read of a new primary whose commit point
-//!   still lags, would miss the document (issue 25, seed 3,013,611). Causal consistency with
+//!   still lags, would miss the document (seed 3,013,611). Causal consistency with
 //!   data durability needs exactly this pair, `majority` reads and `majority` writes
 //!   (<https://www.mongodb.com/docs/manual/core/causal-consistency-read-write-concerns/>).
 //!   MongoDB sets `afterClusterTime` itself for the operations of a causally consistent

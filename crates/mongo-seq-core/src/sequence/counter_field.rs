@@ -3,7 +3,7 @@
 //! It is `seq` by default (the tutorial's), or another plain top-level field so counters other
 //! recipes made keep working in place (see the counter documents' docs). `_id`, `epoch` and
 //! `intent` (the sidecar's fencing and gapless protocols keep them in the counter document) and
-//! `definition` (the options the counter records, issue 20) are reserved.
+//! `definition` (the options the counter records) are reserved.
 //!
 //! The `counterId` option: the counter's `_id` when it is not the sequence's name — counters
 //! other recipes made keep their `_id` (the Atlas trigger recipe's is the change event's

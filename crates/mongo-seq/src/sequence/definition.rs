@@ -6,7 +6,7 @@ use super::Sequence;
 use crate::error::Result;
 
 impl Sequence {
-    /// Rewrites the definition the counter records (issue 20: every reservation refuses another
+    /// Rewrites the definition the counter records (every reservation refuses another
     /// one, `SEQUENCE_CONFLICT`) to this sequence's options, on purpose; the number stays.
     /// Returns the definition before (`null`: none), now, and the options that changed; a
     /// counter that does not exist is refused (`INVALID_ARGUMENT`), nothing written.
