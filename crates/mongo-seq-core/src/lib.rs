@@ -146,10 +146,11 @@ pub use numbering::intent::{
 pub use numbering::pending::{CompletePending, PendingReport};
 pub use numbering::seed_from_existing::{SeedFromExisting, SeedReport};
 pub use numbering::spec::NumberingSpec;
+pub use protocol::cluster_time::ClusterTime;
 pub use protocol::command::{
     Collection, Command, FindOptions, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
-pub use protocol::concern::{ClusterTime, ReadConcern, WriteConcern, ANCHORED_READ_MAX_TIME_MS};
+pub use protocol::concern::{ReadConcern, WriteConcern, ANCHORED_READ_MAX_TIME_MS};
 pub use protocol::machine::{Machine, MachinePlan};
 pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};

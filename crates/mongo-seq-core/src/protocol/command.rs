@@ -155,7 +155,7 @@ pub enum Command {
         /// afterClusterTime}`, see [`crate::protocol::concern`]); serialized in `readConcern`
         /// only.
         #[serde(default)]
-        after_cluster_time: Option<crate::protocol::concern::ClusterTime>,
+        after_cluster_time: Option<crate::protocol::cluster_time::ClusterTime>,
     },
     Update {
         collection: Collection,

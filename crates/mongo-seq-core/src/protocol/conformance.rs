@@ -4,8 +4,8 @@
 //! mutant of that code (`crate::mutants`) is caught on any schedule that exercises the rule, not
 //! only on the rare interleaving where breaking it shows in the data.
 
+use crate::protocol::cluster_time::ClusterTime;
 use crate::protocol::command::Command;
-use crate::protocol::concern::ClusterTime;
 use crate::protocol::plan::Step;
 
 thread_local! {

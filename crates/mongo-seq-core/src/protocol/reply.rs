@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::protocol::concern::ClusterTime;
+use crate::protocol::cluster_time::ClusterTime;
 
 /// The outcome of a command, as fed back to a plan. Serialized with a `kind` tag:
 /// `{"kind":"document","document":{…}}`, `{"kind":"none"}`, `{"kind":"inserted"}`,
@@ -411,7 +411,7 @@ mod tests {
     use serde_json::json;
 
     use super::{Reply, WriteResult};
-    use crate::protocol::concern::ClusterTime;
+    use crate::protocol::cluster_time::ClusterTime;
 
     #[test]
     fn a_write_result_keeps_the_server_s_operation_time() {
