@@ -93,7 +93,7 @@ test("an empty or invalid sequence name is INVALID_NAME", async () => {
     const error = await assertRefused(`name_${name.length}`, "INVALID_NAME", async (seqs) => seqs.sequence(name).next());
     assert.equal(error.details.name, name);
   }
-  // The README promises INVALID_NAME for every bad name, whatever its type.
+  // The README promises INVALID_NAME for every bad name, whatever its type (issue 8, item 10).
   for (const [label, name] of [["number", 42], ["object", { toString: () => "x" }], ["symbol", Symbol("x")], ["null", null]]) {
     const error = await assertRefused(`name_${label}`, "INVALID_NAME", async (seqs) => seqs.sequence(name).next());
     assert.match(error.message, /name.*must be a string/, error.message);
@@ -136,7 +136,7 @@ test("other misuse is refused with a code", async () => {
   await assertRefused("bad_value", "INVALID_ARGUMENT", (seqs) => seqs.sequence("userid").setNext("soon"));
 });
 
-// A document that is not a document, or a number field the package cannot
+// Issue 8, item 3: a document that is not a document, or a number field the package cannot
 // write, is refused before anything is reserved: no counter moves, nothing is inserted.
 test("inserting something that is not a document writes nothing", async () => {
   const notDocuments = [
@@ -198,7 +198,7 @@ test("a number field or format field the package cannot write is refused by ever
   }
 });
 
-// A counter outside the sequence's range is reported, and never written.
+// Issue 8, item 6: a counter outside the sequence's range is reported, and never written.
 test("a counter outside the sequence's bounds is MALFORMED_COUNTER and stays as it is", async () => {
   const cases = [
     ["below_min", { min: 1 }, -5],
@@ -213,6 +213,40 @@ test("a counter outside the sequence's bounds is MALFORMED_COUNTER and stays as 
     await assertRefused(`bounds_many_${label}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).nextMany(3), seed);
     await assertRefused(`bounds_current_${label}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).current(), seed);
   }
+});
+
+// A refused seed writes nothing: `$max` leaves a malformed `seq` as it is (a string sorts after
+// every number), so the definition it used to `$set` beside it was written by a refused call.
+test("seedFromMax on a malformed counter is MALFORMED_COUNTER with nothing written", async () => {
+  const cases = [
+    ["string", {}, "5"],
+    ["fraction", {}, 1.5],
+    ["array", {}, [1]],
+    ["above_max", { max: 100 }, 150],
+    ["below_min", { min: 10, start: 10 }, 2],
+    ["countdown_above", { start: 100, step: -1, max: 100 }, 150],
+  ];
+  for (const [label, options, seq] of cases) {
+    const seed = (db) => db.collection("counters").insertOne({ _id: "userid", seq });
+    await assertRefused(`seed_value_${label}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).seedFromMax(options.step < 0 ? 50 : 60), seed);
+    await assertRefused(`seed_collection_${label}`, "MALFORMED_COUNTER", (seqs, db) => seqs.sequence("userid", options).seedFromMax(db.collection("users")), async (db) => {
+      await seed(db);
+      await db.collection("users").insertOne({ _id: options.step < 0 ? 50 : 60 });
+    });
+  }
+  // A legacy double counter is seeded, as an int64 from then on; a well-formed one as before.
+  const db = mongo.freshDb("seed_legacy_double");
+  await db.collection("counters").insertMany([{ _id: "legacy", seq: new Double(5) }, { _id: "ahead", seq: new Double(2000) }]);
+  const seqs = new Sequences(db);
+  assert.deepEqual(await seqs.sequence("legacy").seedFromMax(1000), { last: 1000, next: 1001 });
+  assert.deepEqual(await seqs.sequence("ahead").seedFromMax(1000), { last: 2000, next: 2001 });
+  const stored = await db.collection("counters").find({}, { promoteValues: false }).sort({ _id: 1 }).toArray();
+  // (The same value as an int64 over 2000.0: the embedded server keeps the double, FAKE-SERVER.md row 13.)
+  assert.deepEqual(stored.map((c) => [c._id, Number(c.seq), c.definition !== undefined]), [
+    ["ahead", 2000, true],
+    ["legacy", 1000, true],
+  ]);
+  assert.equal(stored[1].seq._bsontype, "Long");
 });
 
 // `$type: "long"` also matches an array holding a long; such a counter must

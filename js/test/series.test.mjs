@@ -245,3 +245,69 @@ test("dated inserts refuse a bad dateField before anything is taken", async () =
     await seqs.insertOne(db.collection("x"), { number: new Date() }, options({ dateField: "number" }));
   });
 });
+
+test("a number already taken in its period (a document written by hand) is skipped and taken again, by insertOne and insertMany", async () => {
+  const db = mongo.freshDb("series_taken");
+  const seqs = new Sequences(db);
+  const invoices = seqs.sequence("invoices", { reset: "yearly" });
+  const coll = db.collection("invoices");
+  await seqs.createNumberingIndex(coll, { sequence: invoices, field: "number" });
+  // An import: numbers 2 and 5 of 2026 (and 3 of 2025, which takes nothing from 2026).
+  await coll.insertMany([{ _id: "imported-2", number: 2, numberPeriod: "2026" }, { _id: "imported-5", number: 5, numberPeriod: "2026" }, { _id: "old-3", number: 3, numberPeriod: "2025" }]);
+  const options = { sequence: invoices, field: "number", dateField: "issuedAt" };
+  const issuedAt = new Date("2026-03-01T10:00:00Z");
+  assert.equal((await seqs.insertOne(coll, { _id: "a", issuedAt }, options)).value, 1);
+  assert.equal((await seqs.insertOne(coll, { _id: "b", issuedAt }, options)).value, 3, "2 is taken: skipped");
+  const many = await seqs.insertMany(coll, [{ _id: "c", issuedAt }, { _id: "d", issuedAt }], options);
+  assert.deepEqual(many.values, [4, 6], "5 is taken: skipped");
+  assert.deepEqual(await coll.find({ numberPeriod: "2026" }, { projection: { number: 1 } }).sort({ number: 1 }).toArray(), [
+    { _id: "a", number: 1 },
+    { _id: "imported-2", number: 2 },
+    { _id: "b", number: 3 },
+    { _id: "c", number: 4 },
+    { _id: "imported-5", number: 5 },
+    { _id: "d", number: 6 },
+  ]);
+});
+
+test("a duplicate key shaped as a real server sends it (keyPattern, keyValue) is classified by its key pattern", async () => {
+  // The embedded server's duplicate-key errors carry the message only; a real server's carry
+  // `keyPattern` and `keyValue` too (and servers before 4.2 name no field in the message). The
+  // collection below raises such errors, once each, as the driver would, for the series' index
+  // (renumbered) and for another unique index (the caller's own: thrown as it is).
+  const db = mongo.freshDb("series_taken_shapes");
+  const seqs = new Sequences(db);
+  const invoices = seqs.sequence("invoices", { reset: "yearly" });
+  const real = db.collection("invoices");
+  const options = { sequence: invoices, field: "number", dateField: "issuedAt" };
+  const issuedAt = new Date("2026-03-01T10:00:00Z");
+  const serverError = (keyPattern, keyValue) => {
+    const error = new Error("E11000 duplicate key error collection: app.invoices index: some_index dup key: { : \"2026\", : 1 }");
+    return Object.assign(error, { name: "MongoServerError", code: 11000, keyPattern, keyValue });
+  };
+  const failingOnce = (make) => {
+    let failed = false;
+    return new Proxy(real, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (key !== "insertOne" && key !== "insertMany") return typeof value === "function" ? value.bind(target) : value;
+        return async (...args) => {
+          if (failed) return value.apply(target, args);
+          failed = true;
+          throw make(key);
+        };
+      },
+    });
+  };
+  const inPeriod = serverError({ numberPeriod: 1, number: 1 }, { numberPeriod: "2026", number: 1 });
+  assert.equal((await seqs.insertOne(failingOnce(() => inPeriod), { issuedAt }, options)).value, 2, "1 taken in its period: renumbered");
+  const bulk = (writeError) => Object.assign(new Error(writeError.errmsg), { name: "MongoBulkWriteError", code: 11000, writeErrors: [{ index: 0, code: 11000, errmsg: writeError.errmsg, err: writeError }] });
+  const manyOutcome = await seqs.insertMany(failingOnce(() => bulk({ index: 0, code: 11000, errmsg: inPeriod.message, keyPattern: inPeriod.keyPattern, keyValue: { numberPeriod: "2026", number: 3 } })), [{ issuedAt }], options);
+  assert.deepEqual(manyOutcome.values, [4], "3 taken in its period: renumbered");
+  const onEmail = serverError({ email: 1 }, { email: "a@example.com" });
+  await assert.rejects(seqs.insertOne(failingOnce(() => onEmail), { issuedAt }, options), (error) => error === onEmail);
+  await assert.rejects(
+    seqs.insertMany(failingOnce(() => bulk({ index: 0, code: 11000, errmsg: onEmail.message, keyPattern: { email: 1 } })), [{ issuedAt }], options),
+    (error) => error.name === "MongoBulkWriteError",
+  );
+});

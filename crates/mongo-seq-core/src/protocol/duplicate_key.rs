@@ -77,27 +77,89 @@ impl Command {
 }
 
 /// Whether the unique index a duplicate key broke holds `field`: its key pattern says so when
-/// the server sent one, else its message's `dup key: { <field>: … }` names the first field;
+/// the server sent one, else its message's `dup key: { <field>: …, … }` names the index's
+/// fields (a series' index `{ numberPeriod: "2026", number: 2 }` holds `number`, its second);
 /// when neither tells, it is taken to (the plan renumbers, as for a number already taken).
 fn index_holds(field: &str, errmsg: Option<&str>, key_pattern: Option<&Value>) -> bool {
     match key_pattern {
         Some(Value::Object(keys)) => keys.contains_key(field),
-        Some(Value::Null) | None => errmsg
-            .and_then(first_dup_key_field)
-            .map_or(true, |named| named == field),
+        Some(Value::Null) | None => {
+            let named = errmsg.map(dup_key_fields).unwrap_or_default();
+            named.is_empty() || named.contains(&field)
+        }
         Some(_) => false,
     }
 }
 
-/// The first field a duplicate-key message names: `dup key: { n: 5 }` → `n` (`"n"` quoted
-/// too); `None` when it names none (`dup key: { : 5 }`, servers before 4.2).
-fn first_dup_key_field(message: &str) -> Option<&str> {
-    let (_, rest) = message.split_once("dup key: {")?;
-    let rest = rest.strip_prefix(' ').unwrap_or(rest);
-    let rest = rest.strip_prefix('"').unwrap_or(rest);
-    let end = rest.find(['"', ':'])?;
-    let name = rest.get(..end)?.trim();
-    (!name.is_empty()).then_some(name)
+/// The fields a duplicate-key message names, in order: `dup key: { p: "a, b: c", n: 5 }` →
+/// `p`, `n` (names quoted too; values of any kind skipped, nested or quoted separators
+/// included); none when it names none (`dup key: { : 5 }`, servers before 4.2).
+fn dup_key_fields(message: &str) -> Vec<&str> {
+    let Some((_, rest)) = message.split_once("dup key: {") else {
+        return Vec::new();
+    };
+    let mut fields = Vec::new();
+    let mut rest = rest;
+    loop {
+        let trimmed = rest.trim_start();
+        // A name: quoted, or up to its `:`.
+        let (name, after) = if let Some(quoted) = trimmed.strip_prefix('"') {
+            match quoted.find('"') {
+                Some(end) => (
+                    quoted.get(..end).unwrap_or(""),
+                    quoted.get(end.saturating_add(1)..).unwrap_or(""),
+                ),
+                None => return fields,
+            }
+        } else {
+            match trimmed.find([':', '}']) {
+                Some(end) => (
+                    trimmed.get(..end).unwrap_or("").trim(),
+                    trimmed.get(end..).unwrap_or(""),
+                ),
+                None => return fields,
+            }
+        };
+        let Some(value) = after.trim_start().strip_prefix(':') else {
+            return fields;
+        };
+        if !name.is_empty() {
+            fields.push(name);
+        }
+        match value_end(value) {
+            Some((',', next)) => rest = next,
+            _ => return fields,
+        }
+    }
+}
+
+/// Skips one value of a duplicate-key message: returns the separator that ends it (`,` or the
+/// closing `}`) and the text after it; nested brackets and quoted text (with `\` escapes) are
+/// part of the value. `None` when the message ends first.
+fn value_end(text: &str) -> Option<(char, &str)> {
+    let mut depth = 0_usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        if let Some(open) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == open {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '{' | '[' | '(' => depth = depth.saturating_add(1),
+            '}' | ']' | ')' if depth > 0 => depth = depth.saturating_sub(1),
+            ',' | '}' if depth == 0 => return Some((c, text.get(at.saturating_add(1)..)?)),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// What a plan reads in `reply` to `command`: a duplicate key on another unique index than
@@ -175,7 +237,11 @@ mod tests {
         };
         let on_n = "E11000 duplicate key error collection: app.users index: n_1 dup key: { n: 1 }";
         let on_email = "E11000 duplicate key error collection: app.users index: email_1 dup key: { email: \"a@example.com\" }";
-        let cases: [(Option<&str>, Option<Value>, bool); 9] = [
+        // A series' index: the number is the second field (the embedded server sends no key
+        // pattern, a real one does).
+        let in_period = "E11000 duplicate key error collection: app.invoices index: mongo_seq_n dup key: { nPeriod: \"2026\", n: 2 }";
+        let tricky = r#"E11000 duplicate key error collection: app.users index: email_1_tag_1 dup key: { email: "a, n: 1 \" }", tag: { n: [1, 2] } }"#;
+        let cases: [(Option<&str>, Option<Value>, bool); 14] = [
             // The key pattern decides when the server sends one (4.2 and later), whatever the
             // message says; a compound index holds the field anywhere in it.
             (Some(on_email), Some(json!({"n": 1})), true),
@@ -185,6 +251,20 @@ mod tests {
             (Some(on_n), None, true),
             (Some(on_email), Some(Value::Null), false),
             (Some("E11000 … dup key: { \"n\": 1 }"), None, true),
+            // Any field the message names, not only the first; values skipped whole.
+            (Some(in_period), None, true),
+            (Some(in_period), Some(json!({"nPeriod": 1, "n": 1})), true),
+            (Some(tricky), None, false),
+            (
+                Some("E11000 … dup key: { tenant: ObjectId('a1'), \"n\": 3 }"),
+                None,
+                true,
+            ),
+            (
+                Some("E11000 … dup key: { tenant: \"acme\", nPeriod: \"2026\" }"),
+                None,
+                false,
+            ),
             // Neither says (servers before 4.2: `dup key: { : 1 }`): the plan renumbers.
             (
                 Some("E11000 duplicate key error index: n_1 dup key: { : 1 }"),
