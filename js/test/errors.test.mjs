@@ -93,7 +93,7 @@ test("an empty or invalid sequence name is INVALID_NAME", async () => {
     const error = await assertRefused(`name_${name.length}`, "INVALID_NAME", async (seqs) => seqs.sequence(name).next());
     assert.equal(error.details.name, name);
   }
-  // The README promises INVALID_NAME for every bad name, whatever its type (issue 8, item 10).
+  // The README promises INVALID_NAME for every bad name, whatever its type.
   for (const [label, name] of [["number", 42], ["object", { toString: () => "x" }], ["symbol", Symbol("x")], ["null", null]]) {
     const error = await assertRefused(`name_${label}`, "INVALID_NAME", async (seqs) => seqs.sequence(name).next());
     assert.match(error.message, /name.*must be a string/, error.message);
@@ -136,7 +136,7 @@ test("other misuse is refused with a code", async () => {
   await assertRefused("bad_value", "INVALID_ARGUMENT", (seqs) => seqs.sequence("userid").setNext("soon"));
 });
 
-// Issue 8, item 3: a document that is not a document, or a number field the package cannot
+// A document that is not a document, or a number field the package cannot
 // write, is refused before anything is reserved: no counter moves, nothing is inserted.
 test("inserting something that is not a document writes nothing", async () => {
   const notDocuments = [
@@ -198,7 +198,7 @@ test("a number field or format field the package cannot write is refused by ever
   }
 });
 
-// Issue 8, item 6: a counter outside the sequence's range is reported, and never written.
+// A counter outside the sequence's range is reported, and never written.
 test("a counter outside the sequence's bounds is MALFORMED_COUNTER and stays as it is", async () => {
   const cases = [
     ["below_min", { min: 1 }, -5],
