@@ -129,6 +129,18 @@ test("a drop of a collection that does not exist succeeds or fails with Namespac
   await db.dropDatabase();
 });
 
+test("a refused delete statement is a write error, and the others run (unordered)", async () => {
+  const db = client.db(uniqueDbName("substrate_delete_errors"));
+  await db.collection("docs").insertMany([{ _id: 1 }, { _id: 2 }]);
+  const reply = await db.command({ delete: "docs", deletes: [{ q: { _id: { $unsupported: 1 } }, limit: 0 }, { q: { _id: 2 }, limit: 1 }], ordered: false });
+  assert.equal(reply.ok, 1);
+  assert.equal(reply.n, 1);
+  assert.equal(reply.writeErrors?.length, 1);
+  assert.equal(reply.writeErrors[0].index, 0);
+  assert.deepEqual(await db.collection("docs").find().toArray(), [{ _id: 1 }]);
+  await db.dropDatabase();
+});
+
 test("hello names a replica set and its member, and a connection id", async () => {
   // The embedded server is a replica set only when asked (the conformance run asks for one).
   const previous = process.env.MONGO_TEST_SERVER_REPLICA_SET;

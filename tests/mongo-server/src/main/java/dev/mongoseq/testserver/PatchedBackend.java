@@ -220,6 +220,38 @@ final class PatchedBackend extends MemoryBackend {
         reply.put("n", inserted);
     }
 
+    /**
+     * Patch 16, a refused delete statement is a write error: the fake fails the whole `delete`
+     * command (`ok: 0`) when a statement's filter is refused (an unknown operator); a real server
+     * answers `ok: 1` with that statement in `writeErrors` (its index, code, message) and `n` the
+     * documents the other statements deleted, stopping at it when ordered. Here each statement
+     * runs as a command of its own and the replies are put together that way.
+     */
+    private Document deleteStatementByStatement(Channel channel, String database, Document query) {
+        if (!(query.get("deletes") instanceof List<?> deletes) || deletes.size() == 0) {
+            return super.handleCommand(channel, database, "delete", query).cloneDeeply();
+        }
+        boolean ordered = !Boolean.FALSE.equals(query.get("ordered"));
+        int deleted = 0;
+        List<Document> writeErrors = new ArrayList<>();
+        for (int index = 0; index < deletes.size(); index++) {
+            Document one = new Document(query);
+            one.put("deletes", List.of(deletes.get(index)));
+            try {
+                Document reply = super.handleCommand(channel, database, "delete", one);
+                if (reply.get("n") instanceof Number n) deleted += n.intValue();
+            } catch (MongoServerError e) {
+                writeErrors.add(new Document("index", index).append("code", e.getCode())
+                    .append("codeName", e.getCodeName()).append("errmsg", e.getMessageWithoutErrorCode()));
+                if (ordered) break;
+            }
+        }
+        Document reply = new Document("n", deleted);
+        if (!writeErrors.isEmpty()) reply.put("writeErrors", writeErrors);
+        reply.put("ok", 1.0);
+        return reply;
+    }
+
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
         // Patch 2, `hello`: the fake only knows the legacy isMaster. Drivers fall back to it,
@@ -239,7 +271,9 @@ final class PatchedBackend extends MemoryBackend {
             }
             Document reply;
             try {
-                reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
+                reply = command.equals("delete")
+                    ? deleteStatementByStatement(channel, database, query)
+                    : super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
             } catch (NumberFormatException e) {
                 // Patch 4, lost history: the fake's oplog is unbounded, so a real server's
                 // ChangeStreamHistoryLost never happens; a resume token it cannot read ends in a
