@@ -141,6 +141,25 @@ test("a refused delete statement is a write error, and the others run (unordered
   await db.dropDatabase();
 });
 
+test("a stream sees its own collection's drop, then invalidate, and no other collection's drop", async () => {
+  const db = client.db(uniqueDbName("substrate_drop"));
+  await db.createCollection("watched");
+  await db.createCollection("other");
+  const stream = db.collection("watched").watch([]);
+  await stream.tryNext(); // opens the cursor before the writes
+  await db.dropCollection("other");
+  await db.collection("watched").insertOne({ _id: 1 });
+  await db.dropCollection("watched");
+  const next = () => withTimeout(stream.next(), 20_000, "no change event within 20 s");
+  const seen = [await next(), await next(), await next()];
+  assert.deepEqual(
+    seen.map((e) => [e.operationType, e.ns?.coll]),
+    [["insert", "watched"], ["drop", "watched"], ["invalidate", undefined]],
+  );
+  await stream.close();
+  await db.dropDatabase();
+});
+
 test("hello names a replica set and its member, and a connection id", async () => {
   // The embedded server is a replica set only when asked (the conformance run asks for one).
   const previous = process.env.MONGO_TEST_SERVER_REPLICA_SET;

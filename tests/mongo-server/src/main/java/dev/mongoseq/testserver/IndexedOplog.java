@@ -97,7 +97,8 @@ final class IndexedOplog extends CollectionBackedOplog {
             OplogCursor cursor = new OplogCursor(plain.getId(), position -> {
                 long from = Long.parseUnsignedLong(position.toHexString(), 16);
                 Stream<Document> copies = entries.readingFrom(from, () -> events.apply(position))
-                    .map(Document::cloneDeeply).map(event -> withNamespace(event, namespace));
+                    .map(Document::cloneDeeply).flatMap(event -> dropOfThisCollection(event, namespace))
+                    .map(event -> withNamespace(event, namespace));
                 return aggregation.runStagesAsStream(lookup ? copies.map(event -> lookUp(event, namespace)) : copies);
             }, start);
             cursors.add(cursor);
@@ -128,6 +129,36 @@ final class IndexedOplog extends CollectionBackedOplog {
         }
         if (!ordered.containsKey("ns")) ordered.put("ns", ns);
         return ordered;
+    }
+
+    /**
+     * Patch 17, drops (tests/FAKE-SERVER.md row 9): the fake hands every stream of a database a
+     * `drop` event for the drop of any of its collections, without `ns`, and never `invalidate`.
+     * A real server's stream sees only its own collection's drop, with `ns`, then `invalidate`
+     * (which closes it: PatchedBackend closes a cursor whose reply holds one). The dropped
+     * collection is read from the event's oplog entry (`o.drop`); the `invalidate` carries the
+     * drop's own token (the fake's tokens are timestamps: a stream started after it resumes after
+     * the drop, as `startAfter` an invalidate does on a real server).
+     */
+    private Stream<Document> dropOfThisCollection(Document event, String namespace) {
+        if (!"drop".equals(event.get("operationType")) || !(event.get("_id") instanceof Document token)) return Stream.of(event);
+        Document entry;
+        try {
+            entry = entries.entryAt(Long.parseUnsignedLong(String.valueOf(token.get("_data")), 16));
+        } catch (NumberFormatException e) {
+            return Stream.of(event);
+        }
+        if (entry == null || !(entry.get("o") instanceof Document command) || !(command.get("drop") instanceof String dropped)) {
+            return Stream.of(event);
+        }
+        int dot = namespace.indexOf('.');
+        if (!dropped.equals(namespace.substring(dot + 1))) return Stream.empty();
+        Document ns = new Document("db", namespace.substring(0, dot)).append("coll", dropped);
+        Document drop = new Document("_id", token).append("operationType", "drop")
+            .append("clusterTime", event.get("clusterTime")).append("ns", ns);
+        Document invalidate = new Document("_id", token.cloneDeeply()).append("operationType", "invalidate")
+            .append("clusterTime", event.get("clusterTime"));
+        return Stream.of(drop, invalidate);
     }
 
     /** An update event with the document as it is now, when it still exists. */

@@ -134,6 +134,22 @@ final class PatchedBackend extends MemoryBackend {
         }
     }
 
+    /** Patch 17 (see IndexedOplog): a change stream's reply that holds `invalidate` closes its cursor. */
+    private void closeInvalidated(String command, Document reply) {
+        if (!(command.equals("aggregate") || command.equals("getMore"))) return;
+        if (!(reply.get("cursor") instanceof Document cursor) || !(cursor.get("id") instanceof Number id) || id.longValue() == 0) return;
+        Object batch = cursor.get(command.equals("aggregate") ? "firstBatch" : "nextBatch");
+        if (!(batch instanceof List<?> events)) return;
+        boolean invalidated = events.stream().anyMatch(e -> e instanceof Document d && "invalidate".equals(d.get("operationType")));
+        if (!invalidated) return;
+        try {
+            getCursorRegistry().remove(id.longValue());
+        } catch (RuntimeException e) {
+            // already gone
+        }
+        cursor.put("id", 0L);
+    }
+
     /** The reply holds fewer events than asked for (or no limit was asked): nothing was left. */
     private static boolean scannedToTheEnd(String command, Document query, Document cursor) {
         Object asked = command.equals("aggregate")
@@ -296,6 +312,7 @@ final class PatchedBackend extends MemoryBackend {
                 throw e;
             }
             addPostBatchResumeToken(command, query, reply);
+            closeInvalidated(command, reply);
             if (command.equals("insert")) countInsertedOnly(query, reply);
             preImages.afterStreamReply(database, command, query, reply);
             if (hello) {
