@@ -62,7 +62,7 @@ for (const directory of SPEC_DIRECTORIES) {
         (test.skipReason && `the spec skips it: ${test.skipReason}`) ||
         fileUnmet ||
         (await requirementsUnmet(test.runOnRequirements, info)) ||
-        unusedFeature(fileName, test) ||
+        unusedFeature(fileName, file.createEntities, test) ||
         missingCapability(fileName, file.createEntities, test, info);
       let outcome = skip ? { status: "skipped", reason: skip } : await runTest(file, test, server.uri, internal);
       if (outcome.status === "failed" && !onRealServer && knownByKey.has(id)) outcome = { ...outcome, status: "known", row: knownByKey.get(id).row };

@@ -5,7 +5,7 @@ import { match, MatchError, numeric } from "./match.mjs";
 import { run, UnsupportedOperation, bulkResult } from "./operations.mjs";
 
 // Commands the unified format never expects events of (sensitive ones, and fail points).
-const SENSITIVE = new Set(["hello", "ismaster", "ismaster", "saslstart", "saslcontinue", "getnonce", "authenticate", "createuser", "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"]);
+const SENSITIVE = new Set(["hello", "ismaster", "saslstart", "saslcontinue", "getnonce", "authenticate", "createuser", "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"]);
 const ALWAYS_IGNORED = new Set(["configureFailPoint"]);
 
 /** The URI with a client entity's uriOptions in its query string. */

@@ -119,24 +119,22 @@ const UNUSED_FILES = [
   [/-validation\.json$/, "update documents the driver must refuse (client-side validation of the user's update)"],
 ];
 
-function walkOperations(operations, visit) {
-  for (const operation of operations ?? []) {
-    visit(operation);
-  }
-}
-
 /** Why a test uses something mongo-seq does not (null when it does not). */
-export function unusedFeature(file, test) {
+export function unusedFeature(file, createEntities, test) {
+  const kinds = new Map((createEntities ?? []).map((entity) => {
+    const [kind, spec] = Object.entries(entity)[0];
+    return [spec.id, kind];
+  }));
   for (const [pattern, what] of UNUSED_FILES) {
     if (pattern.test(file)) return `uses ${what}, which mongo-seq never sends`;
   }
   let reason = null;
-  walkOperations(test.operations, (operation) => {
-    if (reason) return;
+  for (const operation of test.operations ?? []) {
+    if (reason) break;
     const used = UNUSED_OPERATIONS.get(operation.name);
     if (used) {
       reason = `uses ${used}, which mongo-seq never sends`;
-      return;
+      break;
     }
     const args = operation.arguments ?? {};
     // A bulk write's models carry the options of their own (hint, collation, sort, …).
@@ -145,7 +143,7 @@ export function unusedFeature(file, test) {
       const what = UNUSED_ARGUMENTS.get(key);
       if (what) {
         reason = `uses ${what}, which mongo-seq never sends`;
-        return;
+        break;
       }
     }
     if (operation.name === "aggregate" && (args.pipeline ?? []).some((stage) => "$out" in stage || "$merge" in stage)) {
@@ -154,16 +152,16 @@ export function unusedFeature(file, test) {
     if ([args, ...models].some((a) => Array.isArray(a.update))) {
       reason = "uses pipeline updates, which mongo-seq never sends";
     }
-    if (operation.name === "createChangeStream" && /^(database|client|globalClient|globalDatabase)/.test(operation.object) && !reason) {
+    if (operation.name === "createChangeStream" && kinds.get(operation.object) !== "collection" && !reason) {
       reason = "uses change streams on a whole database or deployment, which mongo-seq never opens (it watches one collection)";
     }
-    if (operation.name === "aggregate" && operation.object.startsWith("database") && !reason) {
+    if (operation.name === "aggregate" && kinds.get(operation.object) === "database" && !reason) {
       reason = "uses database-level aggregations, which mongo-seq never sends";
     }
     if (((operation.name === "updateOne" || operation.name === "replaceOne") && "sort" in args) || models.some((m) => "sort" in m)) {
       reason = "uses updateOne/replaceOne with sort (MongoDB 8.0), which mongo-seq never sends";
     }
-  });
+  }
   return reason;
 }
 
