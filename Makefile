@@ -3,13 +3,13 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm build-js test-e2e chaos-ci chaos sim-ci sim-long image test-deploy bench
+.PHONY: demo test setup test-rust test-js build-wasm build-js conformance test-e2e chaos-ci chaos sim-ci sim-long image test-deploy bench
 
 demo: setup build-js
 	cargo build -q -p mongo-seq-sidecar
 	demo/run
 
-test: setup test-rust build-wasm build-js test-js test-e2e chaos-ci sim-ci test-deploy
+test: setup test-rust build-wasm build-js test-js conformance test-e2e chaos-ci sim-ci test-deploy
 
 setup:
 	scripts/setup
@@ -34,6 +34,13 @@ test-js: build-js
 	node --test tests/node/*.test.mjs js/test/*.test.mjs tests/runtimes/*.test.mjs tests/packaging/*.test.mjs tests/examples/*.test.mjs
 	npm run typecheck --workspace js
 
+# The drivers' unified-format spec tests (CRUD, change streams, command events) against the embedded
+# test server, or MONGODB_URI (tests/conformance/, README "Conformance"); the model's side is in
+# sim-ci. Fails on a failure tests/FAKE-SERVER.md does not explain. About 10 s.
+conformance:
+	tests/conformance/fetch-specs
+	node tests/conformance/run.mjs
+
 # End-to-end tests of the sidecar binary, driven from Node (tests/e2e/).
 test-e2e:
 	cargo build -p mongo-seq-sidecar
@@ -52,11 +59,14 @@ chaos: setup
 
 # Deterministic simulation (sim/, README "Simulation"): the product's own client and trigger code
 # against a seeded model of a replica set with its faults. CI size (about a minute) and the mutant
-# check (each known protocol mutant must be caught) in `make test`; `make sim-long` is the long
+# check (each known protocol mutant must be caught) in `make test`, after the model against the
+# drivers' spec tests (`model_conformance`: MODEL-CONFORMANCE passed=… simplified=… skipped=…); `make sim-long` is the long
 # run whose figures are in docs/simulation.md (SIM_ARGS="--schedules N --seed S" to vary).
 SIM_CI_SCHEDULES ?= 1500
 sim-ci:
 	cargo build --release -q -p mongo-seq-sim
+	tests/conformance/fetch-specs
+	target/release/model_conformance
 	target/release/mongo-seq-sim --schedules $(SIM_CI_SCHEDULES)
 	target/release/mongo-seq-sim --mutants --schedules 1000
 

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod clients;
+pub mod conformance;
 pub mod executor;
 pub mod invariants;
 pub mod issuing;

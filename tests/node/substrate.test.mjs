@@ -91,3 +91,93 @@ for (const option of ["resumeAfter", "startAfter"]) {
     await db.dropDatabase();
   });
 }
+
+test("an insert refused half-way counts only the documents it inserted (ordered and unordered)", async () => {
+  const db = client.db(uniqueDbName("substrate_insert_n"));
+  const docs = db.collection("docs");
+  await docs.insertOne({ _id: 1 });
+  for (const [ordered, inserted] of [[true, 1], [false, 2]]) {
+    const base = ordered ? 10 : 20;
+    const error = await docs.insertMany([{ _id: base }, { _id: 1 }, { _id: base + 1 }], { ordered }).then(
+      () => assert.fail("the duplicate _id was accepted"),
+      (e) => e,
+    );
+    assert.equal(error.code, 11000);
+    assert.equal(error.result.insertedCount, inserted, `ordered: ${ordered}`);
+  }
+  assert.equal(await docs.countDocuments(), 4);
+  await db.dropDatabase();
+});
+
+test("a change event of a document names its namespace (ns)", async () => {
+  const db = client.db(uniqueDbName("substrate_ns"));
+  const events = db.collection("events");
+  await db.createCollection("events");
+  const stream = events.watch([]);
+  await stream.tryNext(); // opens the cursor before the insert
+  await events.insertOne({ n: 1 });
+  const event = await withTimeout(stream.next(), 20_000, "no change event within 20 s");
+  assert.deepEqual(event.ns, { db: db.databaseName, coll: "events" });
+  await stream.close();
+  await db.dropDatabase();
+});
+
+test("a drop of a collection that does not exist succeeds or fails with NamespaceNotFound (26)", async () => {
+  // MongoDB 7.0+ drops nothing without an error; before, it answers code 26, never a bare message.
+  const db = client.db(uniqueDbName("substrate_ns_not_found"));
+  await db.command({ drop: "missing" }).catch((e) => assert.equal(e.code, 26, `${e.message} (code ${e.code})`));
+  await db.dropDatabase();
+});
+
+test("a refused delete statement is a write error, and the others run (unordered)", async () => {
+  const db = client.db(uniqueDbName("substrate_delete_errors"));
+  await db.collection("docs").insertMany([{ _id: 1 }, { _id: 2 }]);
+  const reply = await db.command({ delete: "docs", deletes: [{ q: { _id: { $unsupported: 1 } }, limit: 0 }, { q: { _id: 2 }, limit: 1 }], ordered: false });
+  assert.equal(reply.ok, 1);
+  assert.equal(reply.n, 1);
+  assert.equal(reply.writeErrors?.length, 1);
+  assert.equal(reply.writeErrors[0].index, 0);
+  assert.deepEqual(await db.collection("docs").find().toArray(), [{ _id: 1 }]);
+  await db.dropDatabase();
+});
+
+test("a stream sees its own collection's drop, then invalidate, and no other collection's drop", async () => {
+  const db = client.db(uniqueDbName("substrate_drop"));
+  await db.createCollection("watched");
+  await db.createCollection("other");
+  const stream = db.collection("watched").watch([]);
+  await stream.tryNext(); // opens the cursor before the writes
+  await db.dropCollection("other");
+  await db.collection("watched").insertOne({ _id: 1 });
+  await db.dropCollection("watched");
+  const next = () => withTimeout(stream.next(), 20_000, "no change event within 20 s");
+  const seen = [await next(), await next(), await next()];
+  assert.deepEqual(
+    seen.map((e) => [e.operationType, e.ns?.coll]),
+    [["insert", "watched"], ["drop", "watched"], ["invalidate", undefined]],
+  );
+  await stream.close();
+  await db.dropDatabase();
+});
+
+test("hello names a replica set and its member, and a connection id", async () => {
+  // The embedded server is a replica set only when asked (the conformance run asks for one).
+  const previous = process.env.MONGO_TEST_SERVER_REPLICA_SET;
+  process.env.MONGO_TEST_SERVER_REPLICA_SET = "substrate";
+  const set = await startMongo();
+  if (previous === undefined) delete process.env.MONGO_TEST_SERVER_REPLICA_SET;
+  else process.env.MONGO_TEST_SERVER_REPLICA_SET = previous;
+  const members = new MongoClient(set.uri);
+  try {
+    let topology;
+    members.on("topologyDescriptionChanged", (e) => (topology = e.newDescription.type));
+    const hello = await members.db("admin").command({ hello: 1 });
+    assert.equal(typeof hello.setName, "string");
+    assert.ok(hello.hosts.includes(hello.me) && hello.primary === hello.me, JSON.stringify(hello));
+    assert.equal(typeof hello.connectionId, "number");
+    assert.equal(topology, "ReplicaSetWithPrimary");
+  } finally {
+    await members.close();
+    await set.stop();
+  }
+});

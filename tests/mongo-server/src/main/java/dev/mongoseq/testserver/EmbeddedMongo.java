@@ -16,8 +16,9 @@ import java.util.concurrent.CountDownLatch;
  * gets SIGTERM/SIGINT or when its standard input closes (so a test runner that dies, however it
  * dies, takes the server with it).
  *
- * Usage: java -jar mongo-test-server.jar [--host 127.0.0.1] [--port 0]
- * Port 0 picks a free port.
+ * Usage: java -jar mongo-test-server.jar [--host 127.0.0.1] [--port 0] [--replica-set NAME]
+ * Port 0 picks a free port. With a replica set name, hello answers as the primary of a
+ * one-member set of that name (see PatchedBackend, patch 13); without, as a standalone.
  */
 public final class EmbeddedMongo {
 
@@ -41,12 +42,14 @@ public final class EmbeddedMongo {
     public static void main(String[] args) throws Exception {
         String host = "127.0.0.1";
         int port = 0;
+        String replicaSet = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--host" -> host = requireValue(args, ++i, "--host");
                 case "--port" -> port = Integer.parseInt(requireValue(args, ++i, "--port"));
+                case "--replica-set" -> replicaSet = requireValue(args, ++i, "--replica-set");
                 case "-h", "--help" -> {
-                    System.out.println("usage: mongo-test-server [--host 127.0.0.1] [--port 0]");
+                    System.out.println("usage: mongo-test-server [--host 127.0.0.1] [--port 0] [--replica-set NAME]");
                     return;
                 }
                 default -> {
@@ -56,7 +59,7 @@ public final class EmbeddedMongo {
             }
         }
 
-        MongoServer server = new MongoServer(new PatchedBackend().version(DECLARED_VERSION));
+        MongoServer server = new MongoServer(new PatchedBackend(replicaSet).version(DECLARED_VERSION));
         server.enableOplog();
         server.bind(host, port);
         InetSocketAddress address = server.getLocalAddress();

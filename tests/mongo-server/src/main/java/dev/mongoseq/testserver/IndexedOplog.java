@@ -29,6 +29,8 @@ import java.util.stream.Stream;
  * A real server's cursor reads on from where it is. Here the read starts at the stream's
  * position, found in the oplog's timestamps (OplogEntries); the fake's own filters still run.
  *
+ * Patch 14 (withNamespace): events carry `ns`, as a real server's do.
+ *
  * Patch 9, update lookups by `_id`: a change stream opened with `fullDocument: "updateLookup"`
  * looks up each update event's document by reading the whole collection into a list and
  * searching it, once per event and again at every getMore that passes the event: a drain of
@@ -94,7 +96,9 @@ final class IndexedOplog extends CollectionBackedOplog {
             cursors.remove(plain);
             OplogCursor cursor = new OplogCursor(plain.getId(), position -> {
                 long from = Long.parseUnsignedLong(position.toHexString(), 16);
-                Stream<Document> copies = entries.readingFrom(from, () -> events.apply(position)).map(Document::cloneDeeply);
+                Stream<Document> copies = entries.readingFrom(from, () -> events.apply(position))
+                    .map(Document::cloneDeeply).flatMap(event -> dropOfThisCollection(event, namespace))
+                    .map(event -> withNamespace(event, namespace));
                 return aggregation.runStagesAsStream(lookup ? copies.map(event -> lookUp(event, namespace)) : copies);
             }, start);
             cursors.add(cursor);
@@ -102,6 +106,59 @@ final class IndexedOplog extends CollectionBackedOplog {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("test server: cannot wrap the change stream's cursor", e);
         }
+    }
+
+    /**
+     * Patch 14, the event's namespace: real change events carry `ns: {db, coll}` (every event
+     * of a collection's stream: insert, update, replace, delete, drop, rename); the fake's carry
+     * none. The fake's streams are of one collection, so the namespace of an event of a document
+     * (insert, update, delete: those with a `documentKey`) is the stream's. Added
+     * before the stream's own stages, so a `$match` on `ns` sees it as on a real server.
+     */
+    static Document withNamespace(Document event, String namespace) {
+        // Only events of a document: the fake's `drop` events are of any collection of the
+        // database (tests/FAKE-SERVER.md row 9), so they are left as the fake makes them.
+        if (event.containsKey("ns") || !event.containsKey("documentKey")) return event;
+        int dot = namespace.indexOf('.');
+        Document ns = new Document("db", namespace.substring(0, dot)).append("coll", namespace.substring(dot + 1));
+        // Field order as a real server writes it: after operationType and clusterTime.
+        Document ordered = new Document();
+        for (var field : event.entrySet()) {
+            ordered.put(field.getKey(), field.getValue());
+            if (field.getKey().equals("clusterTime")) ordered.put("ns", ns);
+        }
+        if (!ordered.containsKey("ns")) ordered.put("ns", ns);
+        return ordered;
+    }
+
+    /**
+     * Patch 17, drops (tests/FAKE-SERVER.md row 9): the fake hands every stream of a database a
+     * `drop` event for the drop of any of its collections, without `ns`, and never `invalidate`.
+     * A real server's stream sees only its own collection's drop, with `ns`, then `invalidate`
+     * (which closes it: PatchedBackend closes a cursor whose reply holds one). The dropped
+     * collection is read from the event's oplog entry (`o.drop`); the `invalidate` carries the
+     * drop's own token (the fake's tokens are timestamps: a stream started after it resumes after
+     * the drop, as `startAfter` an invalidate does on a real server).
+     */
+    private Stream<Document> dropOfThisCollection(Document event, String namespace) {
+        if (!"drop".equals(event.get("operationType")) || !(event.get("_id") instanceof Document token)) return Stream.of(event);
+        Document entry;
+        try {
+            entry = entries.entryAt(Long.parseUnsignedLong(String.valueOf(token.get("_data")), 16));
+        } catch (NumberFormatException e) {
+            return Stream.of(event);
+        }
+        if (entry == null || !(entry.get("o") instanceof Document command) || !(command.get("drop") instanceof String dropped)) {
+            return Stream.of(event);
+        }
+        int dot = namespace.indexOf('.');
+        if (!dropped.equals(namespace.substring(dot + 1))) return Stream.empty();
+        Document ns = new Document("db", namespace.substring(0, dot)).append("coll", dropped);
+        Document drop = new Document("_id", token).append("operationType", "drop")
+            .append("clusterTime", event.get("clusterTime")).append("ns", ns);
+        Document invalidate = new Document("_id", token.cloneDeeply()).append("operationType", "invalidate")
+            .append("clusterTime", event.get("clusterTime"));
+        return Stream.of(drop, invalidate);
     }
 
     /** An update event with the document as it is now, when it still exists. */

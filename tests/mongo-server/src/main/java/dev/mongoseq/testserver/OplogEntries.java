@@ -70,6 +70,14 @@ final class OplogEntries extends MemoryCollection {
         return IntStream.range(firstAtOrAfter(from), timestamps.size()).mapToObj(this::getDocument);
     }
 
+    /** The entry logged at `timestamp`, or null (none, or the order was lost). */
+    Document entryAt(long timestamp) {
+        if (!inOrder) return null;
+        int position = firstAtOrAfter(timestamp);
+        if (position >= timestamps.size() || timestamps.get(position) != timestamp) return null;
+        return getDocument(position);
+    }
+
     /** Binary search, comparing as BsonTimestamp does (unsigned). */
     private int firstAtOrAfter(long timestamp) {
         int low = 0;

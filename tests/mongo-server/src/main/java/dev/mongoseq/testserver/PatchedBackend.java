@@ -7,6 +7,7 @@ import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.BsonTimestamp;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
+import de.bwaldvogel.mongo.exception.MongoServerException;
 import de.bwaldvogel.mongo.oplog.CollectionBackedOplog;
 import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
@@ -39,6 +40,33 @@ final class PatchedBackend extends MemoryBackend {
      * later write changes it before it reaches the wire.
      */
     private final ReentrantLock commandLock = new ReentrantLock(true);
+
+    /**
+     * Patch 13, a replica set's identity (opt-in: the launcher's `--replica-set NAME`): the
+     * drivers' change-stream spec tests run only against a replica set (a real standalone has no
+     * oplog). The fake serves change streams either way; with a name, its hello answers as the
+     * primary of a one-member set of that name, so the conformance run can evaluate those tests'
+     * topology requirement honestly. Nothing else changes: no elections, no secondaries, and
+     * `majority` is still trivially every write. Every hello also carries `connectionId`, which a
+     * real server always sends (drivers put it on their command events).
+     */
+    private final String replicaSetName;
+
+    PatchedBackend(String replicaSetName) {
+        this.replicaSetName = replicaSetName;
+    }
+
+    private void declareIdentity(Channel channel, Document reply) {
+        reply.put("connectionId", channel == null ? 0 : Math.abs(channel.id().asShortText().hashCode()));
+        if (replicaSetName == null || channel == null || !(channel.localAddress() instanceof java.net.InetSocketAddress local)) return;
+        String me = local.getHostString() + ":" + local.getPort();
+        reply.put("setName", replicaSetName);
+        reply.put("setVersion", 1);
+        reply.put("hosts", List.of(me));
+        reply.put("primary", me);
+        reply.put("me", me);
+        reply.put("secondary", Boolean.FALSE);
+    }
 
     /** Patch 7 (see PreImages): collMod's changeStreamPreAndPostImages, deleted documents' pre-images. */
     private final PreImages preImages = new PreImages();
@@ -104,6 +132,22 @@ final class PatchedBackend extends MemoryBackend {
         } catch (ReflectiveOperationException | RuntimeException e) {
             // no token: the driver keeps the one it has
         }
+    }
+
+    /** Patch 17 (see IndexedOplog): a change stream's reply that holds `invalidate` closes its cursor. */
+    private void closeInvalidated(String command, Document reply) {
+        if (!(command.equals("aggregate") || command.equals("getMore"))) return;
+        if (!(reply.get("cursor") instanceof Document cursor) || !(cursor.get("id") instanceof Number id) || id.longValue() == 0) return;
+        Object batch = cursor.get(command.equals("aggregate") ? "firstBatch" : "nextBatch");
+        if (!(batch instanceof List<?> events)) return;
+        boolean invalidated = events.stream().anyMatch(e -> e instanceof Document d && "invalidate".equals(d.get("operationType")));
+        if (!invalidated) return;
+        try {
+            getCursorRegistry().remove(id.longValue());
+        } catch (RuntimeException e) {
+            // already gone
+        }
+        cursor.put("id", 0L);
     }
 
     /** The reply holds fewer events than asked for (or no limit was asked): nothing was left. */
@@ -175,6 +219,55 @@ final class PatchedBackend extends MemoryBackend {
         }
     }
 
+    /**
+     * Patch 12, the `n` of an insert with write errors: the fake answers `n` = every document of
+     * the command, refused ones included (an ordered insert of three whose second is a duplicate
+     * said `n: 3` for one document in). A real server counts the documents inserted: before the
+     * first error when ordered, all but the refused when not.
+     */
+    private static void countInsertedOnly(Document query, Document reply) {
+        if (!(reply.get("writeErrors") instanceof List<?> errors) || errors.isEmpty()) return;
+        if (!(query.get("documents") instanceof List<?> documents)) return;
+        boolean ordered = !Boolean.FALSE.equals(query.get("ordered"));
+        int inserted = documents.size() - errors.size();
+        if (ordered && errors.get(0) instanceof Document first && first.get("index") instanceof Number index) {
+            inserted = index.intValue();
+        }
+        reply.put("n", inserted);
+    }
+
+    /**
+     * Patch 16, a refused delete statement is a write error: the fake fails the whole `delete`
+     * command (`ok: 0`) when a statement's filter is refused (an unknown operator); a real server
+     * answers `ok: 1` with that statement in `writeErrors` (its index, code, message) and `n` the
+     * documents the other statements deleted, stopping at it when ordered. Here each statement
+     * runs as a command of its own and the replies are put together that way.
+     */
+    private Document deleteStatementByStatement(Channel channel, String database, Document query) {
+        if (!(query.get("deletes") instanceof List<?> deletes) || deletes.size() == 0) {
+            return super.handleCommand(channel, database, "delete", query).cloneDeeply();
+        }
+        boolean ordered = !Boolean.FALSE.equals(query.get("ordered"));
+        int deleted = 0;
+        List<Document> writeErrors = new ArrayList<>();
+        for (int index = 0; index < deletes.size(); index++) {
+            Document one = new Document(query);
+            one.put("deletes", List.of(deletes.get(index)));
+            try {
+                Document reply = super.handleCommand(channel, database, "delete", one);
+                if (reply.get("n") instanceof Number n) deleted += n.intValue();
+            } catch (MongoServerError e) {
+                writeErrors.add(new Document("index", index).append("code", e.getCode())
+                    .append("codeName", e.getCodeName()).append("errmsg", e.getMessageWithoutErrorCode()));
+                if (ordered) break;
+            }
+        }
+        Document reply = new Document("n", deleted);
+        if (!writeErrors.isEmpty()) reply.put("writeErrors", writeErrors);
+        reply.put("ok", 1.0);
+        return reply;
+    }
+
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
         // Patch 2, `hello`: the fake only knows the legacy isMaster. Drivers fall back to it,
@@ -194,7 +287,9 @@ final class PatchedBackend extends MemoryBackend {
             }
             Document reply;
             try {
-                reply = super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
+                reply = command.equals("delete")
+                    ? deleteStatementByStatement(channel, database, query)
+                    : super.handleCommand(channel, database, hello ? "isMaster" : command, query).cloneDeeply();
             } catch (NumberFormatException e) {
                 // Patch 4, lost history: the fake's oplog is unbounded, so a real server's
                 // ChangeStreamHistoryLost never happens; a resume token it cannot read ends in a
@@ -205,13 +300,26 @@ final class PatchedBackend extends MemoryBackend {
                         "test server: resume token not found in the oplog (" + e.getMessage() + ")");
                 }
                 throw e;
+            } catch (MongoServerException e) {
+                // Patch 15, NamespaceNotFound: the fake answers a command on a collection that
+                // does not exist (drop, dropIndexes, …) with "ns not found" and no code; a real
+                // server sends code 26 (NamespaceNotFound), by which drivers and callers tell it
+                // apart (the Node driver's dropCollection ignores it, the npm package's
+                // dropIndex takes it for "already gone").
+                if (!(e instanceof MongoServerError) && "ns not found".equals(e.getMessageWithoutErrorCode())) {
+                    throw new MongoServerError(26, "NamespaceNotFound", "ns not found");
+                }
+                throw e;
             }
             addPostBatchResumeToken(command, query, reply);
+            closeInvalidated(command, reply);
+            if (command.equals("insert")) countInsertedOnly(query, reply);
             preImages.afterStreamReply(database, command, query, reply);
             if (hello) {
                 reply.put("isWritablePrimary", Boolean.TRUE);
                 reply.remove("ismaster");
             }
+            if (hello || command.equalsIgnoreCase("isMaster")) declareIdentity(channel, reply);
             return reply;
         } finally {
             commandLock.unlock();
