@@ -116,8 +116,8 @@ final class IndexedOplog extends CollectionBackedOplog {
      * before the stream's own stages, so a `$match` on `ns` sees it as on a real server.
      */
     static Document withNamespace(Document event, String namespace) {
-        // Only events of a document: the fake's `drop` events are of any collection of the
-        // database (tests/FAKE-SERVER.md row 9), so they are left as the fake makes them.
+        // Only events of a document: a `drop` gets its own from dropOfThisCollection (patch 17),
+        // which knows which collection was dropped; an `invalidate` has none.
         if (event.containsKey("ns") || !event.containsKey("documentKey")) return event;
         int dot = namespace.indexOf('.');
         Document ns = new Document("db", namespace.substring(0, dot)).append("coll", namespace.substring(dot + 1));
