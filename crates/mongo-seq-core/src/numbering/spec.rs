@@ -377,13 +377,9 @@ impl NumberingSpec {
     /// `{_id: {$in: ids}[, $or: [{field: {$exists: true}}, condition]]}`: the documents of
     /// `ids` that count for a gapless intent: numbered, or unnumbered and still matching (an
     /// unnumbered document that stopped matching is, like a deleted one, no longer there).
+    /// The series' rule: [`crate::numbering::series::members_among`].
     pub(crate) fn present_filter(&self, ids: &[Value]) -> Value {
-        let mut filter = Map::new();
-        filter.insert("_id".to_owned(), json!({ "$in": ids }));
-        if let Some(condition) = &self.condition {
-            filter.insert("$or".to_owned(), json!([self.numbered(), condition]));
-        }
-        Value::Object(filter)
+        crate::numbering::series::members_among(&self.field, self.condition.as_ref(), ids)
     }
 
     /// The name of the index [`NumberingSpec::unique_index`] creates: `mongo_seq_<field>`.
