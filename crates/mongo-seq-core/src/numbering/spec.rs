@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::counter::shard_key::shown;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
@@ -406,6 +407,36 @@ impl NumberingSpec {
             keys: Value::Object(keys),
             unique: true,
             partial_filter_expression: Some(self.numbered()),
+        }
+    }
+
+    /// The shard key that refuses [`NumberingSpec::unique_index`] on a documents collection
+    /// whose cluster catalog entry (`config.collections`) is `entry`, if one does: a sharded
+    /// collection takes a unique index only when its shard key, ranged (`1`), is a prefix of
+    /// the index's keys (a hashed shard key takes none). No entry, or one marked `dropped`
+    /// (unsharded), or a shard key the index starts with: `None`, the index can exist. The key
+    /// as the shell writes it: `{ customerId: "hashed" }`.
+    pub fn shard_key_refusing_unique_index(&self, entry: Option<&Value>) -> Option<String> {
+        let entry = entry.filter(|e| e.get("dropped") != Some(&Value::Bool(true)))?;
+        let key = entry.get("key")?;
+        // The index's keys, in order (as `unique_index` writes them).
+        let mut index: Vec<String> = self.sequence.scope().to_vec();
+        if self.sequence.reset().is_periodic() {
+            index.push(self.period_field());
+        }
+        index.push(self.field.clone());
+        match key {
+            Value::Object(fields) => {
+                let prefix = fields.len() <= index.len()
+                    && fields
+                        .iter()
+                        .zip(&index)
+                        .all(|((field, direction), indexed)| {
+                            field == indexed && ejson::read_i64(direction) == Ok(1)
+                        });
+                (!prefix).then(|| shown(fields))
+            }
+            other => Some(ejson::truncate(&other.to_string())),
         }
     }
 }
