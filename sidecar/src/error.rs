@@ -32,6 +32,11 @@ pub enum SidecarError {
     /// number.
     #[error(transparent)]
     DuplicateNumbers(Box<DuplicateNumbers>),
+    /// The trigger's `unique_index` does not fit its collection: `true` on a collection sharded
+    /// on a key the index cannot start with (`UNIQUE_INDEX_REFUSED`), or `false` where the
+    /// index is possible (`UNIQUE_INDEX_POSSIBLE`). Retried: resharding, or the config, fixes it.
+    #[error("{message}")]
+    UniqueIndex { code: &'static str, message: String },
     /// The server refused to update a counter document (e.g. `seq` is not a number).
     #[error("counter `{counter}` is malformed: {message}")]
     MalformedCounter { counter: String, message: String },
@@ -119,6 +124,7 @@ impl SidecarError {
             Self::LeaseLost(_) => "LEASE_LOST".to_owned(),
             Self::Fenced(_) => "FENCED".to_owned(),
             Self::DuplicateNumbers(_) => "DUPLICATE_NUMBERS".to_owned(),
+            Self::UniqueIndex { code, .. } => (*code).to_owned(),
             Self::DuplicateInstance { .. } => "DUPLICATE_INSTANCE".to_owned(),
         }
     }
@@ -144,7 +150,10 @@ impl SidecarError {
             Self::Core(_) => "core",
             Self::HistoryLost(_) => "history_lost",
             Self::LeaseLost(_) | Self::Fenced(_) | Self::DuplicateInstance { .. } => "lease",
-            Self::Mongo(_) | Self::Reply(_) | Self::DuplicateNumbers(_) => "other",
+            Self::Mongo(_)
+            | Self::Reply(_)
+            | Self::DuplicateNumbers(_)
+            | Self::UniqueIndex { .. } => "other",
         }
     }
 }

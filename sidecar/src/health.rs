@@ -49,6 +49,12 @@ pub struct TriggerHealth {
     /// Documents this trigger cannot number, waiting as dead letters (as the holder last saw
     /// them): the trigger is degraded, not down (it numbers the others).
     pub dead_letters: u64,
+    /// The unique index on the number is in place (`false`: `unique_index = false`, on a
+    /// collection whose shard key refuses it; `warning` says what is given up).
+    pub unique_index: bool,
+    /// What the trigger gives up as configured (without the unique index: numbers written by
+    /// hand or by another tool are not refused), while it still numbers.
+    pub warning: Option<String>,
 }
 
 #[derive(Clone, Default)]
@@ -74,6 +80,8 @@ impl Health {
                 lease_epoch: None,
                 lease_owner: None,
                 dead_letters: 0,
+                unique_index: true,
+                warning: None,
             });
         f(entry);
     }
@@ -132,6 +140,14 @@ impl Health {
     /// The trigger's dead letters waiting.
     pub fn dead_letters(&self, trigger: &str, waiting: u64) {
         self.update(trigger, |h| h.dead_letters = waiting);
+    }
+
+    /// The trigger numbers without its unique index, giving up what `warning` says.
+    pub fn without_unique_index(&self, trigger: &str, warning: &str) {
+        self.update(trigger, |h| {
+            h.unique_index = false;
+            h.warning = Some(warning.to_owned());
+        });
     }
 
     /// The verdict of `/healthz`: `ok`, `degraded` (every trigger healthy, some with dead

@@ -257,6 +257,13 @@ impl Probe {
             .set(i64::try_from(remaining).unwrap_or(i64::MAX));
     }
 
+    /// The trigger numbers without its unique index (`unique_index = false`): `/healthz` says so.
+    pub fn without_unique_index(&self, warning: &str) {
+        self.inner
+            .health
+            .without_unique_index(&self.inner.trigger, warning);
+    }
+
     // ------------------------------------------------------------------ dead letters
 
     /// Dead letters recorded (`new` of them for the first time): waiting now.

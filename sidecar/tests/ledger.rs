@@ -190,3 +190,75 @@ async fn a_gapless_trigger_records_deleted_documents_numbers_also_those_deleted_
 async fn numbers_of(coll: &Collection<Document>) -> Vec<i64> {
     numbers(coll, "seq").await
 }
+
+/// The series' rule through the binary: an issued invoice taken back (cancelled) keeps its
+/// number, which stays held for `check` (no unexplained gap) as for `void` (NUMBER_HELD); an
+/// issued one without a number is reported unnumbered, a draft is not in the series.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_invoice_s_number_is_held_for_check_as_for_void() {
+    let (db, plain, coll) = test_db("held").await;
+    let trigger = "name = \"invoices\"\nsequence = \"invoices\"\nreset = \"yearly\"\ngapless = true\non = \"match\"\nmatch = { status = \"issued\" }";
+    let text = config_toml(&db, trigger, "");
+    let path = write_config(&format!("{db}-held"), &text);
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
+    let run = start(cfg, options().await, false);
+    wait_running(&run).await;
+    coll.insert_many((1..=3).map(|n| doc! { "n": n, "status": "draft" }))
+        .await
+        .unwrap();
+    for n in 1..=3 {
+        coll.update_one(doc! { "n": n }, doc! { "$set": { "status": "issued" } })
+            .await
+            .unwrap();
+        wait_numbered(&coll, "seq", n as u64, std::time::Duration::from_secs(60)).await;
+    }
+    run.stop().await;
+    let second = coll.find_one(doc! { "n": 2 }).await.unwrap().unwrap();
+    assert_eq!(second.get_i64("seq").unwrap(), 2);
+    let year = second.get_str("seqPeriod").unwrap().to_owned();
+    coll.update_one(doc! { "n": 2 }, doc! { "$set": { "status": "cancelled" } })
+        .await
+        .unwrap();
+    // A draft is not in the series yet; nothing to report about it.
+    coll.insert_one(doc! { "n": 4, "status": "draft" })
+        .await
+        .unwrap();
+    let path = path.to_str().unwrap();
+    let check = || run_bin(&["check", "--config", path, "--trigger", "invoices"], &[]);
+    let (code, out, err) = check();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "  invoices/{year}: 1..3: 3 held, 0 voided, 0 deleted, 0 unexplained gaps"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("3 documents, 3 numbered, 0 unnumbered"),
+        "{out}"
+    );
+    let (code, _, err) = run_bin(
+        &[
+            "void", "invoices", "2", "--period", &year, "--reason", "r", "--config", path,
+        ],
+        &[],
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("NUMBER_HELD"), "{err}");
+    // Issued while no sidecar runs: matching and unnumbered, reported as before.
+    coll.insert_one(doc! { "n": 5, "status": "issued" })
+        .await
+        .unwrap();
+    let (code, out, err) = check();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("4 documents, 3 numbered, 1 unnumbered"),
+        "{out}"
+    );
+    assert!(
+        err.contains("1 unnumbered documents and no dead letter saying why"),
+        "{err}"
+    );
+    assert!(!err.contains("gaps"), "{err}");
+    plain.database(&db).drop().await.ok();
+}

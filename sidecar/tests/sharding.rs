@@ -78,3 +78,99 @@ async fn counters_sharded_on_another_key_are_refused_at_start_then_numbered_on_i
         .unwrap();
     plain.database(&db).drop().await.ok();
 }
+
+/// Waits until the trigger's health satisfies `ready`; returns it.
+async fn health_until(
+    run: &Running,
+    what: &str,
+    ready: impl Fn(&mongo_seq_sidecar::health::TriggerHealth) -> bool,
+) -> mongo_seq_sidecar::health::TriggerHealth {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, triggers) = run.health.snapshot();
+        if let Some(trigger) = triggers.values().next().filter(|t| ready(t)) {
+            return trigger.clone();
+        }
+        assert!(Instant::now() < deadline, "{what}: {triggers:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unscoped_sequence_numbers_a_collection_sharded_on_another_key_without_the_unique_index()
+{
+    let (db, plain, coll) = test_db("sharded_docs").await;
+    let catalog: Collection<Document> = plain.database("config").collection("collections");
+    let namespace = format!("{db}.orders");
+    let text = config_toml(&db, "name = \"orders\"\nunique_index = false", "");
+    let path = write_config(&format!("{db}-sharded"), &text);
+    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
+
+    // Unsharded: the index is possible, `unique_index = false` is refused, nothing numbered.
+    let run = start(cfg.clone(), options().await, false);
+    coll.insert_one(doc! { "i": 1 }).await.unwrap();
+    let refused = health_until(&run, "refused", |t| t.last_error.is_some()).await;
+    assert_eq!(
+        refused.last_error_code.as_deref(),
+        Some("UNIQUE_INDEX_POSSIBLE")
+    );
+    let error = refused.last_error.unwrap();
+    assert!(
+        error.contains("unique_index = false") && error.contains(&namespace),
+        "{error}"
+    );
+    assert_eq!(count_numbered(&coll, "seq").await, 0);
+
+    // Sharded on a hashed customer id (one global order number): the next attempt starts,
+    // warns what is given up, and numbers without the index.
+    catalog
+        .insert_one(doc! { "_id": &namespace, "key": { "customerId": "hashed" }, "unique": false })
+        .await
+        .unwrap();
+    wait_numbered(&coll, "seq", 1, Duration::from_secs(60)).await;
+    let running = health_until(&run, "warning", |t| t.warning.is_some()).await;
+    assert!(!running.unique_index);
+    let warning = running.warning.unwrap();
+    assert!(
+        warning.contains("written by hand or by another tool is no longer refused")
+            && warning.contains("mongo-seq check"),
+        "{warning}"
+    );
+    let indexes = coll.list_index_names().await.unwrap();
+    assert!(
+        !indexes.contains(&"mongo_seq_seq".to_owned()),
+        "{indexes:?}"
+    );
+    run.stop().await;
+
+    // A number written by hand twice is not refused; `check` finds it.
+    coll.insert_one(doc! { "i": 2, "seq": 1_i64 })
+        .await
+        .unwrap();
+    let (code, out, err) = run_bin(&["check", "--config", path.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("1 duplicates"), "{out}");
+    assert!(err.contains("numbers held twice"), "{err}");
+
+    // With the index asked for (the default), the same shard key is refused by name, with
+    // what to set.
+    let cfg = config(&db, "name = \"orders\"", "");
+    let run = start(cfg, options().await, false);
+    let refused = health_until(&run, "refused", |t| t.last_error.is_some()).await;
+    assert_eq!(
+        refused.last_error_code.as_deref(),
+        Some("UNIQUE_INDEX_REFUSED")
+    );
+    let error = refused.last_error.unwrap();
+    assert!(
+        error.contains("sharded on { customerId: \"hashed\" }")
+            && error.contains("unique_index = false"),
+        "{error}"
+    );
+    run.stop().await;
+    catalog
+        .delete_one(doc! { "_id": &namespace })
+        .await
+        .unwrap();
+    plain.database(&db).drop().await.ok();
+}

@@ -139,6 +139,7 @@ impl Watched {
             // The product's default (gapless: on); `start` turns it off in schedules without
             // the ledger (`Config::ledger`).
             record_deletions: self.gapless,
+            unique_index: true,
         }
     }
 

@@ -161,5 +161,5 @@ pub use sequence::field::{check_field_path, check_number_field};
 pub use sequence::format::{format_seq, FormatTemplate};
 pub use sequence::instant::{check_instant, read_date, MAX_INSTANT_MS, MIN_INSTANT_MS};
 pub use sequence::limits::{check_count, MAX_BLOCK, MAX_COUNT};
-pub use sequence::options::SequenceSpec;
+pub use sequence::options::{OptionValue, SequenceOption, SequenceSpec};
 pub use sequence::period::{Period, Reset};

@@ -32,7 +32,7 @@ document without one is reported (exit 1)."
 pub struct CheckArgs {
     /// Check the triggers of this sidecar config: connection, collection, field, sequence
     /// options, counters and `match` all come from it.
-    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", "start", "step", "min", "max", "scope", "format", "counter_field", "counter_id", "reset", "time_zone", "year_start", "filter"])]
+    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", super::sequence::SEQUENCE_FLAGS, "format_field", "filter"])]
     pub config: Option<PathBuf>,
     /// With --config: only the trigger with this name (default: every trigger).
     #[arg(long, requires = "config")]
@@ -65,6 +65,10 @@ pub struct CheckArgs {
     /// The sequence's options, as the file's `[[trigger]]` keys of the same names.
     #[command(flatten)]
     pub options: SequenceFlags,
+    /// The field holding the formatted id (with --format; the audit reads the numbers, so it
+    /// may be left out).
+    #[arg(long, value_name = "FIELD")]
+    pub format_field: Option<String>,
     /// Only documents matching this query, as JSON (a trigger's `match`), e.g. '{"type": "order"}'.
     #[arg(long = "match", id = "filter", value_name = "JSON")]
     pub filter: Option<String>,
@@ -187,6 +191,13 @@ fn flags_target(args: &CheckArgs) -> Result<CheckTarget, CliError> {
         ..RawTrigger::default()
     };
     args.options.fill(&mut raw);
+    raw.format_field = args.format_field.clone();
+    if raw.format.is_some() && raw.format_field.is_none() {
+        // The audit reads numbers, not formatted ids: the format is checked with the sequence,
+        // and no field is needed for it.
+        config::validate_sequence(&raw, &format!("{db}.{collection}"), Keys::Flags)?;
+        raw.format = None;
+    }
     let trigger = config::validate_trigger(raw, Keys::Flags)?;
     let counters = Namespace::parse(&Key::flag("--counters"), &args.counters, Some(db))?;
     let ledger = Namespace::parse(&Key::flag("--ledger"), &args.ledger, Some(&counters.db))?;

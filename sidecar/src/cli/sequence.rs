@@ -1,109 +1,110 @@
-//! A sequence's options as flags (`--start`, `--step`, `--min`, `--max`, `--scope`, `--format`,
-//! `--counter-field`, `--counter-id`, `--reset`, `--time-zone`, `--year-start`), for the tools that work on any counter — one a trigger of
+//! A sequence's options as flags (`--start`, `--step`, `--scope`, `--counter-field`, …: one per
+//! option a `[[trigger]]` may set, built from the core's option table `SequenceSpec::OPTIONS`,
+//! its flag names and descriptions), for the tools that work on any counter — one a trigger of
 //! `--config` uses, or one the npm package or the mongoose plugin keeps — without a config: they
 //! fill the keys a `[[trigger]]` would (`RawTrigger`), validated by the same path as the file's
 //! (`config::validate_sequence`), errors named by flag.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use clap::Args;
-use mongo_seq_core::SequenceSpec;
+use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command, FromArgMatches};
+use mongo_seq_core::{OptionValue, SequenceOption, SequenceSpec};
 use serde_json::{json, Value};
 
 use super::{load_config, CliError};
 use crate::config::{self, Keys, RawTrigger};
 
-/// The sequence's options, as the file's `[[trigger]]` keys of the same names.
-#[derive(Debug, Default, Args)]
+/// The id of the group of every sequence flag (a tool's `conflicts_with` names it).
+pub const SEQUENCE_FLAGS: &str = "sequence_options";
+
+/// The sequence's options, as the file's `[[trigger]]` keys of the same names: the flags given,
+/// by the core's option key, as written.
+#[derive(Debug, Default, Clone)]
 pub struct SequenceFlags {
-    /// First number of the sequence [default: 1].
-    #[arg(long, allow_hyphen_values = true, value_name = "INTEGER")]
-    pub start: Option<String>,
-    /// Step between numbers, negative to count down [default: 1].
-    #[arg(long, allow_hyphen_values = true, value_name = "INTEGER")]
-    pub step: Option<String>,
-    /// Lowest number ever issued (the bound when counting down).
-    #[arg(long, allow_hyphen_values = true, value_name = "INTEGER")]
-    pub min: Option<String>,
-    /// Highest number ever issued (the bound when counting up).
-    #[arg(long, allow_hyphen_values = true, value_name = "INTEGER")]
-    pub max: Option<String>,
-    /// Scope fields (one counter per value combination), comma-separated.
-    #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
-    pub scope: Vec<String>,
-    /// The formatted id's template, e.g. `ORD-{seq:06}`.
-    #[arg(long, value_name = "TEMPLATE")]
-    pub format: Option<String>,
-    /// The counter documents' number field [default: seq] (`seq_value` for the Atlas recipe's).
-    #[arg(long, value_name = "FIELD")]
-    pub counter_field: Option<String>,
-    /// The counter's `_id` when it is not the sequence name: a string, or a JSON document such as
-    /// the Atlas recipe's '{"db": "shop", "coll": "orders"}' (fields in that order).
-    #[arg(long, value_name = "ID")]
-    pub counter_id: Option<String>,
-    /// A series that restarts every period: yearly, monthly or daily [default: never]. Its
-    /// counters are one per period, the period last in the id (`invoices/2026`,
-    /// `invoices/tenantId=acme/2026-05`).
-    #[arg(long, value_name = "PERIOD")]
-    pub reset: Option<String>,
-    /// The IANA time zone whose local dates place numbers in periods [default: UTC], e.g.
-    /// Europe/Paris (with --reset).
-    #[arg(long, value_name = "ZONE")]
-    pub time_zone: Option<String>,
-    /// The month (1-12) a yearly series' fiscal year starts [default: 1]; the fiscal year is
-    /// named after the calendar year it ends in (with --reset yearly).
-    #[arg(long, allow_hyphen_values = true, value_name = "MONTH")]
-    pub year_start: Option<String>,
+    given: BTreeMap<&'static str, Vec<String>>,
+}
+
+/// The flag of `option` (its id: the file's key, `counter_field`).
+fn flag(option: &'static SequenceOption) -> Arg {
+    let arg = Arg::new(option.snake)
+        .long(option.flag)
+        .help(option.doc)
+        .action(ArgAction::Set);
+    match option.value {
+        OptionValue::Integer => arg.allow_hyphen_values(true).value_name("INTEGER"),
+        OptionValue::Boolean => arg.value_name("BOOL"),
+        OptionValue::Text => arg.value_name("TEXT"),
+        OptionValue::Fields => arg
+            .value_delimiter(',')
+            .action(ArgAction::Append)
+            .value_name("FIELDS"),
+        OptionValue::CounterId => arg.value_name("ID"),
+    }
+}
+
+impl clap::Args for SequenceFlags {
+    fn augment_args(command: Command) -> Command {
+        let ids: Vec<&'static str> = SequenceSpec::trigger_options().map(|o| o.snake).collect();
+        SequenceSpec::trigger_options()
+            .fold(command, |command, option| command.arg(flag(option)))
+            .group(ArgGroup::new(SEQUENCE_FLAGS).args(ids).multiple(true))
+    }
+
+    fn augment_args_for_update(command: Command) -> Command {
+        Self::augment_args(command)
+    }
+}
+
+impl FromArgMatches for SequenceFlags {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = Self::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        for option in SequenceSpec::trigger_options() {
+            if let Some(values) = matches.get_many::<String>(option.snake) {
+                self.given.insert(option.key, values.cloned().collect());
+            }
+        }
+        Ok(())
+    }
 }
 
 impl SequenceFlags {
     /// Whether any option was given.
     pub(super) fn any(&self) -> bool {
-        let Self {
-            start,
-            step,
-            min,
-            max,
-            scope,
-            format,
-            counter_field,
-            counter_id,
-            reset,
-            time_zone,
-            year_start,
-        } = self;
-        [
-            start,
-            step,
-            min,
-            max,
-            format,
-            counter_field,
-            counter_id,
-            reset,
-            time_zone,
-            year_start,
-        ]
-        .iter()
-        .any(|flag| flag.is_some())
-            || !scope.is_empty()
+        !self.given.is_empty()
+    }
+
+    /// The value of option `key` as given, if it was.
+    pub fn given(&self, key: &str) -> Option<&[String]> {
+        self.given.get(key).map(Vec::as_slice)
     }
 
     /// Fills the sequence keys of `raw` (a `[[trigger]]` as the flags give it), as written: an
     /// integer flag that is not one reaches the core as the string it is, and is refused there
     /// like the file's `start = "one"`.
     pub(super) fn fill(&self, raw: &mut RawTrigger) {
-        raw.start = self.start.as_deref().map(integer);
-        raw.step = self.step.as_deref().map(integer);
-        raw.min = self.min.as_deref().map(integer);
-        raw.max = self.max.as_deref().map(integer);
-        raw.scope = (!self.scope.is_empty()).then(|| json!(self.scope));
-        raw.format = self.format.clone().map(Value::String);
-        raw.counter_field = self.counter_field.clone().map(Value::String);
-        raw.counter_id = self.counter_id.as_deref().map(counter_id);
-        raw.reset = self.reset.clone().map(Value::String);
-        raw.time_zone = self.time_zone.clone().map(Value::String);
-        raw.year_start = self.year_start.as_deref().map(integer);
+        for (key, values) in &self.given {
+            let (Some(option), Some(slot)) =
+                (SequenceSpec::option(key), raw.sequence_option_mut(key))
+            else {
+                continue;
+            };
+            let text = values.first().map(String::as_str).unwrap_or_default();
+            *slot = Some(match option.value {
+                OptionValue::Integer => integer(text),
+                OptionValue::Boolean => text
+                    .parse::<bool>()
+                    .map_or_else(|_| json!(text), Value::Bool),
+                OptionValue::Text => Value::String(text.to_owned()),
+                OptionValue::Fields => json!(values),
+                OptionValue::CounterId => counter_id(text),
+            });
+        }
     }
 
     /// The sequence `name` with these options, validated as a file's trigger is (a usage error
@@ -116,6 +117,14 @@ impl SequenceFlags {
         self.fill(&mut raw);
         Ok(config::validate_sequence(&raw, name, Keys::Flags)?)
     }
+}
+
+/// The sequence flags, as a message lists them: `--start, --step, …`.
+pub(super) fn flag_list() -> String {
+    SequenceSpec::trigger_options()
+        .map(|option| format!("--{}", option.flag))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An integer flag: a JSON number when it is one, else the text (which the core refuses).
@@ -147,7 +156,8 @@ pub(super) fn of(
             return Ok((flags.spec(name)?, None));
         }
         return Err(CliError::usage(anyhow::anyhow!(
-            "{tool} needs the options of sequence `{name}` (start, step, min, max, scope, counter field, reset) to store the right counter value: pass --config with the sidecar config whose trigger uses it, or the options as flags (--start, --step, --min, --max, --scope, --counter-field, --counter-id, --reset, --time-zone, --year-start; --step 1 for a sequence with the defaults)"
+            "{tool} needs the options of sequence `{name}` (start, step, min, max, scope, counter field, reset) to store the right counter value: pass --config with the sidecar config whose trigger uses it, or the options as flags ({}; --step 1 for a sequence with the defaults)",
+            flag_list()
         )));
     };
     if flags.any() {

@@ -108,6 +108,48 @@ pub struct RawTrigger {
     pub backfill_sort: Option<String>,
     /// Record deleted documents' numbers in the ledger (gapless only; default: when gapless).
     pub record_deletions: Option<bool>,
+    /// Create the unique index on the number (default `true`); `false` only where a sharded
+    /// collection's shard key refuses it.
+    pub unique_index: Option<bool>,
+}
+
+/// The `[[trigger]]` fields holding the core's sequence options (`SequenceSpec::trigger_options`),
+/// by the core's key: the one place the file's field names meet the core's table (a test checks
+/// that every option a trigger may set has its field).
+macro_rules! sequence_option_fields {
+    ($($key:literal => $field:ident),* $(,)?) => {
+        impl RawTrigger {
+            /// The value written for the core's option `key` (`None`: not a trigger's option).
+            pub fn sequence_option(&self, key: &str) -> Option<&Option<Value>> {
+                match key {
+                    $($key => Some(&self.$field),)*
+                    _ => None,
+                }
+            }
+
+            /// [`RawTrigger::sequence_option`], to fill.
+            pub fn sequence_option_mut(&mut self, key: &str) -> Option<&mut Option<Value>> {
+                match key {
+                    $($key => Some(&mut self.$field),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+sequence_option_fields! {
+    "start" => start,
+    "step" => step,
+    "min" => min,
+    "max" => max,
+    "scope" => scope,
+    "format" => format,
+    "reset" => reset,
+    "timeZone" => time_zone,
+    "yearStart" => year_start,
+    "counterField" => counter_field,
+    "counterId" => counter_id,
 }
 
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {

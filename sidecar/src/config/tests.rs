@@ -246,3 +246,38 @@ fn deletions_are_recorded_by_gapless_triggers_unless_turned_off_and_never_by_oth
         "{refused}"
     );
 }
+
+#[test]
+fn every_option_a_trigger_may_set_is_a_key_of_the_file_spelled_as_the_core_s_table_says() {
+    for option in mongo_seq_core::SequenceSpec::trigger_options() {
+        let mut raw = RawTrigger::default();
+        *raw.sequence_option_mut(option.key)
+            .unwrap_or_else(|| panic!("no `[[trigger]]` key for `{}`", option.key)) =
+            Some(serde_json::json!(1));
+        // The file's key is the snake_case spelling: TOML with it reaches the same field.
+        let text = format!(
+            "database = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n{} = 1\n",
+            option.snake
+        );
+        let parsed: RawTrigger = toml::from_str(&text).unwrap();
+        assert_eq!(
+            parsed.sequence_option(option.key),
+            raw.sequence_option(option.key),
+            "{}",
+            option.snake
+        );
+    }
+    assert!(RawTrigger::default().sequence_option("block").is_none());
+}
+
+#[test]
+fn unique_index_is_on_unless_turned_off() {
+    let trigger = |extra: &str| {
+        check(&format!(
+            "{BASE}[[trigger]]\ndatabase = \"app\"\ncollection = \"orders\"\nfield = \"seq\"\n{extra}\n"
+        ))
+    };
+    assert!(trigger("").unwrap().triggers[0].unique_index);
+    assert!(!trigger("unique_index = false").unwrap().triggers[0].unique_index);
+    assert!(trigger("unique_index = \"no\"").is_err());
+}

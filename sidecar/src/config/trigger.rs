@@ -32,6 +32,11 @@ pub struct TriggerSpec {
     /// Deleted documents' numbers are recorded in the ledger (`record_deletions`, gapless only,
     /// on by default there): the stream also brings deletes, with pre-images.
     pub record_deletions: bool,
+    /// The unique index on the number is created (`unique_index`, default `true`). `false`: the
+    /// collection is sharded on a key the index cannot start with (checked at each session
+    /// start from the cluster's catalog): numbers stay unique, but one written by hand or by
+    /// another tool is not refused.
+    pub unique_index: bool,
 }
 
 /// When a trigger numbers a document (the `on` key).
@@ -101,13 +106,12 @@ impl Keys {
         match e.option_name() {
             Some("name") => self.key("sequence"),
             Some("formatField") => self.key("format_field"),
-            Some("counterField") => self.key("counter_field"),
-            Some("counterId") => self.key("counter_id"),
             Some("dateField") => self.key("date_field"),
-            Some("timeZone") => self.key("time_zone"),
-            Some("yearStart") => self.key("year_start"),
             Some("condition") => self.key("match"),
-            Some(option) => self.key(option),
+            Some(option) => match SequenceSpec::option(option) {
+                Some(option) => self.key(option.snake),
+                None => self.key(option),
+            },
             None => self.whole(),
         }
     }
@@ -189,11 +193,12 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
         on,
         backfill_sort: t.backfill_sort,
         record_deletions,
+        unique_index: t.unique_index.unwrap_or(true),
     })
 }
 
-/// A trigger's sequence keys as written (`sequence`, `start`, `step`, `min`, `max`, `scope`,
-/// `format`, `counter_field`, `counter_id`, `reset`, `time_zone`, `year_start`) → the core's `SequenceSpec`, named `default_name` unless the
+/// A trigger's sequence keys as written (`sequence`, and the core's `SequenceSpec::trigger_options`
+/// by their snake_case spellings) → the core's `SequenceSpec`, named `default_name` unless the
 /// keys name it.
 pub fn validate_sequence(
     raw: &RawTrigger,
@@ -202,21 +207,9 @@ pub fn validate_sequence(
 ) -> Result<SequenceSpec, ConfigError> {
     let name = raw.sequence.as_deref().unwrap_or(default_name);
     let mut options = Map::new();
-    for (option, value) in [
-        ("start", &raw.start),
-        ("step", &raw.step),
-        ("min", &raw.min),
-        ("max", &raw.max),
-        ("scope", &raw.scope),
-        ("format", &raw.format),
-        ("counterField", &raw.counter_field),
-        ("counterId", &raw.counter_id),
-        ("reset", &raw.reset),
-        ("timeZone", &raw.time_zone),
-        ("yearStart", &raw.year_start),
-    ] {
-        if let Some(value) = value {
-            options.insert(option.to_owned(), value.clone());
+    for option in SequenceSpec::trigger_options() {
+        if let Some(Some(value)) = raw.sequence_option(option.key) {
+            options.insert(option.key.to_owned(), value.clone());
         }
     }
     let spec = SequenceSpec::parse_trigger(name, &options).map_err(|e| keys.core(&e))?;

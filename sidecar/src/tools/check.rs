@@ -1,16 +1,15 @@
 //! `mongo-seq check`: audits a collection's numbers with the core's `audit` (per counter: per
 //! scope when scoped, per period when the sequence resets — each number's period is the one
-//! written beside it, `<field>Period`) and compares them with the counters. Only documents the trigger numbers are looked
-//! at (its `match`); a summary is clean when every one of them holds its own integer on the
-//! sequence's grid and every counter has passed the numbers under it (and, for gapless
-//! sequences, nothing is missing).
+//! written beside it, `<field>Period`) and compares them with the counters. The documents looked
+//! at are the series' (the core's `numbering::series`): every one holding a number, whether or
+//! not it matches the trigger's `match` now, and the unnumbered ones that match. A summary is
+//! clean when every one of them holds its own integer on the sequence's grid and every counter
+//! has passed the numbers under it (and, for gapless sequences, nothing is missing).
 
 use std::collections::BTreeMap;
 
-use mongo_seq_core::numbering::spec::stored_value;
-use mongo_seq_core::{
-    account, audit, unnumbered, Collection, Command, CurrentValue, Period, QueryOptions,
-};
+use mongo_seq_core::numbering::series::{holding, members, Holding};
+use mongo_seq_core::{account, audit, unnumbered, Collection, Command, CurrentValue, QueryOptions};
 use mongodb::Client;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -50,7 +49,8 @@ impl CheckTarget {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckSummary {
-    /// Documents looked at (those matching the filter).
+    /// Documents of the series looked at: those holding a number, and the unnumbered ones
+    /// matching the trigger's `match`.
     pub documents: u64,
     /// Documents whose field holds an integer.
     pub numbered: u64,
@@ -253,9 +253,13 @@ pub async fn audit_collection<M: Mongo>(
     for scope in spec.scope() {
         projection.insert(scope.clone(), json!(1));
     }
+    // The series' documents (the core's rule): every one holding a number, whether or not it
+    // matches `match` now (a cancelled invoice keeps its number), and the unnumbered ones that
+    // match.
+    let matching = target.trigger.filter.clone().map(Value::Object);
     let find = Command::Find {
         collection: Collection::Documents,
-        filter: Value::Object(target.trigger.filter.clone().unwrap_or_default()),
+        filter: members(field, matching.as_ref()),
         options: QueryOptions::projection(Value::Object(projection)),
         after_cluster_time: None,
     };
@@ -269,33 +273,21 @@ pub async fn audit_collection<M: Mongo>(
     for document in documents(mongo.execute(find).await?, "find")? {
         summary.documents += 1;
         let id = document.get("_id").cloned().unwrap_or(Value::Null);
-        match stored_value(&document, field) {
-            Some(value) if mongo_seq_core::ejson::read_i64(value).is_ok() => {
+        match holding(spec, field, &document) {
+            Holding::Number { value, counter, .. } => {
                 summary.numbered += 1;
-                let period = match &period_field {
-                    None => None,
-                    Some(path) => match stored_value(&document, path)
-                        .and_then(Value::as_str)
-                        .and_then(Period::parse)
-                        .filter(|period| spec.check_period(Some(period)).is_ok())
-                    {
-                        Some(period) => Some(period),
-                        None => {
-                            summary.without_period += 1;
-                            continue;
-                        }
-                    },
-                };
-                let counter_id = spec
-                    .counter_id_in(Some(&document), period.as_ref())
-                    .unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
+                let counter_id = counter.unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
                 groups.entry(counter_id).or_default().push(value.clone());
             }
-            Some(_) => {
+            Holding::WithoutPeriod => {
+                summary.numbered += 1;
+                summary.without_period += 1;
+            }
+            Holding::NotANumber(_) => {
                 summary.invalid += 1;
                 invalid.push(id);
             }
-            None => {
+            Holding::Nothing => {
                 summary.unnumbered += 1;
                 missing.push(id);
             }

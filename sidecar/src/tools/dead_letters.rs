@@ -4,14 +4,16 @@
 //! retry`. The commands (record, resolve, list) and the retry's batch are the core's; this
 //! module runs them and sorts the outcome.
 //!
-//! A retry round: the waiting dead letters (one `find`), their documents that still match the
-//! trigger (one `find`), the core's batch over those (as a holder's batch, or leaseless), a
+//! A retry round: the waiting dead letters (one `find`), their documents still of the series
+//! (the core's `numbering::series`: numbered, or unnumbered and matching; one `find`), the core's batch over those (as a holder's batch, or leaseless), a
 //! read-back of the ones it did not report (one `find`), then each dead letter is resolved
-//! (`numbered`: its document holds an integer now, or `gone`: deleted or no longer matching) or
+//! (`numbered`: its document holds an integer now, or `gone`: deleted, or unnumbered and no
+//! longer matching) or
 //! recorded again (an attempt more, the reason as it is now).
 
 use std::collections::BTreeSet;
 
+use mongo_seq_core::numbering::series::members_among;
 use mongo_seq_core::numbering::spec::stored_value;
 use mongo_seq_core::{
     dead_letter_document, record_dead_letter, resolve_dead_letters, waiting_dead_letters,
@@ -106,11 +108,10 @@ pub async fn retry<M: Mongo>(
         return Ok(outcome);
     }
     let numbering = &trigger.numbering;
-    let by_id = json!({ "_id": { "$in": ids } });
-    let filter = match &trigger.filter {
-        Some(m) => json!({ "$and": [by_id, m] }),
-        None => by_id,
-    };
+    // The documents still of the series (the core's rule): numbered (by hand, or by another
+    // round), or unnumbered and still matching.
+    let matching = trigger.filter.clone().map(Value::Object);
+    let filter = members_among(numbering.field(), matching.as_ref(), &ids);
     let projection: Map<String, Value> = numbering
         .document_fields()
         .into_iter()

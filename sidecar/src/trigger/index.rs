@@ -1,17 +1,65 @@
 //! The unique index that makes the database itself refuse a number held twice in a counter (the
 //! core's `NumberingSpec::unique_index`), created at every session start; when documents
-//! already share a number, the error says which.
+//! already share a number, the error says which. On a collection sharded on a key the index
+//! cannot start with (the core's `shard_key_refusing_unique_index`), the trigger refuses to
+//! start unless it sets `unique_index = false`, which it may only there: it then numbers
+//! without the index, and says what is given up (the log, `/healthz`).
 
 use mongo_seq_core::{Collection, Command, Reply};
 use serde_json::{json, Map, Value};
 
+use tracing::warn;
+
+use super::sharding::DocumentsCatalog;
 use super::Trigger;
 use crate::error::{DuplicateNumbers, SidecarError};
 use crate::mongo::{count, documents, Mongo};
 use mongo_seq::executor::convert;
 
 impl<M: Mongo> Trigger<M> {
-    pub(super) async fn ensure_index(&self) -> Result<(), SidecarError> {
+    /// Creates the unique index, or, with `unique_index = false`, checks that the collection's
+    /// shard key (`documents`, its catalog entry) refuses it and warns what is given up.
+    pub(super) async fn ensure_index(
+        &self,
+        documents: &DocumentsCatalog,
+    ) -> Result<(), SidecarError> {
+        let numbering = &self.spec.numbering;
+        let refusing = match documents {
+            DocumentsCatalog::Read(entry) => {
+                Some(numbering.shard_key_refusing_unique_index(entry.as_ref()))
+            }
+            DocumentsCatalog::Unknown => None,
+        };
+        let ns = &self.spec.ns;
+        let index = numbering.index_name();
+        match (self.spec.unique_index, refusing) {
+            (true, Some(Some(key))) => {
+                return Err(SidecarError::UniqueIndex {
+                    code: "UNIQUE_INDEX_REFUSED",
+                    message: format!(
+                        "the collection {ns} is sharded on {}: the unique index `{index}` on the number cannot exist there (a sharded collection takes a unique index only when its shard key, ranged, starts the index: scope the sequence by the shard key fields), so the server refuses it; set `unique_index = false` on trigger `{}` to number without it (numbers stay unique; a number written by hand or by another tool is no longer refused, `mongo-seq check` finds it)",
+                        key,
+                        self.id()
+                    ),
+                });
+            }
+            (false, Some(None)) => {
+                return Err(SidecarError::UniqueIndex {
+                    code: "UNIQUE_INDEX_POSSIBLE",
+                    message: format!(
+                        "trigger `{}` sets `unique_index = false`, but the collection {ns} is not sharded on a key that refuses the unique index `{index}`: remove `unique_index = false` (the index makes the database refuse a number written twice, by hand or by another tool)",
+                        self.id()
+                    ),
+                });
+            }
+            (false, _) => {
+                let message = without_index(&index);
+                warn!(trigger = self.id(), "{message}");
+                self.probe.without_unique_index(&message);
+                return Ok(());
+            }
+            (true, _) => {}
+        }
         match self
             .mongo
             .execute(self.spec.numbering.unique_index())
@@ -73,4 +121,11 @@ impl<M: Mongo> Trigger<M> {
             count: count(duplicate.get("count")),
         })))
     }
+}
+
+/// What a trigger without the unique index gives up, as its warning says it.
+fn without_index(index: &str) -> String {
+    format!(
+        "unique_index = false: numbering without the unique index `{index}` (the collection's shard key refuses it); numbers stay unique (one atomic counter, each write only where the document has no number yet), but a number written by hand or by another tool is no longer refused: run `mongo-seq check` to find numbers held twice"
+    )
 }

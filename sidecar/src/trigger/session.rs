@@ -36,8 +36,8 @@ impl<M: Mongo> Trigger<M> {
         force_backfill: &mut bool,
         delay: &mut Duration,
     ) -> Result<(), SidecarError> {
-        self.ensure_index().await?;
-        self.check_sharding().await?;
+        let documents = self.check_sharding().await?;
+        self.ensure_index(&documents).await?;
         // Whoever holds the trigger completes what an interrupted holder left pending first.
         self.complete_pending(fence).await?;
         let stored = self.state.load().await?;

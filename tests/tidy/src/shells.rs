@@ -5,23 +5,24 @@ use crate::source::{
     string_literals, Lang,
 };
 
-/// The core's option keys, read from `SequenceSpec::KEYS` (their one home).
+/// The core's option keys, read from `SequenceSpec::OPTIONS` (their one home: each row's first
+/// column; `SequenceSpec::KEYS` is that column).
 fn option_keys() -> Vec<String> {
-    let options = read(
+    let table = read(
         &crate_at("crates/mongo-seq-core")
             .dir
-            .join("src/sequence/options.rs"),
+            .join("src/sequence/options/table.rs"),
     );
-    let code = rust_code(&options);
-    let list = code
-        .split("const KEYS")
+    let code = rust_code(&table);
+    let rows = code
+        .split("const OPTIONS")
         .nth(1)
-        .and_then(|rest| rest.split_once('[').map(|(_, r)| r)) // the type's `[&str; N]`
-        .and_then(|rest| rest.split_once('[').map(|(_, r)| r)) // the value
-        .and_then(|rest| rest.split(']').next())
-        .expect("SequenceSpec::KEYS in crates/mongo-seq-core/src/sequence/options.rs");
-    let keys: Vec<String> = string_literals(list, Lang::Rust)
-        .into_iter()
+        .and_then(|rest| rest.split("];").next())
+        .expect("SequenceSpec::OPTIONS in crates/mongo-seq-core/src/sequence/options/table.rs");
+    let keys: Vec<String> = rows
+        .split("option(")
+        .skip(1)
+        .filter_map(|row| string_literals(row, Lang::Rust).into_iter().next())
         .map(|(_, key)| key)
         .collect();
     assert!(

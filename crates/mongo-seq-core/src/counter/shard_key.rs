@@ -33,7 +33,7 @@ fn on_id_alone(key: &serde_json::Map<String, Value>) -> bool {
 }
 
 /// A shard key pattern as the shell writes it: `{ tenant: 1, _id: "hashed" }`.
-fn shown(key: &serde_json::Map<String, Value>) -> String {
+pub(crate) fn shown(key: &serde_json::Map<String, Value>) -> String {
     let fields: Vec<String> = key
         .iter()
         .map(|(field, direction)| {

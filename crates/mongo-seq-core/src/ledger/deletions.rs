@@ -24,21 +24,21 @@
 //! nothing fills it after.
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::counter::document::read_spec_counter;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::LedgerEntry;
 use crate::numbering::intent::{read_command, read_counter_extras, Intent};
-use crate::numbering::spec::{stored_value, NumberingSpec};
+use crate::numbering::series::{holders, holding, Holding};
+use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{Command, QueryOptions};
 use crate::protocol::concern::{anchored_find, ClusterTime};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::counter_id::CounterKey;
-use crate::sequence::period::Period;
 
 /// One `delete` event: the document's `_id`, its pre-image when the event had one, when.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,20 +130,12 @@ fn record_of(
     before: &Value,
     by: &str,
 ) -> Result<Option<Record>, SeqError> {
-    let Some(number) = stored_value(before, spec.field()).and_then(|v| ejson::read_i64(v).ok())
+    let Holding::Number {
+        number,
+        counter: Ok(counter_id),
+        ..
+    } = holding(spec.sequence(), spec.field(), before)
     else {
-        return Ok(None);
-    };
-    let sequence = spec.sequence();
-    let period = match stored_value(before, &spec.period_field()) {
-        _ if !sequence.reset().is_periodic() => None,
-        Some(Value::String(text)) => match Period::from_text("period", text) {
-            Ok(period) => Some(period),
-            Err(_) => return Ok(None),
-        },
-        _ => return Ok(None),
-    };
-    let Ok(counter_id) = sequence.counter_id_in(Some(before), period.as_ref()) else {
         return Ok(None);
     };
     let Ok(key) = CounterKey::parse(&counter_id) else {
@@ -186,18 +178,14 @@ impl RecordDeletionsMachine {
     }
 
     fn held_command(&self, record: &Record) -> Command {
-        let field = self.spec.field();
-        let mut filter = Map::new();
-        for (scope, value) in &record.key.scope {
-            filter.insert(scope.clone(), value.to_json());
-        }
-        if let Some(period) = &record.key.period {
-            filter.insert(self.spec.period_field(), Value::String(period.text()));
-        }
-        filter.insert(field.to_owned(), ejson::long(record.entry.number));
+        let filter = holders(
+            self.spec.field(),
+            &record.key,
+            ejson::long(record.entry.number),
+        );
         let projection = ejson::object([("_id", 1.into())]);
         anchored_find(
-            Value::Object(filter),
+            filter,
             QueryOptions {
                 projection: Some(projection),
                 sort: None,

@@ -41,7 +41,7 @@
 //! after they stopped); a gapless series' are safe (INTENT_PENDING while a batch is written).
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::counter::document::read_spec_counter;
 use crate::counter::set_next::check_on_grid;
@@ -49,6 +49,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::{LedgerEntry, LedgerKind};
 use crate::numbering::intent::{read_command, read_counter_extras};
+use crate::numbering::series::holders;
 use crate::numbering::spec::stored_value;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
@@ -58,7 +59,6 @@ use crate::sequence::counter_id::CounterKey;
 use crate::sequence::field::check_field_path;
 use crate::sequence::instant::check_instant;
 use crate::sequence::options::SequenceSpec;
-use crate::sequence::period::period_field;
 
 /// The most numbers one void may name.
 pub const MAX_VOIDS: usize = 1_000;
@@ -249,18 +249,11 @@ impl VoidMachine {
 
     /// The documents of this counter (its scope values, its period) holding one of the numbers.
     fn held_command(&self) -> Command {
-        let mut filter = Map::new();
-        for (field, value) in &self.key.scope {
-            filter.insert(field.clone(), value.to_json());
-        }
-        if let Some(period) = &self.key.period {
-            filter.insert(period_field(&self.field), Value::String(period.text()));
-        }
-        filter.insert(self.field.clone(), self.numbers_in());
+        let filter = holders(&self.field, &self.key, self.numbers_in());
         let projection = ejson::object([("_id", 1.into()), (self.field.as_str(), 1.into())]);
         Command::Find {
             collection: Collection::Documents,
-            filter: Value::Object(filter),
+            filter,
             options: QueryOptions {
                 projection: Some(projection),
                 sort: None,

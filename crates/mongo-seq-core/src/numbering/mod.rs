@@ -2,7 +2,8 @@
 //! ([`spec`]), a batch of documents ([`batch`]), gapless groups over the intent protocol
 //! ([`gapless`], [`intent`]), moving counters past a collection's numbers before a backfill
 //! ([`seed_from_existing`]) and when to store a change stream's resume token ([`checkpoint`]);
-//! numbering the documents that match a filter, on demand ([`assign`]).
+//! numbering the documents that match a filter, on demand ([`assign`]); which documents belong
+//! to a series and which counter's number each holds ([`series`]).
 
 pub mod assign;
 pub mod batch;
@@ -12,4 +13,5 @@ pub mod gapless;
 pub mod intent;
 pub mod pending;
 pub mod seed_from_existing;
+pub mod series;
 pub mod spec;

@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::counter::shard_key::shown;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
@@ -377,13 +378,9 @@ impl NumberingSpec {
     /// `{_id: {$in: ids}[, $or: [{field: {$exists: true}}, condition]]}`: the documents of
     /// `ids` that count for a gapless intent: numbered, or unnumbered and still matching (an
     /// unnumbered document that stopped matching is, like a deleted one, no longer there).
+    /// The series' rule: [`crate::numbering::series::members_among`].
     pub(crate) fn present_filter(&self, ids: &[Value]) -> Value {
-        let mut filter = Map::new();
-        filter.insert("_id".to_owned(), json!({ "$in": ids }));
-        if let Some(condition) = &self.condition {
-            filter.insert("$or".to_owned(), json!([self.numbered(), condition]));
-        }
-        Value::Object(filter)
+        crate::numbering::series::members_among(&self.field, self.condition.as_ref(), ids)
     }
 
     /// The name of the index [`NumberingSpec::unique_index`] creates: `mongo_seq_<field>`.
@@ -410,6 +407,36 @@ impl NumberingSpec {
             keys: Value::Object(keys),
             unique: true,
             partial_filter_expression: Some(self.numbered()),
+        }
+    }
+
+    /// The shard key that refuses [`NumberingSpec::unique_index`] on a documents collection
+    /// whose cluster catalog entry (`config.collections`) is `entry`, if one does: a sharded
+    /// collection takes a unique index only when its shard key, ranged (`1`), is a prefix of
+    /// the index's keys (a hashed shard key takes none). No entry, or one marked `dropped`
+    /// (unsharded), or a shard key the index starts with: `None`, the index can exist. The key
+    /// as the shell writes it: `{ customerId: "hashed" }`.
+    pub fn shard_key_refusing_unique_index(&self, entry: Option<&Value>) -> Option<String> {
+        let entry = entry.filter(|e| e.get("dropped") != Some(&Value::Bool(true)))?;
+        let key = entry.get("key")?;
+        // The index's keys, in order (as `unique_index` writes them).
+        let mut index: Vec<String> = self.sequence.scope().to_vec();
+        if self.sequence.reset().is_periodic() {
+            index.push(self.period_field());
+        }
+        index.push(self.field.clone());
+        match key {
+            Value::Object(fields) => {
+                let prefix = fields.len() <= index.len()
+                    && fields
+                        .iter()
+                        .zip(&index)
+                        .all(|((field, direction), indexed)| {
+                            field == indexed && ejson::read_i64(direction) == Ok(1)
+                        });
+                (!prefix).then(|| shown(fields))
+            }
+            other => Some(ejson::truncate(&other.to_string())),
         }
     }
 }

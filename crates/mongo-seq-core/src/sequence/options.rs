@@ -46,9 +46,12 @@ mod periodic;
 mod blocks;
 // The `scope` option and the counter ids.
 mod counter_ids;
+// Every option's spellings and description: `SequenceSpec::OPTIONS`.
+mod table;
 use blocks::{check_block_steps, is_default_max_block, parse_blocks, MaxBlock};
 use counter_ids::parse_scope;
 use periodic::{parse_reset, parse_time_zone, parse_year_start};
+pub use table::{OptionValue, SequenceOption};
 
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
@@ -113,25 +116,9 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 }
 
 impl SequenceSpec {
-    /// Every option key, in the order of the table above: the one list of them (the Wasm
-    /// exports it as `optionKeys()`, for the mongoose plugin).
-    pub const KEYS: [&'static str; 15] = [
-        "name",
-        "start",
-        "step",
-        "min",
-        "max",
-        "block",
-        "refillAhead",
-        "maxBlock",
-        "scope",
-        "format",
-        "reset",
-        "timeZone",
-        "yearStart",
-        "counterField",
-        "counterId",
-    ];
+    /// Every option key, in the order of the table above: the first column of
+    /// [`SequenceSpec::OPTIONS`] (the Wasm exports it as `optionKeys()`, for the mongoose plugin).
+    pub const KEYS: [&'static str; 15] = table::keys_of(&Self::OPTIONS);
 
     /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
     /// names its sequence itself), `block`, `refillAhead` and `maxBlock` (a trigger reserves

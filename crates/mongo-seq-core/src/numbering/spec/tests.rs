@@ -201,3 +201,40 @@ fn stored_values_follow_documents_only() {
     assert_eq!(stored_value(&doc, "a.x"), None);
     assert_eq!(stored_value(&doc, "e"), Some(&json!({"$numberLong": "7"})));
 }
+
+#[test]
+fn a_shard_key_the_unique_index_cannot_start_with_refuses_it() {
+    let spec = |options: Value| {
+        NumberingSpec::new(SequenceSpec::parse(&options).unwrap(), "no", None, false).unwrap()
+    };
+    let plain = spec(json!({"name": "orders"}));
+    let scoped = spec(json!({"name": "orders", "scope": ["tenant"], "reset": "yearly"}));
+    let refusing = |numbering: &NumberingSpec, entry: Value| {
+        numbering.shard_key_refusing_unique_index(Some(&entry))
+    };
+    assert_eq!(plain.shard_key_refusing_unique_index(None), None);
+    let hashed = json!({"_id": "shop.orders", "key": {"customerId": "hashed"}});
+    assert_eq!(
+        refusing(&plain, hashed),
+        Some(r#"{ customerId: "hashed" }"#.to_owned())
+    );
+    assert!(refusing(&plain, json!({"key": {"_id": 1}})).is_some());
+    assert_eq!(refusing(&plain, json!({"key": {"no": 1}})), None);
+    assert!(refusing(&plain, json!({"key": {"no": "hashed"}})).is_some());
+    assert_eq!(
+        refusing(&plain, json!({"key": {"x": 1}, "dropped": true})),
+        None
+    );
+    assert_eq!(refusing(&scoped, json!({"key": {"tenant": 1}})), None);
+    assert_eq!(
+        refusing(&scoped, json!({"key": {"tenant": 1, "noPeriod": 1}})),
+        None
+    );
+    assert!(refusing(&scoped, json!({"key": {"tenant": "hashed"}})).is_some());
+    assert!(refusing(&scoped, json!({"key": {"noPeriod": 1}})).is_some());
+    assert!(refusing(
+        &scoped,
+        json!({"key": {"tenant": 1, "region": 1, "x": 1, "y": 1}})
+    )
+    .is_some());
+}
