@@ -77,7 +77,11 @@ async fn two_processes_taking_in_turn_hand_out_every_number_up_to_max() -> TestR
         let mut empty = [false; 2];
         for turn in 0..1_000 {
             let index = turn % 2;
-            let count = if refused_once[index] { 1 } else { counts[index] };
+            let count = if refused_once[index] {
+                1
+            } else {
+                counts[index]
+            };
             match holders[index].next_many(count).await {
                 Ok(numbers) => handed.extend(numbers),
                 Err(error) => {

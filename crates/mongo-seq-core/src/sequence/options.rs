@@ -50,6 +50,40 @@ use blocks::{check_block_steps, is_default_max_block, parse_blocks, MaxBlock};
 use counter_ids::parse_scope;
 use periodic::{parse_reset, parse_time_zone, parse_year_start};
 
+/// One option's names: `key` as an options object (JS, JSON) spells it, `snake` as Rust (the
+/// library's builder methods) and the configuration files spell it. Errors name options by
+/// `key`; [`crate::SeqError::message_in`] renders them in the caller's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionName {
+    /// camelCase: `timeZone`.
+    pub key: &'static str,
+    /// snake_case: `time_zone`.
+    pub snake: &'static str,
+}
+
+impl OptionName {
+    pub(crate) const fn new(key: &'static str, snake: &'static str) -> Self {
+        Self { key, snake }
+    }
+
+    /// An option spelled the same in every spelling (`name`, `max`).
+    const fn same(key: &'static str) -> Self {
+        Self { key, snake: key }
+    }
+}
+
+// Evaluated at compile time only (for `KEYS`): an index out of range fails the build.
+#[allow(clippy::indexing_slicing)]
+const fn keys_of<const N: usize>(options: &[OptionName; N]) -> [&'static str; N] {
+    let mut keys = [""; N];
+    let mut index = 0;
+    while index < N {
+        keys[index] = options[index].key;
+        index = index.saturating_add(1);
+    }
+    keys
+}
+
 /// Validated sequence options. Construct with [`SequenceSpec::parse`]; serializes to the
 /// normalized options (defaults filled in), which parse back to an equal spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,25 +147,28 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 }
 
 impl SequenceSpec {
-    /// Every option key, in the order of the table above: the one list of them (the Wasm
-    /// exports it as `optionKeys()`, for the mongoose plugin).
-    pub const KEYS: [&'static str; 15] = [
-        "name",
-        "start",
-        "step",
-        "min",
-        "max",
-        "block",
-        "refillAhead",
-        "maxBlock",
-        "scope",
-        "format",
-        "reset",
-        "timeZone",
-        "yearStart",
-        "counterField",
-        "counterId",
+    /// Every option, in the order of the table above, in each spelling: the one list of them.
+    pub const OPTIONS: [OptionName; 15] = [
+        OptionName::same("name"),
+        OptionName::same("start"),
+        OptionName::same("step"),
+        OptionName::same("min"),
+        OptionName::same("max"),
+        OptionName::same("block"),
+        OptionName::new("refillAhead", "refill_ahead"),
+        OptionName::new("maxBlock", "max_block"),
+        OptionName::same("scope"),
+        OptionName::same("format"),
+        OptionName::same("reset"),
+        OptionName::new("timeZone", "time_zone"),
+        OptionName::new("yearStart", "year_start"),
+        OptionName::new("counterField", "counter_field"),
+        OptionName::new("counterId", "counter_id"),
     ];
+
+    /// Every option key as an options object spells it ([`Self::OPTIONS`]' `key`; the Wasm
+    /// exports it as `optionKeys()`, for the mongoose plugin).
+    pub const KEYS: [&'static str; 15] = keys_of(&Self::OPTIONS);
 
     /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
     /// names its sequence itself), `block`, `refillAhead` and `maxBlock` (a trigger reserves
