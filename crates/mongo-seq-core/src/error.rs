@@ -11,8 +11,10 @@ use crate::ejson::{object, quoted, truncate};
 
 mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
 use definition_conflict::fmt_option;
+mod spelling; // option names in the caller's spelling
 mod wording; // pieces of messages: bounds, epochs, the peers' unique indexes
 pub use definition_conflict::{describe_definition, DefinitionConflict};
+pub use spelling::{spell, Spelling};
 use wording::{fmt_bound, fmt_epoch, unique_index_remedy};
 
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
@@ -57,16 +59,18 @@ pub enum SeqError {
         reason: String,
     },
 
-    /// A document lacks (or has null at) a scope field.
-    #[error("document has no value for scope field `{field}`")]
-    MissingScopeField { field: String },
+    /// A document lacks (or has null at) a scope field. `index`: the document's, in a batch.
+    #[error("document{} has no value for scope field `{field}`", index.map_or_else(String::new, |index| format!(" {index} of the batch")))]
+    MissingScopeField { field: String, index: Option<u64> },
 
-    /// A scope field holds a value that cannot name a counter.
-    #[error("scope field `{field}` has unsupported value {value}: {reason}")]
+    /// A scope field holds a value that cannot name a counter. `index`: the document's, in a
+    /// batch.
+    #[error("scope field `{field}`{} has unsupported value {value}: {reason}", index.map_or_else(String::new, |index| format!(" of document {index} of the batch")))]
     InvalidScopeValue {
         field: String,
         value: String,
         reason: String,
+        index: Option<u64>,
     },
 
     /// An operation argument (count, counter id, range, extras, ...) is unusable.
@@ -220,6 +224,29 @@ pub struct ErrorInfo {
 }
 
 impl SeqError {
+    /// A scope error of the document `index` of a batch (`MISSING_SCOPE_FIELD`,
+    /// `INVALID_SCOPE_VALUE` name it); any other error as it is.
+    pub fn in_batch(self, at: u64) -> Self {
+        match self {
+            Self::MissingScopeField { field, .. } => Self::MissingScopeField {
+                field,
+                index: Some(at),
+            },
+            Self::InvalidScopeValue {
+                field,
+                value,
+                reason,
+                ..
+            } => Self::InvalidScopeValue {
+                field,
+                value,
+                reason,
+                index: Some(at),
+            },
+            other => other,
+        }
+    }
+
     /// Stable machine-readable code.
     pub fn code(&self) -> &'static str {
         match self {
@@ -306,8 +333,13 @@ impl SeqError {
                 ("template", template.as_str().into()),
                 ("position", (*position).into()),
             ]),
-            Self::MissingScopeField { field } => object([("field", field.as_str().into())]),
-            Self::InvalidScopeValue { field, .. } => object([("field", field.as_str().into())]),
+            Self::MissingScopeField { field, index }
+            | Self::InvalidScopeValue { field, index, .. } => match index {
+                Some(index) => {
+                    object([("field", field.as_str().into()), ("index", (*index).into())])
+                }
+                None => object([("field", field.as_str().into())]),
+            },
             Self::InvalidArgument { argument, .. } => {
                 object([("argument", argument.as_str().into())])
             }
@@ -433,6 +465,12 @@ impl SeqError {
             }
             _ => None,
         }
+    }
+
+    /// The message with option and argument names in `spelling` (`time_zone` for a Rust
+    /// caller; [`Spelling::Camel`]: the message itself).
+    pub fn message_in(&self, spelling: Spelling) -> String {
+        spelling::respell(&self.to_string(), spelling)
     }
 
     /// `{code, message, details}` for crossing into JS.

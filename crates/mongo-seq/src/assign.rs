@@ -241,11 +241,10 @@ impl Sequences {
     ) -> Result<()> {
         let options = options.into();
         let sequence = self.resolve(&options.sequence)?;
-        let numbering = NumberingSpec::new(
+        let numbering = NumberingSpec::for_call(
             sequence.options().clone(),
             &options.field,
             options.format_field.as_deref(),
-            false,
         )?;
         let executor = sequence
             .executor()

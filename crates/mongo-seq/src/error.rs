@@ -2,10 +2,14 @@
 
 use std::time::Duration;
 
-use mongo_seq_core::SeqError;
+use mongo_seq_core::{SeqError, Spelling};
 use serde_json::Value;
 
 use crate::executor::{mongo_message, ExecuteError};
+
+mod details;
+mod kind;
+pub use kind::ErrorKind;
 
 /// What [`Error`] results hold.
 ///
@@ -20,24 +24,28 @@ use crate::executor::{mongo_message, ExecuteError};
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong, with a stable [`code`](Error::code) (the npm package's
-/// `MongoSeqError` codes): match on the variant (or the core's [`SeqError`] variant inside
-/// [`Error::Sequence`]), or on the code string.
+/// `MongoSeqError` codes): match on its [`kind`](Error::kind) (one flat [`ErrorKind`]), read
+/// its fields with the typed accessors ([`counter_id`](Error::counter_id),
+/// [`requested`](Error::requested), [`available`](Error::available), [`option`](Error::option),
+/// …), or match the core's [`SeqError`] inside [`Error::Sequence`] for every field.
+///
+/// Messages name options and arguments as Rust spells them (`time_zone`, `max_block`,
+/// `format_field`: the builder methods), where the npm package says `timeZone`.
 ///
 /// Bad input (options, names, scope values, documents, field names, counts) is refused before
 /// any command is sent: such an error means nothing was written.
 ///
 /// ```
 /// # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
-/// use mongo_seq::{Error, SequenceOptions};
-/// use mongo_seq_core::SeqError;
+/// use mongo_seq::{ErrorKind, SequenceOptions};
 ///
 /// let small = seqs.sequence("small", SequenceOptions::new().max(3))?;
 /// match small.next().await {
 ///     Ok(number) => println!("{number}"),
-///     Err(Error::Sequence(SeqError::SequenceExhausted { bound, .. })) => {
-///         println!("no numbers left before {bound}")
+///     Err(error) if error.kind() == ErrorKind::SequenceExhausted => {
+///         println!("{} left before {:?}", error.available().unwrap_or(0), error.bound())
 ///     }
-///     Err(error) if error.code() == Some("MALFORMED_COUNTER") => println!("repair: {error}"),
+///     Err(error) if error.kind() == ErrorKind::MalformedCounter => println!("repair: {error}"),
 ///     Err(error) => return Err(error),
 /// }
 /// # Ok(()) }
@@ -46,8 +54,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// A rule of the sequence refused (the core's error: an option, a name, a bound, a
-    /// malformed counter, a lost race retried too often, …).
-    #[error(transparent)]
+    /// malformed counter, a lost race retried too often, …). Its message names options in
+    /// Rust's spelling.
+    #[error("{}", .0.message_in(Spelling::Snake))]
     Sequence(#[from] SeqError),
     /// [`Sequences::sequence`](crate::Sequences::sequence) with a name already defined with
     /// other options (`SEQUENCE_CONFLICT`, like the core's for a counter that records another
@@ -90,6 +99,28 @@ impl Error {
     /// # }
     /// ```
     pub fn code(&self) -> Option<&'static str> {
+        self.code_text()
+    }
+
+    /// What went wrong, as one flat enum ([`ErrorKind::Mongo`] for a driver error).
+    ///
+    /// ```
+    /// use mongo_seq::{ErrorKind, SequenceOptions, Sequences};
+    /// # async fn example(db: mongodb::Database) {
+    /// let error = Sequences::new(&db)
+    ///     .sequence("orders", SequenceOptions::new().block(0))
+    ///     .unwrap_err();
+    /// assert_eq!(error.kind(), ErrorKind::InvalidOption);
+    /// assert_eq!(error.option(), Some("block"));
+    /// # }
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        self.code_text()
+            .and_then(ErrorKind::of_code)
+            .unwrap_or(ErrorKind::Mongo)
+    }
+
+    fn code_text(&self) -> Option<&'static str> {
         match self {
             Self::Sequence(error) => Some(error.code()),
             Self::SequenceConflict { .. } => Some("SEQUENCE_CONFLICT"),
@@ -98,8 +129,9 @@ impl Error {
         }
     }
 
-    /// Structured fields of the error (camelCase keys, the npm package's `details`: the option
-    /// or argument named, the bound, …), when it has any.
+    /// Structured fields of the error as the npm package gives them (its `details`: camelCase
+    /// keys and option names), when it has any. The typed accessors ([`option`](Self::option),
+    /// [`counter_id`](Self::counter_id), …) read the common ones, in Rust's spelling.
     ///
     /// ```
     /// use mongo_seq::{SequenceOptions, Sequences};

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::executor::{convert, Documents};
-use crate::insert_options::{InsertManyResult, InsertOneResult, InsertOptions, OptimisticOptions};
+use crate::insert_options::{InsertOptions, InsertedMany, InsertedOne, OptimisticOptions};
 use crate::run::run_plan;
 use crate::sequence::Sequence;
 use crate::sequences::Sequences;
@@ -52,7 +52,7 @@ impl Sequences {
         collection: &Collection<T>,
         document: impl Borrow<T>,
         options: impl Into<InsertOptions>,
-    ) -> Result<InsertOneResult>
+    ) -> Result<InsertedOne>
     where
         T: Serialize + Send + Sync,
     {
@@ -71,7 +71,7 @@ impl Sequences {
         )?;
         let mut documents = Documents::new(vec![document]);
         let outcome = run_insert(&sequence, collection, &mut plan, &mut documents).await?;
-        Ok(InsertOneResult {
+        Ok(InsertedOne {
             inserted_id: documents.inserted_id(0).cloned().unwrap_or(Bson::Null),
             value: outcome.values.first().copied().unwrap_or_default(),
             formatted: outcome.formatted.and_then(|f| f.into_iter().next()),
@@ -83,7 +83,9 @@ impl Sequences {
     /// reservation per counter** (one round trip for an unscoped sequence), with one ordered
     /// `insertMany`. Documents from a duplicate key on `field` onwards are renumbered and
     /// inserted again; the ones before it are kept. Every document is checked before anything
-    /// is reserved (errors name it: `documents[3]`).
+    /// is reserved (errors name it: `documents[3]`; a missing or unusable scope value,
+    /// `MISSING_SCOPE_FIELD` / `INVALID_SCOPE_VALUE`, says "document 3 of the batch" and holds
+    /// its `index`).
     ///
     /// A cancelled call may leave numbers unused (a gap), or some documents inserted.
     ///
@@ -106,7 +108,7 @@ impl Sequences {
         collection: &Collection<T>,
         documents: impl IntoIterator<Item = impl Borrow<T>>,
         options: impl Into<InsertOptions>,
-    ) -> Result<InsertManyResult>
+    ) -> Result<InsertedMany>
     where
         T: Serialize + Send + Sync,
     {
@@ -134,7 +136,7 @@ impl Sequences {
         )?;
         let mut documents = Documents::new(batch);
         let outcome = run_insert(&sequence, collection, &mut plan, &mut documents).await?;
-        Ok(InsertManyResult {
+        Ok(InsertedMany {
             inserted_ids: documents
                 .into_inserted_ids()
                 .into_iter()
@@ -168,7 +170,7 @@ impl Sequences {
         collection: &Collection<T>,
         document: impl Borrow<T>,
         options: impl Into<Option<OptimisticOptions>>,
-    ) -> Result<InsertOneResult>
+    ) -> Result<InsertedOne>
     where
         T: Serialize + Send + Sync,
     {
@@ -200,7 +202,7 @@ impl Sequences {
             &mut Target::insert(&executor, None, &mut documents),
         )
         .await?;
-        Ok(InsertOneResult {
+        Ok(InsertedOne {
             inserted_id: documents.inserted_id(0).cloned().unwrap_or(Bson::Null),
             value: outcome.value,
             formatted: outcome.formatted,

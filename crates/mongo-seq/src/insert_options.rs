@@ -282,7 +282,7 @@ impl OptimisticOptions {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct InsertOneResult {
+pub struct InsertedOne {
     /// The inserted document's `_id` (the number, when it went to `_id`).
     pub inserted_id: Bson,
     /// Its number.
@@ -309,7 +309,7 @@ pub struct InsertOneResult {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct InsertManyResult {
+pub struct InsertedMany {
     /// The `_id` of each document, in input order.
     pub inserted_ids: Vec<Bson>,
     /// The number of each document, in input order.
@@ -319,3 +319,11 @@ pub struct InsertManyResult {
     /// The period of each (`"2026"`), when the sequence resets.
     pub periods: Option<Vec<String>>,
 }
+
+/// The former name of [`InsertedOne`], which shared the driver's `InsertOneResult`'s.
+#[deprecated(note = "renamed `InsertedOne` (the driver has an `InsertOneResult`)")]
+pub type InsertOneResult = InsertedOne;
+
+/// The former name of [`InsertedMany`], which shared the driver's `InsertManyResult`'s.
+#[deprecated(note = "renamed `InsertedMany` (the driver has an `InsertManyResult`)")]
+pub type InsertManyResult = InsertedMany;

@@ -212,24 +212,47 @@
 //!
 //! # Errors
 //!
-//! One type, [`Error`], with the stable codes of the npm package ([`Error::code`]): match on the
-//! variant (the core's [`SeqError`] inside [`Error::Sequence`]) or on the code. Driver errors
+//! One type, [`Error`], with the stable codes of the npm package ([`Error::code`]): match on its
+//! [`kind`](Error::kind) (a flat [`ErrorKind`], one variant per code), read the common fields
+//! with typed accessors ([`Error::counter_id`], [`Error::requested`], [`Error::available`],
+//! [`Error::option`], …), or match the core's [`SeqError`] inside [`Error::Sequence`]. Messages
+//! and [`Error::option`] spell options as Rust does (`time_zone`, `max_block`). Driver errors
 //! (network, authorization, a duplicate key on your own unique index) pass through unchanged as
-//! [`Error::Mongo`], without a code.
+//! [`Error::Mongo`] ([`ErrorKind::Mongo`]), without a code.
+//!
+//! ```no_run
+//! # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
+//! use mongo_seq::{ErrorKind, SequenceOptions};
+//!
+//! let seats = seqs.sequence("seats", SequenceOptions::new().block(10).max(12))?;
+//! seats.next().await?; // 1; 2..=10 in hand
+//! match seats.next_many(20).await {
+//!     Ok(numbers) => println!("{numbers:?}"),
+//!     // All or nothing: 20 requested, 11 left (2..=10 in hand, 11 and 12): 2..=10 stay in hand.
+//!     Err(error) if error.kind() == ErrorKind::SequenceExhausted => {
+//!         println!("{:?} left of {:?}", error.available(), error.requested());
+//!     }
+//!     Err(error) => return Err(error),
+//! }
+//! assert_eq!(seats.next().await?, 2);
+//! # Ok(()) }
+//! ```
+//!
+//! Every code [`Error::codes`] returns (a test keeps this table and that list the same):
 //!
 //! | code | when |
 //! |---|---|
 //! | `UNKNOWN_OPTION` | an option key is unknown (configuration files) |
-//! | `INVALID_OPTION` | an option has an unusable value (`details()["option"]`) |
+//! | `INVALID_OPTION` | an option has an unusable value ([`Error::option`]) |
 //! | `INVALID_STEP` | `step` is 0 |
 //! | `INVALID_BOUNDS` | `min > max`, or `start` outside `[min, max]` |
 //! | `INVALID_NAME` | the sequence name breaks the naming rules (1–200 bytes, no `/`, no control characters, no surrounding spaces) |
 //! | `INVALID_SCOPE` / `INVALID_FORMAT` | a scope field path / the format template is invalid |
-//! | `MISSING_SCOPE_FIELD` | a document or scope lacks a scope field |
+//! | `MISSING_SCOPE_FIELD` | a document or scope lacks a scope field ([`Error::field`]; in `insert_many`, [`Error::index`]: the document's) |
 //! | `INVALID_SCOPE_VALUE` | a scope value cannot name a counter (array, sub-document, fraction) |
 //! | `INVALID_ARGUMENT` | a count beyond the limits, a document that is not one or is too big, a field that cannot be written, a value off the grid, a period missing or of another kind, a bad `filter`/`sort` of `assign` |
-//! | `INVALID_DATE` | a date out of range (0001-01-02 to 9999-12-29 UTC), a `date_field` missing, null or not a date (`details()["argument"]`, `["index"]`) |
-//! | `SEQUENCE_EXHAUSTED` | not enough numbers left before the bound |
+//! | `INVALID_DATE` | a date out of range (0001-01-02 to 9999-12-29 UTC), a `date_field` missing, null or not a date ([`Error::option`], [`Error::index`]) |
+//! | `SEQUENCE_EXHAUSTED` | not enough numbers left before the bound: [`Error::requested`], [`Error::available`] (the numbers this process holds counted: they stay in hand), [`Error::bound`] |
 //! | `OUT_OF_BOUNDS` | a `set_next`/`seed_from_max` value outside `[min, max]` |
 //! | `OVERFLOW` | the 64-bit range would be exceeded (no bound set) |
 //! | `MALFORMED_COUNTER` | the counter's number is not an integer, or outside what the sequence's counter can hold; left as it is |
@@ -240,6 +263,13 @@
 //! | `UNIQUE_INDEX_CONFLICT` | the counters collection has another unique index (another tool's counters share it): give mongo-seq its own collection, or import them |
 //! | `SEQUENCE_CONFLICT` | `sequence(name, options)` again with other options; or the counter records another definition than the options ([`Sequence::adopt_definition`] rewrites it on purpose), nothing reserved |
 //! | `WAIT_TIMEOUT` | `wait_for_number` saw no number in time |
+//! | `NUMBER_HELD` | [`Sequence::void`] of a number a document holds; nothing written |
+//! | `NUMBER_NOT_ISSUED` | [`Sequence::void`] of a number the counter has not issued (or no counter); nothing written |
+//! | `ALREADY_VOIDED` | [`Sequence::void`] of a number already in the ledger |
+//! | `INTENT_PENDING` | [`Sequence::void`] while a gapless intent is pending on the counter (a sidecar's batch); try again |
+//! | `UNSUPPORTED_SHARD_KEY` | the counters collection is sharded on a key other than `_id`: keep the counters unsharded, or shard them on `_id` |
+//! | `MALFORMED_LEASE`, `FENCED` | the sidecar's lease of a trigger: a lease document of the wrong shape; a later holder took the trigger over |
+//! | `WRITE_FAILED`, `WRITE_CONCERN_FAILED` | a statement of a write command failed with a server error a plan does not handle; the server could not satisfy the write concern |
 //! | `CONDITION_NOT_MET`, `UNEXPECTED_REPLY` | internal protocol checks (should not happen) |
 //!
 //! # Configuration files
@@ -287,10 +317,12 @@ mod target;
 mod wait;
 
 pub use assign::{AssignOptions, AssignResult, Assigned, Skipped};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use import::ImportOptions;
+#[allow(deprecated)]
+pub use insert_options::{InsertManyResult, InsertOneResult};
 pub use insert_options::{
-    InsertManyResult, InsertOneResult, InsertOptions, OptimisticOptions, SequenceRef,
+    InsertOptions, InsertedMany, InsertedOne, OptimisticOptions, SequenceRef,
 };
 pub use options::SequenceOptions;
 pub use run::{run_plan, Execute};

@@ -266,10 +266,11 @@ fn hostile_values_in_a_configuration_file_are_refused_naming_the_option() {
         ("block = -1", "block"),
         ("block = 1000000000000", "block"),
         ("start = -9223372036854775808", "start"),
-        ("refill_ahead = 1", "refillAhead"),
+        // Named as the file (and the builder methods) spell them.
+        ("refill_ahead = 1", "refill_ahead"),
         ("scope = 5", "scope"),
         ("format = {}", "format"),
-        ("counter_field = \"\"", "counterField"),
+        ("counter_field = \"\"", "counter_field"),
     ] {
         let error = toml::from_str::<BTreeMap<String, SequenceOptions>>(&format!("[s]\n{line}\n"))
             .expect_err(line);

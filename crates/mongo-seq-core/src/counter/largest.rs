@@ -41,6 +41,7 @@ pub(crate) fn largest_number_query(
             None => {
                 return Err(SeqError::MissingScopeField {
                     field: scope_field.clone(),
+                    index: None,
                 })
             }
         };

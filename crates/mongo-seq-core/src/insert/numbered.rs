@@ -175,8 +175,8 @@ impl InsertNumbered {
             (vec![scoped_id(spec, None)?], vec![0; count])
         } else {
             let mut ids = Vec::with_capacity(count);
-            for document in documents.unwrap_or_default() {
-                ids.push(scoped_id(spec, Some(document))?);
+            for (index, document) in (0_u64..).zip(documents.unwrap_or_default()) {
+                ids.push(scoped_id(spec, Some(document)).map_err(|error| error.in_batch(index))?);
             }
             group_ids(ids)
         };

@@ -144,7 +144,7 @@ fn record_of(
     let mut entry =
         LedgerEntry::deletion(&counter_id, number, deletion.id.clone(), by, deletion.at_ms)?;
     // The sequence's name, also where the counter's id is the `counterId` option's.
-    entry.sequence = sequence.name().to_owned();
+    entry.sequence = spec.sequence().name().to_owned();
     Ok(Some(Record { entry, key }))
 }
 

@@ -174,7 +174,7 @@ pub fn assign_matching(
         ));
     }
     let mut numbering =
-        NumberingSpec::new(spec.clone(), field, format_field, false)?.with_condition(filter)?;
+        NumberingSpec::for_call(spec.clone(), field, format_field)?.with_condition(filter)?;
     if let Some(date_field) = date_field {
         numbering = numbering.with_date_field(date_field)?;
     }
@@ -345,11 +345,10 @@ impl AssignMachine {
             self.outcome.assigned.push(Assigned {
                 id: id.clone(),
                 value: *number,
-                formatted: self.numbering.format_field().and_then(|_| {
-                    self.numbering
-                        .sequence()
-                        .format_value(*number, period.as_ref())
-                }),
+                formatted: self
+                    .numbering
+                    .sequence()
+                    .format_value(*number, period.as_ref()),
                 period: *period,
             });
         }

@@ -91,6 +91,29 @@ impl NumberingSpec {
         format_field: Option<&str>,
         gapless: bool,
     ) -> Result<Self, SeqError> {
+        Self::build(sequence, field, format_field, gapless, true)
+    }
+
+    /// The numbering of a call that numbers documents and returns what it gave them (`assign`,
+    /// `createNumberingIndex`): as [`Self::new`], but `formatField` is optional for a sequence
+    /// with a format, as for an insert ([`crate::check_insert_fields`]): the call returns the
+    /// formatted ids, and stores them only where `formatField` says. (A trigger returns
+    /// nothing: its formatted ids need a field.)
+    pub fn for_call(
+        sequence: SequenceSpec,
+        field: &str,
+        format_field: Option<&str>,
+    ) -> Result<Self, SeqError> {
+        Self::build(sequence, field, format_field, false, false)
+    }
+
+    fn build(
+        sequence: SequenceSpec,
+        field: &str,
+        format_field: Option<&str>,
+        gapless: bool,
+        format_field_required: bool,
+    ) -> Result<Self, SeqError> {
         let sequence = sequence.with_gapless(gapless);
         let not_id =
             "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)";
@@ -99,7 +122,7 @@ impl NumberingSpec {
         }
         check_field_path("field", field)?;
         match (sequence.format(), format_field) {
-            (Some(_), None) => {
+            (Some(_), None) if format_field_required => {
                 return Err(invalid(
                     "formatField",
                     "required when the sequence has a format",
@@ -115,7 +138,7 @@ impl NumberingSpec {
                     return Err(invalid("formatField", "must differ from field"));
                 }
             }
-            (None, None) => {}
+            (Some(_) | None, None) => {}
         }
         if sequence.scope().iter().any(|scope| scope == field) {
             return Err(invalid("scope", "must not contain the numbered field"));

@@ -95,6 +95,7 @@ fn invalid_value(field: &str, value: &Value, reason: &str) -> SeqError {
         field: field.to_owned(),
         value: ejson::describe(value),
         reason: reason.to_owned(),
+        index: None,
     }
 }
 
@@ -102,6 +103,7 @@ fn invalid_value(field: &str, value: &Value, reason: &str) -> SeqError {
 pub(crate) fn required_value<'a>(document: &'a Value, field: &str) -> Result<&'a Value, SeqError> {
     let value = lookup(document, field)?.ok_or_else(|| SeqError::MissingScopeField {
         field: field.to_owned(),
+        index: None,
     })?;
     encode_value(field, value)?;
     Ok(value)
@@ -138,6 +140,7 @@ pub(crate) fn encode_value(field: &str, value: &Value) -> Result<String, SeqErro
         Value::Array(_) => Err(invalid_value(field, value, "arrays cannot scope a counter")),
         Value::Null => Err(SeqError::MissingScopeField {
             field: field.to_owned(),
+            index: None,
         }),
     }
 }
@@ -180,6 +183,7 @@ pub fn counter_id(
         };
         let value = value.ok_or_else(|| SeqError::MissingScopeField {
             field: field.clone(),
+            index: None,
         })?;
         id.push('/');
         id.push_str(field);
