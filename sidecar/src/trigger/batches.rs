@@ -21,8 +21,8 @@
 //! Waiting for more pays only under load: when the stream's rate (averaged over the last quarter
 //! second or so) fills the batch at least half within `batch_delay`, the batch waits as long as
 //! that rate needs to fill it (at most `batch_delay`) and takes one more read ([`linger`]): fewer,
-//! fuller batches when the writes could not keep up one by one, nothing added to a trickle or a
-//! moderate rate.
+//! fuller batches when the writes could not keep up one by one; this wait adds nothing to a
+//! trickle or a moderate rate.
 //!
 //! At a moderate rate a batch is small: what arrived while the previous one was written, often
 //! one or two documents, each batch costing its reservation, its `update` and the read (gapless:

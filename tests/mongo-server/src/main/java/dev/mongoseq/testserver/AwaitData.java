@@ -69,10 +69,11 @@ final class AwaitData {
 
         /** Runs the getMore; sends its answer, or waits for the oplog to grow or the deadline. */
         private void attempt(ChannelHandlerContext context, MongoMessage getMore, long deadline) {
+            if (!context.channel().isActive()) return; // the client is gone: nobody to answer
             int seen = backend.oplogEntries();
             MongoMessage answer = run(getMore);
             long left = deadline - System.nanoTime();
-            if (left < TimeUnit.MILLISECONDS.toNanos(1) || !context.channel().isActive() || !emptyChangeStreamBatch(answer)) {
+            if (left < TimeUnit.MILLISECONDS.toNanos(1) || !emptyChangeStreamBatch(answer)) {
                 context.channel().writeAndFlush(answer);
                 return;
             }
