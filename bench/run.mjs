@@ -175,6 +175,26 @@ const GOALS = [
   { goal: "sidecar default batching p50 at 500/s ≤ 1.5× batch 1's", name: "sidecar.batching.r500.b1000.p50.vs_b1", atMost: 1.5 },
   { goal: "sidecar gapless default batching p50 at 500/s ≤ 1.5× batch 1's", name: "sidecar.batching.r500.b1000.gapless.p50.vs_b1", atMost: 1.5 },
   { goal: "sidecar RSS ≤ 30 MB (28.6 MiB)", name: "sidecar.rss_mib", atMost: 28.6 },
+  // The first call, the sidecar against a change-stream consumer, commands at moderate load:
+  // docs/benchmarks.md, "The first call, a consumer's limit, commands at moderate load".
+  ...["node", "deno", "bun", "node_bundled_cjs"].map((runtime) => ({
+    goal: `cold start: import + the first core call ≤ 5 ms beyond the driver's import, ${runtime}`,
+    name: `client.cold_start.${runtime}.mongo_seq_first_call_ms`,
+    atMost: 5,
+  })),
+  { goal: "sidecar drain ≥ 0.9× the change-stream consumer's limit", name: "sidecar.b1000.drain.vs_consumer", atLeast: 0.9 },
+  { goal: "sidecar drain at 1 ms RTT ≥ 0.9× the change-stream consumer's limit", name: "sidecar.b1000.drain.vs_consumer.rtt1ms", atLeast: 0.9 },
+  { goal: "sidecar gapless drain ≥ 0.9× the change-stream consumer's limit", name: "sidecar.b1000.gapless.drain.vs_consumer", atLeast: 0.9 },
+  { goal: "sidecar gapless drain at 1 ms RTT ≥ 0.9× the change-stream consumer's limit", name: "sidecar.b1000.gapless.drain.vs_consumer.rtt1ms", atLeast: 0.9 },
+  { goal: "sidecar default batching flat out ≥ 0.9× the change-stream consumer's limit", name: "sidecar.batching.flat.b1000.vs_consumer", atLeast: 0.9 },
+  { goal: "sidecar gapless default batching flat out ≥ 0.9× the change-stream consumer's limit", name: "sidecar.batching.flat.b1000.gapless.vs_consumer", atLeast: 0.9 },
+  ...["", ".gapless"].flatMap((mode) => [
+    { goal: `sidecar${mode ? " gapless" : ""} at 500 inserts/s ≤ 1 command per document`, name: `sidecar.batching.r500.b1000${mode}.cmds_per_doc`, atMost: 1 },
+    { goal: `sidecar${mode ? " gapless" : ""} at 500 inserts/s: p50 ≤ 20 ms`, name: `sidecar.batching.r500.b1000${mode}.p50_ms`, atMost: 20 },
+    { goal: `sidecar${mode ? " gapless" : ""} at 500 inserts/s: p99 ≤ 50 ms`, name: `sidecar.batching.r500.b1000${mode}.p99_ms`, atMost: 50 },
+  ]),
+  { goal: "sidecar drain ≤ 0.01 commands per document", name: "sidecar.b1000.drain.cmds_per_doc", atMost: 0.01 },
+  { goal: "sidecar default batching flat out ≤ 0.01 commands per document", name: "sidecar.batching.flat.b1000.cmds_per_doc", atMost: 0.01 },
 ];
 
 const seconds = (Date.now() - started) / 1000;

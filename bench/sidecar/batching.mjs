@@ -15,6 +15,7 @@ const RATE = 500;
 
 const FLAT_OUT = [
   { key: "limit", config: { consumer: "limit" }, who: "bulk-update limit (the inserts alone, then one update per 1,000 documents)" },
+  { key: "consumer", config: { consumer: "consumer" }, who: "change-stream consumer's limit (stream read in batches of 1,000 with read-ahead, one update per batch, nothing else)" },
   { key: "b1000", config: { consumer: "sidecar", batch: 1000 }, who: "sidecar, default batching (batch 1000)" },
   { key: "b100", config: { consumer: "sidecar", batch: 100 }, who: "sidecar batch 100" },
   { key: "b1000.gapless", config: { consumer: "sidecar", batch: 1000, gapless: true }, who: "sidecar gapless, default batching (batch 1000)" },
@@ -58,6 +59,10 @@ export function reportBatching({ rounds, docs, report }) {
     if (row.key !== "limit") {
       const ratios = rounds.map((r) => r.flat[row.key].rate / r.flat.limit.rate);
       report.add(name(`flat.${row.key}.vs_limit`), median(ratios), "x", `${row.who} ÷ the bulk-update limit of the same round, ${at}`);
+    }
+    if (row.key !== "limit" && row.key !== "consumer") {
+      const vsConsumer = rounds.map((r) => r.flat[row.key].rate / r.flat.consumer.rate);
+      report.add(name(`flat.${row.key}.vs_consumer`), median(vsConsumer), "x", `${row.who} ÷ the change-stream consumer's limit of the same round, ${at}`);
       const batches = runs.map((r) => r.numbered / r.batches);
       report.add(name(`flat.${row.key}.docs_per_batch`), median(batches), "docs/batch", `${row.who}, ${at}: documents per numbered batch`, { server: false });
     }

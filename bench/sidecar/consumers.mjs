@@ -1,7 +1,8 @@
 // The change-stream consumers the sidecar section compares, as processes: the mongo-seq sidecar
-// (release build) and the Atlas-trigger recipe (./recipe.mjs). Both expose how many documents
-// they numbered (the sidecar's /metrics, the recipe's stdout: no query on the server), their
-// CPU seconds and peak RSS (/proc), and a graceful stop.
+// (release build), the Atlas-trigger recipe (./recipe.mjs) and the change-stream consumer's
+// limit (./stream-limit.mjs). Each exposes how many documents it numbered (the sidecar's
+// /metrics, the others' stdout: no query on the server), its CPU seconds and peak RSS (/proc),
+// and a graceful stop.
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,20 +14,23 @@ import { cpuSeconds, peakRssMiB } from "../lib/proc.mjs";
 import { waitFor } from "../lib/stats.mjs";
 
 export const SIDECAR_BIN = fileURLToPath(new URL("../../target/release/mongo-seq", import.meta.url));
-const RECIPE = fileURLToPath(new URL("./recipe.mjs", import.meta.url));
+const SCRIPTS = {
+  recipe: fileURLToPath(new URL("./recipe.mjs", import.meta.url)),
+  consumer: fileURLToPath(new URL("./stream-limit.mjs", import.meta.url)),
+};
 
 /**
  * The sidecar's configuration for one trigger on `db.orders`; everything else at its defaults.
  * `on: "match"` numbers orders when they become `{status: "issued"}` (numbering on issue).
  */
-function sidecarConfig({ uri, db, batchSize, gapless, on = "insert" }) {
+function sidecarConfig({ uri, db, batchSize, gapless, on = "insert", settings = {} }) {
   return `[mongodb]
 uri = "${uri}"
 counters = "${db}.counters"
 
 [sidecar]
 batch_size = ${batchSize}
-
+${Object.entries(settings).map(([key, value]) => `${key} = ${value}\n`).join("")}
 [http]
 port = 0
 
@@ -57,11 +61,14 @@ function leaseAcquiredAt(logs) {
   return performance.now() - (Date.now() - wallMs);
 }
 
-/** Starts the sidecar (the release build, or `bin`) and resolves once it watches its stream. */
-export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, on = "insert", bin = SIDECAR_BIN }) {
+/**
+ * Starts the sidecar (the release build, or `bin`) and resolves once it watches its stream;
+ * `settings`: more of its `[sidecar]` settings (`{ batch_delay_ms: 0 }`).
+ */
+export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, on = "insert", bin = SIDECAR_BIN, settings }) {
   const dir = mkdtempSync(join(tmpdir(), "mongo-seq-bench-"));
   const config = join(dir, "mongo-seq.toml");
-  writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless, on }));
+  writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless, on, settings }));
   const sidecar = await startSidecar(config, [], { bin });
   const metrics = async () => (await fetch(`${sidecar.http}/metrics`)).text();
   const pid = sidecar.child.pid;
@@ -88,17 +95,21 @@ export async function startSidecarConsumer({ uri, db, batchSize, gapless = false
 
 /**
  * Starts the consumer of a run on inserts as they come (live, latency), connected through
- * `proxy`: the sidecar, or the recipe after the unique index the sidecar would create.
+ * `proxy`: the sidecar, or the recipe or the stream limit (`consumer`) after the unique index
+ * the sidecar would create.
  */
-export async function startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless = false, bin }) {
-  if (consumer === "sidecar") return startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin });
+export async function startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless = false, bin, settings }) {
+  if (consumer === "sidecar") return startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, bin, settings });
   await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
-  return startRecipeConsumer({ uri: proxy.uri, db });
+  return startScriptConsumer({ kind: consumer, uri: proxy.uri, db });
 }
 
-/** Starts the recipe consumer (optionally after `startAfter`) and resolves once it watches. */
-export async function startRecipeConsumer({ uri, db, startAfter }) {
-  const args = [RECIPE, uri, db, "orders", "seq", ...(startAfter ? [JSON.stringify(startAfter)] : [])];
+/**
+ * Starts the recipe (`kind: "recipe"`) or the change-stream consumer's limit (`"consumer"`),
+ * optionally after `startAfter`, and resolves once it watches.
+ */
+export async function startScriptConsumer({ kind, uri, db, startAfter }) {
+  const args = [SCRIPTS[kind], uri, db, "orders", "seq", ...(startAfter ? [JSON.stringify(startAfter)] : [])];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
   let numbered = 0;
@@ -109,10 +120,10 @@ export async function startRecipeConsumer({ uri, db, startAfter }) {
       const match = /^numbered (\d+)$/.exec(line);
       if (match) numbered = Number(match[1]);
     });
-    child.once("exit", (code) => reject(new Error(`recipe consumer exited with ${code} before watching`)));
+    child.once("exit", (code) => reject(new Error(`${kind} exited with ${code} before watching`)));
   });
   return {
-    kind: "recipe",
+    kind,
     pid: child.pid,
     async numbered() {
       return numbered;
@@ -122,7 +133,7 @@ export async function startRecipeConsumer({ uri, db, startAfter }) {
     async stop() {
       child.kill("SIGTERM");
       const code = await exited;
-      if (code !== 0 && code !== "SIGTERM") throw new Error(`recipe consumer exited with ${code}`);
+      if (code !== 0 && code !== "SIGTERM") throw new Error(`${kind} exited with ${code}`);
     },
   };
 }

@@ -1,18 +1,22 @@
 // Drain: a backlog already inserted, the consumer started afterwards from the resume point it
 // had before the inserts; time until every document is numbered (the numbering throughput
 // itself). Consumers: the Atlas-trigger recipe, the sidecar (batch 1/100/1000, default and
-// gapless), and the limit: bulk updates setting the number on the same documents in batches of
+// gapless), the change-stream consumer's limit (stream-limit.mjs: the stream read in batches of
+// 1,000 with read-ahead, one update per batch, nothing else), and the bulk-update limit: bulk updates setting the number on the same documents in batches of
 // the same size (no counter, no stream). Every run gets a fresh server and connects through
 // the proxy of its link (which also counts every command on the wire). With `on: "match"` the
 // backlog is inserted as drafts and then issued by one updateMany (an update event per order),
 // before the sidecar starts: the drain of numbering on issue, beside that of inserts.
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
-import { startSidecarConsumer, startRecipeConsumer, finishRun } from "./consumers.mjs";
+import { startSidecarConsumer, startScriptConsumer, finishRun } from "./consumers.mjs";
 import { orders, insertBacklog } from "./documents.mjs";
 
-/** One consumer run: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`. */
-export async function drainOnce({ consumer, batch = 1000, gapless = false, on = "insert", delayMs, docs, capSeconds, bin }) {
+/**
+ * One consumer run: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`;
+ * with `trace`, also the proxy's trace of every command the consumer sent (drain-trace.mjs).
+ */
+export async function drainOnce({ consumer, batch = 1000, gapless = false, on = "insert", delayMs, docs, capSeconds, bin, trace = false }) {
   return withServer("drain", ({ uri, db }) =>
     withProxy(uri, delayMs, async (proxy) => {
       const client = await MongoClient.connect(uri);
@@ -27,8 +31,8 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, on = 
           // The index the sidecar creates, for the others too: every consumer maintains it.
           await collection.createIndex({ seq: 1 }, { unique: true, partialFilterExpression: { seq: { $exists: true } } });
         }
-        if (consumer === "recipe") {
-          const stream = collection.watch([{ $match: { operationType: "insert" } }]);
+        if (consumer === "recipe" || consumer === "consumer") {
+          const stream = collection.watch([{ $match: { operationType: "insert" } }], { maxAwaitTimeMS: 100 });
           await stream.tryNext();
           startAfter = stream.resumeToken;
           await stream.close();
@@ -37,15 +41,17 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, on = 
         await insertBacklog(collection, backlog);
         if (on === "match") await collection.updateMany({}, { $set: { status: "issued" } });
         await proxy.reset();
+        if (trace) await proxy.trace();
         if (consumer === "limit") return await bulkUpdateLimit({ uri: proxy.uri, db, ids: backlog.map((d) => d._id), batch, proxy, capSeconds });
 
         const running =
           consumer === "sidecar"
             ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, bin })
-            : await startRecipeConsumer({ uri: proxy.uri, db, startAfter });
+            : await startScriptConsumer({ kind: consumer, uri: proxy.uri, db, startAfter });
         // From the sidecar's lease taken, before its stream's first read (consumers.mjs).
         const started = running.leaseAt ?? performance.now();
-        return await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });
+        const run = await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });
+        return trace ? { ...run, trace: await proxy.dump() } : run;
       } finally {
         await client.close();
       }

@@ -16,15 +16,15 @@ const POLL_MS = 10;
  * One run at `rate` inserts/s (0: as fast as the writers go) for `seconds`; the consumer connects
  * through the counting proxy (no added delay), so its commands per document are counted too.
  */
-export async function latencyOnce({ consumer, batch = 1000, gapless = false, rate, seconds, bin }) {
-  return withServer("latency", ({ uri, db }) => withProxy(uri, 0, (proxy) => latencyRun({ uri, proxy, db, consumer, batch, gapless, rate, seconds, bin })));
+export async function latencyOnce({ consumer, batch = 1000, gapless = false, rate, seconds, bin, settings }) {
+  return withServer("latency", ({ uri, db }) => withProxy(uri, 0, (proxy) => latencyRun({ uri, proxy, db, consumer, batch, gapless, rate, seconds, bin, settings })));
 }
 
-async function latencyRun({ uri, proxy, db, consumer, batch, gapless, rate, seconds, bin }) {
+async function latencyRun({ uri, proxy, db, consumer, batch, gapless, rate, seconds, bin, settings }) {
   const client = await MongoClient.connect(uri, { maxPoolSize: WRITERS + 2 });
   try {
     const collection = client.db(db).collection("orders");
-    const running = await startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless, bin });
+    const running = await startWatchingConsumer({ consumer, proxy, collection, db, batch, gapless, bin, settings });
     await proxy.reset();
     const sentAt = new Map(); // _id hex → ms
     const latencies = [];
@@ -77,6 +77,7 @@ async function latencyRun({ uri, proxy, db, consumer, batch, gapless, rate, seco
     await running.stop();
     if (latencies.length < sentAt.size) throw new Error(`${consumer}: ${sentAt.size - latencies.length} documents not numbered 30 s after the last insert`);
     return {
+      docs: sentAt.size,
       insertRate: sentAt.size / insertSeconds,
       p50: percentile(latencies, 50),
       p95: percentile(latencies, 95),

@@ -6,13 +6,12 @@
 //   node bench/sidecar/recipe.mjs URI DB COLLECTION FIELD [START_AFTER_TOKEN_JSON]
 //
 // Prints `watching` once its stream is open, then `numbered N` every 10 documents and whenever
-// the stream is idle. Like the sidecar on a server whose getMore answers at once, it waits
-// 100 ms after an empty getMore (a real server waits in getMore itself). It stores no resume
-// token (Atlas does that for a trigger, outside the function): that favours the recipe.
+// the stream is idle (an empty getMore: the server waited for an event, up to its default of
+// 1 s). It stores no resume token (Atlas does that for a trigger, outside the function): that
+// favours the recipe.
 import { MongoClient } from "mongodb";
 
 const [uri, dbName, collectionName, field, startAfter] = process.argv.slice(2);
-const POLL_MS = 100;
 const client = await MongoClient.connect(uri);
 const db = client.db(dbName);
 const documents = db.collection(collectionName);
@@ -39,7 +38,6 @@ while (!stopping) {
   }
   if (event === null) {
     console.log(`numbered ${numbered}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     continue;
   }
   await onInsert(event);

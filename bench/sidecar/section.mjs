@@ -9,12 +9,14 @@ import { totalCommands } from "./documents.mjs";
 /** Figure-name stem of a consumer configuration. */
 function stem({ consumer, batch, gapless, on }) {
   if (consumer === "recipe") return "recipe";
+  if (consumer === "consumer") return "consumer";
   if (consumer === "limit") return `limit.b${batch}`;
   return `b${batch}${gapless ? ".gapless" : ""}${on === "match" ? ".match" : ""}`;
 }
 
 function describe({ consumer, batch, gapless, on }) {
   if (consumer === "recipe") return "Atlas-trigger recipe";
+  if (consumer === "consumer") return "change-stream consumer's limit (stream read in batches of 1,000 with read-ahead, one update per batch, nothing else)";
   if (consumer === "limit") return `bulk-update limit, batches of ${batch}`;
   return `sidecar batch ${batch}${gapless ? " gapless" : ""}${on === "match" ? ', on = "match" (orders issued by an update)' : ""}`;
 }
@@ -42,18 +44,19 @@ const SIDECARS = (full) => [
 /** Which configurations run over which link (quick mode keeps the slow ones to rtt0). */
 function drainPlan(full) {
   const recipe = { consumer: "recipe" };
+  const consumer = { consumer: "consumer" };
   const limit = (batch) => ({ consumer: "limit", batch });
   const sidecar = (batch, gapless = false) => ({ consumer: "sidecar", batch, gapless });
   // Numbering on issue beside numbering on insert, on the loopback link.
   const issued = { consumer: "sidecar", batch: 1000, gapless: false, on: "match" };
   if (full) {
-    const all = [limit(100), limit(1000), recipe, ...SIDECARS(true)];
+    const all = [limit(100), limit(1000), consumer, recipe, ...SIDECARS(true)];
     return { rtt0: [...all, issued], rtt1ms: all, rtt4ms: all };
   }
   return {
-    rtt0: [limit(1000), recipe, ...SIDECARS(false), issued],
-    rtt1ms: [limit(1000), recipe, sidecar(100), sidecar(1000), sidecar(1000, true)],
-    rtt4ms: [limit(1000), recipe, sidecar(1000)],
+    rtt0: [limit(1000), consumer, recipe, ...SIDECARS(false), issued],
+    rtt1ms: [limit(1000), consumer, recipe, sidecar(100), sidecar(1000), sidecar(1000, true)],
+    rtt4ms: [limit(1000), consumer, recipe, sidecar(1000)],
   };
 }
 
@@ -106,8 +109,9 @@ export async function runSidecarSection({ options, report }) {
     const suffix = linkName === "rtt0" ? "" : `.${linkName}`;
     console.error(`sidecar drain, ${link.label}: ${drainDocs} documents per run (cap ${drainCapSeconds} s)`);
     const results = {};
-    // The limits run first and again last; their mean is the reference (load drifts).
-    const limits = configs.filter((c) => c.consumer === "limit");
+    // The limits (bulk update, stream consumer) run first and again last; their mean is the
+    // reference (load drifts).
+    const limits = configs.filter((c) => c.consumer === "limit" || c.consumer === "consumer");
     for (const config of [...configs, ...limits]) {
       const run = await drainOnce({ ...config, delayMs: link.delayMs, docs: drainDocs, capSeconds: drainCapSeconds });
       const earlier = results[stem(config)];
@@ -117,7 +121,7 @@ export async function runSidecarSection({ options, report }) {
       }
       results[stem(config)] = run;
       if (config.consumer === "sidecar") rss.push(run.rssMiB);
-      if (config.consumer === "limit") continue; // reported after its second run
+      if (limits.includes(config)) continue; // reported after its second run
       const name = `sidecar.${stem(config)}`;
       const capped = run.capped ? ` (capped at ${drainCapSeconds} s: ${run.numbered} of ${drainDocs})` : "";
       report.add(`${name}.drain.docs_per_s${suffix}`, run.rate, "docs/s", `${describe(config)}, drain of ${drainDocs}, ${link.label}${capped}`);
@@ -128,6 +132,9 @@ export async function runSidecarSection({ options, report }) {
     }
     for (const config of limits) {
       report.add(`sidecar.${stem(config)}.drain.docs_per_s${suffix}`, results[stem(config)].rate, "docs/s", `${describe(config)}, ${drainDocs} documents, ${link.label} (mean of a run before and after the others)`);
+      if (config.consumer === "consumer" && linkName === "rtt0") {
+        report.add("sidecar.consumer.drain.cmds_per_doc", totalCommands(results.consumer.commands) / results.consumer.numbered, "commands/doc", `${describe(config)}, drain: every command on the wire per document`, { server: false });
+      }
     }
     for (const config of configs.filter((c) => c.consumer === "sidecar")) {
       const run = results[stem(config)];
@@ -136,6 +143,9 @@ export async function runSidecarSection({ options, report }) {
       if (config.on === "match") {
         const onInsert = results[stem({ ...config, on: "insert" })];
         if (onInsert) report.add(`${name}.drain.vs_insert${suffix}`, run.rate / onInsert.rate, "x", `${describe(config)} ÷ the same on insert, drain, ${link.label}`);
+      }
+      if (results.consumer && config.batch === 1000) {
+        report.add(`${name}.drain.vs_consumer${suffix}`, run.rate / results.consumer.rate, "x", `${describe(config)} ÷ the change-stream consumer's limit, drain, ${link.label}`);
       }
       const limit = results[`limit.b${config.batch}`];
       if (limit) report.add(`${name}.drain.vs_limit${suffix}`, run.rate / limit.rate, "x", `${describe(config)} ÷ bulk-update limit (batches of ${config.batch}), drain, ${link.label}`);

@@ -10,8 +10,13 @@
 //
 // Why on first use: decompressing and compiling the module is most of the package's cold start
 // (docs/benchmarks.md, "Cold start"); an application that imports the package but numbers
-// nothing in a run (a CLI, a serverless handler on another route) pays none of it, and one that
-// does pays it once, on its first `new Sequences(…)`. Every API stays synchronous.
+// nothing in a run (a CLI, a serverless handler on another route) pays none of it on its main
+// thread, and one that does pays it once, on its first `new Sequences(…)`. Every API stays
+// synchronous. Once the import's turn of the event loop is over (an application connecting to
+// MongoDB, awaiting anything), the module is decompressed on the runtime's thread pool and
+// compiled on the engine's compile threads, in the background: a first call after that only
+// instantiates it. A first call made before that finished loads it as before (from the
+// background's decompressed bytes when those are there).
 import * as bindings from "../wasm/mongo_seq_wasm.js";
 import { BROTLI_BASE64, BYTES } from "mongo-seq:wasm-module";
 import { mongoSeqError } from "./errors.js";
@@ -23,6 +28,9 @@ if (typeof WebAssembly !== "object" || WebAssembly === null) {
 }
 
 let loaded = false;
+/** What the background load has made so far: the module's bytes, then the compiled module. */
+let decompressed;
+let compiled;
 
 /** Decompresses, compiles and initialises the module on the first call; nothing after. */
 function ready() {
@@ -32,16 +40,52 @@ function ready() {
   }
 }
 
+/**
+ * The module decompressed (brotli on the thread pool) and compiled (`WebAssembly.compile`) off
+ * the main thread, after the import's turn; any failure is left to the first call's own load,
+ * which reports it.
+ */
+function loadInBackground() {
+  try {
+    const zlib = globalThis.process?.getBuiltinModule?.("node:zlib");
+    if (loaded || typeof zlib?.brotliDecompress !== "function" || typeof WebAssembly.compile !== "function") return;
+    zlib.brotliDecompress(Buffer.from(BROTLI_BASE64, "base64"), (error, bytes) => {
+      if (error || loaded || bytes.length !== BYTES) return;
+      decompressed = bytes;
+      WebAssembly.compile(bytes).then(
+        (module) => {
+          if (!loaded) compiled = module;
+        },
+        () => {},
+      );
+    });
+  } catch {
+    // the first call loads the module itself
+  }
+}
+if (typeof setImmediate === "function") setImmediate(loadInBackground).unref?.();
+
 function load() {
+  if (compiled !== undefined) {
+    try {
+      bindings.initSync({ module: compiled });
+      return;
+    } catch {
+      // instantiated below from the bytes, where a failure is reported
+    } finally {
+      compiled = undefined;
+    }
+  }
   let zlib;
   try {
     zlib = builtin("node:zlib");
   } catch (error) {
     throw loadFailed(`it found no zlib to decompress it with (${error?.message ?? error})`, "the runtime is older than the package needs", error);
   }
-  let bytes;
+  let bytes = decompressed;
+  decompressed = undefined;
   try {
-    bytes = zlib.brotliDecompressSync(Buffer.from(BROTLI_BASE64, "base64"));
+    bytes ??= zlib.brotliDecompressSync(Buffer.from(BROTLI_BASE64, "base64"));
   } catch (error) {
     throw loadFailed(`its brotli text did not decompress (${error?.message ?? error})`, "the text was altered: a build step rewrote the bundle's string literals", error);
   }

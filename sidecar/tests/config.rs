@@ -116,6 +116,7 @@ fn numeric_keys_are_checked_in_their_own_unit() {
         ("heartbeat_secs", "sidecar", "9223372036854775807", "second"),
         ("poll_interval_ms", "sidecar", "0", "ms"),
         ("max_await_ms", "sidecar", "0", "ms"),
+        ("linger_ms", "sidecar", "1001", "ms"),
         ("backoff_initial_ms", "sidecar", "0", "ms"),
         ("backoff_max_ms", "sidecar", "18446744073709551615", "ms"),
         ("backoff_initial_ms", "sidecar", "9223372036854775807", "ms"),

@@ -50,6 +50,7 @@ async fn a_cut_connection_after_empty_getmores_loses_no_event() {
         .database(&db)
         .collection::<Document>("orders")
         .watch()
+        .max_await_time(Duration::from_millis(100)) // quiet reads below wait this long
         .await
         .unwrap();
     coll.insert_many((0..5).map(|i| doc! { "a": i }))

@@ -75,6 +75,14 @@ export async function startProxy(uri, { delayMs = 0, binary = proxyBinary() } = 
     async reset() {
       await ask("reset");
     },
+    /** Traces every command answered from now on, until {@link dump}. */
+    async trace() {
+      await ask("trace");
+    },
+    /** The trace: `[{ conn, cmd, coll, sent_us, answered_us }]` (µs from its start); it ends. */
+    async dump() {
+      return JSON.parse(await ask("dump"));
+    },
     async cut() {
       const closed = Number((await ask("cut")).replace(/^cut /, ""));
       if (closed > 0) cuts += 1;

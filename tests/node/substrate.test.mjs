@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { MongoClient } from "mongodb";
-import { startMongo, uniqueDbName, withTimeout } from "../harness/mongo.mjs";
+import { startMongo, uniqueDbName, withTimeout, countCommands } from "../harness/mongo.mjs";
 
 let server;
 let client;
@@ -63,7 +63,6 @@ async function readInserts(stream, n) {
 async function assertNothingMore(stream) {
   for (let i = 0; i < 5; i++) {
     assert.equal(await stream.tryNext(), null, "an event was delivered twice or unexpectedly");
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -74,7 +73,9 @@ for (const option of ["resumeAfter", "startAfter"]) {
     await events.insertOne({ n: 0 });
     const pipeline = [{ $match: { operationType: "insert" } }];
 
-    let stream = events.watch(pipeline);
+    // A short await: every tryNext() that finds nothing waits this long (a real server's default: 1 s).
+    const options = { maxAwaitTimeMS: 100 };
+    let stream = events.watch(pipeline, options);
     await stream.tryNext(); // opens the cursor before the inserts, so it sees them
     await events.insertMany([1, 2, 3].map((n) => ({ n })));
     assert.deepEqual(await readInserts(stream, 3), [1, 2, 3]);
@@ -82,7 +83,7 @@ for (const option of ["resumeAfter", "startAfter"]) {
     await stream.close();
 
     await events.insertMany([4, 5, 6].map((n) => ({ n })));
-    stream = events.watch(pipeline, { [option]: token });
+    stream = events.watch(pipeline, { ...options, [option]: token });
     assert.deepEqual(await readInserts(stream, 3), [4, 5, 6], "exactly the missed events, in order");
     await assertNothingMore(stream);
     await events.insertOne({ n: 7 });
@@ -179,5 +180,39 @@ test("hello names a replica set and its member, and a connection id", async () =
   } finally {
     await members.close();
     await set.stop();
+  }
+});
+
+// A real server holds a change stream's getMore until an event comes or maxAwaitTimeMS passes,
+// and runs other connections' commands meanwhile (the embedded server's patch 18,
+// tests/FAKE-SERVER.md row 6). Counted, not timed: the driver's next() polls a server that
+// answers empty getMores at once in a loop.
+test("a change stream's getMore waits for the next event, and other commands run meanwhile", async () => {
+  const dbName = uniqueDbName("substrate_await");
+  const watcher = new MongoClient(server.uri, { monitorCommands: true });
+  const commands = countCommands(watcher);
+  try {
+    const events = watcher.db(dbName).collection("events");
+    await events.insertOne({ n: 0 });
+    const opened = new Promise((resolve) => {
+      watcher.on("commandSucceeded", (event) => {
+        if (event.commandName === "aggregate") resolve();
+      });
+    });
+    const stream = events.watch([{ $match: { operationType: "insert" } }], { maxAwaitTimeMS: 10_000 });
+    const next = stream.next();
+    await opened; // the stream sees what is inserted from now on
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Another connection's insert gets through while the getMore waits.
+    await client.db(dbName).collection("events").insertOne({ n: 1 });
+    const event = await withTimeout(next, 20_000, "no change event within 20 s");
+    assert.equal(event.fullDocument.n, 1);
+    // One getMore: it waited, and the insert got through meanwhile (had the getMore held the
+    // server, the insert would have waited for its empty answer, and a second getMore come).
+    assert.equal(commands.count("getMore"), 1, "getMores sent by next() for one event");
+    await stream.close();
+  } finally {
+    await watcher.close();
+    await client.db(dbName).dropDatabase();
   }
 });

@@ -26,7 +26,7 @@ test("counts the same commands as the driver's command monitoring, getMores incl
     const monitored = countCommands(client);
     const db = client.db(uniqueDbName("proxy_counts"));
     const orders = db.collection("orders");
-    const stream = orders.watch();
+    const stream = orders.watch([], { maxAwaitTimeMS: 100 }); // an empty tryNext() waits this long
     await stream.tryNext();
     await orders.insertMany(Array.from({ length: 5 }, (_, i) => ({ i })));
     await db.collection("counters").findOneAndUpdate({ _id: "x" }, { $inc: { seq: 1 } }, { upsert: true });

@@ -39,6 +39,7 @@ pub struct RawSidecar {
     pub poll_interval_ms: Option<u64>,
     pub max_await_ms: Option<u64>,
     pub batch_delay_ms: Option<u64>,
+    pub linger_ms: Option<u64>,
     pub checkpoint_ms: Option<u64>,
     pub heartbeat_secs: Option<u64>,
     pub backoff_initial_ms: Option<u64>,

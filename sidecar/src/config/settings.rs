@@ -18,6 +18,8 @@ pub struct Settings {
     pub max_await: Duration,
     /// Longest wait for a batch that is not full to fill while inserts are coming.
     pub batch_delay: Duration,
+    /// Longest a read of the stream waits to gather a small batch at a moderate rate.
+    pub linger: Duration,
     /// After numbered batches, the resume token is stored at most this often.
     pub checkpoint: Duration,
     pub heartbeat: Duration,
@@ -76,6 +78,7 @@ impl Default for Settings {
             poll_interval: Duration::from_millis(100),
             max_await: Duration::from_millis(500),
             batch_delay: Duration::from_millis(500),
+            linger: Duration::from_millis(10),
             checkpoint: Duration::from_secs(1),
             heartbeat: Duration::from_secs(10),
             backoff_initial: Duration::from_millis(200),
@@ -149,6 +152,13 @@ pub(super) fn settings(
             s.batch_delay_ms,
             d.batch_delay,
             0..=60_000,
+            Unit::Ms,
+        )?,
+        linger: duration(
+            "sidecar.linger_ms",
+            s.linger_ms,
+            d.linger,
+            0..=1_000,
             Unit::Ms,
         )?,
         checkpoint: duration(

@@ -21,8 +21,17 @@
 //! Waiting for more pays only under load: when the stream's rate (averaged over the last quarter
 //! second or so) fills the batch at least half within `batch_delay`, the batch waits as long as
 //! that rate needs to fill it (at most `batch_delay`) and takes one more read ([`linger`]): fewer,
-//! fuller batches when the writes could not keep up one by one, nothing added to a trickle or a
-//! moderate rate.
+//! fuller batches when the writes could not keep up one by one; this wait adds nothing to a
+//! trickle or a moderate rate.
+//!
+//! At a moderate rate a batch is small: what arrived while the previous one was written, often
+//! one or two documents, each batch costing its reservation, its `update` and the read (gapless:
+//! about five commands). So the read of the next batch waits, from when the previous read went
+//! out, as long as the stream's rate needs to bring [`GATHER`] events, at most `linger` (10 ms by
+//! default; [`gather_time`]): the wait overlaps the write in flight, so it adds only what that
+//! write did not already take. A trickle that would not bring two events within `linger` is read
+//! at once (each document its own batch, no latency added), and a busy stream gathers them within
+//! a write anyway.
 //!
 //! A stream whose read came back empty is waited on before the next read (a real server already
 //! waited `max_await` inside its `getMore`; one that answers at once is read again after
@@ -51,6 +60,10 @@ const MIN_POLL: Duration = Duration::from_millis(1);
 /// (two reads in a row, a backlog after a slow write) does not make a steady stream look busy,
 /// short enough to see a stream dry up within a batch delay.
 const RATE_WINDOW: Duration = Duration::from_millis(250);
+
+/// Events a read at a moderate rate waits for (at most `linger`): a batch of 8 costs well under
+/// one command per document (3 commands a batch, a gapless one about 5, its read included).
+const GATHER: f64 = 8.0;
 
 /// When the stream's reads went out and what they brought: when to read again after an empty one.
 #[derive(Debug)]
@@ -91,6 +104,12 @@ impl Reads {
         }
     }
 
+    /// How long the next read waits now to gather a batch (see [`gather_time`]), counted from
+    /// when the last read went out.
+    pub(super) fn wait_to_gather(&self, linger: Duration) -> Duration {
+        gather_time(self.per_sec, linger).saturating_sub(self.sent.elapsed())
+    }
+
     /// How long to wait now, after an empty read, before the next one: see [`quiet_wait`].
     pub(super) fn wait_after_empty(&self, poll_interval: Duration) -> Duration {
         let since_events = self.events_at.map(|at| self.sent.duration_since(at));
@@ -114,6 +133,17 @@ pub(super) fn linger(got: usize, missing: usize, per_sec: f64, cap: Duration) ->
         return Duration::ZERO;
     }
     Duration::from_secs_f64(fill)
+}
+
+/// How long after a read the next one goes out, at `per_sec` events a second: the time that rate
+/// needs to bring [`GATHER`] events, at most `linger`; nothing when it would bring fewer than two
+/// within `linger` (a trickle: each document is numbered at once).
+pub(super) fn gather_time(per_sec: f64, linger: Duration) -> Duration {
+    let cap = linger.as_secs_f64();
+    if per_sec * cap < 2.0 {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64((GATHER / per_sec).min(cap))
 }
 
 /// The time from an empty read's start to the next read: `poll_interval` on a quiet stream, or,
@@ -159,6 +189,26 @@ impl<M: Mongo> Trigger<M> {
         };
         reads.record(sent, batch.events.len());
         Ok(Some(batch))
+    }
+
+    /// The read of the next batch, while the current one is written: after waiting to gather
+    /// a batch at a moderate rate ([`gather_time`]); `None` when `shutdown` came first.
+    pub(super) async fn read_ahead(
+        &self,
+        stream: &mut M::Stream,
+        max: usize,
+        reads: &mut Reads,
+        shutdown: &CancellationToken,
+    ) -> Result<Option<EventBatch>, SidecarError> {
+        let wait = reads.wait_to_gather(self.settings.linger);
+        if !wait.is_zero() {
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return Ok(None),
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+        self.read(stream, max, reads, shutdown).await
     }
 
     /// A batch that is not full, under load: waits as [`linger`] says, then reads once more
@@ -361,6 +411,42 @@ mod tests {
         // A stream that dried up: half a second later the rate is about an eighth of it.
         reads.record(start + Duration::from_millis(2101), 0);
         assert!(reads.per_sec < 100.0, "{}", reads.per_sec);
+    }
+
+    #[test]
+    fn a_moderate_rate_gathers_a_few_events_before_a_read() {
+        let linger = Duration::from_millis(10);
+        // 500/s: 8 events need 16 ms, capped at 10 ms (about 5 events).
+        assert_eq!(gather_time(500.0, linger), linger);
+        // 2,000/s: 4 ms bring 8.
+        let wait = gather_time(2000.0, linger);
+        assert!((wait.as_secs_f64() - 0.004).abs() < 1e-9, "{wait:?}");
+        // 100,000/s: a fraction of a millisecond (a write gathers more anyway).
+        assert!(gather_time(100_000.0, linger) < Duration::from_millis(1));
+    }
+
+    #[test]
+    fn a_trickle_or_no_linger_reads_at_once() {
+        let linger = Duration::from_millis(10);
+        // 100/s: one event in 10 ms, not worth the wait.
+        assert_eq!(gather_time(100.0, linger), Duration::ZERO);
+        assert_eq!(gather_time(0.0, linger), Duration::ZERO);
+        assert_eq!(gather_time(500.0, Duration::ZERO), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_wait_to_gather_counts_from_the_last_read() {
+        // The write in flight took longer than the wait: no more waiting.
+        let reads = Reads {
+            sent: Instant::now() - Duration::from_millis(50),
+            per_sec: 500.0,
+            took: Duration::from_millis(1),
+            events_at: None,
+        };
+        assert_eq!(
+            reads.wait_to_gather(Duration::from_millis(10)),
+            Duration::ZERO
+        );
     }
 
     #[test]

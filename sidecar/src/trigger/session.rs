@@ -153,7 +153,8 @@ impl<M: Mongo> Trigger<M> {
             // failure of either ends the session at once (what the other did is safe to drop:
             // writes are idempotent, the token not stored).
             let mut apply = std::pin::pin!(self.apply(batch.events, verify, fence));
-            let mut read = std::pin::pin!(self.read(&mut stream, batch_size, &mut reads, shutdown));
+            let mut read =
+                std::pin::pin!(self.read_ahead(&mut stream, batch_size, &mut reads, shutdown));
             let first = tokio::select! {
                 biased;
                 applied = &mut apply => Either::Left(applied?),

@@ -111,6 +111,10 @@ async fn read_inserts(
     seen
 }
 
+/// How long a getMore that finds nothing waits (`maxAwaitTimeMS`) in the tests that expect
+/// empty reads: a real server (and the embedded one) waits for an event up to that, 1 s by default.
+const QUIET_READ: Duration = Duration::from_millis(100);
+
 async fn assert_nothing_more(
     stream: &mut mongodb::change_stream::ChangeStream<ChangeStreamEvent<Document>>,
 ) {
@@ -151,9 +155,11 @@ async fn resume_delivers_exactly_the_missed_events(use_start_after: bool) {
         .await
         .expect("insert 4..6 while no stream is open");
 
+    // Empty reads wait this long on a server that waits for events (1 s without it).
     let resumed = events
         .watch()
-        .pipeline([doc! { "$match": { "operationType": "insert" } }]);
+        .pipeline([doc! { "$match": { "operationType": "insert" } }])
+        .max_await_time(QUIET_READ);
     let mut stream = if use_start_after {
         resumed.start_after(token).await
     } else {
@@ -251,6 +257,7 @@ async fn a_stream_s_token_moves_past_the_events_its_match_drops() {
     let mut stream = events
         .watch()
         .pipeline([doc! { "$match": { "fullDocument.keep": true } }])
+        .max_await_time(QUIET_READ)
         .await
         .expect("watch");
     events
@@ -304,6 +311,7 @@ async fn an_update_event_brings_its_own_document_as_it_is_now() {
             "fullDocument.status": "issued",
         } }])
         .full_document(FullDocumentType::UpdateLookup)
+        .max_await_time(QUIET_READ)
         .await
         .expect("watch");
     // Ten orders issued by one update; one of them changed again after (its lookup shows it).

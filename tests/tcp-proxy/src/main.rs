@@ -10,6 +10,8 @@
 //!             (waited_us: per command, the time from request to reply summed, in µs)
 //!   reset   → `ok` (counts back to zero)
 //!   cut     → `cut N` (every open connection closed, N of them)
+//!   trace   → `ok` (from now on every command answered is traced, with its connection and times)
+//!   dump    → `[{"conn":N,"cmd":…,"coll":…,"sent_us":…,"answered_us":…},…]` (the trace ends)
 //! It exits when its standard input closes, so it dies with the process that started it.
 
 mod relay;
@@ -20,10 +22,10 @@ use std::io::{BufRead, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use relay::Connection;
-use wire::Counts;
+use wire::{Counts, Trace};
 
 struct Options {
     target: String,
@@ -115,8 +117,14 @@ fn main() {
                 let Ok(upstream) = TcpStream::connect(&target) else {
                     continue; // the client sees its connection close
                 };
-                if let Ok(connection) = relay::relay(client, upstream, delay, counts.clone()) {
-                    *accepted.lock().expect("accepted lock") += 1;
+                let number = {
+                    let mut accepted = accepted.lock().expect("accepted lock");
+                    *accepted += 1;
+                    *accepted
+                };
+                if let Ok(connection) =
+                    relay::relay(client, upstream, delay, counts.clone(), number)
+                {
                     let mut open = connections.lock().expect("connections lock");
                     open.retain(|c| !c.is_closed());
                     open.push(connection);
@@ -151,6 +159,17 @@ fn main() {
                 *counts.lock().expect("counts lock") = Counts::default();
                 "ok".to_owned()
             }
+            "trace" => {
+                counts.lock().expect("counts lock").trace = Some(Trace {
+                    start: Instant::now(),
+                    lines: Vec::new(),
+                });
+                "ok".to_owned()
+            }
+            "dump" => {
+                let trace = counts.lock().expect("counts lock").trace.take();
+                format!("[{}]", trace.map(|t| t.lines.join(",")).unwrap_or_default())
+            }
             "cut" => {
                 let open: Vec<Connection> =
                     std::mem::take(&mut *connections.lock().expect("connections lock"));
@@ -161,7 +180,7 @@ fn main() {
                 format!("cut {live}")
             }
             "" => continue,
-            other => format!("error: unknown command `{other}` (counts, reset, cut)"),
+            other => format!("error: unknown command `{other}` (counts, reset, cut, trace, dump)"),
         };
         let _ = writeln!(stdout, "{reply}");
         let _ = stdout.flush();

@@ -37,6 +37,7 @@ pub fn relay(
     upstream: TcpStream,
     delay: Duration,
     counts: Arc<Mutex<Counts>>,
+    number: u64,
 ) -> std::io::Result<Connection> {
     let _ = client.set_nodelay(true);
     let _ = upstream.set_nodelay(true);
@@ -47,7 +48,7 @@ pub fn relay(
         running: running.clone(),
     };
     let (client_read, upstream_write) = (client.try_clone()?, upstream.try_clone()?);
-    let in_flight = Arc::new(Mutex::new(InFlight::new()));
+    let in_flight = Arc::new(Mutex::new(InFlight::of_connection(number)));
     let (mut requests, mut replies) = (MessageSplitter::default(), MessageSplitter::default());
     let (request_counts, request_flight) = (counts.clone(), in_flight.clone());
     let done = running.clone();

@@ -14,12 +14,22 @@ const OP_QUERY: i32 = 2004;
 const OP_COMPRESSED: i32 = 2012;
 
 /// Commands seen, by name and by `name collection` (when the command's value is a string), and
-/// per name the time from the request's last byte to the reply's last byte, summed.
+/// per name the time from the request's last byte to the reply's last byte, summed; while a
+/// trace is on, every command answered as a JSON line (see [`Trace`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Counts {
     pub commands: BTreeMap<String, u64>,
     pub by_collection: BTreeMap<String, u64>,
     pub waited: BTreeMap<String, Duration>,
+    pub trace: Option<Trace>,
+}
+
+/// Every command answered since the trace began: `{"conn":N,"cmd":…,"coll":…,"sent_us":…,
+/// "answered_us":…}`, times from the trace's start (which command waited for which).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trace {
+    pub start: Instant,
+    pub lines: Vec<String>,
 }
 
 impl Counts {
@@ -34,23 +44,62 @@ impl Counts {
     }
 }
 
-/// One connection's requests waiting for their reply: request id → (command, when sent).
-pub type InFlight = HashMap<i32, (String, Instant)>;
+/// One connection's requests waiting for their reply: request id → (command, collection, when
+/// sent), and the connection's number (for traces).
+#[derive(Debug, Default)]
+pub struct InFlight {
+    connection: u64,
+    waiting: HashMap<i32, (String, Option<String>, Instant)>,
+}
+
+impl InFlight {
+    #[cfg(test)]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn of_connection(connection: u64) -> Self {
+        Self {
+            connection,
+            ..Self::default()
+        }
+    }
+
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}
 
 /// A request (client → server): counts its command and notes it as waiting for a reply.
 pub fn on_request(message: &[u8], counts: &mut Counts, in_flight: &mut InFlight) {
     let (name, collection) = command_of(message);
     if let Some(id) = i32_at(message, 4) {
-        in_flight.insert(id, (name.clone(), Instant::now()));
+        in_flight
+            .waiting
+            .insert(id, (name.clone(), collection.clone(), Instant::now()));
     }
     counts.record(name, collection);
 }
 
-/// A reply (server → client): adds the time its request waited.
+/// A reply (server → client): adds the time its request waited (and traces it).
 pub fn on_reply(message: &[u8], counts: &mut Counts, in_flight: &mut InFlight) {
-    if let Some((name, sent)) = i32_at(message, 8).and_then(|id| in_flight.remove(&id)) {
-        *counts.waited.entry(name).or_default() += sent.elapsed();
+    let Some((name, collection, sent)) =
+        i32_at(message, 8).and_then(|id| in_flight.waiting.remove(&id))
+    else {
+        return;
+    };
+    if let Some(trace) = &mut counts.trace {
+        let micros = |at: Instant| at.saturating_duration_since(trace.start).as_micros();
+        let coll = collection.map_or("null".to_owned(), |c| format!("{c:?}"));
+        trace.lines.push(format!(
+            "{{\"conn\":{},\"cmd\":{name:?},\"coll\":{coll},\"sent_us\":{},\"answered_us\":{}}}",
+            in_flight.connection,
+            micros(sent),
+            micros(Instant::now())
+        ));
     }
+    *counts.waited.entry(name).or_default() += sent.elapsed();
 }
 
 /// Splits one direction's byte stream into messages (they may arrive in any chunking).

@@ -1,6 +1,5 @@
 package dev.mongoseq.testserver;
 
-import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 
@@ -59,10 +58,12 @@ public final class EmbeddedMongo {
             }
         }
 
-        MongoServer server = new MongoServer(new PatchedBackend(replicaSet).version(DECLARED_VERSION));
-        server.enableOplog();
+        PatchedBackend backend = new PatchedBackend(replicaSet);
+        backend.version(DECLARED_VERSION);
+        backend.enableOplog();
+        PatchedServer server = new PatchedServer(backend);
         server.bind(host, port);
-        InetSocketAddress address = server.getLocalAddress();
+        InetSocketAddress address = server.address();
 
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -71,6 +71,27 @@ final class PatchedBackend extends MemoryBackend {
     /** Patch 7 (see PreImages): collMod's changeStreamPreAndPostImages, deleted documents' pre-images. */
     private final PreImages preImages = new PreImages();
 
+    /** Patch 18 (see AwaitData): runs after every command, outside the lock. */
+    private volatile Runnable afterCommand = () -> { };
+
+    void afterEveryCommand(Runnable hook) {
+        afterCommand = hook;
+    }
+
+    /** How many entries the oplog has logged (its clock's increment); 0 without an oplog clock. */
+    int oplogEntries() {
+        return oplog instanceof CollectionBackedOplog log && oplogClockReachable() ? oplogNow(log).getInc() : 0;
+    }
+
+    /** The cursor is a change stream's (patch 18 holds its empty getMores). */
+    boolean isChangeStreamCursor(long id) {
+        try {
+            return getCursorRegistry().getCursor(id) instanceof OplogCursor;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     /** Patch 3 (see PartialIndex): `db.collection/index` → fields its partial filter requires. */
     private final Map<String, List<String>> partialFilters = new ConcurrentHashMap<>();
 
@@ -323,6 +344,7 @@ final class PatchedBackend extends MemoryBackend {
             return reply;
         } finally {
             commandLock.unlock();
+            afterCommand.run();
         }
     }
 }
