@@ -215,6 +215,40 @@ test("a counter outside the sequence's bounds is MALFORMED_COUNTER and stays as 
   }
 });
 
+// A refused seed writes nothing: `$max` leaves a malformed `seq` as it is (a string sorts after
+// every number), so the definition it used to `$set` beside it was written by a refused call.
+test("seedFromMax on a malformed counter is MALFORMED_COUNTER with nothing written", async () => {
+  const cases = [
+    ["string", {}, "5"],
+    ["fraction", {}, 1.5],
+    ["array", {}, [1]],
+    ["above_max", { max: 100 }, 150],
+    ["below_min", { min: 10, start: 10 }, 2],
+    ["countdown_above", { start: 100, step: -1, max: 100 }, 150],
+  ];
+  for (const [label, options, seq] of cases) {
+    const seed = (db) => db.collection("counters").insertOne({ _id: "userid", seq });
+    await assertRefused(`seed_value_${label}`, "MALFORMED_COUNTER", (seqs) => seqs.sequence("userid", options).seedFromMax(options.step < 0 ? 50 : 60), seed);
+    await assertRefused(`seed_collection_${label}`, "MALFORMED_COUNTER", (seqs, db) => seqs.sequence("userid", options).seedFromMax(db.collection("users")), async (db) => {
+      await seed(db);
+      await db.collection("users").insertOne({ _id: options.step < 0 ? 50 : 60 });
+    });
+  }
+  // A legacy double counter is seeded, as an int64 from then on; a well-formed one as before.
+  const db = mongo.freshDb("seed_legacy_double");
+  await db.collection("counters").insertMany([{ _id: "legacy", seq: new Double(5) }, { _id: "ahead", seq: new Double(2000) }]);
+  const seqs = new Sequences(db);
+  assert.deepEqual(await seqs.sequence("legacy").seedFromMax(1000), { last: 1000, next: 1001 });
+  assert.deepEqual(await seqs.sequence("ahead").seedFromMax(1000), { last: 2000, next: 2001 });
+  const stored = await db.collection("counters").find({}, { promoteValues: false }).sort({ _id: 1 }).toArray();
+  // (The same value as an int64 over 2000.0: the embedded server keeps the double, FAKE-SERVER.md row 13.)
+  assert.deepEqual(stored.map((c) => [c._id, Number(c.seq), c.definition !== undefined]), [
+    ["ahead", 2000, true],
+    ["legacy", 1000, true],
+  ]);
+  assert.equal(stored[1].seq._bsontype, "Long");
+});
+
 // Issue 8, item 7: `$type: "long"` also matches an array holding a long; such a counter must
 // be reported like any other malformed counter, with every kind of sequence.
 test("a counter whose seq is an array is MALFORMED_COUNTER, never the server's error", async () => {
