@@ -214,7 +214,7 @@ mod tests {
         let definition = json!({"start": {"$numberLong": "1"}, "step": {"$numberLong": "1"}});
         assert_eq!(
             seed["filter"],
-            json!({"_id": "users", "$or": [{"definition": {"$exists": false}}, {"definition": definition}]})
+            json!({"_id": "users", "seq": {"$type": ["int", "long"], "$not": {"$type": "array"}}, "$or": [{"definition": {"$exists": false}}, {"definition": definition}]})
         );
         assert_eq!(
             seed["update"],
