@@ -120,8 +120,11 @@ export declare class Sequence {
   adoptDefinition(options?: ScopeOption & PeriodOption): Promise<AdoptOutcome>;
   /**
    * Voids issued numbers no document holds (a cancelled invoice's): recorded in the ledger with
-   * the reason, never handed out again. Refused with nothing written: NUMBER_HELD,
-   * NUMBER_NOT_ISSUED, ALREADY_VOIDED, INTENT_PENDING, INVALID_ARGUMENT (a blank reason).
+   * the reason, never handed out again. Every number is checked first; refused with nothing
+   * written: NUMBER_HELD, NUMBER_NOT_ISSUED, ALREADY_VOIDED, INTENT_PENDING, INVALID_ARGUMENT (a
+   * blank reason). Then each number is voided on its own, in order: a call that loses a number
+   * to another void meanwhile stops with ALREADY_VOIDED, keeping the numbers it voided before,
+   * listed in `details.voided` (`[]` when nothing was written).
    */
   void(numbers: Integer | Integer[], options: VoidOptions): Promise<VoidOutcome>;
   /**

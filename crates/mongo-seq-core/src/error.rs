@@ -197,12 +197,15 @@ pub enum SeqError {
         conflict: Box<DefinitionConflict>,
     },
     /// A void the ledger's rules refuse (`code`: ALREADY_VOIDED, INTENT_PENDING, NUMBER_HELD,
-    /// NUMBER_NOT_ISSUED; see `crate::ledger::void`). Nothing (more) was written.
+    /// NUMBER_NOT_ISSUED; see `crate::ledger::void`). Nothing more was written; `voided`: the
+    /// numbers this call had recorded before (each number is voided on its own: only an
+    /// ALREADY_VOIDED from a race with another writer has any).
     #[error("{message}")]
     VoidRefused {
         code: &'static str,
         counter_id: String,
         number: i64,
+        voided: Vec<i64>,
         message: String,
     },
 }
@@ -401,10 +404,14 @@ impl SeqError {
                 conflict,
             } => conflict.details(counter_id),
             Self::VoidRefused {
-                counter_id, number, ..
+                counter_id,
+                number,
+                voided,
+                ..
             } => object([
                 ("counterId", counter_id.as_str().into()),
                 ("number", (*number).into()),
+                ("voided", voided.clone().into()),
             ]),
         };
         Some(details)

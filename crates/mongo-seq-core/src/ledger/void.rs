@@ -17,7 +17,15 @@
 //!              └─ duplicate key ► findOne ledger {_id} ─► ALREADY_VOIDED (+ those written)
 //! ```
 //!
-//! Nothing is written unless every number passes every check. A number of the counter's
+//! Nothing is written unless every number passes every check. Each number is then voided on its
+//! own, in the order given: the ledger's entries are documents, and MongoDB writes several
+//! documents atomically only in a transaction (which the protocols never need: see
+//! ARCHITECTURE.md). Another call may void one of them between the checks and the writes; this
+//! call then stops there with ALREADY_VOIDED, keeping the entries it wrote before (they passed
+//! every check: voided, as asked) and listing them in the error (`voided`, in its details and
+//! message). Undoing them instead would not make the call all-or-nothing either: a crash
+//! between the write and its undo leaves them. A failure of the connection midway leaves the
+//! numbers before it voided the same way; call again with the rest. A number of the counter's
 //! pending gapless intent is not final: its completion moves numbers DOWN over a deleted
 //! document's, so a void there could later be held by a document. Voids wait until no intent
 //! is pending (`INTENT_PENDING`, nothing written; a trigger clears its intent within one
@@ -317,14 +325,18 @@ impl VoidMachine {
                 list.join(", ")
             )
         };
-        self.refused(
+        let mut error = self.refused(
             "ALREADY_VOIDED",
             number,
             format!("is already in the ledger ({kind}): a number is voided once ({after})"),
-        )
+        );
+        if let SeqError::VoidRefused { voided, .. } = &mut error {
+            voided.extend_from_slice(written);
+        }
+        error
     }
 
-    /// A refusal of `number`: `message` follows "number N of counter `C` ".
+    /// A refusal of `number` with nothing written: `message` follows "number N of counter `C` ".
     fn refused(&self, code: &'static str, number: i64, message: String) -> SeqError {
         let counter_id = self.counter_id().to_owned();
         SeqError::VoidRefused {
@@ -332,6 +344,7 @@ impl VoidMachine {
             message: format!("number {number} of counter `{counter_id}` {message}"),
             counter_id,
             number,
+            voided: Vec::new(),
         }
     }
 
