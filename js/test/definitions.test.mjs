@@ -88,6 +88,23 @@ test("a periodic series records reset and time zone: the same series in another 
   assert.equal((await db.collection("counters").findOne({ _id: "inv/2026" })).seq, 1);
 });
 
+// What the docs say a definition holds: a series that resets records its zone and (yearly) its
+// year's first month at their defaults too; a sequence that never resets records none of them.
+test("a definition records reset, timeZone and yearStart of a series at their defaults too, and none of them otherwise", async () => {
+  const db = mongo.freshDb("definition_defaults");
+  const seqs = new Sequences(db);
+  const at = { date: new Date("2026-03-01T12:00:00Z") };
+  await seqs.sequence("yearly", { reset: "yearly" }).next(at);
+  await seqs.sequence("monthly", { reset: "monthly" }).next(at);
+  await seqs.sequence("plain").next();
+  const definitions = Object.fromEntries((await db.collection("counters").find().toArray()).map((c) => [c._id, c.definition]));
+  assert.deepEqual(definitions, {
+    "yearly/2026": { start: 1, step: 1, reset: "yearly", timeZone: "UTC", yearStart: 1 },
+    "monthly/2026-03": { start: 1, step: 1, reset: "monthly", timeZone: "UTC" },
+    plain: { start: 1, step: 1 },
+  });
+});
+
 test("adoptDefinition rewrites the definition on purpose and says what changed; then the new options reserve", async () => {
   const db = mongo.freshDb("definition_adopt");
   await new Sequences(db).sequence("orders").nextMany(3);

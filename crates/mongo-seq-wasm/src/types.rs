@@ -133,14 +133,21 @@ export interface AdoptOutcome {
   definition: CounterDefinition;
   changed: string[];
 }
-/** The options a counter records beside its number (issue 20); unset ones are left out. */
+/**
+ * The options a counter records beside its number: `start` and `step` always; `min`, `max`,
+ * `format`, `gapless` only when set; `reset` and `timeZone` for a sequence that resets, and
+ * `yearStart` for a yearly one, always (defaults included: `"UTC"`, 1).
+ */
 export interface CounterDefinition {
   start: CoreInteger;
   step: CoreInteger;
   min?: CoreInteger;
   max?: CoreInteger;
+  /** Only for a sequence that resets. */
   reset?: string;
+  /** Only for a sequence that resets, `"UTC"` too. */
   timeZone?: string;
+  /** Only for a yearly sequence, 1 too. */
   yearStart?: CoreInteger;
   format?: string;
   gapless?: boolean;

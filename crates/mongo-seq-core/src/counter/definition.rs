@@ -6,7 +6,12 @@
 //! order with int64 integers: MongoDB compares embedded documents field by field, in order, so
 //! the reservation's own filter (`$or: [{definition: {$exists: false}}, {definition: D}]`) is the
 //! check, at no extra round trip. Options at their "not set" value are left out, so a counter
-//! written before an option existed keeps matching a sequence that does not use it.
+//! written before an option existed keeps matching a sequence that does not use it. A series
+//! that resets records its `reset`, `timeZone` and (yearly) `yearStart` always, at their
+//! defaults too (`UTC`, 1): they decide which period a number belongs to, so a reader of the
+//! counter sees the rule without knowing the defaults, and counters have recorded them so since
+//! definitions exist (leaving them out now would make every such counter differ from its own
+//! sequence: `SEQUENCE_CONFLICT` on all of them).
 //!
 //! In the definition: `start`, `step`, `min`, `max`, `reset`, `timeZone` and `yearStart` (a
 //! sequence that resets: they decide which period a number belongs to), `format`, `gapless`
