@@ -110,3 +110,32 @@ test("counterId { db, coll }: the Atlas recipe's own counter, its $inc interleav
   }
   await assertRefused(mongo, "shape_counter_id_scope", "INVALID_OPTION", (seqs) => seqs.sequence("s", { counterId: ns, scope: ["t"] }));
 });
+
+// Every name the package reports for a counter is its `_id`: a string `counterId` is the
+// counter's id in counterId(), SEQUENCE_CONFLICT, void's ledger entries and results.
+test("counterId \"shop.students\": counterId(), SEQUENCE_CONFLICT and void name the counter by its _id", async () => {
+  const db = mongo.freshDb("shape_counter_id_string");
+  const students = new Sequences(db).sequence("students", { counterId: "shop.students" });
+  assert.equal(students.counterId(), "shop.students");
+  const docs = db.collection("students");
+  for (let i = 0; i < 3; i++) await docs.insertOne({ _id: await students.next() });
+  assert.deepEqual(await db.collection("counters").find().toArray(), [{ _id: "shop.students", seq: 3, definition: { start: 1, step: 1 } }]);
+  await docs.deleteOne({ _id: 2 });
+  const voided = await students.void(2, { reason: "dropped out", collection: docs });
+  assert.equal(voided.counterId, "shop.students");
+  const entry = await db.collection("mongo_seq_ledger").findOne();
+  assert.deepEqual([entry._id, entry.sequence], [{ counter: "shop.students", number: 2 }, "students"]);
+  const again = await students.void(2, { reason: "twice", collection: docs }).catch((e) => e);
+  assert.equal(again.code, "ALREADY_VOIDED");
+  assert.equal(again.details.counterId, "shop.students");
+  assert.match(again.message, /counter `shop\.students`/);
+  // Another process with another step on the same counter.
+  const conflict = await new Sequences(db).sequence("students", { counterId: "shop.students", step: 2 }).next().catch((e) => e);
+  assert.equal(conflict.code, "SEQUENCE_CONFLICT", String(conflict));
+  assert.equal(conflict.details.counterId, "shop.students");
+  assert.match(conflict.message, /shop\.students/);
+  assert.doesNotMatch(conflict.message.replaceAll("shop.students", ""), /`students`/);
+  // The same counter through a sequence named after it: one series.
+  assert.equal(await new Sequences(db).sequence("shop.students").next(), 4);
+  assert.equal(await students.next(), 5);
+});

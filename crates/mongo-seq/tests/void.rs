@@ -69,3 +69,30 @@ async fn a_void_records_each_number_and_every_refusal_writes_nothing() -> TestRe
     s.drop_db().await;
     Ok(())
 }
+
+/// Every name the library reports for a counter is its `_id`: with `counter_id("shop.students")`
+/// that string, not the sequence's name, in `counter_id()`, the void's outcome and its ledger entry.
+#[tokio::test]
+async fn a_counter_id_string_names_the_counter_everywhere() -> TestResult {
+    let s = setup("lib_void_counter_id").await;
+    let seq = s.seqs().sequence(
+        "students",
+        mongo_seq::SequenceOptions::new().counter_id("shop.students"),
+    )?;
+    assert_eq!(seq.counter_id()?, "shop.students");
+    let docs = s.db.collection::<Document>("students");
+    seq.next().await?;
+    let outcome = seq.void(&docs, "_id", &[1], "lost", "alice").await?;
+    assert_eq!(outcome.counter_id, "shop.students");
+    let entry =
+        s.db.collection::<Document>("mongo_seq_ledger")
+            .find_one(doc! {})
+            .await?
+            .expect("an entry");
+    assert_eq!(
+        entry.get_document("_id")?,
+        &doc! { "counter": "shop.students", "number": 1_i64 }
+    );
+    assert_eq!(entry.get_str("sequence")?, "students");
+    Ok(())
+}

@@ -149,8 +149,10 @@ fn record_of(
     let Ok(key) = CounterKey::parse(&counter_id) else {
         return Ok(None);
     };
-    let entry =
+    let mut entry =
         LedgerEntry::deletion(&counter_id, number, deletion.id.clone(), by, deletion.at_ms)?;
+    // The sequence's name, also where the counter's id is the `counterId` option's.
+    entry.sequence = sequence.name().to_owned();
     Ok(Some(Record { entry, key }))
 }
 

@@ -182,7 +182,13 @@ impl VoidNumbers {
     /// [`MAX_VOIDS`] of them; `reason` and `by` non-blank; `field` a field path.
     pub fn new(spec: &SequenceSpec, request: &VoidRequest) -> Result<Self, SeqError> {
         spec.check_counter_id(&request.counter_id)?;
-        let key = CounterKey::parse(&request.counter_id)?;
+        // The `counterId` option's string is an `_id` of any shape: the key is the sequence's own.
+        let own_id = spec.counter_key() == Some(&Value::String(request.counter_id.clone()));
+        let key = CounterKey::parse(if own_id {
+            spec.name()
+        } else {
+            &request.counter_id
+        })?;
         key.belongs_to(spec)?;
         check_field_path("field", &request.field)?;
         check_instant("nowMs", None, request.now_ms)?;
@@ -207,13 +213,15 @@ impl VoidNumbers {
                     format!("{number} is named twice"),
                 ));
             }
-            entries.push(LedgerEntry::void(
+            let mut entry = LedgerEntry::void(
                 &request.counter_id,
                 number,
                 &request.reason,
                 &request.by,
                 request.now_ms,
-            )?);
+            )?;
+            entry.sequence = spec.name().to_owned();
+            entries.push(entry);
         }
         let machine = VoidMachine {
             spec: spec.clone(),

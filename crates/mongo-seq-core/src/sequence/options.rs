@@ -369,12 +369,12 @@ impl SequenceSpec {
     }
 
     /// The counter id of a counter document's `_id` (the inverse of
-    /// [`SequenceSpec::counter_document_id`]): the name for the `counterId` option's `_id`, the
-    /// string itself otherwise; `None` for an `_id` that is neither.
+    /// [`SequenceSpec::counter_document_id`]): the string itself, the name for the `counterId`
+    /// option's document `_id`; `None` for an `_id` that is neither.
     pub fn counter_id_of(&self, id: Option<&Value>) -> Option<String> {
         match id? {
-            id if self.counter_id.as_ref() == Some(id) => Some(self.name.clone()),
             Value::String(id) => Some(id.clone()),
+            id if self.counter_id.as_ref() == Some(id) => Some(self.name.clone()),
             _ => None,
         }
     }

@@ -17,7 +17,8 @@ impl SequenceSpec {
     }
 
     /// The counter `_id` for a document in `period` (the period of a number of a sequence that
-    /// resets; `None` for one that never does): the scope's id, then `/` and the period.
+    /// resets; `None` for one that never does): the scope's id, then `/` and the period; the
+    /// `counterId` option's when it is a string (every name reported for a counter is its `_id`).
     /// `INVALID_ARGUMENT` naming `period` when it is missing or of another kind.
     pub fn counter_id_in(
         &self,
@@ -25,6 +26,9 @@ impl SequenceSpec {
         period: Option<&Period>,
     ) -> Result<String, SeqError> {
         self.check_period(period)?;
+        if let Some(Value::String(id)) = &self.counter_id {
+            return Ok(id.clone());
+        }
         scope::counter_id(&self.name, &self.scope, document, period)
     }
 
@@ -41,16 +45,19 @@ impl SequenceSpec {
         } else {
             Some(counter_id)
         };
-        let belongs = without_period.is_some_and(|id| {
-            if self.scope.is_empty() {
-                id == self.name
-            } else {
-                // Every segment after the name a scope field's (a period is only last).
-                id.strip_prefix(self.name.as_str())
-                    .and_then(|rest| rest.strip_prefix('/'))
-                    .is_some_and(|scope| scope.split('/').all(|segment| segment.contains('=')))
-            }
-        });
+        // The `counterId` option's string is the counter's id; its name still names it.
+        let own = matches!(&self.counter_id, Some(Value::String(id)) if id == counter_id);
+        let belongs = own
+            || without_period.is_some_and(|id| {
+                if self.scope.is_empty() {
+                    id == self.name
+                } else {
+                    // Every segment after the name a scope field's (a period is only last).
+                    id.strip_prefix(self.name.as_str())
+                        .and_then(|rest| rest.strip_prefix('/'))
+                        .is_some_and(|scope| scope.split('/').all(|segment| segment.contains('=')))
+                }
+            });
         if !belongs || counter_id.len() > crate::sequence::name::MAX_COUNTER_ID_BYTES {
             return Err(SeqError::invalid_argument(
                 "counterId",
