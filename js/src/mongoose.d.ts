@@ -29,6 +29,12 @@ export interface SequencePluginOptions extends SequenceOptions {
   when?: Record<string, string | number | boolean | null> | ((doc: any) => boolean);
   /** A sequence that resets: the document's Date path whose period it is numbered in (default now). */
   dateField?: string;
+  /**
+   * Start after the largest number already in the model's collection (@typegoose/auto-increment's
+   * start): before a counter's first number in a process, the counter is moved past the largest
+   * number of `field` (among the documents of its scope), never backwards. Not with `reset`.
+   */
+  seedFromMax?: boolean;
 }
 
 /** Numbers new documents of `schema` on save(), create(), insertMany() and bulkWrite() insertOne. */
@@ -46,10 +52,31 @@ export interface SequenceStatics {
   adoptDefinition(options?: { field?: string; scope?: ScopeDocument }): Promise<AdoptOutcome>;
   /** Every counter of the sequence (each scope) back to `start` (mongoose-sequence's `counterReset(id)`); RESET_REFUSED for counters a sidecar keeps unless `force`. */
   resetAll(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
+  /**
+   * mongoose-sequence's `counterReset(id)`: every counter of an existing sequence of the model
+   * (the field's, or the one named) back to `start`. INVALID_ARGUMENT, nothing written, for a
+   * name none of the model's sequences has or a sequence without any counter; RESET_REFUSED for
+   * counters a sidecar keeps unless `force`.
+   */
+  resetSequence(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
+  resetSequence(name: string, options?: { force?: boolean }): Promise<ResetOutcome>;
   /** Numbers the stored documents that match `when` (and `filter`) and have no number (the package's `assign`). */
   assignNumbers(options?: { field?: string; filter?: Record<string, unknown>; sort?: Record<string, 1 | -1> }): Promise<AssignOutcome>;
   /** Moves the counter past the largest number in the model's collection (never backwards). */
   seedFromMax(options?: { field?: string; scope?: ScopeDocument }): Promise<CounterState>;
   /** Voids issued numbers none of the model's documents holds, with a reason, in the ledger (the package's `Sequence#void`). */
   voidNumber(numbers: Integer | Integer[], options: { reason: string; by?: string; field?: string; scope?: ScopeDocument; period?: string }): Promise<VoidOutcome>;
+}
+
+/**
+ * The document method a numbered schema gets (mongoose-sequence's `doc.setNext(id)`): numbers
+ * this document, which has no number yet, with the next number of the field's sequence (or of
+ * the sequence named), whether or not it matches `when`; a stored document is written at once,
+ * with a write conditioned on it still having no number. Resolves with the number.
+ * INVALID_ARGUMENT, nothing reserved: the document has a number; a name none of the model's
+ * sequences has.
+ */
+export interface SequenceMethods {
+  setNext(options?: { field?: string }): Promise<SequenceNumber>;
+  setNext(name: string): Promise<SequenceNumber>;
 }

@@ -13,12 +13,14 @@ import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, m
 import { zoneFormatter } from "./local-dates.js";
 
 /** The plugin's own options; the rest are the sequence's (the core's keys but `name`, which is `sequence`). */
-const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters", "when", "dateField"];
+const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters", "when", "dateField", "seedFromMax"];
 /** The sequence's option keys (the core's but `name`), asked on first use: importing the plugin loads no Wasm. */
 let sequenceKeys;
 const sequenceOptionKeys = () => (sequenceKeys ??= core.optionKeys().filter((key) => key !== "name"));
 /** The statics every numbered schema gets. */
-const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "assignNumbers", "adoptDefinition", "voidNumber"];
+const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "resetSequence", "assignNumbers", "adoptDefinition", "voidNumber"];
+/** The document methods every numbered schema gets. */
+const METHODS = ["setNext"];
 
 /**
  * Numbers new documents of `schema` in `options.field`. Several calls number several fields.
@@ -34,9 +36,13 @@ export function sequencePlugin(schema, options) {
     for (const name of STATICS) {
       if (schema.statics?.[name] !== undefined) throw invalidArgument("schema", `already has a static \`${name}\` (the plugin adds ${STATICS.join(", ")})`);
     }
+    for (const name of METHODS) {
+      if (schema.methods?.[name] !== undefined) throw invalidArgument("schema", `already has a method \`${name}\` (the plugin adds ${METHODS.join(", ")})`);
+    }
     fields = new Map();
     registries.set(schema, fields);
     install(schema, fields);
+    installMethods(schema, fields);
   }
   for (const other of fields.values()) {
     for (const path of [numbered.field, numbered.formatField]) {
@@ -72,7 +78,8 @@ const registries = new WeakMap();
 /** The plugin options, checked; the sequence options through the core (with a stand-in name when none is given). */
 function checkPluginOptions(options) {
   if (!isDocument(options)) throw invalidOption("options", `must be an object { field, sequence, … }, got ${describe(options)}`);
-  const { field, sequence, formatField, counters = "counters", when, dateField, ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...sequenceOptionKeys()]);
+  const { field, sequence, formatField, counters = "counters", when, dateField, seedFromMax = false, ...rest } = checkKnownKeys("sequencePlugin options", options, [...PLUGIN_KEYS, ...sequenceOptionKeys()]);
+  if (typeof seedFromMax !== "boolean") throw invalidOption("seedFromMax", `must be a boolean, got ${describe(seedFromMax)}`);
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
   if (sequence !== undefined && typeof sequence !== "string" && typeof sequence !== "function") {
     throw invalidOption("sequence", `must be a sequence name, or a function of the model returning one, got ${describe(sequence)}`);
@@ -102,10 +109,20 @@ function checkPluginOptions(options) {
     }
     // `dateField` checked by the core as assign takes it (a sequence that resets, not a numbered path).
     if (dateField !== undefined) spec.assign(field, formatField, {}, undefined, dateField, 0).free();
+    // The core refuses a seed from a collection for a sequence that resets (the largest number
+    // belongs to no period): asked here, before any document is saved (a scoped sequence's
+    // plan needs scope values, which only documents have: that refusal is not this one).
+    if (seedFromMax) {
+      try {
+        spec.seedFromCollection(field, undefined).free();
+      } catch (error) {
+        if (error?.code !== "MISSING_SCOPE_FIELD") throw invalidOption("seedFromMax", error.message);
+      }
+    }
   } finally {
     spec.free();
   }
-  return { field, formatField, periodField, dateField, when: checkWhen(when), sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [], options: normalized, bound: undefined };
+  return { field, formatField, periodField, dateField, when: checkWhen(when), seedFromMax, sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [], options: normalized, bound: undefined };
 }
 
 /**
@@ -280,12 +297,91 @@ function install(schema, fields) {
     const numbered = pick(fields, field);
     return sequenceOf(this, numbered).void(numbers, { ...voidOptions, collection: this.collection, field: numbered.field });
   });
+  // mongoose-sequence's `counterReset(id)`: every counter of an existing sequence (each scope)
+  // back to `start`; a name that is none of the model's sequences, or a sequence without any
+  // counter, is refused (nothing written) rather than making a new one.
+  schema.static("resetSequence", async function (first, second) {
+    const [name, options] = typeof first === "string" ? [first, second] : [undefined, first];
+    const { field, force } = checkKnownKeys("resetSequence options", options, ["field", "force"]);
+    const numbered = name === undefined ? pick(fields, field) : pickByName(this, fields, name);
+    const sequence = sequenceOf(this, numbered);
+    const outcome = await sequence.resetAll({ force });
+    if (outcome.reset === 0) throw invalidArgument("sequence", `\`${sequence.name}\` has no counter in \`${numbered.counters}\`: nothing to reset (a sequence is created by its first number, never by a reset)`);
+    return outcome;
+  });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);
     const numbered = pick(fields, field);
     return sequenceOf(this, numbered).seedFromMax(this.collection, numbered.field, { scope });
   });
 }
+
+/**
+ * mongoose-sequence's `doc.setNext(id)`: numbers this document, which has no number yet (a
+ * document saved without one: `when` did not match, or it was inserted by other means), with
+ * the next number of its sequence — the field's, or the one named — whether or not it matches
+ * `when`. A new document gets it in hand (its save writes it); a stored one by the package's
+ * `assign` for its `_id`, a write conditioned on it still having no number. Refused, nothing
+ * reserved: a document that has a number (never renumbered), a name none of the model's
+ * sequences has.
+ */
+function installMethods(schema, fields) {
+  schema.method("setNext", async function (first) {
+    const [name, options] = typeof first === "string" ? [first, undefined] : [undefined, first];
+    const { field } = checkKnownKeys("setNext options", options, ["field"]);
+    const model = this.constructor;
+    const numbered = name === undefined ? pick(fields, field) : pickByName(model, fields, name);
+    if (!isUnset(this, numbered.field)) {
+      throw invalidArgument("document", `already has number ${String(valueOf(this, numbered.field))} in \`${numbered.field}\`: a document is numbered once, never renumbered`);
+    }
+    if (this.isNew) {
+      await numberOne(model, { ...numbered, when: undefined }, this, undefined);
+      return valueOf(this, numbered.field);
+    }
+    const { field: path, formatField, periodField } = numbered;
+    const { assigned, skipped } = await assignMatching(model, numbered, { _id: this._id }, undefined, this);
+    if (skipped.length > 0) throw mongoSeqError(skipped[0].code, skipped[0].message, { argument: "document" });
+    if (assigned.length === 0) {
+      throw invalidArgument("document", `\`${this._id}\` was not numbered: it is not stored, or another process numbered it meanwhile (read it again)`);
+    }
+    assign(this, numbered, sequenceOf(model, numbered), assigned[0].value, assigned[0].period);
+    for (const written of [path, periodField, formatField]) if (written !== undefined) this.unmarkModified(written);
+    return assigned[0].value;
+  });
+}
+
+/** The numbered field whose sequence (for `model`) is named `name`; refused when none is. */
+function pickByName(model, fields, name) {
+  const names = [...fields.values()].map((numbered) => [numbered, sequenceOf(model, numbered).name]);
+  const found = names.find(([, sequence]) => sequence === name);
+  if (found === undefined) {
+    throw invalidArgument("sequence", `${describe(name)} is not a sequence of model \`${model.modelName}\` (its sequences: ${names.map(([, sequence]) => `\`${sequence}\``).join(", ")}): nothing written`);
+  }
+  return found[0];
+}
+
+/**
+ * With the option `seedFromMax`: before a counter's first number in this process, the counter
+ * is moved past the largest number already in the model's collection (among the documents of
+ * its scope): @typegoose/auto-increment's start after the existing values, without a call.
+ * Once per counter and process (concurrent first uses share it); `$max`, so never backwards.
+ */
+function ensureSeeded(model, numbered, sequence, doc) {
+  if (!numbered.seedFromMax) return Promise.resolve();
+  let seeded = seededBySequence.get(sequence);
+  if (seeded === undefined) seededBySequence.set(sequence, (seeded = new Map()));
+  const scope = numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined;
+  const counterId = sequence.counterId(scope);
+  let seeding = seeded.get(counterId);
+  if (seeding === undefined) {
+    seeding = sequence.seedFromMax(model.collection, numbered.field, { scope });
+    seeded.set(counterId, seeding);
+    // A failed seed is tried again by the next number.
+    seeding.catch(() => seeded.delete(counterId));
+  }
+  return seeding;
+}
+const seededBySequence = new WeakMap();
 
 /** The numbered field a static is about: `field`, or the only one. */
 function pick(fields, field) {
@@ -305,13 +401,14 @@ async function numberOne(model, numbered, doc, at) {
   if (numbered.when !== undefined && !numbered.when.test(doc)) return;
   const scope = numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined;
   const date = dateOf(doc, numbered);
+  await ensureSeeded(model, numbered, sequence, doc);
   const { value, period } = await explained(numbered, sequence.nextFormatted(scope, date === undefined ? undefined : { date }));
   assign(doc, numbered, sequence, value, period);
 }
 
 /** A stored document that came to match `when`: the package's assign for its `_id`, then the number on the document in hand. */
 async function assignStored(model, numbered, doc) {
-  const { assigned } = await assignMatching(model, numbered, { ...numbered.when.filter, _id: doc._id });
+  const { assigned } = await assignMatching(model, numbered, { ...numbered.when.filter, _id: doc._id }, undefined, doc);
   const paths = [numbered.field, numbered.periodField, numbered.formatField].filter((path) => path !== undefined);
   if (assigned.length > 0) {
     const { value, period } = assigned[0];
@@ -331,10 +428,15 @@ async function assignStored(model, numbered, doc) {
   for (const path of paths) doc.unmarkModified(path);
 }
 
-/** The package's assign over the model's collection: documents matching `filter` without a number. */
-function assignMatching(model, numbered, filter, sort) {
+/**
+ * The package's assign over the model's collection: documents matching `filter` without a
+ * number (`doc`: the one document it is about, whose scope a `seedFromMax` seed needs; without
+ * it only an unscoped sequence's counter is seeded first).
+ */
+async function assignMatching(model, numbered, filter, sort, doc) {
   const { field, formatField, dateField } = numbered;
   const sequence = sequenceOf(model, numbered);
+  if (doc !== undefined || numbered.scope.length === 0) await ensureSeeded(model, numbered, sequence, doc ?? {});
   return explained(numbered, sequencesOf(model.db, numbered.counters).assign(model.collection, filter, { sequence, field, formatField, dateField, sort }));
 }
 
@@ -396,10 +498,11 @@ async function numberBatch(model, fields, docs) {
       const period = sequence.periodOf(date);
       const counterId = sequence.counterId(scope, period);
       let group = groups.get(counterId);
-      if (group === undefined) groups.set(counterId, (group = { scope, period, options: date === undefined ? undefined : { date }, docs: [] }));
+      if (group === undefined) groups.set(counterId, (group = { scope, period, options: date === undefined ? undefined : { date }, docs: [], cast }));
       group.docs.push(doc);
     }
     const groupList = [...groups.values()];
+    await Promise.all(groupList.map((group) => ensureSeeded(model, numbered, sequence, group.cast)));
     const numbers = await Promise.all(groupList.map((group) => explained(numbered, sequence.nextMany(group.docs.length, group.scope, group.options))));
     groupList.forEach((group, g) => group.docs.forEach((doc, i) => assign(doc, numbered, sequence, numbers[g][i], group.period)));
   }

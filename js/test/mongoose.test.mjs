@@ -201,7 +201,7 @@ for (const [label, mongoose] of [
       refused({ field: "n", step: 0 }, "INVALID_STEP", /step/);
       refused({ field: "n", colour: "red" }, "UNKNOWN_OPTION", /colour/);
       // The plugin's own options and every sequence option the core knows but `name` (its `sequence`).
-      const known = ["field", "sequence", "formatField", "counters", "when", "dateField", ...core.optionKeys().filter((key) => key !== "name")];
+      const known = ["field", "sequence", "formatField", "counters", "when", "dateField", "seedFromMax", ...core.optionKeys().filter((key) => key !== "name")];
       assert.deepEqual(core.optionKeys().slice(0, 3), ["name", "start", "step"]);
       refused({ field: "n", colour: "red" }, "UNKNOWN_OPTION", new RegExp(`\\(known options: ${known.join(", ")}\\)$`));
       refused({ field: "n", format: "X{seq}" }, "INVALID_OPTION", /formatField/);

@@ -1,7 +1,7 @@
 // Compile-time test of `mongo-seq/mongoose` (ESM declarations), with mongoose's own types.
 import { Schema, model, type Model } from "mongoose";
-import { sequencePlugin, type SequencePluginOptions, type SequenceStatics } from "mongo-seq/mongoose";
-import type { SequenceNumber, CounterState } from "mongo-seq";
+import { sequencePlugin, type SequencePluginOptions, type SequenceStatics, type SequenceMethods } from "mongo-seq/mongoose";
+import type { SequenceNumber, CounterState, ResetOutcome } from "mongo-seq";
 
 interface Order {
   tenantId: string;
@@ -27,6 +27,18 @@ export async function usage(): Promise<void> {
   const Invoices = model<Order, Model<Order> & SequenceStatics>("Invoice", invoices);
   const outcome = await Invoices.assignNumbers({ filter: { tenantId: "t1" }, sort: { issuedAt: 1 } });
   void [byFunction, outcome.assigned.length];
+  // The peers' calls: counterReset(id), doc.setNext(id), a start after the existing values.
+  const users = new Schema<Order, Model<Order, {}, SequenceMethods> & SequenceStatics, SequenceMethods>({ tenantId: String });
+  users.plugin(sequencePlugin, { field: "_id", seedFromMax: true });
+  const Users = model<Order, Model<Order, {}, SequenceMethods> & SequenceStatics>("User", users);
+  const reset: ResetOutcome = await Users.resetSequence("User._id", { force: true });
+  const resetField: ResetOutcome = await Users.resetSequence({ field: "_id" });
+  const numbered: SequenceNumber = await new Users({ tenantId: "t1" }).setNext();
+  const byName: SequenceNumber = await new Users({ tenantId: "t1" }).setNext("User._id");
+  void [reset, resetField, numbered, byName];
+  // @ts-expect-error seedFromMax is a boolean
+  const badSeed: SequencePluginOptions = { field: "n", seedFromMax: "yes" };
+  void badSeed;
   // @ts-expect-error when holds equalities to plain values
   const bad: SequencePluginOptions = { field: "n", when: { status: ["issued"] } };
   void bad;
