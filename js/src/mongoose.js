@@ -401,7 +401,8 @@ async function numberOne(model, numbered, doc, at) {
   if (numbered.when !== undefined && !numbered.when.test(doc)) return;
   const scope = numbered.scope.length > 0 ? scopeOf(doc, numbered.scope) : undefined;
   const date = dateOf(doc, numbered);
-  await ensureSeeded(model, numbered, sequence, doc);
+  // A sub-document's numbers live below its path in the owner's documents: not seeded.
+  if (at === undefined) await ensureSeeded(model, numbered, sequence, doc);
   const { value, period } = await explained(numbered, sequence.nextFormatted(scope, date === undefined ? undefined : { date }));
   assign(doc, numbered, sequence, value, period);
 }
