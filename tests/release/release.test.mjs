@@ -74,7 +74,7 @@ test("licenses: cargo deny check licenses passes, and refuses a crate whose lice
   // The same check with ISC struck from the allowed list must fail, naming ring (Apache-2.0 AND ISC).
   const strict = join(mkdtempSync(join(tmpdir(), "mongo-seq-deny-")), "deny.toml");
   writeFileSync(strict, readFileSync(join(root, "deny.toml"), "utf8").replace(/^\s*"ISC",\n/m, ""));
-  const refused = run("cargo", ["deny", "--locked", "--offline", "check", "--config", strict, "licenses"], { cwd: root });
+  const refused = run("cargo", ["deny", "--locked", "--offline", "--config", strict, "check", "licenses"], { cwd: root });
   assert.notEqual(refused.status, 0, "a license not allowed fails the check");
   assert.match(refused.stderr, /ring/);
 });
