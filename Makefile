@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DENO_NO_UPDATE_CHECK := 1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test setup test-rust test-js build-wasm build-js conformance test-e2e chaos-ci chaos sim-ci sim-long image test-deploy bench
+.PHONY: demo test setup test-rust test-js build-wasm build-js conformance test-e2e chaos-ci chaos sim-ci sim-long image test-deploy release test-release bench
 
 demo: setup build-js
 	cargo build -q -p mongo-seq-sidecar
@@ -86,6 +86,21 @@ image: setup
 test-deploy: image
 	cargo build -p mongo-seq-sidecar
 	node --test tests/deploy/
+
+# A release (scripts/release): the npm tarball, the crates as `cargo package` makes them (built
+# from their packaged sources), static binaries and OCI images for x86_64 and arm64, the
+# third-party notices, CycloneDX SBOMs and SHA256SUMS, in target/release-artifacts/.
+release: setup build-js
+	scripts/setup-release
+	scripts/release
+
+# The release checked as the registries and users check it (tests/release/): npm publish
+# --dry-run, publint, arethetypeswrong, the crates' metadata, the arm64 binary under qemu-user
+# (--version, --check-config, numbering against the embedded server), the images' contents, the
+# licenses (cargo-deny, the npm tree) and the notices in every artifact. Reuses the builds of
+# `make image` and `make release`.
+test-release: release
+	node --test tests/release/
 
 # Benchmarks (bench/run.mjs, results in docs/benchmarks.md): mongo-seq against the tutorial,
 # mongoose-sequence and the Atlas-trigger recipe, side by side, ratios; the Rust crate's lines

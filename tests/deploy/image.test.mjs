@@ -57,9 +57,13 @@ after(async () => {
   if (rootfs) rmSync(rootfs, { recursive: true, force: true });
 });
 
-test("the image: the binary alone, not root, entrypoint mongo-seq, default command reads the mounted config", () => {
+test("the image: the binary and its notices alone, not root, entrypoint mongo-seq, default command reads the mounted config", () => {
   const config = image.Config;
-  assert.deepEqual(files(rootfs), ["usr/local/bin/mongo-seq"], "nothing but the binary (no shell, no libc)");
+  assert.deepEqual(
+    files(rootfs).sort(),
+    ["usr/local/bin/mongo-seq", "usr/share/doc/mongo-seq/LICENSE", "usr/share/doc/mongo-seq/THIRD-PARTY-NOTICES.md"],
+    "nothing but the binary and its license notices (no shell, no libc)",
+  );
   assert.deepEqual(config.Entrypoint, ["/usr/local/bin/mongo-seq"]);
   assert.deepEqual(config.Cmd, ["sidecar", "--config", CONFIG_PATH]);
   assert.match(config.User, /^[1-9]\d*:[1-9]\d*$/, "a numeric non-root user");
