@@ -5,7 +5,8 @@ use crate::source::{
     string_literals, Lang,
 };
 
-/// The core's option keys, read from `SequenceSpec::KEYS` (their one home).
+/// The core's option keys, read from `SequenceSpec::OPTIONS` (their one home): the first
+/// spelling of each entry (`OptionName::new("timeZone", "time_zone")`, `OptionName::same("max")`).
 fn option_keys() -> Vec<String> {
     let options = read(
         &crate_at("crates/mongo-seq-core")
@@ -14,14 +15,16 @@ fn option_keys() -> Vec<String> {
     );
     let code = rust_code(&options);
     let list = code
-        .split("const KEYS")
+        .split("const OPTIONS")
         .nth(1)
-        .and_then(|rest| rest.split_once('[').map(|(_, r)| r)) // the type's `[&str; N]`
+        .and_then(|rest| rest.split_once('[').map(|(_, r)| r)) // the type's `[OptionName; N]`
         .and_then(|rest| rest.split_once('[').map(|(_, r)| r)) // the value
-        .and_then(|rest| rest.split(']').next())
-        .expect("SequenceSpec::KEYS in crates/mongo-seq-core/src/sequence/options.rs");
-    let keys: Vec<String> = string_literals(list, Lang::Rust)
-        .into_iter()
+        .and_then(|rest| rest.split("];").next())
+        .expect("SequenceSpec::OPTIONS in crates/mongo-seq-core/src/sequence/options.rs");
+    let keys: Vec<String> = list
+        .split("OptionName::")
+        .skip(1)
+        .filter_map(|entry| string_literals(entry, Lang::Rust).into_iter().next())
         .map(|(_, key)| key)
         .collect();
     assert!(
