@@ -11,10 +11,8 @@ use crate::ejson::{object, quoted, truncate};
 
 mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
 use definition_conflict::fmt_option;
-mod spelling; // option names in the caller's spelling
 mod wording; // pieces of messages: bounds, epochs, the peers' unique indexes
 pub use definition_conflict::{describe_definition, DefinitionConflict};
-pub use spelling::{spell, Spelling};
 use wording::{fmt_bound, fmt_epoch, unique_index_remedy};
 
 /// Everything that can go wrong in the core. No variant is ever produced by a panic path.
@@ -224,29 +222,6 @@ pub struct ErrorInfo {
 }
 
 impl SeqError {
-    /// A scope error of the document `index` of a batch (`MISSING_SCOPE_FIELD`,
-    /// `INVALID_SCOPE_VALUE` name it); any other error as it is.
-    pub fn in_batch(self, at: u64) -> Self {
-        match self {
-            Self::MissingScopeField { field, .. } => Self::MissingScopeField {
-                field,
-                index: Some(at),
-            },
-            Self::InvalidScopeValue {
-                field,
-                value,
-                reason,
-                ..
-            } => Self::InvalidScopeValue {
-                field,
-                value,
-                reason,
-                index: Some(at),
-            },
-            other => other,
-        }
-    }
-
     /// Stable machine-readable code.
     pub fn code(&self) -> &'static str {
         match self {
@@ -465,12 +440,6 @@ impl SeqError {
             }
             _ => None,
         }
-    }
-
-    /// The message with option and argument names in `spelling` (`time_zone` for a Rust
-    /// caller; [`Spelling::Camel`]: the message itself).
-    pub fn message_in(&self, spelling: Spelling) -> String {
-        spelling::respell(&self.to_string(), spelling)
     }
 
     /// `{code, message, details}` for crossing into JS.

@@ -105,7 +105,7 @@ pub use counter::seed::SeedFromMax;
 pub use counter::seed_collection::SeedFromCollection;
 pub use counter::set_next::{SetNext, SetNextOutcome};
 pub use counter::shard_key::{check_shard_key, shard_key_refusal, SHARD_KEY_REFUSALS};
-pub use error::{spell, ErrorInfo, SeqError, Spelling};
+pub use error::{ErrorInfo, SeqError};
 pub use import::counters::{
     ImportAction, ImportCounters, ImportReport, ImportedCounter, IndexChange, SkippedCounter,
 };
@@ -163,3 +163,4 @@ pub use sequence::instant::{check_instant, read_date, MAX_INSTANT_MS, MIN_INSTAN
 pub use sequence::limits::{check_count, MAX_BLOCK, MAX_COUNT};
 pub use sequence::options::{OptionValue, SequenceOption, SequenceSpec};
 pub use sequence::period::{Period, Reset};
+pub use sequence::spelling::{spell, Spelling};

@@ -5,20 +5,14 @@
 mod common;
 
 use common::setup;
-use mongo_seq::{Error, SeqError, SequenceOptions, Sequences};
+use mongo_seq::{Error, ErrorKind, SequenceOptions, Sequences};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// `(requested, available)` of a `SEQUENCE_EXHAUSTED`.
 fn refused(error: &Error) -> (u64, u64) {
-    match error {
-        Error::Sequence(SeqError::SequenceExhausted {
-            requested,
-            available,
-            ..
-        }) => (*requested, *available),
-        other => panic!("expected SEQUENCE_EXHAUSTED, got {other}"),
-    }
+    assert_eq!(error.kind(), ErrorKind::SequenceExhausted, "{error}");
+    (error.requested().unwrap(), error.available().unwrap())
 }
 
 #[tokio::test]

@@ -176,7 +176,7 @@ impl InsertNumbered {
         } else {
             let mut ids = Vec::with_capacity(count);
             for (index, document) in (0_u64..).zip(documents.unwrap_or_default()) {
-                ids.push(scoped_id(spec, Some(document)).map_err(|error| error.in_batch(index))?);
+                ids.push(scoped_id(spec, Some(document)).map_err(|error| in_batch(error, index))?);
             }
             group_ids(ids)
         };
@@ -189,6 +189,29 @@ impl InsertNumbered {
             instants,
             dates.date_field.is_some(),
         )
+    }
+}
+
+/// A scope error of the document `at` of a batch: `MISSING_SCOPE_FIELD` and
+/// `INVALID_SCOPE_VALUE` name it; any other error as it is.
+fn in_batch(error: SeqError, at: u64) -> SeqError {
+    match error {
+        SeqError::MissingScopeField { field, .. } => SeqError::MissingScopeField {
+            field,
+            index: Some(at),
+        },
+        SeqError::InvalidScopeValue {
+            field,
+            value,
+            reason,
+            ..
+        } => SeqError::InvalidScopeValue {
+            field,
+            value,
+            reason,
+            index: Some(at),
+        },
+        other => other,
     }
 }
 

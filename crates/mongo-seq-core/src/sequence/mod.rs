@@ -18,4 +18,5 @@ pub mod name;
 pub mod options;
 pub mod period;
 pub mod scope;
+pub mod spelling;
 pub mod time_zone;

@@ -2,7 +2,16 @@
 //! spells them (`timeZone`, `formatField`); a Rust caller (builder methods `time_zone`,
 //! `format_field`) and a configuration file read them in snake_case.
 
+use crate::error::SeqError;
 use crate::sequence::options::SequenceSpec;
+
+impl SeqError {
+    /// The message with option and argument names in `spelling` (`time_zone` for a Rust
+    /// caller; [`Spelling::Camel`]: the message itself).
+    pub fn message_in(&self, spelling: Spelling) -> String {
+        respell(&self.to_string(), spelling)
+    }
+}
 
 /// How a caller spells option and argument names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,7 +53,7 @@ pub fn spell(name: &str, spelling: Spelling) -> &str {
 }
 
 /// `message` with every option and argument name, as a whole word, in `spelling`.
-pub(super) fn respell(message: &str, spelling: Spelling) -> String {
+pub fn respell(message: &str, spelling: Spelling) -> String {
     let mut text = message.to_owned();
     if spelling == Spelling::Snake {
         for (key, snake) in renamed() {
