@@ -131,9 +131,13 @@ async fn a_document_that_cannot_be_numbered_is_counted_once() {
     let run = start(cfg.clone(), options().await, false);
     let trigger = format!("{db}.orders.seq");
     let deadline = Instant::now() + WAIT;
-    while run.health.snapshot().1.get(&trigger).map_or(true, |h| {
-        h.state != mongo_seq_sidecar::health::State::Backfilling
-    }) {
+    while run
+        .health
+        .snapshot()
+        .1
+        .get(&trigger)
+        .is_none_or(|h| h.state != mongo_seq_sidecar::health::State::Backfilling)
+    {
         assert!(Instant::now() < deadline, "no backfill");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -95,7 +95,7 @@ async fn insert_many_beyond_the_limit_is_refused_before_anything_is_reserved_or_
         "batch_insert_over",
         "INVALID_ARGUMENT",
         |seqs, db| async move {
-            let documents = std::iter::repeat(doc! {}).take(LIMIT as usize + 1);
+            let documents = std::iter::repeat_n(doc! {}, LIMIT as usize + 1);
             seqs.insert_many(&db.collection::<Document>("orders"), documents, "orders")
                 .await
                 .map(drop)

@@ -87,7 +87,7 @@ async fn other_misuse_is_refused_with_a_code() {
         "too_many_docs",
         "INVALID_ARGUMENT",
         |seqs, db| async move {
-            let docs = std::iter::repeat(doc! {}).take(1_000_001);
+            let docs = std::iter::repeat_n(doc! {}, 1_000_001);
             seqs.insert_many(&db.collection::<Document>("users"), docs, "userid")
                 .await
                 .map(drop)

@@ -240,7 +240,7 @@ fn triggers_named<'a>(
     let chosen: Vec<_> = config
         .triggers
         .iter()
-        .filter(|t| name.map_or(true, |name| t.id == name))
+        .filter(|t| name.is_none_or(|name| t.id == name))
         .collect();
     if chosen.is_empty() {
         let names: Vec<String> = config
