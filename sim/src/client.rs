@@ -729,7 +729,13 @@ mod tests {
                 issuing: false,
                 rival: false,
                 ledger: false,
+                replaced_while_frozen: 0.3,
+                frozen_killed_after_ms: (500, 4000),
+                delete_pause_ms: (100, 1500),
+                delete_newest: None,
+                delete_gapless_only: false,
                 mutant: None,
+                focus: None,
             },
             false,
         )

@@ -8,6 +8,7 @@ pub mod client;
 pub mod clients;
 pub mod conformance;
 pub mod executor;
+pub mod focus;
 pub mod invariants;
 pub mod issuing;
 pub mod model;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use mongo_seq_sim::focus::Focus;
 use mongo_seq_sim::mutants::Mutant;
 use mongo_seq_sim::runner::{replay, run_many, Runs};
 use mongo_seq_sim::schedule::Outcome;
@@ -41,9 +42,13 @@ struct Args {
     /// skip-deletion-record, batch-read-before-own-writes).
     #[arg(long)]
     mutant: Option<Mutant>,
+    /// Draw every schedule's fault rates toward one rare interleaving (stale-incarnations:
+    /// sidecar processes frozen and replaced by a new one with their instance id).
+    #[arg(long)]
+    focus: Option<Focus>,
     /// Hunt every mutant: run schedules from --seed until each is caught (at most
-    /// --schedules each); fails when one is not. A mutant too rare for a hunt (listed in
-    /// `FOUND_BY`: unfenced-completion) runs on its listed seed instead.
+    /// --schedules each); fails when one is not. A mutant too rare for common schedules
+    /// (listed in `FOCUSED`: unfenced-completion) is hunted on schedules focused on it.
     #[arg(long)]
     mutants: bool,
 }
@@ -70,8 +75,12 @@ fn print_failure(outcome: &Outcome) {
         .mutant
         .map(|m| format!(" --mutant {m}"))
         .unwrap_or_default();
+    let focus = outcome
+        .focus
+        .map(|f| format!(" --focus {f}"))
+        .unwrap_or_default();
     eprintln!(
-        "replay: mongo-seq-sim --seed {} --schedules 1 --trace{mutant}",
+        "replay: mongo-seq-sim --seed {} --schedules 1 --trace{mutant}{focus}",
         outcome.seed
     );
 }
@@ -92,7 +101,7 @@ fn main() -> ExitCode {
             ..Default::default()
         };
         for seed in args.seed..args.seed + args.schedules {
-            let outcome = mongo_seq_sim::schedule::run(seed, args.mutant, true);
+            let outcome = mongo_seq_sim::schedule::run_focused(seed, args.mutant, args.focus, true);
             println!("---- seed {seed} ({}) ----", outcome.summary);
             for line in &outcome.trace {
                 println!("{line}");
@@ -120,6 +129,7 @@ fn main() -> ExitCode {
         limit,
         jobs,
         mutant: args.mutant,
+        focus: args.focus,
         stop_at_first_failure: false,
     };
     let totals = run_many(runs, &print_failure, &|t| {
@@ -165,14 +175,15 @@ fn hunt_mutants(args: &Args, jobs: usize) -> ExitCode {
     for mutant in Mutant::ALL {
         let started = Instant::now();
         let found = std::sync::Mutex::new(None::<u64>);
-        let known = mongo_seq_sim::mutants::found_by(mutant);
-        let first = known.unwrap_or(args.seed);
+        let focus = mongo_seq_sim::mutants::focus_of(mutant);
+        let first = args.seed;
         let runs = Runs {
             first,
-            count: if known.is_some() { 1 } else { args.schedules },
+            count: args.schedules,
             limit: None,
             jobs,
             mutant: Some(mutant),
+            focus,
             stop_at_first_failure: true,
         };
         let totals = run_many(
@@ -188,24 +199,20 @@ fn hunt_mutants(args: &Args, jobs: usize) -> ExitCode {
         grand.schedules += totals.schedules;
         grand.faults += totals.faults;
         grand.violations += totals.violations;
-        if known.is_none() {
-            // The line's seed range is the hunt's (a rare mutant's seed lies far past it).
-            grand.last = grand.last.max(totals.last);
-        }
+        grand.last = grand.last.max(totals.last);
+        let focused = focus
+            .map(|f| format!(" focused on {f}"))
+            .unwrap_or_default();
         match found.into_inner().expect("found") {
-            Some(seed) if known.is_some() => println!(
-                "MUTANT {mutant}: caught by seed {seed}, its listed seed (too rare to hunt; {:.1} s)",
-                started.elapsed().as_secs_f64()
-            ),
             Some(seed) => println!(
-                "MUTANT {mutant}: caught by seed {seed}, after {} schedules ({:.1} s)",
+                "MUTANT {mutant}: caught by seed {seed}, after {} schedules{focused} ({:.1} s)",
                 seed - first + 1,
                 started.elapsed().as_secs_f64()
             ),
             None => {
                 all_caught = false;
                 println!(
-                    "MUTANT {mutant}: NOT caught in {} schedules",
+                    "MUTANT {mutant}: NOT caught in {} schedules{focused}",
                     totals.schedules
                 );
             }

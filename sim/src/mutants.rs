@@ -4,24 +4,27 @@
 
 pub use mongo_seq_core::mutants::{switch, Mutant};
 
-/// Mutants whose interleaving is too rare for a hunt's budget (`make sim-ci` hunts 1,000
-/// schedules from seed 1), each with a seed that catches it: the hunt checks them on that seed
-/// alone, and so does `tests/regressions.rs`. A change to the commands the product sends moves
-/// such a seed: hunt again (`--mutant <name> --seed 1001 --schedules 20000`) and list the new one.
+use crate::focus::Focus;
+
+/// Mutants whose interleaving common schedules meet too rarely for a hunt's budget (`make
+/// sim-ci` hunts 1,000 schedules from seed 1), each with the focus its hunt runs on: the same
+/// seeds and product code, the rates drawn toward that interleaving (`crate::focus`). A listed
+/// seed would not do: any change to the commands the product sends moves it.
 /// (`read-before-own-writes`, first seen on seed 8,234,182 after about 60,000 fresh schedules, is
 /// caught on common schedules since the plans are checked against the rule it breaks as they
 /// run: `mongo_seq_core::protocol::conformance`.)
-pub const FOUND_BY: [(Mutant, u64); 1] = [
+pub const FOCUSED: [(Mutant, Focus); 1] = [
     // A stale incarnation's completion moving numbers of an intent its same-id successor
-    // finished: about 1 schedule in 1,000 to 3,000 (922 until the sidecar's read ahead, then
-    // 3,342; 58 since a first backfill stores its resume point first, found by a hunt from 1).
-    (Mutant::UnfencedCompletion, 58),
+    // finished: about 1 common schedule in 1,000 to 3,000 before the block counter's give-back,
+    // none in 15,000 after it.
+    (Mutant::UnfencedCompletion, Focus::StaleIncarnations),
 ];
 
-/// The seed a rare mutant is checked on ([`FOUND_BY`]), `None` for a mutant a hunt finds.
-pub fn found_by(mutant: Mutant) -> Option<u64> {
-    FOUND_BY
+/// The focus a rare mutant is hunted on ([`FOCUSED`]), `None` for a mutant common schedules
+/// catch.
+pub fn focus_of(mutant: Mutant) -> Option<Focus> {
+    FOCUSED
         .iter()
         .find(|(m, _)| *m == mutant)
-        .map(|(_, seed)| *seed)
+        .map(|(_, focus)| *focus)
 }

@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::focus::Focus;
 use crate::mutants::Mutant;
-use crate::schedule::{run, Outcome};
+use crate::schedule::{run_focused, Outcome};
 
 /// Totals of a run.
 #[derive(Debug, Default, Clone)]
@@ -58,6 +59,8 @@ pub struct Runs {
     pub limit: Option<Duration>,
     pub jobs: usize,
     pub mutant: Option<Mutant>,
+    /// The interleaving every schedule's rates are drawn toward, if any.
+    pub focus: Option<Focus>,
     pub stop_at_first_failure: bool,
 }
 
@@ -73,6 +76,7 @@ pub fn run_many(
         limit,
         jobs,
         mutant,
+        focus,
         stop_at_first_failure,
     } = runs;
     let next = AtomicU64::new(0);
@@ -95,7 +99,7 @@ pub fn run_many(
                     return;
                 }
                 let seed = first + index;
-                let outcome = run(seed, mutant, false);
+                let outcome = run_focused(seed, mutant, focus, false);
                 if !outcome.violations.is_empty() {
                     on_fail(&outcome);
                     if stop_at_first_failure {
@@ -127,7 +131,7 @@ pub fn run_many(
 
 /// Replays a failing seed with its trace on; `Err` when the replay differs (not deterministic).
 pub fn replay(outcome: &Outcome) -> Result<Outcome, String> {
-    let again = run(outcome.seed, outcome.mutant, true);
+    let again = run_focused(outcome.seed, outcome.mutant, outcome.focus, true);
     if again.fingerprint != outcome.fingerprint {
         return Err(format!(
             "seed {} did not replay the same schedule (fingerprint {:x} then {:x})",

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{Client, ClientOptions};
 use crate::clients::{self, JsProcess};
+use crate::focus::Focus;
 use crate::invariants::{check_counters, check_unique_numbers, integer};
 use crate::model::ReadLevel;
 use crate::mutants::Mutant;
@@ -23,6 +24,7 @@ const QUIESCENCE_MS: u64 = 120_000;
 pub struct Outcome {
     pub seed: u64,
     pub mutant: Option<Mutant>,
+    pub focus: Option<Focus>,
     pub faults: u64,
     pub violations: Vec<String>,
     /// A hash of every traced event: a replay of the seed must give the same.
@@ -33,8 +35,13 @@ pub struct Outcome {
     pub anchored: AnchoredReads,
 }
 
-/// Draws the schedule's deployment, fault rates and client options from its seed.
-fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>) {
+/// Draws the schedule's deployment, fault rates and client options from its seed (`focus`
+/// then overrides some rates; every draw stays the seed's).
+fn draw_config(
+    seed: u64,
+    mutant: Option<Mutant>,
+    focus: Option<Focus>,
+) -> (Config, Vec<ClientOptions>) {
     let mut rng = SimRng::new(seed ^ 0x5eed_c0f1_6000_0000);
     let (data_members, arbiters) = match rng.weighted(&[6, 2, 2]) {
         0 => (3, 0),
@@ -65,7 +72,13 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
         issuing: false,
         rival: false,
         ledger: false,
+        replaced_while_frozen: 0.3,
+        frozen_killed_after_ms: (500, 4000),
+        delete_pause_ms: (100, 1500),
+        delete_newest: None,
+        delete_gapless_only: false,
         mutant,
+        focus,
     };
     let processes = rng.between(2, 4);
     let clients = (0..processes)
@@ -107,11 +120,24 @@ fn draw_config(seed: u64, mutant: Option<Mutant>) -> (Config, Vec<ClientOptions>
     // reshuffle a schedule's later draws), the ledger's own mutant runs where it is on.
     let before_ledger = mutant.is_some_and(|m| m != Mutant::SkipDeletionRecord);
     config.ledger = !before_ledger && rng.chance(0.6);
+    if let Some(focus) = focus {
+        focus.apply(&mut config);
+    }
     (config, clients)
 }
 
 /// Runs the schedule of `seed`.
 pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
+    run_focused(seed, mutant, None, trace)
+}
+
+/// Runs the schedule of `seed` with its rates drawn toward `focus`.
+pub fn run_focused(
+    seed: u64,
+    mutant: Option<Mutant>,
+    focus: Option<Focus>,
+    trace: bool,
+) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -120,13 +146,18 @@ pub fn run(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     // The mutant is switched on for this thread only (one schedule at a time per thread).
     crate::mutants::switch(mutant);
     drop(mongo_seq_core::protocol::conformance::drain());
-    let outcome = runtime.block_on(run_world(seed, mutant, trace));
+    let outcome = runtime.block_on(run_world(seed, mutant, focus, trace));
     crate::mutants::switch(None);
     outcome
 }
 
-async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
-    let (config, client_options) = draw_config(seed, mutant);
+async fn run_world(
+    seed: u64,
+    mutant: Option<Mutant>,
+    focus: Option<Focus>,
+    trace: bool,
+) -> Outcome {
+    let (config, client_options) = draw_config(seed, mutant, focus);
     let summary = format!(
         "{}+{} members, default {:?}, wire faults {}, failover every {}s, truncation every {}s, clients {}, sidecars {} (crash every {}s, pause every {}s, {:?}), drop every {}s, issuing {}, rival {}, ledger {}",
         config.data_members,
@@ -145,6 +176,10 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
         config.rival,
         config.ledger,
     );
+    let summary = match focus {
+        Some(focus) => format!("{summary}, focus {focus}"),
+        None => summary,
+    };
     let sidecar_count = config.sidecars;
     let world = World::new(config, trace);
     world.note("SIM", || format!("seed {seed}: {summary}"));
@@ -290,6 +325,7 @@ async fn run_world(seed: u64, mutant: Option<Mutant>, trace: bool) -> Outcome {
     world.with(|w| Outcome {
         seed,
         mutant,
+        focus,
         faults: w.faults.values().sum(),
         violations: w.violations.clone(),
         fingerprint: w.trace.fingerprint,

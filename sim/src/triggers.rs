@@ -354,7 +354,7 @@ pub async fn supervise(
             }
             return;
         }
-        if world.chance(0.3) {
+        if world.chance(world.with(|w| w.config.replaced_while_frozen)) {
             // Frozen (SIGSTOP, a node that stopped responding) and replaced by its orchestrator
             // with a new incarnation of the same instance id: a twin, which finds the lease
             // busy (its holder wakes up before its own deadline) and one of the two stops
@@ -371,8 +371,9 @@ pub async fn supervise(
             twin_until.store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
             drop(tokio::spawn(async move {
                 // Killed a few seconds after it wakes up, or at quiescence.
-                let kill_at =
-                    killer_world.now_ms() + killer_world.between(frozen_ms + 500, frozen_ms + 4000);
+                let (after_min, after_max) = killer_world.with(|w| w.config.frozen_killed_after_ms);
+                let kill_at = killer_world.now_ms()
+                    + killer_world.between(frozen_ms + after_min, frozen_ms + after_max);
                 while killer_world.now_ms() < kill_at && !killer_world.calm() {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
@@ -428,12 +429,24 @@ pub async fn writer(world: World, name: String, options: ClientOptions) {
 /// collection or renames it away (the next insert recreates it).
 pub async fn deleter(world: World) {
     let client = Client::new(&world, "user", ClientOptions::default());
+    let (pause_ms, newest, gapless_only) = world.with(|w| {
+        let c = &w.config;
+        (c.delete_pause_ms, c.delete_newest, c.delete_gapless_only)
+    });
     loop {
-        world.pause(100, 1500).await;
+        world.pause(pause_ms.0, pause_ms.1).await;
         if world.finished() || world.calm() {
             return;
         }
-        let watched = &WATCHED[usize::try_from(world.between(0, 1)).unwrap_or(0)];
+        let drawn = usize::try_from(world.between(0, 1)).unwrap_or(0);
+        let watched = if gapless_only {
+            WATCHED
+                .iter()
+                .find(|w| w.gapless)
+                .unwrap_or(&WATCHED[drawn])
+        } else {
+            &WATCHED[drawn]
+        };
         let drop_every = world.with(|w| w.config.drop_every_s);
         if drop_every > 0.0 && world.chance(0.8 / drop_every) {
             // Dropped, or renamed away (its documents leave the watched namespace, like a
@@ -468,10 +481,13 @@ pub async fn deleter(world: World) {
         let victim = world.with(|w| {
             let primary = w.cluster.primary()?;
             let collection = w.cluster.node(primary).data.collection(&watched.ns())?;
-            let ids: Vec<Bson> = collection
+            let mut ids: Vec<Bson> = collection
                 .documents()
                 .filter_map(|d| d.get("_id").cloned())
                 .collect();
+            if let Some(newest) = newest {
+                ids.drain(..ids.len().saturating_sub(newest));
+            }
             w.rng.pick(&ids).cloned()
         });
         if let Some(id) = victim {

@@ -62,7 +62,20 @@ pub struct Config {
     /// The ledger: gapless triggers record deleted documents' numbers, a clerk voids
     /// now and then, and the check accounts for every number.
     pub ledger: bool,
+    /// The share of sidecar crashes that freeze the process and start a new one with its
+    /// instance id beside it (the rest are kills).
+    pub replaced_while_frozen: f64,
+    /// How long after it wakes a frozen process is killed, drawn in this range (ms).
+    pub frozen_killed_after_ms: (u64, u64),
+    /// The user's pause between deletions, drawn in this range (ms).
+    pub delete_pause_ms: (u64, u64),
+    /// The user deletes one of this many newest documents of a collection (`None`: any).
+    pub delete_newest: Option<usize>,
+    /// The user deletes from the gapless collection only.
+    pub delete_gapless_only: bool,
     pub mutant: Option<Mutant>,
+    /// The interleaving this schedule's rates were drawn toward, if any.
+    pub focus: Option<crate::focus::Focus>,
 }
 
 /// What the reads causally after a change event (`afterClusterTime`) cost: how many waited for

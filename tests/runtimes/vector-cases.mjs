@@ -232,8 +232,8 @@ function runCounter(spec, input, calls, problems) {
       return Number.isNaN(value) ? null : value;
     },
     ready: (ticket) => counter.ready(ticket) ?? null,
-    refill: (ticket) => opened(counter.refill(ticket)),
-    refillAhead: () => opened(counter.refillAhead()),
+    refill: (ticket, nowMs) => opened(counter.refill(ticket, nowMs)),
+    refillAhead: (nowMs) => opened(counter.refillAhead(nowMs)),
     feed: (reply) => {
       try {
         const step = open.feed(reply);

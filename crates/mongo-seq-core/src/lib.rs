@@ -141,7 +141,7 @@ pub use numbering::complete::{CompleteIntent, COMPLETION_ROUNDS};
 pub use numbering::gapless::{NumberGapless, PENDING_ROUNDS};
 pub use numbering::intent::{
     plan_completion, Assignment, Completion, FinishIntent, FinishOutcome, GaplessReservation,
-    GaplessReserve, Intent,
+    GaplessReserve, Holds, Intent,
 };
 pub use numbering::pending::{CompletePending, PendingReport};
 pub use numbering::seed_from_existing::{SeedFromExisting, SeedReport};

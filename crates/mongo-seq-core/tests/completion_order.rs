@@ -2,11 +2,11 @@
 //! document counted gone (unnumbered, no longer matching) can match again, and the numbers after
 //! it then move up; the ordered `update` must move the last one first.
 
-use mongo_seq_core::{plan_completion, Intent, SequenceSpec};
+use mongo_seq_core::{plan_completion, Holds, Intent, SequenceSpec};
 use serde_json::{json, Value};
 
-fn long(n: i64) -> Option<Value> {
-    Some(json!({ "$numberLong": n.to_string() }))
+fn long(n: i64) -> Holds {
+    Holds::Number(n)
 }
 
 #[test]
@@ -20,7 +20,7 @@ fn numbers_moving_up_are_written_last_first_and_moving_down_first_first() {
     };
     // `a` was counted gone (b got 1, c got 2) and is back: b 1→2 and c 2→3 before a takes 1.
     let back = vec![
-        (json!("a"), None),
+        (json!("a"), Holds::Nothing),
         (json!("b"), long(1)),
         (json!("c"), long(2)),
     ];

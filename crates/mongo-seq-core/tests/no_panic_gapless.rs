@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use mongo_seq_core::Intent;
 use mongo_seq_core::{
-    plan_completion, FinishIntent, GaplessReserve, Lease, LeaseHolder, LeaseRequest, Plan, Reply,
-    SequenceSpec, Step,
+    plan_completion, FinishIntent, GaplessReserve, Holds, Lease, LeaseHolder, LeaseRequest, Plan,
+    Reply, SequenceSpec, Step,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -142,8 +142,13 @@ proptest! {
         let ids: Vec<Value> = (0..n).map(|i| json!(i)).collect();
         let intent = Intent { first, count: n as u64, ids, epoch: 1 };
         let mut seen = BTreeSet::new();
-        let found: Vec<(Value, Option<Value>)> = found.into_iter().filter(|(i, _)| seen.insert(*i))
-            .map(|(i, v)| (json!(i), v.map(|v| json!({"$numberLong": v.to_string()})))).collect();
+        // Nothing, a number, or (for -3) a number of another series.
+        let found: Vec<(Value, Holds)> = found.into_iter().filter(|(i, _)| seen.insert(*i))
+            .map(|(i, v)| (json!(i), match v {
+                None => Holds::Nothing,
+                Some(-3) => Holds::Elsewhere,
+                Some(v) => Holds::Number(v),
+            })).collect();
         if let Ok(completion) = plan_completion(&spec, None, &intent, &found, &taken) {
             let numbers: BTreeSet<i64> = completion.assignments.iter().map(|a| a.number).collect();
             prop_assert_eq!(numbers.len(), completion.assignments.len());

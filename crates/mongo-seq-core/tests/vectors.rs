@@ -13,7 +13,7 @@ use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
     plan_completion, AcquireLease, AdoptDefinition, BlockAllocator, BlockCounter, CompleteIntent,
-    CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, ImportCounters,
+    CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, Holds, ImportCounters,
     ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan,
     Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
     SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
@@ -251,13 +251,16 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             trace,
         ),
         "planCompletion" => {
-            let found: Vec<(Value, Option<Value>)> = list(input, "found")
+            // `[id, null]`: nothing; `[id, n]`: a number of the intent's counter; `[id,
+            // "elsewhere"]`: a number of another series, or not a number.
+            let found: Vec<(Value, Holds)> = list(input, "found")
                 .iter()
                 .map(|pair| {
-                    (
-                        pair[0].clone(),
-                        Some(pair[1].clone()).filter(|v| !v.is_null()),
-                    )
+                    let holds = match &pair[1] {
+                        Value::Null => Holds::Nothing,
+                        n => ejson::read_i64(n).map_or(Holds::Elsewhere, Holds::Number),
+                    };
+                    (pair[0].clone(), holds)
                 })
                 .collect();
             let taken: Vec<i64> = list(input, "taken")

@@ -313,9 +313,11 @@ impl Sequence {
     }
 
     /// `count` numbers (0 to 1,000,000) in order: what the block in hand holds, plus at most one
-    /// reservation for the rest. All or nothing near a bound (`SEQUENCE_EXHAUSTED`, nothing
-    /// reserved); a larger count is `INVALID_ARGUMENT` before anything is taken. Cancel safety
-    /// as for [`next`](Self::next).
+    /// reservation for the rest. All or nothing near a bound: `SEQUENCE_EXHAUSTED`, nothing
+    /// reserved, and the numbers in hand stay for the next call; the error reports the `count`
+    /// asked for and what is left for it, the numbers in hand included (`requested`,
+    /// `available`). A larger count is `INVALID_ARGUMENT` before anything is taken. Cancel
+    /// safety as for [`next`](Self::next).
     ///
     /// ```no_run
     /// # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {

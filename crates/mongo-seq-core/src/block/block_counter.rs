@@ -8,7 +8,8 @@
 //!    └──▶ otherwise: what the block holds now, and a ticket for the rest (queued in order)
 //! refill(ticket) ──▶ a Reservation to run (none while one is in flight: wait for it)
 //!    ├─ done ──▶ refilled(id, range): waiters served in arrival order ──▶ ready(ticket)
-//!    └─ failed ─▶ refill_failed(id): the waiter that ran it gives up; the others run their own
+//!    └─ failed ─▶ refill_failed(id): the waiter that ran it gives up, the numbers it was
+//!                given go back (first in line); the others run their own
 //! discard() (after setNext): the block is dropped and the refill in flight no longer counts
 //! withdraw(ticket) (a caller gone, e.g. a cancelled Rust future): out of the queue; what it
 //!    was given is dropped (a gap); a refill it runs stays in flight and serves the others
@@ -49,6 +50,15 @@
 //! block (a caller that found part of its numbers in the block gets the rest from the refill).
 //! While anyone waits, the block is empty, so nobody overtakes a waiter.
 //!
+//! **A refused caller keeps nothing and loses nothing.** A caller is served all its numbers or
+//! none: near a bound, a refill needs what the callers up to the one running it wait for (its
+//! `minCount`) and takes more only if it is there; with less left it is refused
+//! (`SEQUENCE_EXHAUSTED`, nothing reserved). The numbers the refused caller had been given (part
+//! of the block, when it queued) go back, first in line: the next caller gets them, so every
+//! number up to the bound is handed out before the last caller is refused. The refusal reports
+//! what the caller asked for and what is left for it, the numbers its block held counted (see
+//! [`crate::counter::reservation`]), never the size of the grown block.
+//!
 //! **setNext.** Numbers reserved before a `setNext` must not be handed out after it: `discard`
 //! drops the block (a gap, never a repeat) and a refill in flight during it is dropped when it
 //! comes back; its waiters run a new one. Numbers already handed to a waiter stay its own.
@@ -59,7 +69,7 @@ use serde::Serialize;
 
 use crate::block::allocator::BlockAllocator;
 use crate::counter::range::ReservedRange;
-use crate::counter::reservation::{Reservation, ReserveRequest};
+use crate::counter::reservation::{RefillCaller, Reservation, ReserveRequest};
 use crate::error::SeqError;
 use crate::sequence::limits::MAX_COUNT;
 use crate::sequence::options::SequenceSpec;
@@ -117,6 +127,9 @@ struct Waiter {
     /// Numbers still missing.
     wanted: u64,
     taken: Numbers,
+    /// The `setNext` generation its numbers were given in: they go back to the block only in
+    /// that one (numbers from before a `setNext` are never handed out after it).
+    generation: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -133,8 +146,9 @@ pub struct BlockCounter {
     spec: SequenceSpec,
     counter_id: String,
     block: BlockAllocator,
-    /// The range a refill ahead reserved, served once `block` is dry.
-    ahead: Option<ReservedRange>,
+    /// Numbers held behind the block, in order, served once it is dry: the range a refill
+    /// ahead reserved, or numbers a refused caller gave back.
+    behind: VecDeque<ReservedRange>,
     waiting: VecDeque<Waiter>,
     /// Served waiters whose numbers were not collected yet.
     ready: Vec<(u64, Numbers)>,
@@ -157,7 +171,7 @@ impl BlockCounter {
             spec: spec.clone(),
             counter_id: counter_id.to_owned(),
             block: BlockAllocator::new(spec.block())?,
-            ahead: None,
+            behind: VecDeque::new(),
             waiting: VecDeque::new(),
             ready: Vec::new(),
             in_flight: None,
@@ -181,7 +195,7 @@ impl BlockCounter {
         }
         self.block
             .peek()
-            .or_else(|| self.ahead.map(|range| range.first))
+            .or_else(|| self.behind.front().map(|range| range.first))
     }
 
     /// One number from the block when it holds one and nobody waits (the warm path); `None`:
@@ -215,18 +229,65 @@ impl BlockCounter {
             ticket: self.last_ticket,
             wanted: count.saturating_sub(taken.count()),
             taken,
+            generation: self.generation,
         });
         Ok(Take::Ticket(self.last_ticket))
     }
 
-    /// Up to `max` numbers held: from the block, or from the range ahead once the block is dry.
+    /// Up to `max` numbers held: from the block, or from the numbers behind it once it is dry.
     fn take_held(&mut self, max: u64) -> Option<ReservedRange> {
         if self.block.is_empty() {
-            let ahead = self.ahead.take()?;
+            let next = self.behind.pop_front()?;
             // The block is empty: a refill cannot drop a number.
-            self.block.refill(ahead).ok()?;
+            self.block.refill(next).ok()?;
         }
         self.block.take(max)
+    }
+
+    /// Serves the waiters, in order, from the numbers held.
+    fn serve(&mut self) {
+        while let Some(waiter) = self.waiting.front() {
+            let Some(range) = self.take_held(waiter.wanted) else {
+                break;
+            };
+            let generation = self.generation;
+            let Some(waiter) = self.waiting.front_mut() else {
+                break;
+            };
+            waiter.wanted = waiter.wanted.saturating_sub(range.count);
+            waiter.taken.push(range);
+            waiter.generation = generation;
+            if waiter.wanted > 0 {
+                break;
+            }
+            if let Some(served) = self.waiting.pop_front() {
+                self.ready.push((served.ticket, served.taken));
+            }
+        }
+    }
+
+    /// The waiter `ticket` gives up (refused, or its refill failed): it leaves the queue and the
+    /// numbers it was given go back, before every number held, to serve the waiters behind it
+    /// and later callers — unless a `setNext` came since (then they are a gap).
+    fn give_up(&mut self, ticket: u64) {
+        let Some(position) = self.waiting.iter().position(|w| w.ticket == ticket) else {
+            return;
+        };
+        let Some(waiter) = self.waiting.remove(position) else {
+            return;
+        };
+        if waiter.generation != self.generation || waiter.taken.count() == 0 {
+            return;
+        }
+        // Its numbers come before the block's (given out first, in order).
+        let rest = self.block.remaining();
+        if let Some(range) = self.block.take(rest) {
+            self.behind.push_front(range);
+        }
+        for range in waiter.taken.0.into_iter().rev() {
+            self.behind.push_front(range);
+        }
+        self.serve();
     }
 
     /// True when this counter refills ahead and it is time: half the block or less is left
@@ -234,7 +295,7 @@ impl BlockCounter {
     fn refill_ahead_due(&self) -> bool {
         self.spec.refill_ahead()
             && self.in_flight.is_none()
-            && self.ahead.is_none()
+            && self.behind.is_empty()
             && self.waiting.is_empty()
             && self.block.remaining().saturating_mul(2) <= self.grown
     }
@@ -315,7 +376,19 @@ impl BlockCounter {
                 .take(waiters)
                 .fold(0, |sum: u64, w| sum.saturating_add(w.wanted))
         };
+        let before = sum(position);
         let through_owner = sum(position.saturating_add(1));
+        let caller = self
+            .waiting
+            .get(position)
+            .map_or_else(RefillCaller::default, |owner| {
+                let held = owner.taken.count();
+                RefillCaller {
+                    requested: owner.wanted.saturating_add(held),
+                    held,
+                    before,
+                }
+            });
         let count = if self.spec.block() == 1 {
             sum(self.waiting.len())
         } else {
@@ -323,9 +396,10 @@ impl BlockCounter {
             through_owner.max(self.grown)
         }
         .clamp(1, MAX_COUNT);
+        // Near the bound: what the callers through this one need, and more only if it is there.
         let mut request = ReserveRequest::new(&self.counter_id, count);
         request.min_count = Some(through_owner.clamp(1, count));
-        match Reservation::new(&self.spec, &request) {
+        match Reservation::for_caller(&self.spec, &request, caller) {
             Ok(plan) => {
                 self.last_refill = self.last_refill.saturating_add(1);
                 self.in_flight = Some(InFlight {
@@ -339,7 +413,7 @@ impl BlockCounter {
                 }))
             }
             Err(error) => {
-                self.waiting.retain(|w| w.ticket != ticket);
+                self.give_up(ticket);
                 Err(error)
             }
         }
@@ -356,36 +430,19 @@ impl BlockCounter {
         if in_flight.generation != self.generation || range.validate().is_err() {
             return; // a Reservation's range is always valid
         }
-        if self.block.is_empty() {
-            // Empty while anyone waits (and the range ahead, if any, was served first).
-            if self.block.refill(range).is_err() {
-                return;
-            }
-        } else {
-            self.ahead = Some(range);
-        }
-        while let Some(waiter) = self.waiting.front_mut() {
-            let Some(range) = self.block.take(waiter.wanted) else {
-                break;
-            };
-            waiter.wanted = waiter.wanted.saturating_sub(range.count);
-            waiter.taken.push(range);
-            if waiter.wanted > 0 {
-                break;
-            }
-            if let Some(served) = self.waiting.pop_front() {
-                self.ready.push((served.ticket, served.taken));
-            }
-        }
+        // Behind every number held (while anyone waits, none is: it goes to the waiters).
+        self.behind.push_back(range);
+        self.serve();
     }
 
-    /// The refill `id` failed (its driver error or the core's goes to the waiter that ran it):
-    /// that waiter gives up, the others run a refill of their own.
+    /// The refill `id` failed (its driver error or the core's, `SEQUENCE_EXHAUSTED` near the
+    /// bound, goes to the waiter that ran it): that waiter gives up and the numbers it was
+    /// given go back (see the module docs); the others run a refill of their own.
     pub fn refill_failed(&mut self, id: u64) {
         if let Some(in_flight) = self.in_flight.filter(|f| f.id == id) {
             self.in_flight = None;
             if let Some(owner) = in_flight.owner {
-                self.waiting.retain(|w| w.ticket != owner);
+                self.give_up(owner);
             }
         }
     }
@@ -408,12 +465,15 @@ impl BlockCounter {
         }
     }
 
-    /// Drops the numbers of the block and the range ahead (after `setNext`; a gap) and
+    /// Drops the numbers of the block and those behind it (after `setNext`; a gap) and
     /// invalidates the refill in flight; returns how many numbers were dropped.
     pub fn discard(&mut self) -> u64 {
         self.generation = self.generation.wrapping_add(1);
-        let ahead = self.ahead.take().map_or(0, |range| range.count);
-        self.block.discard().saturating_add(ahead)
+        let behind = self
+            .behind
+            .drain(..)
+            .fold(0, |sum: u64, range| sum.saturating_add(range.count));
+        self.block.discard().saturating_add(behind)
     }
 }
 

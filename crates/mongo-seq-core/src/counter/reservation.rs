@@ -74,6 +74,13 @@
 //!                               └─ otherwise: SEQUENCE_EXHAUSTED (OVERFLOW without a bound)
 //! ```
 //! (Mirrored when counting down: `$gte: bound-inc`, `$lte: max-step`.)
+//!
+//! **A block refill's refusal** speaks of its caller, not of the block: a refill asks for a
+//! whole block (perhaps grown) but needs only what its callers wait for (its `minCount`), and
+//! the caller it fails may hold numbers of the block already. Its `SEQUENCE_EXHAUSTED` reports
+//! what the caller asked for (`requested`) and what is left for it (`available`): the counter's
+//! room less what the callers before it wait for, plus the numbers its block holds for it (see
+//! `RefillCaller`; the [`BlockCounter`](crate::BlockCounter) keeps those numbers).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -119,6 +126,17 @@ fn is_counter_field(key: &str, counter_field: &str) -> bool {
     })
 }
 
+/// The caller a block refill runs for, as its refusal reports it (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct RefillCaller {
+    /// The numbers the caller asked for (the refill may ask for more: a block).
+    pub(crate) requested: u64,
+    /// The numbers of the block it holds already (kept for it when the refill fails).
+    pub(crate) held: u64,
+    /// The numbers the callers before it still wait for (served first from the refill).
+    pub(crate) before: u64,
+}
+
 #[derive(Debug, Clone)]
 enum Phase {
     Update,
@@ -139,12 +157,32 @@ pub struct ReservationMachine {
     min_count: u64,
     upsert: bool,
     definition: Option<CounterDefinition>,
+    /// A block refill's caller, for its refusal (`None`: the request's own count).
+    caller: Option<RefillCaller>,
     phase: Phase,
     retries: Retries,
 }
 
 impl Reservation {
     pub fn new(spec: &SequenceSpec, request: &ReserveRequest) -> Result<Self, SeqError> {
+        Self::with_caller(spec, request, None)
+    }
+
+    /// A block refill for `caller`: refused, it reports the caller's request and what is
+    /// left for it (see the module docs).
+    pub(crate) fn for_caller(
+        spec: &SequenceSpec,
+        request: &ReserveRequest,
+        caller: RefillCaller,
+    ) -> Result<Self, SeqError> {
+        Self::with_caller(spec, request, Some(caller))
+    }
+
+    fn with_caller(
+        spec: &SequenceSpec,
+        request: &ReserveRequest,
+        caller: Option<RefillCaller>,
+    ) -> Result<Self, SeqError> {
         spec.check_counter_id(&request.counter_id)?;
         let min_count = request.validate(spec.counter_field())?;
         let (_, bounded) = spec.limit();
@@ -158,6 +196,7 @@ impl Reservation {
             definition: request
                 .check_definition
                 .then(|| CounterDefinition::of(spec)),
+            caller,
             phase: Phase::Update,
             retries: Retries::default(),
         };
@@ -246,6 +285,24 @@ impl ReservationMachine {
         if let Some(definition) = &self.definition {
             definition.add_condition(filter);
         }
+    }
+
+    /// `SEQUENCE_EXHAUSTED` (`OVERFLOW` without a bound) with the counter at `last` (`None`:
+    /// no counter yet): what the request asked for, or what its caller did.
+    fn refused(&self, last: Option<i64>) -> SeqError {
+        let Some(caller) = self.caller else {
+            return self
+                .spec
+                .exhausted(self.counter_id(), last, self.request.count);
+        };
+        let room = self
+            .spec
+            .available_after(last.unwrap_or_else(|| self.spec.initial_counter()));
+        let left = room
+            .saturating_sub(caller.before)
+            .saturating_add(caller.held);
+        self.spec
+            .exhausted_with(self.counter_id(), last, caller.requested, left)
     }
 
     fn check_command(&self) -> Command {
@@ -379,18 +436,14 @@ impl ReservationMachine {
                         None => self.restart(),
                     }
                 } else {
-                    Err(self
-                        .spec
-                        .exhausted(self.counter_id(), Some(last), self.request.count))
+                    Err(self.refused(Some(last)))
                 }
             }
             Reply::None => {
                 let initial = self.spec.initial_counter();
                 let count = self.count.min(self.spec.available_after(initial));
                 if count < self.min_count {
-                    return Err(self
-                        .spec
-                        .exhausted(self.counter_id(), None, self.request.count));
+                    return Err(self.refused(None));
                 }
                 self.count = count;
                 let offset = i64::try_from(count)

@@ -8,8 +8,9 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
 use crate::numbering::intent::{
-    plan_completion, read_command, read_counter_extras, FinishIntent, FinishOutcome, Intent,
+    plan_completion, read_command, read_counter_extras, FinishIntent, FinishOutcome, Holds, Intent,
 };
+use crate::numbering::series::{holding, Holding};
 use crate::numbering::spec::{stored_value, NumberingSpec};
 use crate::protocol::command::{
     Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
@@ -135,7 +136,7 @@ enum CompletionPhase {
     Stamp,
     Read,
     Write {
-        found: Vec<(Value, Option<Value>)>,
+        found: Vec<(Value, Holds)>,
         numbers: Vec<i64>,
         renumbered: u64,
     },
@@ -266,6 +267,24 @@ impl CompleteIntentMachine {
         })
     }
 
+    /// What document `d` holds: a number counts as this intent's only when it is held in this
+    /// intent's counter (the one series rule): a document numbered meanwhile in another period,
+    /// by an event placed there, holds nothing of this counter.
+    fn holds(&self, d: &Value) -> Holds {
+        let (spec, field) = (self.numbering.sequence(), self.numbering.field());
+        match holding(spec, field, d) {
+            Holding::Nothing => Holds::Nothing,
+            Holding::Number {
+                number,
+                counter: Ok(counter),
+                ..
+            } if counter == self.counter_id => Holds::Number(number),
+            Holding::Number { .. } | Holding::WithoutPeriod | Holding::NotANumber(_) => {
+                Holds::Elsewhere
+            }
+        }
+    }
+
     /// Looks at the intent's documents (again).
     fn round(&mut self) -> Result<Step<u64>, SeqError> {
         spend_round(
@@ -278,6 +297,13 @@ impl CompleteIntentMachine {
         projection.insert("_id".to_owned(), json!(1));
         projection.insert(self.numbering.field().to_owned(), json!(1));
         projection.insert(self.numbering.fence_field(), json!(1));
+        // What names the series a number is held in: the period beside it, the scope values.
+        if self.numbering.sequence().reset().is_periodic() {
+            projection.insert(self.numbering.period_field(), json!(1));
+        }
+        for scope in self.numbering.sequence().scope() {
+            projection.insert(scope.clone(), json!(1));
+        }
         Ok(Step::Command(anchored_find(
             self.numbering.present_filter(&self.intent.ids),
             QueryOptions::projection(Value::Object(projection)),
@@ -295,9 +321,9 @@ impl CompleteIntentMachine {
         if let Some(stamp) = stamped.filter(|stamp| *stamp > self.epoch) {
             return Err(fenced(&self.counter_id, self.epoch, stamp));
         }
-        let found: Vec<(Value, Option<Value>)> = documents
+        let found: Vec<(Value, Holds)> = documents
             .iter()
-            .filter_map(|d| Some((d.get("_id")?.clone(), self.numbering.stored(d).cloned())))
+            .filter_map(|d| Some((d.get("_id")?.clone(), self.holds(d))))
             .collect();
         let completion = plan_completion(
             self.numbering.sequence(),
@@ -357,7 +383,7 @@ impl CompleteIntentMachine {
     fn on_written(
         &mut self,
         reply: Reply,
-        found: &[(Value, Option<Value>)],
+        found: &[(Value, Holds)],
         numbers: &[i64],
         renumbered: u64,
     ) -> Result<Step<u64>, SeqError> {
@@ -370,11 +396,7 @@ impl CompleteIntentMachine {
         );
         // A number refused because one of the intent's own documents still holds it (it moves
         // in a later statement) is not taken by someone else.
-        let ours = |n: &i64| {
-            found
-                .iter()
-                .any(|(_, v)| v.as_ref().and_then(|v| ejson::read_i64(v).ok()) == Some(*n))
-        };
+        let ours = |n: &i64| found.iter().any(|(_, h)| *h == Holds::Number(*n));
         self.taken
             .extend(applied.taken.into_iter().filter(|n| !ours(n)));
         self.round()

@@ -170,6 +170,19 @@ pub struct Assignment {
     pub previous: Option<i64>,
 }
 
+/// What one document of an intent holds now, in the field its trigger numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holds {
+    /// No value: it waits for its number.
+    Nothing,
+    /// A number of the intent's own counter (the series its scope values and, for a series
+    /// that resets, its period beside the number name).
+    Number(i64),
+    /// A number of another series (another period or scope values: numbered otherwise
+    /// meanwhile, by an event placed in another period), or a value that is not a number.
+    Elsewhere,
+}
+
 /// What completing an intent does.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -191,8 +204,8 @@ pub struct Completion {
 }
 
 /// Decides how to complete `intent`, given what its documents look like now: `found` lists the
-/// documents that still exist as `(_id, value of the number field or None)`; ids of the intent
-/// not in `found` were deleted. The surviving documents, in intent order, get `first`,
+/// documents that still exist as `(_id, what it holds)`; ids of the intent not in `found` were
+/// deleted. The surviving documents, in intent order, get `first`,
 /// `first + step`, … — those holding another number of this intent are moved to theirs, those
 /// without one get theirs, documents holding a number outside the intent are left alone.
 /// `taken` are numbers the unique index refused (another document holds them): they are
@@ -204,7 +217,7 @@ pub fn plan_completion(
     spec: &SequenceSpec,
     period: Option<&Period>,
     intent: &Intent,
-    found: &[(Value, Option<Value>)],
+    found: &[(Value, Holds)],
     taken: &[i64],
 ) -> Result<Completion, SeqError> {
     let step = spec.step();
@@ -226,10 +239,10 @@ pub fn plan_completion(
             completion.missing = completion.missing.saturating_add(1);
             continue;
         };
-        let current = match number.as_ref().map(ejson::read_i64) {
-            None => None,
-            Some(Ok(n)) if intent.position(n, step).is_some() => Some(n),
-            Some(_) => {
+        let current = match number {
+            Holds::Nothing => None,
+            Holds::Number(n) if intent.position(*n, step).is_some() => Some(*n),
+            Holds::Number(_) | Holds::Elsewhere => {
                 completion.foreign = completion.foreign.saturating_add(1);
                 continue;
             }

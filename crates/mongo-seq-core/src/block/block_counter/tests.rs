@@ -293,3 +293,6 @@ fn a_refill_ahead_grows_with_the_block() {
     assert_eq!(complete(&mut c, ahead, 4).count, 8);
     assert_eq!(c.block_size(), 8);
 }
+
+// Near the bound: a model of the server, and every number handed out.
+mod at_bound;

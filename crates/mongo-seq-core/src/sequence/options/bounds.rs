@@ -89,8 +89,20 @@ impl SequenceSpec {
         last: Option<i64>,
         requested: u64,
     ) -> SeqError {
-        let (bound, explicit) = self.limit();
         let available = self.available_after(last.unwrap_or_else(|| self.initial_counter()));
+        self.exhausted_with(counter_id, last, requested, available)
+    }
+
+    /// [`Self::exhausted`] with what is left given (a block refill's caller also counts the
+    /// numbers its block holds for it).
+    pub(crate) fn exhausted_with(
+        &self,
+        counter_id: &str,
+        last: Option<i64>,
+        requested: u64,
+        available: u64,
+    ) -> SeqError {
+        let (bound, explicit) = self.limit();
         if explicit {
             SeqError::SequenceExhausted {
                 counter_id: counter_id.to_owned(),
