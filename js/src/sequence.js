@@ -183,6 +183,16 @@ export class Sequence {
     return runPlan(plan, this.#target);
   }
 
+  /**
+   * @internal Refuses (GAPLESS_REFUSED, nothing written) a sequence whose counters a mongo-seq
+   * sidecar keeps — a pending gapless intent, a definition that records `gapless`, a lease
+   * `epoch`: the core's rule, the one `resetAll` applies — before a number is taken on purpose
+   * outside the sidecar's numbering (the mongoose plugin's `doc.setNext()`).
+   */
+  async checkNotKept() {
+    return runPlan(this.#spec.checkNotKept(), this.#target);
+  }
+
   /** @internal `count` numbers of the counter `counterId` (the `take` command of insert plans). */
   takeNumbers(counterId, count) {
     return this.#take(this.#counter(counterId), count);

@@ -378,6 +378,15 @@ impl JsSequenceSpec {
         )))
     }
 
+    /// Plan: refuses (GAPLESS_REFUSED) a sequence whose counters a sidecar keeps (a pending
+    /// gapless intent, a lease `epoch`: the core's rule, as `resetAll` applies it), before a
+    /// number is taken on purpose outside the sidecar's numbering; done with a `KeptCheck`
+    /// (`{ counters }`, how many the sequence has).
+    #[wasm_bindgen(js_name = checkNotKept)]
+    pub fn check_not_kept(&self) -> JsPlan {
+        JsPlan::wrap(mongo_seq_core::CheckNotKept::new(&self.0))
+    }
+
     /// Plan: move the counter past `value` (never backwards); done with a `CounterState`.
     #[wasm_bindgen(js_name = seedFromMax)]
     pub fn seed_from_max(
