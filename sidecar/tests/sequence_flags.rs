@@ -90,21 +90,28 @@ fn every_tool_takes_every_sequence_option_of_the_core_s_table() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn check_takes_a_format_with_or_without_the_field_of_the_formatted_ids() {
-    let (db, plain, coll) = test_db("check_format").await;
-    coll.insert_many([
-        doc! { "seq": 1_i64, "seqPeriod": "2026", "invoiceNo": "INV-2026-000001" },
-        doc! { "seq": 2_i64, "seqPeriod": "2026", "invoiceNo": "INV-2026-000002" },
-    ])
-    .await
-    .unwrap();
+/// A yearly series `inv` in a fresh database: `orders` holds `numbers` of 2026 in `field` (and
+/// their ids, `INV-2026-000001`, in `invoiceNo`); the counter `inv/2026` is at the last one.
+async fn series_2026(label: &str, field: &str, numbers: &[i64]) -> (String, mongodb::Client) {
+    let (db, plain, coll) = test_db(label).await;
+    let period = format!("{field}Period");
+    let documents = numbers.iter().map(|n| {
+        doc! { field: n, &period: "2026", "invoiceNo": format!("INV-2026-{n:06}") }
+    });
+    coll.insert_many(documents).await.unwrap();
+    let last = numbers.last().copied().unwrap_or_default();
     plain
         .database(&db)
         .collection("counters")
-        .insert_one(doc! { "_id": "inv/2026", "seq": 2_i64 })
+        .insert_one(doc! { "_id": "inv/2026", "seq": last })
         .await
         .unwrap();
+    (db, plain)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_takes_a_format_with_or_without_the_field_of_the_formatted_ids() {
+    let (db, plain) = series_2026("check_format", "seq", &[1, 2]).await;
     let uri = mongodb_uri();
     let base = [
         "check",
@@ -141,19 +148,7 @@ async fn check_takes_a_format_with_or_without_the_field_of_the_formatted_ids() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn void_without_a_config_takes_the_trigger_as_flags() {
-    let (db, plain, coll) = test_db("void_flags").await;
-    coll.insert_many([
-        doc! { "no": 1_i64, "noPeriod": "2026", "ref": "INV-2026-000001" },
-        doc! { "no": 3_i64, "noPeriod": "2026", "ref": "INV-2026-000003" },
-    ])
-    .await
-    .unwrap();
-    plain
-        .database(&db)
-        .collection("counters")
-        .insert_one(doc! { "_id": "inv/2026", "seq": 3_i64 })
-        .await
-        .unwrap();
+    let (db, plain) = series_2026("void_flags", "no", &[1, 3]).await;
     let uri = mongodb_uri();
     let trigger = [
         "--uri",
