@@ -18,7 +18,8 @@ value stored; scope, counter field and id which counters) come from the trigger 
 uses it, or from the flags, never guessed. Without --force a gapless trigger's sequence (with \
 --config), a counter holding a pending gapless intent, or — options from flags, so the mode is \
 unknown — counters a sidecar keeps (a lease `epoch`) are refused. Exit status: 0 done, 1 \
-failure, 2 usage error, 3 refused (RESET_REFUSED; nothing written)."
+failure, 2 usage error or a sequence without counters (nothing to reset), 3 refused \
+(RESET_REFUSED; nothing written)."
 )]
 pub struct ResetArgs {
     /// The sequence whose counters go back to its start.
@@ -56,6 +57,14 @@ pub(super) fn run(args: &ResetArgs) -> Result<(), CliError> {
                 }
                 other => CliError::runtime(other),
             })?;
+        if outcome.reset == 0 {
+            // A name no counter has is a typo far more often than a wish: refused, as
+            // mongoose-sequence refuses `counterReset('wrong')` (nothing was written).
+            return Err(CliError::usage(anyhow::anyhow!(
+                "sequence `{}` has no counter in {ns} that could be reset: nothing to reset (a sequence is created by its first number, never by a reset; `mongo-seq counters` lists them)",
+                spec.name()
+            )));
+        }
         println!(
             "reset {} counter{} of sequence `{}` in {ns}, next {}",
             outcome.reset,
