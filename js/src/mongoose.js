@@ -304,10 +304,7 @@ function install(schema, fields) {
     const [name, options] = typeof first === "string" ? [first, second] : [undefined, first];
     const { field, force } = checkKnownKeys("resetSequence options", options, ["field", "force"]);
     const numbered = name === undefined ? pick(fields, field) : pickByName(this, fields, name);
-    const sequence = sequenceOf(this, numbered);
-    const outcome = await sequence.resetAll({ force });
-    if (outcome.reset === 0) throw invalidArgument("sequence", `\`${sequence.name}\` has no counter in \`${numbered.counters}\`: nothing to reset (a sequence is created by its first number, never by a reset)`);
-    return outcome;
+    return sequenceOf(this, numbered).resetExisting({ force });
   });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);

@@ -159,8 +159,21 @@ export class Sequence {
    * block are dropped. Resolves with `{ reset, next }`: how many counters were set back.
    */
   async resetAll(options) {
+    return this.#reset(options, false);
+  }
+
+  /**
+   * @internal `resetAll` of a sequence named as one that exists: one without any counter is
+   * INVALID_ARGUMENT, nothing written (the mongoose plugin's `resetSequence`, mongoose-sequence's
+   * `counterReset('wrong')` refused).
+   */
+  async resetExisting(options) {
+    return this.#reset(options, true);
+  }
+
+  async #reset(options, existing) {
     const { force } = checkKnownKeys("resetAll options", options, ["force"]);
-    const outcome = await runPlan(this.#spec.resetAll(checkBoolean("force", force), undefined), this.#target);
+    const outcome = await runPlan(this.#spec.resetAll(checkBoolean("force", force), undefined, existing), this.#target);
     for (const counter of this.#counters.values()) counter.core.discard();
     return outcome;
   }

@@ -122,7 +122,11 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         "resetAll" => {
             let force = arg(input, "force").as_bool().unwrap_or(false);
             let gapless = arg(input, "gapless").as_bool();
-            let plan = spec(input).map(|spec| ResetSequence::new(&spec, force, gapless));
+            let reset = match arg(input, "existing").as_bool() {
+                Some(true) => ResetSequence::of_existing,
+                _ => ResetSequence::new,
+            };
+            let plan = spec(input).map(|spec| reset(&spec, force, gapless));
             drive(plan, &steps, trace)
         }
         "checkNotKept" => drive(

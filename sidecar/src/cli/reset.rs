@@ -45,7 +45,8 @@ pub(super) fn run(args: &ResetArgs) -> Result<(), CliError> {
     )?;
     runtime()?.block_on(async {
         let (ns, mongo, _) = args.location.connect().await?;
-        let mut plan = ResetSequence::new(&spec, args.force, gapless);
+        // Named as a sequence that exists: none of its counters found is refused (the core's).
+        let mut plan = ResetSequence::of_existing(&spec, args.force, gapless);
         let outcome = run_tool_plan(&mongo, &mut plan)
             .await
             .map_err(|e| match e {
@@ -55,16 +56,11 @@ pub(super) fn run(args: &ResetArgs) -> Result<(), CliError> {
                         refused.code()
                     ))
                 }
+                SidecarError::Core(unknown @ SeqError::InvalidArgument { .. }) => CliError::usage(
+                    anyhow::anyhow!("{unknown} (in {ns}; `mongo-seq counters` lists them)"),
+                ),
                 other => CliError::runtime(other),
             })?;
-        if outcome.reset == 0 {
-            // A name no counter has is a typo far more often than a wish: refused, as
-            // mongoose-sequence refuses `counterReset('wrong')` (nothing was written).
-            return Err(CliError::usage(anyhow::anyhow!(
-                "sequence `{}` has no counter in {ns} that could be reset: nothing to reset (a sequence is created by its first number, never by a reset; `mongo-seq counters` lists them)",
-                spec.name()
-            )));
-        }
         println!(
             "reset {} counter{} of sequence `{}` in {ns}, next {}",
             outcome.reset,

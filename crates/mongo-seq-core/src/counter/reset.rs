@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! find {$or: counters_of(name)} projection {_id, intent, epoch, definition}
-//!  ├─ none ────────────────────────────► done {reset: 0}
+//!  ├─ none ────────────────────────────► done {reset: 0}; of_existing: INVALID_ARGUMENT
 //!  ├─ gapless, a pending intent, or (mode unknown) a gapless definition or an epoch, and no force ─► RESET_REFUSED
 //!  ├─ a counter of another definition ─► SEQUENCE_CONFLICT
 //!  └─ updateMany {$or: counters_of(name), $and: [{$or: definition absent or D}][, intent absent[, epoch absent]]}
@@ -25,6 +25,11 @@
 //! rewritten by `adopt`), and the update's filter admits only counters without one or with
 //! ours (`$and: [{$or: [{definition: {$exists: false}}, {definition: D}]}]`, beside the
 //! counters' own `$or`) and `$set`s it.
+//!
+//! [`ResetSequence::of_existing`] is the reset of a sequence the caller names as one that exists
+//! (mongoose-sequence's `counterReset(id)`, the plugin's `resetSequence`, `mongo-seq reset`): a
+//! name no counter has is a typo far more often than a wish, so it is refused, nothing written,
+//! rather than "reset 0 counters" (a sequence is created by its first number, never by a reset).
 //!
 //! The conditions a check passed are in the update's filter too, so a counter that became a
 //! trigger's (or got an intent) in between is left alone, and `reset` counts what was written.
@@ -59,6 +64,7 @@ pub struct ResetMachine {
     spec: SequenceSpec,
     force: bool,
     gapless: Option<bool>,
+    existing: bool,
     definition: CounterDefinition,
     updating: bool,
 }
@@ -67,11 +73,22 @@ impl ResetSequence {
     /// `gapless`: whether the sequence is gapless, when the caller knows (`None`: a counter a
     /// sidecar trigger keeps counts as gapless); `force` resets anyway.
     pub fn new(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
+        Self::build(spec, force, gapless, false)
+    }
+
+    /// [`ResetSequence::new`] for a sequence named as one that exists: none of its counters
+    /// found is `INVALID_ARGUMENT` (`sequence`), nothing written.
+    pub fn of_existing(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
+        Self::build(spec, force, gapless, true)
+    }
+
+    fn build(spec: &SequenceSpec, force: bool, gapless: Option<bool>, existing: bool) -> Self {
         let command = kept::find_counters(spec);
         let machine = ResetMachine {
             spec: spec.clone(),
             force,
             gapless,
+            existing,
             definition: CounterDefinition::of(spec),
             updating: false,
         };
@@ -143,6 +160,15 @@ impl Machine for ResetMachine {
             other => return Err(unexpected(&other, "find")),
         };
         if counters.is_empty() {
+            if self.existing {
+                return Err(SeqError::InvalidArgument {
+                    argument: "sequence".to_owned(),
+                    reason: format!(
+                        "`{}` has no counter: nothing to reset (a sequence is created by its first number, never by a reset)",
+                        self.spec.name()
+                    ),
+                });
+            }
             return Ok(self.outcome(0));
         }
         // Kept counters first: a gapless trigger's counter records `gapless`, which the
@@ -265,6 +291,16 @@ mod tests {
         assert_eq!(
             plan.feed(found(json!([]))),
             Ok(Step::Done(ResetOutcome { reset: 0, next: 10 }))
+        );
+        // Named as an existing sequence: refused.
+        let mut existing = ResetSequence::of_existing(&spec(), true, None);
+        let error = existing.feed(found(json!([]))).unwrap_err();
+        assert_eq!(error.code(), "INVALID_ARGUMENT");
+        assert!(
+            error
+                .to_string()
+                .contains("`orders` has no counter: nothing to reset"),
+            "{error}"
         );
     }
 }
