@@ -9,7 +9,9 @@
 //! must stay gapless, and a counter with a pending intent is mid-batch. Which counters are kept
 //! is [`crate::counter::kept`]'s rule: the caller says whether the sequence is gapless when it
 //! knows (`gapless: Some(_)`, the sidecar from its trigger); otherwise (`None`, the package) a
-//! counter a sidecar trigger keeps — it holds a lease `epoch` — counts as one.
+//! counter a sidecar trigger keeps — its definition records `gapless`, or it holds a lease
+//! `epoch` — counts as one. Kept counters are refused before definitions are compared: a gapless
+//! trigger's definition differs from the package's by `gapless`, and "kept" is the answer.
 //!
 //! ```text
 //! find {$or: counters_of(name)} projection {_id, intent, epoch, definition}
