@@ -12,10 +12,11 @@ export interface SequencePluginOptions extends SequenceOptions {
   field: string;
   /**
    * Sequence name (default `<collection>.<field>`, `<collection>.<path>.<field>` for a
-   * sub-document schema), or a function of the model returning it (one plugin call shared by
-   * several models or discriminators); models naming the same sequence share its counter.
+   * sub-document schema), or a function of the model's name and the model returning it (one
+   * plugin call shared by several models or discriminators; typegoose's `overwriteModelName`
+   * takes the same arguments); models naming the same sequence share its counter.
    */
-  sequence?: string | ((model: Model<any>) => string);
+  sequence?: string | ((modelName: string, model: Model<any>) => string);
   /** Path that receives the formatted id (needs `format`; declared as a String when the schema lacks it). */
   formatField?: string;
   /** Counters collection (default "counters"). */
@@ -74,9 +75,11 @@ export interface SequenceStatics {
  * the sequence named), whether or not it matches `when`; a stored document is written at once,
  * with a write conditioned on it still having no number. Resolves with the number.
  * INVALID_ARGUMENT, nothing reserved: the document has a number; a name none of the model's
- * sequences has.
+ * sequences has. GAPLESS_REFUSED, nothing reserved, unless `force`: a sequence whose counters a
+ * mongo-seq sidecar keeps (a pending gapless intent, a definition recording `gapless`, a lease
+ * `epoch`).
  */
 export interface SequenceMethods {
-  setNext(options?: { field?: string }): Promise<SequenceNumber>;
-  setNext(name: string): Promise<SequenceNumber>;
+  setNext(options?: { field?: string; force?: boolean }): Promise<SequenceNumber>;
+  setNext(name: string, options?: { force?: boolean }): Promise<SequenceNumber>;
 }

@@ -9,7 +9,7 @@
 // mongoose: the schema, models and connections it is handed are enough, so it follows whichever
 // mongoose (8 or 9) the application uses.
 import { Sequences, core } from "./index.js";
-import { checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
+import { checkBoolean, checkKnownKeys, describe, invalidArgument, invalidOption, isDocument, mongoSeqError } from "./errors.js";
 import { zoneFormatter } from "./local-dates.js";
 
 /** The plugin's own options; the rest are the sequence's (the core's keys but `name`, which is `sequence`). */
@@ -82,7 +82,7 @@ function checkPluginOptions(options) {
   if (typeof seedFromMax !== "boolean") throw invalidOption("seedFromMax", `must be a boolean, got ${describe(seedFromMax)}`);
   if (typeof field !== "string") throw invalidOption("field", `is required: the path that receives the number, got ${describe(field)}`);
   if (sequence !== undefined && typeof sequence !== "string" && typeof sequence !== "function") {
-    throw invalidOption("sequence", `must be a sequence name, or a function of the model returning one, got ${describe(sequence)}`);
+    throw invalidOption("sequence", `must be a sequence name, or a function (modelName, model) returning one, got ${describe(sequence)}`);
   }
   if (typeof counters !== "string") throw invalidOption("counters", `must be a collection name, got ${describe(counters)}`);
   core.checkCollectionName("counters", counters);
@@ -304,10 +304,7 @@ function install(schema, fields) {
     const [name, options] = typeof first === "string" ? [first, second] : [undefined, first];
     const { field, force } = checkKnownKeys("resetSequence options", options, ["field", "force"]);
     const numbered = name === undefined ? pick(fields, field) : pickByName(this, fields, name);
-    const sequence = sequenceOf(this, numbered);
-    const outcome = await sequence.resetAll({ force });
-    if (outcome.reset === 0) throw invalidArgument("sequence", `\`${sequence.name}\` has no counter in \`${numbered.counters}\`: nothing to reset (a sequence is created by its first number, never by a reset)`);
-    return outcome;
+    return sequenceOf(this, numbered).resetExisting({ force });
   });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);
@@ -323,17 +320,20 @@ function install(schema, fields) {
  * `when`. A new document gets it in hand (its save writes it); a stored one by the package's
  * `assign` for its `_id`, a write conditioned on it still having no number. Refused, nothing
  * reserved: a document that has a number (never renumbered), a name none of the model's
- * sequences has.
+ * sequences has, and — unless `force` — a sequence whose counters a mongo-seq sidecar keeps
+ * (GAPLESS_REFUSED: the core's rule, as for `resetSequence`).
  */
 function installMethods(schema, fields) {
-  schema.method("setNext", async function (first) {
-    const [name, options] = typeof first === "string" ? [first, undefined] : [undefined, first];
-    const { field } = checkKnownKeys("setNext options", options, ["field"]);
+  schema.method("setNext", async function (first, second) {
+    const [name, options] = typeof first === "string" ? [first, second] : [undefined, first];
+    const { field, force } = checkKnownKeys("setNext options", options, ["field", "force"]);
     const model = this.constructor;
     const numbered = name === undefined ? pick(fields, field) : pickByName(model, fields, name);
     if (!isUnset(this, numbered.field)) {
       throw invalidArgument("document", `already has number ${String(valueOf(this, numbered.field))} in \`${numbered.field}\`: a document is numbered once, never renumbered`);
     }
+    // A sequence a sidecar keeps (maybe gapless) is not numbered behind its back: the core says which.
+    if (!checkBoolean("force", force)) await sequenceOf(model, numbered).checkNotKept();
     if (this.isNew) {
       await numberOne(model, { ...numbered, when: undefined }, this, undefined);
       return valueOf(this, numbered.field);
@@ -584,14 +584,15 @@ function sequenceOf(model, numbered, at) {
 }
 
 /**
- * The sequence's name: the option, what the option's function returns for the model (one
- * plugin call shared by several models or discriminators; typegoose's `overwriteModelName`),
- * or `<collection>.<path>`. Checked before anything is reserved.
+ * The sequence's name: the option, what the option's function returns for the model's name and
+ * the model (one plugin call shared by several models or discriminators; the arguments of
+ * typegoose's `overwriteModelName`, so its function moves over as it is), or
+ * `<collection>.<path>`. Checked before anything is reserved.
  */
 function sequenceName(model, numbered, path) {
   if (typeof numbered.sequence === "string") return numbered.sequence;
   if (numbered.sequence === undefined) return `${model.collection.collectionName}.${path}`;
-  const name = numbered.sequence(model);
+  const name = numbered.sequence(model.modelName, model);
   if (typeof name !== "string" || name === "") {
     throw invalidOption("sequence", `the function returned ${describe(name)} for the model \`${model.modelName}\`: it must return a sequence name`);
   }

@@ -159,8 +159,21 @@ export class Sequence {
    * block are dropped. Resolves with `{ reset, next }`: how many counters were set back.
    */
   async resetAll(options) {
+    return this.#reset(options, false);
+  }
+
+  /**
+   * @internal `resetAll` of a sequence named as one that exists: one without any counter is
+   * INVALID_ARGUMENT, nothing written (the mongoose plugin's `resetSequence`, mongoose-sequence's
+   * `counterReset('wrong')` refused).
+   */
+  async resetExisting(options) {
+    return this.#reset(options, true);
+  }
+
+  async #reset(options, existing) {
     const { force } = checkKnownKeys("resetAll options", options, ["force"]);
-    const outcome = await runPlan(this.#spec.resetAll(checkBoolean("force", force), undefined), this.#target);
+    const outcome = await runPlan(this.#spec.resetAll(checkBoolean("force", force), undefined, existing), this.#target);
     for (const counter of this.#counters.values()) counter.core.discard();
     return outcome;
   }
@@ -181,6 +194,16 @@ export class Sequence {
     const { scope, period } = checkKnownKeys("seedFromMax options", rest[0], ["scope", ...PERIOD_OPTIONS]);
     const plan = this.#spec.seedFromMax(this.counterId(scope, period), toCoreInteger(source));
     return runPlan(plan, this.#target);
+  }
+
+  /**
+   * @internal Refuses (GAPLESS_REFUSED, nothing written) a sequence whose counters a mongo-seq
+   * sidecar keeps — a pending gapless intent, a definition that records `gapless`, a lease
+   * `epoch`: the core's rule, the one `resetAll` applies — before a number is taken on purpose
+   * outside the sidecar's numbering (the mongoose plugin's `doc.setNext()`).
+   */
+  async checkNotKept() {
+    return runPlan(this.#spec.checkNotKept(), this.#target);
   }
 
   /** @internal `count` numbers of the counter `counterId` (the `take` command of insert plans). */

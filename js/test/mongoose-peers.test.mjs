@@ -54,7 +54,7 @@ for (const [label, mongoose] of [
       await assert.rejects(Order.resetSequence("wrong", { force: true }), refused("INVALID_ARGUMENT", /not a sequence of model/));
       // A sequence no counter has yet: nothing to reset, and no counter made.
       const Fresh = model({ name: String }, { field: "no" });
-      await assert.rejects(Fresh.resetSequence(), refused("INVALID_ARGUMENT", /`peers\d+\.no` has no counter in `counters`: nothing to reset/));
+      await assert.rejects(Fresh.resetSequence(), refused("INVALID_ARGUMENT", /`peers\d+\.no` has no counter: nothing to reset/));
       assert.deepEqual(await everything(), before, "nothing written");
       // A counter a sidecar keeps (a lease epoch: maybe gapless) is refused unless forced.
       const Kept = model({ name: String }, { field: "no", sequence: `kept${models}` });
@@ -83,6 +83,49 @@ for (const [label, mongoose] of [
       await assert.rejects(new Invoice({}).setNext({ colour: 1 }), refused("UNKNOWN_OPTION", /colour/));
       assert.deepEqual(await everything(), before, "nothing reserved or written");
       assert.equal(await Invoice.current(), 2);
+    });
+
+    test("doc.setNext() of a sequence a sidecar keeps: GAPLESS_REFUSED, nothing reserved, unless forced; resetSequence says RESET_REFUSED for a gapless trigger's counter (its definition records it)", async () => {
+      const Kept = model({ name: String }, { field: "no", sequence: `keptdoc${models}` });
+      await Kept.create({ name: "first" });
+      const name = Kept.sequence().name;
+      const stored = await Kept.create({ name: "stored" });
+      await Kept.collection.updateOne({ _id: stored._id }, { $unset: { no: "" } });
+      stored.no = undefined;
+      const gapless = (error) => isMongoSeqError(error) && error.code === "GAPLESS_REFUSED" && error.details.name === name && /nothing was reserved or written/.test(error.message);
+      // Each way the core knows a sidecar keeps it: a lease epoch, a pending intent, a definition recording gapless.
+      for (const [set, unset] of [[{ epoch: 3 }, { epoch: "" }], [{ intent: { first: 9, count: 1 } }, { intent: "" }], [{ "definition.gapless": true }, { "definition.gapless": "" }]]) {
+        await counters().updateOne({ _id: name }, { $set: set });
+        const before = await everything();
+        await assert.rejects(new Kept({ name: "new" }).setNext(), gapless, JSON.stringify(set));
+        await assert.rejects(stored.setNext(name), gapless, JSON.stringify(set));
+        assert.deepEqual(await everything(), before, "nothing reserved or written");
+        assert.equal((await Kept.findById(stored._id)).no, undefined);
+        await counters().updateOne({ _id: name }, { $unset: unset });
+      }
+      // The rule is the sequence's: a counter kept in one scope refuses the others too.
+      const Scoped = model({ tenant: String }, { field: "no", sequence: `keptscoped${models}`, scope: ["tenant"] });
+      await Scoped.create({ tenant: "a" });
+      await counters().updateOne({ _id: `${Scoped.sequence().name}/tenant=a` }, { $set: { epoch: 1 } });
+      await assert.rejects(new Scoped({ tenant: "b" }).setNext(), (error) => isMongoSeqError(error) && error.code === "GAPLESS_REFUSED" && /tenant=a/.test(error.message));
+      // Forced: numbered anyway.
+      await counters().updateOne({ _id: name }, { $set: { epoch: 3 } });
+      assert.equal(await stored.setNext(name, { force: true }), 3);
+      assert.equal((await Kept.findById(stored._id)).no, 3);
+      const fresh = new Kept({ name: "forced" });
+      assert.equal(await fresh.setNext({ force: true }), 4);
+      await assert.rejects(new Kept({}).setNext({ force: "yes" }), refused("INVALID_OPTION", /`force`: must be a boolean/));
+      // A gapless trigger's counter records `gapless` in its definition: resetSequence says it is kept (not SEQUENCE_CONFLICT).
+      await counters().updateOne({ _id: name }, { $set: { "definition.gapless": true } });
+      await assert.rejects(Kept.resetSequence(), (error) => isMongoSeqError(error) && error.code === "RESET_REFUSED" && /the sequence is gapless: 1 counter records it/.test(error.message));
+    });
+
+    test("sequence as typegoose's overwriteModelName: the same function (modelName, model) names the sequence", async () => {
+      const overwriteModelName = (modelName, model) => `${modelName}-in-${model.collection.collectionName}`;
+      const Item = model({ name: String }, { field: "no", sequence: overwriteModelName });
+      assert.equal((await Item.create({ name: "a" })).no, 1);
+      assert.equal(Item.sequence().name, `${Item.modelName}-in-${Item.collection.collectionName}`);
+      assert.equal((await counters().findOne({ _id: Item.sequence().name }))?.seq, 1);
     });
 
     test("seedFromMax: the first number follows the largest one already in the collection (@typegoose/auto-increment's start), per scope, without a call", async () => {

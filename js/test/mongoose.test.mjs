@@ -294,7 +294,7 @@ for (const [label, mongoose] of [
 
     test("sequence as a function of the model: one plugin call shared by several models and discriminators; an empty name refused before anything is reserved", async () => {
       const base = new Schema({ name: String }, { discriminatorKey: "kind" });
-      base.plugin(sequencePlugin, { field: "no", sequence: (m) => `fn.${m.modelName}` });
+      base.plugin(sequencePlugin, { field: "no", sequence: (modelName) => `fn.${modelName}` });
       models += 1;
       const Animal = connection.model(`Animal${models}`, base, `animals${models}`);
       const Cat = Animal.discriminator(`Cat${models}`, new Schema({ lives: Number }));

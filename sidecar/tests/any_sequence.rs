@@ -313,6 +313,14 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
         out.contains("reset 1 counter of sequence `ledger`"),
         "{out}"
     );
+    // A name no counter has: refused, nothing made (mongoose-sequence's counterReset('wrong')).
+    let (code, out, err) = tool(&["reset", "invoice", "--step", "1"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("`invoice` has no counter: nothing to reset") && err.contains(&ns),
+        "{err}"
+    );
+    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 6);
     // Without options: never guessed.
     let (code, _, err) = tool(&["reset", "invoices"]);
     assert_eq!(code, 2, "{err}");

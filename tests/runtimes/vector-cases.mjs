@@ -77,7 +77,9 @@ function runCase(core, testCase, problems) {
     case "adoptDefinition":
       return withSpec(core, input, (spec) => drive(() => spec.adoptDefinition(input.counterId, optional(input.gapless)), steps, problems));
     case "resetAll":
-      return withSpec(core, input, (spec) => drive(() => spec.resetAll(input.force === true, optional(input.gapless)), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.resetAll(input.force === true, optional(input.gapless), optional(input.existing)), steps, problems));
+    case "checkNotKept":
+      return withSpec(core, input, (spec) => drive(() => spec.checkNotKept(), steps, problems));
     case "seedFromMax":
       return withSpec(core, input, (spec) => drive(() => spec.seedFromMax(input.counterId, input.value), steps, problems));
     case "insertOptimistic":

@@ -11,6 +11,7 @@ use crate::ejson::{object, quoted, truncate};
 
 mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
 use definition_conflict::fmt_option;
+mod codes; // every code, listed
 mod wording; // pieces of messages: bounds, epochs, the peers' unique indexes
 pub use definition_conflict::{describe_definition, DefinitionConflict};
 use wording::{fmt_bound, fmt_epoch, unique_index_remedy};
@@ -186,6 +187,15 @@ pub enum SeqError {
         reason: String,
     },
 
+    /// A number would be taken outside a sidecar's gapless numbering from a sequence whose
+    /// counters it keeps (see `crate::counter::kept`), without force.
+    #[error("sequence `{name}`: no number taken: {reason}; nothing was reserved or written ({counters} counter(s) found; pass force to take one anyway, outside the sidecar's numbering)")]
+    GaplessRefused {
+        name: String,
+        counters: u64,
+        reason: String,
+    },
+
     /// The counters collection (or the sidecar's state collection) is sharded on a key other
     /// than `_id`: every write there finds its document by `_id` alone, and an upsert needs the
     /// whole shard key (see [`crate::counter::shard_key`]). Nothing was written.
@@ -251,6 +261,7 @@ impl SeqError {
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
             Self::ResetRefused { .. } => "RESET_REFUSED",
+            Self::GaplessRefused { .. } => "GAPLESS_REFUSED",
             Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
             Self::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
             Self::VoidRefused { code, .. } => code,
@@ -258,40 +269,7 @@ impl SeqError {
     }
 
     /// Every code, for documentation and exhaustiveness tests.
-    pub const CODES: &'static [&'static str] = &[
-        "UNKNOWN_OPTION",
-        "INVALID_OPTION",
-        "INVALID_STEP",
-        "INVALID_BOUNDS",
-        "INVALID_NAME",
-        "INVALID_SCOPE",
-        "INVALID_FORMAT",
-        "MISSING_SCOPE_FIELD",
-        "INVALID_SCOPE_VALUE",
-        "INVALID_ARGUMENT",
-        "INVALID_DATE",
-        "SEQUENCE_EXHAUSTED",
-        "OUT_OF_BOUNDS",
-        "OVERFLOW",
-        "MALFORMED_COUNTER",
-        "MALFORMED_DOCUMENT",
-        "UNEXPECTED_REPLY",
-        "BACKWARDS_REFUSED",
-        "TOO_MANY_RETRIES",
-        "CONDITION_NOT_MET",
-        "MALFORMED_LEASE",
-        "FENCED",
-        "WRITE_FAILED",
-        "WRITE_CONCERN_FAILED",
-        "UNIQUE_INDEX_CONFLICT",
-        "RESET_REFUSED",
-        "UNSUPPORTED_SHARD_KEY",
-        "SEQUENCE_CONFLICT",
-        "ALREADY_VOIDED",
-        "INTENT_PENDING",
-        "NUMBER_HELD",
-        "NUMBER_NOT_ISSUED",
-    ];
+    pub const CODES: &'static [&'static str] = codes::CODES;
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
     pub fn details(&self) -> Option<Value> {
@@ -398,7 +376,8 @@ impl SeqError {
                 ("collection", collection.as_str().into()),
                 ("index", index.as_str().into()),
             ]),
-            Self::ResetRefused { name, counters, .. } => object([
+            Self::ResetRefused { name, counters, .. }
+            | Self::GaplessRefused { name, counters, .. } => object([
                 ("name", name.as_str().into()),
                 ("counters", (*counters).into()),
             ]),

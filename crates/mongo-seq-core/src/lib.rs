@@ -98,6 +98,7 @@ pub use counter::adopt::{AdoptDefinition, AdoptOutcome};
 pub use counter::current::{CounterState, CurrentValue};
 pub use counter::definition::CounterDefinition;
 pub use counter::document::read_counter;
+pub use counter::kept::{CheckNotKept, KeptCheck};
 pub use counter::range::ReservedRange;
 pub use counter::reservation::{Reservation, ReserveRequest};
 pub use counter::reset::{ResetOutcome, ResetSequence};

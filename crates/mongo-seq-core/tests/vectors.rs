@@ -12,11 +12,11 @@ use std::path::PathBuf;
 use mongo_seq_core::assign_matching;
 use mongo_seq_core::{
     audit, check_count, check_field_path, check_insert_fields, check_shard_key, ejson, format_seq,
-    plan_completion, AcquireLease, AdoptDefinition, BlockAllocator, BlockCounter, CompleteIntent,
-    CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, Holds, ImportCounters,
-    ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless, OptimisticInsert, Plan,
-    Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange, ResetSequence,
-    SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    plan_completion, AcquireLease, AdoptDefinition, BlockAllocator, BlockCounter, CheckNotKept,
+    CompleteIntent, CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, Holds,
+    ImportCounters, ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless,
+    OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
+    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use mongo_seq_core::{VoidNumbers, VoidRequest};
 use serde::Serialize;
@@ -122,9 +122,18 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
         "resetAll" => {
             let force = arg(input, "force").as_bool().unwrap_or(false);
             let gapless = arg(input, "gapless").as_bool();
-            let plan = spec(input).map(|spec| ResetSequence::new(&spec, force, gapless));
+            let reset = match arg(input, "existing").as_bool() {
+                Some(true) => ResetSequence::of_existing,
+                _ => ResetSequence::new,
+            };
+            let plan = spec(input).map(|spec| reset(&spec, force, gapless));
             drive(plan, &steps, trace)
         }
+        "checkNotKept" => drive(
+            spec(input).map(|spec| CheckNotKept::new(&spec)),
+            &steps,
+            trace,
+        ),
         "seedFromMax" => drive(
             spec(input).and_then(|spec| SeedFromMax::new(&spec, counter_id, int(input, "value"))),
             &steps,

@@ -360,12 +360,14 @@ impl JsSequenceSpec {
 
     /// Plan: every counter of the sequence (each scope) back to `start`; refused for a gapless
     /// sequence unless `force` (`gapless` undefined: a counter a sidecar trigger keeps counts as
-    /// gapless); done with a `ResetOutcome` (`{ reset, next }`).
+    /// gapless), and — `existing` — for a sequence without counters (INVALID_ARGUMENT); done
+    /// with a `ResetOutcome` (`{ reset, next }`).
     #[wasm_bindgen(js_name = resetAll)]
     pub fn reset_all(
         &self,
         #[wasm_bindgen(unchecked_param_type = "boolean")] force: JsValue,
         #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] gapless: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] existing: JsValue,
     ) -> Result<JsPlan, JsValue> {
         let force = args::boolean("force", &force)?;
         let gapless = if gapless.is_undefined() || gapless.is_null() {
@@ -373,9 +375,21 @@ impl JsSequenceSpec {
         } else {
             Some(args::boolean("gapless", &gapless)?)
         };
-        Ok(JsPlan::wrap(mongo_seq_core::ResetSequence::new(
-            &self.0, force, gapless,
-        )))
+        let reset = if existing.is_undefined() || !args::boolean("existing", &existing)? {
+            mongo_seq_core::ResetSequence::new
+        } else {
+            mongo_seq_core::ResetSequence::of_existing
+        };
+        Ok(JsPlan::wrap(reset(&self.0, force, gapless)))
+    }
+
+    /// Plan: refuses (GAPLESS_REFUSED) a sequence whose counters a sidecar keeps (a pending
+    /// gapless intent, a lease `epoch`: the core's rule, as `resetAll` applies it), before a
+    /// number is taken on purpose outside the sidecar's numbering; done with a `KeptCheck`
+    /// (`{ counters }`, how many the sequence has).
+    #[wasm_bindgen(js_name = checkNotKept)]
+    pub fn check_not_kept(&self) -> JsPlan {
+        JsPlan::wrap(mongo_seq_core::CheckNotKept::new(&self.0))
     }
 
     /// Plan: move the counter past `value` (never backwards); done with a `CounterState`.

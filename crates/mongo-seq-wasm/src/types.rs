@@ -172,6 +172,10 @@ export interface ResetOutcome {
   reset: number;
   next: CoreInteger;
 }
+/** What `checkNotKept` found: how many counters the sequence has, none of them kept by a sidecar. */
+export interface KeptCheck {
+  counters: number;
+}
 /** What `importCounters` reads and writes: the plugin, dry run unless `apply`, collections, renames. */
 export interface ImportRequest {
   from: "mongoose-sequence" | "auto-increment";

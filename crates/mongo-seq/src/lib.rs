@@ -259,6 +259,7 @@
 //! | `MALFORMED_DOCUMENT` | a number field read back holds a non-integer |
 //! | `BACKWARDS_REFUSED` | `set_next` would move the counter backwards (see `set_next_forced`) |
 //! | `RESET_REFUSED` | `reset_all` found counters a sidecar keeps (see `reset_all_forced`) |
+//! | `GAPLESS_REFUSED` | not from this crate's calls: the npm package's mongoose plugin refuses `doc.setNext()` on a sequence whose counters a sidecar keeps |
 //! | `TOO_MANY_RETRIES` | `insert_optimistic` lost `max_attempts` races, or an insert found its number taken 10 times in a row |
 //! | `UNIQUE_INDEX_CONFLICT` | the counters collection has another unique index (another tool's counters share it): give mongo-seq its own collection, or import them |
 //! | `SEQUENCE_CONFLICT` | `sequence(name, options)` again with other options; or the counter records another definition than the options ([`Sequence::adopt_definition`] rewrites it on purpose), nothing reserved |

@@ -178,9 +178,11 @@ async fn run(seqs: &Sequences, case: &Value, problems: &mut Vec<String>) -> Opti
         }
         "resetAll" => {
             let gapless = input["gapless"].as_bool();
-            let plan = spec()
-                .map_err(core)
-                .map(|s| ResetSequence::new(&s, force, gapless));
+            let reset = match input["existing"].as_bool() {
+                Some(true) => ResetSequence::of_existing,
+                _ => ResetSequence::new,
+            };
+            let plan = spec().map_err(core).map(|s| reset(&s, force, gapless));
             drive(plan, case, problems).await
         }
         "reserve" => {

@@ -35,7 +35,12 @@ export async function usage(): Promise<void> {
   const resetField: ResetOutcome = await Users.resetSequence({ field: "_id" });
   const numbered: SequenceNumber = await new Users({ tenantId: "t1" }).setNext();
   const byName: SequenceNumber = await new Users({ tenantId: "t1" }).setNext("User._id");
-  void [reset, resetField, numbered, byName];
+  const forced: SequenceNumber = await new Users({ tenantId: "t1" }).setNext("User._id", { force: true });
+  const forcedField: SequenceNumber = await new Users({ tenantId: "t1" }).setNext({ field: "_id", force: true });
+  void [reset, resetField, numbered, byName, forced, forcedField];
+  // typegoose's overwriteModelName moves over as it is: (modelName, model) => name.
+  const named: SequencePluginOptions = { field: "n", sequence: (modelName, model) => `${modelName}.${model.collection.collectionName}` };
+  void named;
   // @ts-expect-error seedFromMax is a boolean
   const badSeed: SequencePluginOptions = { field: "n", seedFromMax: "yes" };
   void badSeed;

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use super::{load_config, runtime, CliError, SequenceFlags, UriArg};
-use crate::config::{self, Key, Keys, Namespace, RawTrigger};
+use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
+use super::{load_config, runtime, CliError};
 use crate::connection::Connection;
 use crate::tools::accounts;
 use crate::tools::check::{audit_collection, ensure_exists, CheckError, CheckSummary, CheckTarget};
@@ -32,46 +32,18 @@ document without one is reported (exit 1)."
 pub struct CheckArgs {
     /// Check the triggers of this sidecar config: connection, collection, field, sequence
     /// options, counters and `match` all come from it.
-    #[arg(long, short, conflicts_with_all = ["uri", "db", "collection", "sequence", "counters", super::sequence::SEQUENCE_FLAGS, "format_field", "filter"])]
+    #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with = "sequence")]
     pub config: Option<PathBuf>,
     /// With --config: only the trigger with this name (default: every trigger).
     #[arg(long, requires = "config")]
     pub trigger: Option<String>,
-    #[command(flatten)]
-    pub uri: UriArg,
-    /// Database of the collection.
-    #[arg(long, required_unless_present = "config")]
-    pub db: Option<String>,
-    /// The numbered collection.
-    #[arg(long, required_unless_present = "config")]
-    pub collection: Option<String>,
-    /// The field holding the number.
-    #[arg(long, default_value = "seq", conflicts_with = "config")]
-    pub field: String,
     /// Counter (sequence) name; default `<db>.<collection>` like the sidecar's.
     #[arg(long)]
     pub sequence: Option<String>,
-    /// Counters collection: `collection` in --db, or `database.collection`.
-    #[arg(long, default_value = "counters")]
-    pub counters: String,
-    /// The ledger of voided and deleted numbers: `collection` in the counters' database, or
-    /// `database.collection` (with --config: its `[mongodb] ledger`).
-    #[arg(long, default_value = crate::config::LEDGER_DEFAULT, conflicts_with = "config")]
-    pub ledger: String,
-    /// The sidecar's state collection, where its dead letters are: `collection` in the
-    /// counters' database, or `database.collection` (with --config: its `[mongodb] state`).
-    #[arg(long, default_value = "mongo_seq_state", conflicts_with = "config")]
-    pub state: String,
-    /// The sequence's options, as the file's `[[trigger]]` keys of the same names.
+    /// Without --config: the trigger, as a `[[trigger]]` with the same keys (the formatted ids
+    /// are not read: `--format` needs no `--format-field`).
     #[command(flatten)]
-    pub options: SequenceFlags,
-    /// The field holding the formatted id (with --format; the audit reads the numbers, so it
-    /// may be left out).
-    #[arg(long, value_name = "FIELD")]
-    pub format_field: Option<String>,
-    /// Only documents matching this query, as JSON (a trigger's `match`), e.g. '{"type": "order"}'.
-    #[arg(long = "match", id = "filter", value_name = "JSON")]
-    pub filter: Option<String>,
+    pub flags: TriggerFlags,
     /// Also fail (exit 1) when there are gaps (implied for a gapless trigger with --config).
     #[arg(long)]
     pub gapless: bool,
@@ -156,8 +128,8 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
 /// The connection string and what to check: the config's triggers, or the one the flags give.
 fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
     let Some(path) = &args.config else {
-        let uri = args.uri.resolve()?;
-        return Ok((uri, vec![flags_target(args)?]));
+        let (uri, target) = flags_target(args)?;
+        return Ok((uri, vec![target]));
     };
     let config = load_config(path)?;
     let targets = super::triggers_named(&config, path, args.trigger.as_deref())?
@@ -173,53 +145,20 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
     Ok((config.uri, targets))
 }
 
-/// The trigger the flags describe: the raw trigger a `[[trigger]]` would be, validated as one
-/// (errors name the flags).
-fn flags_target(args: &CheckArgs) -> Result<CheckTarget, CliError> {
-    let (Some(db), Some(collection)) = (&args.db, &args.collection) else {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "pass --config, or --db and --collection"
-        )));
-    };
-    let mut raw = RawTrigger {
-        database: db.clone(),
-        collection: collection.clone(),
-        field: args.field.clone(),
+/// The trigger the flags describe, validated as a file's (errors name the flags).
+fn flags_target(args: &CheckArgs) -> Result<(String, CheckTarget), CliError> {
+    let (config, trigger) = args.flags.config(TriggerKeys {
         sequence: args.sequence.clone(),
-        filter: args.filter.as_deref().map(match_flag).transpose()?,
-        gapless: Some(args.gapless),
-        ..RawTrigger::default()
-    };
-    args.options.fill(&mut raw);
-    raw.format_field = args.format_field.clone();
-    if raw.format.is_some() && raw.format_field.is_none() {
-        // The audit reads numbers, not formatted ids: the format is checked with the sequence,
-        // and no field is needed for it.
-        config::validate_sequence(&raw, &format!("{db}.{collection}"), Keys::Flags)?;
-        raw.format = None;
-    }
-    let trigger = config::validate_trigger(raw, Keys::Flags)?;
-    let counters = Namespace::parse(&Key::flag("--counters"), &args.counters, Some(db))?;
-    let ledger = Namespace::parse(&Key::flag("--ledger"), &args.ledger, Some(&counters.db))?;
-    let state = Namespace::parse(&Key::flag("--state"), &args.state, Some(&counters.db))?;
-    Ok(CheckTarget {
+        gapless: args.gapless,
+        numbers_only: true,
+        ..TriggerKeys::default()
+    })?;
+    let target = CheckTarget {
         trigger,
-        counters,
-        ledger,
-        state,
+        counters: config.counters,
+        ledger: config.ledger,
+        state: config.state,
         named: false,
-    })
-}
-
-/// `--match` as written: a JSON object (validated with the trigger, as a file's `match`).
-fn match_flag(text: &str) -> Result<Map<String, Value>, CliError> {
-    match serde_json::from_str(text) {
-        Ok(Value::Object(filter)) => Ok(filter),
-        Ok(_) => Err(CliError::usage(anyhow::anyhow!(
-            "--match: must be a JSON object"
-        ))),
-        Err(e) => Err(CliError::usage(anyhow::anyhow!(
-            "--match: not JSON ({e}): {text}"
-        ))),
-    }
+    };
+    Ok((config.uri, target))
 }

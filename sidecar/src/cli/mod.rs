@@ -19,6 +19,7 @@ mod retry;
 mod sequence;
 mod set_next;
 mod sidecar;
+mod trigger_flags;
 mod void;
 
 use std::process::ExitCode;

@@ -18,7 +18,8 @@ value stored; scope, counter field and id which counters) come from the trigger 
 uses it, or from the flags, never guessed. Without --force a gapless trigger's sequence (with \
 --config), a counter holding a pending gapless intent, or — options from flags, so the mode is \
 unknown — counters a sidecar keeps (a lease `epoch`) are refused. Exit status: 0 done, 1 \
-failure, 2 usage error, 3 refused (RESET_REFUSED; nothing written)."
+failure, 2 usage error or a sequence without counters (nothing to reset), 3 refused \
+(RESET_REFUSED; nothing written)."
 )]
 pub struct ResetArgs {
     /// The sequence whose counters go back to its start.
@@ -44,7 +45,8 @@ pub(super) fn run(args: &ResetArgs) -> Result<(), CliError> {
     )?;
     runtime()?.block_on(async {
         let (ns, mongo, _) = args.location.connect().await?;
-        let mut plan = ResetSequence::new(&spec, args.force, gapless);
+        // Named as a sequence that exists: none of its counters found is refused (the core's).
+        let mut plan = ResetSequence::of_existing(&spec, args.force, gapless);
         let outcome = run_tool_plan(&mongo, &mut plan)
             .await
             .map_err(|e| match e {
@@ -54,6 +56,9 @@ pub(super) fn run(args: &ResetArgs) -> Result<(), CliError> {
                         refused.code()
                     ))
                 }
+                SidecarError::Core(unknown @ SeqError::InvalidArgument { .. }) => CliError::usage(
+                    anyhow::anyhow!("{unknown} (in {ns}; `mongo-seq counters` lists them)"),
+                ),
                 other => CliError::runtime(other),
             })?;
         println!(

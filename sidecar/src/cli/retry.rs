@@ -5,7 +5,8 @@
 //! sidecar and `retry` never give one document two numbers. A gapless trigger's numbers are only
 //! its lease holder's to give: `retry` takes the trigger's lease when it is free (nobody runs the
 //! trigger), numbers them as its holder and releases it; while a sidecar holds it they are
-//! listed, not numbered (the holder retries them itself).
+//! listed, not numbered (the holder retries them itself). The trigger comes from `--config`, or
+//! from the flags `check` takes (`--db`, `--collection`, `--field`, the sequence's options, …).
 
 use std::path::PathBuf;
 
@@ -15,6 +16,7 @@ use clap::Args;
 use mongo_seq_core::LeaseInfo;
 use serde_json::Value;
 
+use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{load_config, runtime, CliError};
 use crate::config::{Settings, TriggerSpec};
 use crate::connection::Connection;
@@ -30,20 +32,51 @@ still waits (an attempt more, the reason as it is now; listed). Exit status: 0 w
 letter of the triggers waits any more, 1 when some still wait, 2 usage error. A gapless \
 trigger's are numbered only by its lease holder: `retry` takes the lease when nobody holds it \
 (and releases it); while a running sidecar holds it they are listed and still wait (it retries \
-them every `dead_letter_retry_ms`)."
+them every `dead_letter_retry_ms`). Without --config the trigger is described by flags, as \
+`check` takes them (--db, --collection, --field, --sequence, the sequence's options, --match, \
+--format-field, --gapless, --date-field; --trigger names it: its dead letters are kept under its \
+name, `<db>.<collection>.<field>` by default)."
 )]
 pub struct RetryArgs {
     /// The sidecar config whose triggers' dead letters to retry.
-    #[arg(long, short)]
-    pub config: PathBuf,
-    /// Only the trigger with this name (default: every trigger).
+    #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with_all = ["sequence", "gapless", "date_field"])]
+    pub config: Option<PathBuf>,
+    /// Only the trigger with this name (default: every trigger); without --config, the name of
+    /// the trigger the flags describe (its `name`).
     #[arg(long)]
     pub trigger: Option<String>,
+    /// Without --config: the counter (sequence) name; default `<db>.<collection>`.
+    #[arg(long)]
+    pub sequence: Option<String>,
+    /// Without --config: the trigger is gapless (`gapless = true`).
+    #[arg(long)]
+    pub gapless: bool,
+    /// Without --config: the document's date field that places it in a period (`date_field`).
+    #[arg(long, value_name = "FIELD")]
+    pub date_field: Option<String>,
+    /// Without --config: the trigger, as a `[[trigger]]` with the same keys.
+    #[command(flatten)]
+    pub flags: TriggerFlags,
 }
 
 pub(super) fn run(args: &RetryArgs) -> Result<(), CliError> {
-    let config = load_config(&args.config)?;
-    let triggers = super::triggers_named(&config, &args.config, args.trigger.as_deref())?;
+    let config = match &args.config {
+        Some(path) => load_config(path)?,
+        None => {
+            let keys = TriggerKeys {
+                name: args.trigger.clone(),
+                sequence: args.sequence.clone(),
+                gapless: args.gapless,
+                date_field: args.date_field.clone(),
+                numbers_only: false,
+            };
+            args.flags.config(keys)?.0
+        }
+    };
+    let triggers = match &args.config {
+        Some(path) => super::triggers_named(&config, path, args.trigger.as_deref())?,
+        None => config.triggers.iter().collect(),
+    };
     let still = runtime()?.block_on(async {
         let client = crate::server::connect(&config.uri)
             .await

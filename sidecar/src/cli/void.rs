@@ -1,11 +1,13 @@
 //! `mongo-seq void <sequence> <number>… --reason "…"`: records numbers no document will hold in
-//! the ledger (the core's `VoidNumbers`), from the `--config` trigger that numbers the
-//! sequence: its collection and field are where a held number is looked for, its counters and
-//! ledger where the counter is read and the entries written.
+//! the ledger (the core's `VoidNumbers`), from the trigger that numbers the sequence — the
+//! `--config` trigger, or the one the flags describe (`--db`, `--collection`, `--field`, the
+//! sequence's options: those of `check`): its collection and field are where a held number is
+//! looked for, its counters and ledger where the counter is read and the entries written.
 
 use clap::Args;
 use mongo_seq_core::{SeqError, VoidNumbers, VoidOutcome, VoidRequest};
 
+use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{core_usage, load_config, runtime, CliError};
 use crate::config::{Config, TriggerSpec};
 use crate::connection::Connection;
@@ -17,8 +19,9 @@ use crate::run_plan::run_tool_plan;
 #[command(
     after_help = "A voided number is never handed out again and cannot be voided twice; \
 `check` counts it as accounted for. Only numbers the counter has issued and no document holds \
-can be voided: the sequence's trigger in --config says which collection and field hold its \
-numbers. Entries go to the ledger collection (`[mongodb] ledger`, default `mongo_seq_ledger` \
+can be voided: the sequence's trigger in --config (or, without it, --db, --collection, --field \
+and the sequence's options as flags, as `check` takes them) says which collection and field hold \
+its numbers. Entries go to the ledger collection (`[mongodb] ledger`, default `mongo_seq_ledger` \
 beside the counters): `{ _id: { counter, number }, sequence, kind: \"void\", reason, at, by }`. \
 A sequence that resets (yearly, monthly, daily) has one counter per period: name it with \
 --period or by its id (`invoices/2026`); a scoped one by its id (`orders/tenantId=acme`). Exit \
@@ -45,12 +48,19 @@ pub struct VoidArgs {
     pub period: Option<String>,
     /// The sidecar config whose trigger numbers the sequence (connection, collection, field,
     /// counters, ledger).
-    #[arg(long, short)]
-    pub config: std::path::PathBuf,
+    #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS)]
+    pub config: Option<std::path::PathBuf>,
+    /// Without --config: the trigger that numbers the sequence, as a `[[trigger]]` with the same
+    /// keys (its sequence is the counter id's).
+    #[command(flatten)]
+    pub flags: TriggerFlags,
 }
 
 pub(super) fn run(args: &VoidArgs) -> Result<(), CliError> {
-    let config = load_config(&args.config)?;
+    let config = match &args.config {
+        Some(path) => load_config(path)?,
+        None => flags_config(args)?,
+    };
     let (trigger, counter_id) = trigger(args, &config)?;
     let request = VoidRequest {
         counter_id: counter_id.clone(),
@@ -100,6 +110,22 @@ fn refusal(error: SidecarError) -> CliError {
     }
 }
 
+/// The config the flags describe: its one trigger numbers the counter id's sequence.
+fn flags_config(args: &VoidArgs) -> Result<Config, CliError> {
+    if args.flags.filter.is_some() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "void --match: a number is held by every document of the collection that holds it in its series, whether or not it matches the trigger's `match` now (a cancelled invoice keeps its number): void reads no `match`"
+        )));
+    }
+    let key = super::set_next::counter_key(&args.name, args.period.as_deref())?;
+    let keys = TriggerKeys {
+        sequence: Some(key.name),
+        numbers_only: true,
+        ..TriggerKeys::default()
+    };
+    Ok(args.flags.config(keys)?.0)
+}
+
 /// The trigger of `config` that numbers the sequence the counter id (with `--period`) names,
 /// and the id, checked to be one of its counters.
 fn trigger<'a>(args: &VoidArgs, config: &'a Config) -> Result<(&'a TriggerSpec, String), CliError> {
@@ -116,7 +142,7 @@ fn trigger<'a>(args: &VoidArgs, config: &'a Config) -> Result<(&'a TriggerSpec, 
             .collect();
         return Err(CliError::usage(anyhow::anyhow!(
             "no trigger of {} numbers sequence `{}` (its sequences: {}): void needs the trigger's collection and field to refuse a number a document holds",
-            args.config.display(),
+            args.config.as_deref().unwrap_or(std::path::Path::new("the flags")).display(),
             key.name,
             known.join(", ")
         )));

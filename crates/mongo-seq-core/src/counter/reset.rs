@@ -6,16 +6,18 @@
 //! series): numbers already stored would be issued twice.
 //!
 //! A gapless sequence (the sidecar's `mode = "gapless"`) is refused unless forced: its numbers
-//! must stay gapless, and a counter with a pending intent is mid-batch. The caller says whether
-//! the sequence is gapless when it knows (`gapless: Some(_)`, the sidecar from its trigger);
-//! otherwise (`None`, the package) a counter a sidecar trigger keeps — it holds a lease `epoch`
-//! — counts as one, since the counter does not record the trigger's mode.
+//! must stay gapless, and a counter with a pending intent is mid-batch. Which counters are kept
+//! is [`crate::counter::kept`]'s rule: the caller says whether the sequence is gapless when it
+//! knows (`gapless: Some(_)`, the sidecar from its trigger); otherwise (`None`, the package) a
+//! counter a sidecar trigger keeps — its definition records `gapless`, or it holds a lease
+//! `epoch` — counts as one. Kept counters are refused before definitions are compared: a gapless
+//! trigger's definition differs from the package's by `gapless`, and "kept" is the answer.
 //!
 //! ```text
 //! find {$or: counters_of(name)} projection {_id, intent, epoch, definition}
-//!  ├─ none ────────────────────────────► done {reset: 0}
+//!  ├─ none ────────────────────────────► done {reset: 0}; of_existing: INVALID_ARGUMENT
+//!  ├─ gapless, a pending intent, or (mode unknown) a gapless definition or an epoch, and no force ─► RESET_REFUSED
 //!  ├─ a counter of another definition ─► SEQUENCE_CONFLICT
-//!  ├─ gapless, a pending intent, or (mode unknown) an epoch, and no force ─► RESET_REFUSED
 //!  └─ updateMany {$or: counters_of(name), $and: [{$or: definition absent or D}][, intent absent[, epoch absent]]}
 //!                {$set: {<counterField>: start - step, definition: D}[, $unset: {intent}]} ─► done {reset: n}
 //! ```
@@ -26,16 +28,22 @@
 //! ours (`$and: [{$or: [{definition: {$exists: false}}, {definition: D}]}]`, beside the
 //! counters' own `$or`) and `$set`s it.
 //!
+//! [`ResetSequence::of_existing`] is the reset of a sequence the caller names as one that exists
+//! (mongoose-sequence's `counterReset(id)`, the plugin's `resetSequence`, `mongo-seq reset`): a
+//! name no counter has is a typo far more often than a wish, so it is refused, nothing written,
+//! rather than "reset 0 counters" (a sequence is created by its first number, never by a reset).
+//!
 //! The conditions a check passed are in the update's filter too, so a counter that became a
 //! trigger's (or got an intent) in between is left alone, and `reset` counts what was written.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::counter::definition::{self, CounterDefinition};
+use crate::counter::definition::CounterDefinition;
+use crate::counter::kept;
 use crate::ejson;
 use crate::error::SeqError;
-use crate::protocol::command::{operator, Collection, Command, QueryOptions};
+use crate::protocol::command::{operator, Collection, Command};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
@@ -58,6 +66,7 @@ pub struct ResetMachine {
     spec: SequenceSpec,
     force: bool,
     gapless: Option<bool>,
+    existing: bool,
     definition: CounterDefinition,
     updating: bool,
 }
@@ -66,25 +75,22 @@ impl ResetSequence {
     /// `gapless`: whether the sequence is gapless, when the caller knows (`None`: a counter a
     /// sidecar trigger keeps counts as gapless); `force` resets anyway.
     pub fn new(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
-        let mut projection = Map::new();
-        for key in ["_id", "intent", "epoch", definition::FIELD] {
-            projection.insert(key.to_owned(), 1.into());
-        }
-        let command = Command::Find {
-            collection: Collection::Counters,
-            filter: operator("$or", spec.counters_of()),
-            options: QueryOptions {
-                projection: Some(Value::Object(projection)),
-                sort: Some(operator("_id", 1.into())),
-                limit: None,
-                majority: false,
-            },
-            after_cluster_time: None,
-        };
+        Self::build(spec, force, gapless, false)
+    }
+
+    /// [`ResetSequence::new`] for a sequence named as one that exists: none of its counters
+    /// found is `INVALID_ARGUMENT` (`sequence`), nothing written.
+    pub fn of_existing(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
+        Self::build(spec, force, gapless, true)
+    }
+
+    fn build(spec: &SequenceSpec, force: bool, gapless: Option<bool>, existing: bool) -> Self {
+        let command = kept::find_counters(spec);
         let machine = ResetMachine {
             spec: spec.clone(),
             force,
             gapless,
+            existing,
             definition: CounterDefinition::of(spec),
             updating: false,
         };
@@ -105,33 +111,7 @@ impl ResetMachine {
         if self.force {
             return None;
         }
-        let ids = |key: &str| -> Vec<String> {
-            counters
-                .iter()
-                .filter(|c| c.get(key).is_some_and(|v| !v.is_null()))
-                .map(|c| describe_id(c.get("_id")))
-                .collect()
-        };
-        let pending = ids("intent");
-        if !pending.is_empty() {
-            return Some(format!(
-                "{} pending gapless intent ({}): a sidecar is numbering a batch from it",
-                plural(pending.len(), "counter holds a", "counters hold a"),
-                list(&pending)
-            ));
-        }
-        if self.gapless == Some(true) {
-            return Some("the sequence is gapless: its numbers must stay gapless".to_owned());
-        }
-        let kept = ids("epoch");
-        if self.gapless.is_none() && !kept.is_empty() {
-            return Some(format!(
-                "{} kept by a mongo-seq sidecar trigger ({}; it holds a lease `epoch`), which may number gaplessly",
-                plural(kept.len(), "counter is", "counters are"),
-                list(&kept)
-            ));
-        }
-        None
+        kept::refusal(counters, self.gapless)
     }
 
     fn update(&mut self) -> Step<ResetOutcome> {
@@ -144,11 +124,7 @@ impl ResetMachine {
             Value::Array(vec![Value::Object(condition)]),
         );
         if !self.force {
-            let absent = operator("$exists", false.into());
-            filter.insert("intent".to_owned(), absent.clone());
-            if self.gapless.is_none() {
-                filter.insert("epoch".to_owned(), absent);
-            }
+            kept::add_conditions(&mut filter, self.gapless);
         }
         let mut set = Map::new();
         set.insert(
@@ -186,7 +162,25 @@ impl Machine for ResetMachine {
             other => return Err(unexpected(&other, "find")),
         };
         if counters.is_empty() {
+            if self.existing {
+                return Err(SeqError::InvalidArgument {
+                    argument: "sequence".to_owned(),
+                    reason: format!(
+                        "`{}` has no counter: nothing to reset (a sequence is created by its first number, never by a reset)",
+                        self.spec.name()
+                    ),
+                });
+            }
             return Ok(self.outcome(0));
+        }
+        // Kept counters first: a gapless trigger's counter records `gapless`, which the
+        // package's definition lacks, and "kept by a sidecar" is the answer its user needs.
+        if let Some(reason) = self.refusal(&counters) {
+            return Err(SeqError::ResetRefused {
+                name: self.spec.name().to_owned(),
+                counters: u64::try_from(counters.len()).unwrap_or(u64::MAX),
+                reason,
+            });
         }
         for counter in &counters {
             let id = counter.get("_id").map_or_else(String::new, |id| match id {
@@ -195,39 +189,7 @@ impl Machine for ResetMachine {
             });
             self.definition.check(&id, counter)?;
         }
-        if let Some(reason) = self.refusal(&counters) {
-            return Err(SeqError::ResetRefused {
-                name: self.spec.name().to_owned(),
-                counters: u64::try_from(counters.len()).unwrap_or(u64::MAX),
-                reason,
-            });
-        }
         Ok(self.update())
-    }
-}
-
-fn describe_id(id: Option<&Value>) -> String {
-    match id {
-        Some(Value::String(id)) => ejson::quoted(&ejson::truncate_to(id, 60)),
-        Some(other) => ejson::describe(other),
-        None => "no _id".to_owned(),
-    }
-}
-
-/// At most three ids, then how many more.
-fn list(ids: &[String]) -> String {
-    let shown: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();
-    match ids.len().saturating_sub(shown.len()) {
-        0 => shown.join(", "),
-        more => format!("{}, and {more} more", shown.join(", ")),
-    }
-}
-
-fn plural(count: usize, one: &str, many: &str) -> String {
-    if count == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{count} {many}")
     }
 }
 
@@ -312,11 +274,35 @@ mod tests {
     }
 
     #[test]
+    fn a_gapless_trigger_s_counter_is_kept_before_its_definition_differs() {
+        // The package's definition lacks `gapless`: "kept" is the answer, not SEQUENCE_CONFLICT.
+        let counter = json!([{"_id": "orders", "definition": {"start": {"$numberLong": "10"}, "step": {"$numberLong": "1"}, "gapless": true}}]);
+        let mut plan = ResetSequence::new(&spec(), false, None);
+        let error = plan.feed(found(counter.clone())).unwrap_err();
+        assert_eq!(error.code(), "RESET_REFUSED", "{error}");
+        let mut forced = ResetSequence::new(&spec(), true, None);
+        assert_eq!(
+            forced.feed(found(counter)).unwrap_err().code(),
+            "SEQUENCE_CONFLICT"
+        );
+    }
+
+    #[test]
     fn nothing_to_reset() {
         let mut plan = ResetSequence::new(&spec(), false, None);
         assert_eq!(
             plan.feed(found(json!([]))),
             Ok(Step::Done(ResetOutcome { reset: 0, next: 10 }))
+        );
+        // Named as an existing sequence: refused.
+        let mut existing = ResetSequence::of_existing(&spec(), true, None);
+        let error = existing.feed(found(json!([]))).unwrap_err();
+        assert_eq!(error.code(), "INVALID_ARGUMENT");
+        assert!(
+            error
+                .to_string()
+                .contains("`orders` has no counter: nothing to reset"),
+            "{error}"
         );
     }
 }

@@ -101,6 +101,9 @@ kinds! {
     UniqueIndexConflict => "UNIQUE_INDEX_CONFLICT",
     /// `reset_all` refused.
     ResetRefused => "RESET_REFUSED",
+    /// A number taken on purpose outside a sidecar's gapless numbering (the mongoose plugin's
+    /// `doc.setNext()`) refused.
+    GaplessRefused => "GAPLESS_REFUSED",
     /// The counters collection is sharded on a key its writes cannot use.
     UnsupportedShardKey => "UNSUPPORTED_SHARD_KEY",
     /// Another definition of the sequence (by name, or recorded on the counter).
