@@ -1,8 +1,8 @@
 //! Tidy tests: the sidecar's rules about its own modules (ARCHITECTURE.md), checked on its source
 //! text, so that breaking one fails `cargo test` instead of waiting for a reviewer. The rules for
-//! every crate (file length, anyhow, driver calls, `select!`) are in `tests/tidy`.
+//! every crate (file length, anyhow, import circles, driver calls, `select!`) are in
+//! `tests/tidy`.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 fn sidecar() -> PathBuf {
@@ -36,71 +36,6 @@ fn code(text: &str) -> String {
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The top-level module a source file belongs to (`cli/check.rs` → `cli`).
-fn module(path: &str) -> String {
-    let first = path.split('/').next().unwrap_or(path);
-    first.trim_end_matches(".rs").to_owned()
-}
-
-/// The top-level modules a file's code names as `crate::<module>`.
-fn dependencies(text: &str) -> BTreeSet<String> {
-    let code = code(text);
-    let mut found = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(at) = rest.find("crate::") {
-        rest = &rest[at + "crate::".len()..];
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            found.insert(name);
-        }
-    }
-    found
-}
-
-#[test]
-fn module_dependencies_read_top_to_bottom() {
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (path, text) in rust_files(&sidecar().join("src")) {
-        let from = module(&path);
-        let edges = graph.entry(from.clone()).or_default();
-        edges.extend(dependencies(&text).into_iter().filter(|to| *to != from));
-    }
-    // Depth-first search for a path back to where it started.
-    fn cycle(
-        graph: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        let here = path.last().cloned().unwrap_or_default();
-        for next in graph.get(&here).into_iter().flatten() {
-            if let Some(at) = path.iter().position(|m| m == next) {
-                let mut found = path[at..].to_vec();
-                found.push(next.clone());
-                return Some(found);
-            }
-            if done.contains(next) {
-                continue;
-            }
-            path.push(next.clone());
-            if let Some(found) = cycle(graph, path, done) {
-                return Some(found);
-            }
-            path.pop();
-        }
-        done.insert(here);
-        None
-    }
-    let mut done = BTreeSet::new();
-    for start in graph.keys() {
-        if let Some(found) = cycle(&graph, &mut vec![start.clone()], &mut done) {
-            panic!("import cycle between modules: {}", found.join(" → "));
-        }
-    }
 }
 
 #[test]

@@ -11,148 +11,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use mongo_seq_core::{NumberingSpec, SequenceSpec, VoidNumbers, VoidRequest};
-use mongo_seq_sidecar::config::{LeaseSettings, Namespace, On, Settings, TriggerSpec};
+use mongo_seq_core::{VoidNumbers, VoidRequest};
+use mongo_seq_sidecar::config::{LeaseSettings, Settings};
 use mongo_seq_sidecar::trigger::{Shared, Trigger};
-use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{Client, ClientOptions};
-use crate::executor::Target;
 use crate::invariants::{check_unique_numbers, integer};
 use crate::model::{Op, Operation};
 use crate::sidecar::{Freeze, SimMongo};
+use crate::watched::{watched, COUNTERS, DB, FIELD, LEDGER, STATE, WATCHED};
 use crate::world::World;
-
-/// The numbered field.
-pub const FIELD: &str = "seq";
-const DB: &str = "app";
-const COUNTERS: &str = "app.sidecar_counters";
-const STATE: &str = "app.mongo_seq_state";
-/// The sidecars' ledger (deletion records, the clerk's voids).
-pub const LEDGER: &str = "app.mongo_seq_ledger";
-
-/// One watched collection and its trigger.
-#[derive(Debug, Clone)]
-pub struct Watched {
-    pub collection: &'static str,
-    pub gapless: bool,
-    /// A trigger that numbers on issue (`on = "match"`, a periodic series), or on insert.
-    pub issue: Option<Issue>,
-}
-
-/// How an `on = "match"` trigger numbers (`crate::issuing`): documents matching
-/// `{status: "issued"}`, in a series that resets in `Europe/Paris`.
-#[derive(Debug, Clone)]
-pub struct Issue {
-    /// The sequence's options beside its name.
-    pub reset: &'static str,
-    pub format: Option<(&'static str, &'static str)>,
-    /// The document's date field that places it in a period; else the event's `wallTime`.
-    pub date_field: Option<&'static str>,
-}
-
-pub const WATCHED: [Watched; 4] = [
-    Watched {
-        collection: "orders",
-        gapless: false,
-        issue: None,
-    },
-    Watched {
-        collection: "ledger",
-        gapless: true,
-        issue: None,
-    },
-    Watched {
-        collection: "invoices",
-        gapless: false,
-        issue: Some(Issue {
-            reset: "yearly",
-            format: Some(("INV-{yyyy}-{seq:06}", "invoiceNo")),
-            date_field: Some("issuedAt"),
-        }),
-    },
-    Watched {
-        collection: "credits",
-        gapless: true,
-        issue: Some(Issue {
-            reset: "monthly",
-            format: None,
-            date_field: None,
-        }),
-    },
-];
-
-/// The watched collections of this schedule: the insert triggers, and the issue triggers when
-/// the schedule issues documents.
-pub fn watched(world: &World) -> &'static [Watched] {
-    if world.with(|w| w.config.issuing) {
-        &WATCHED
-    } else {
-        &WATCHED[..2]
-    }
-}
-
-impl Watched {
-    pub fn ns(&self) -> String {
-        format!("{DB}.{}", self.collection)
-    }
-
-    pub(crate) fn spec(&self) -> TriggerSpec {
-        let mut options = json!({ "name": self.collection });
-        let mut format_field = None;
-        if let Some(issue) = &self.issue {
-            options["reset"] = json!(issue.reset);
-            options["timeZone"] = json!(crate::issuing::TIME_ZONE);
-            if let Some((format, field)) = issue.format {
-                options["format"] = json!(format);
-                format_field = Some(field);
-            }
-        }
-        let sequence = SequenceSpec::parse(&options).expect("a sequence");
-        let mut numbering =
-            NumberingSpec::new(sequence, FIELD, format_field, self.gapless).expect("a numbering");
-        let mut filter = None;
-        let mut on = On::Insert;
-        if let Some(issue) = &self.issue {
-            let condition = crate::issuing::condition();
-            numbering = numbering
-                .with_condition(serde_json::Value::Object(condition.clone()))
-                .expect("a condition");
-            if let Some(date_field) = issue.date_field {
-                numbering = numbering.with_date_field(date_field).expect("a date field");
-            }
-            filter = Some(condition);
-            on = On::Match;
-        }
-        TriggerSpec {
-            id: format!("{DB}.{}.{FIELD}", self.collection),
-            ns: Namespace {
-                db: DB.to_owned(),
-                coll: self.collection.to_owned(),
-            },
-            numbering,
-            filter,
-            on,
-            backfill_sort: None,
-            // The product's default (gapless: on); `start` turns it off in schedules without
-            // the ledger (`Config::ledger`).
-            record_deletions: self.gapless,
-            unique_index: true,
-        }
-    }
-
-    fn target(&self) -> Target {
-        Target {
-            counters: COUNTERS.to_owned(),
-            documents: self.ns(),
-            leases: STATE.to_owned(),
-            ledger: LEDGER.to_owned(),
-            ..Target::default()
-        }
-    }
-}
 
 /// The sidecars' settings in the simulation: the product's defaults with a shorter lease (more
 /// takeovers per simulated minute) and backoff (quiescence comes sooner).

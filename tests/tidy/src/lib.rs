@@ -3,9 +3,9 @@
 //!
 //! This crate depends on nothing and compiles nothing of the product:
 //! `cargo test -p mongo-seq-tidy` runs in seconds. Crates are found by listing folders, so a
-//! crate added later is held to the workspace-wide rules without editing a list. The sidecar's
-//! rules about its own modules (no import cycle, the executor knows nothing of the sidecar, one
-//! way to take a lock, one wall clock) are in `sidecar/tests/tidy.rs`.
+//! crate added later is held to the workspace-wide rules (no import circle, …) without editing a
+//! list. The sidecar's rules about its own code (one way to take a lock, one wall clock) are in
+//! `sidecar/tests/tidy.rs`.
 
 pub mod source;
 
@@ -13,6 +13,8 @@ pub mod source;
 mod architecture;
 #[cfg(test)]
 mod core;
+#[cfg(test)]
+mod imports;
 #[cfg(test)]
 mod shells;
 #[cfg(test)]
