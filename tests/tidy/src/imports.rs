@@ -90,6 +90,11 @@ fn module_tree(root_file: &Path) -> Vec<Module> {
     modules
 }
 
+/// The files of the crate rooted at `root_file` (its modules, test modules left out).
+pub fn module_files(root_file: &Path) -> Vec<PathBuf> {
+    module_tree(root_file).into_iter().map(|m| m.file).collect()
+}
+
 /// A `use` statement: whether it re-exports (`pub use`, `pub(crate) use`) and its text from
 /// after `use` to before `;`.
 struct UseStatement<'a> {

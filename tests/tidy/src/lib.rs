@@ -14,7 +14,7 @@ mod architecture;
 #[cfg(test)]
 mod core;
 #[cfg(test)]
-mod imports;
+pub(crate) mod imports;
 #[cfg(test)]
 mod shells;
 #[cfg(test)]
