@@ -279,18 +279,7 @@ fn the_code_map_names_every_module_of_the_product() {
             continue;
         };
         let named = spans(body);
-        let modules: BTreeSet<String> = std::fs::read_dir(&src)
-            .expect("a src folder")
-            .flatten()
-            .map(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .trim_end_matches(".rs")
-                    .to_owned()
-            })
-            .filter(|name| name != "lib" && name != "main")
-            .collect();
-        for module in modules {
+        for module in crate::source::top_level_modules(&src) {
             let file = format!("{module}.rs");
             let dir = format!("{module}/");
             let on_map = named.iter().any(|span| {
