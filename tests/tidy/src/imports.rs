@@ -228,7 +228,7 @@ fn inline_paths(code: &str, children: &BTreeSet<String>) -> Vec<Vec<String>> {
 }
 
 /// One crate's modules and the imports between them.
-struct Graph {
+pub struct Graph {
     modules: Vec<Module>,
     index: BTreeMap<Vec<String>, usize>,
     /// Per module: a re-exported name → the path it re-exports (as written in that module).
@@ -236,7 +236,7 @@ struct Graph {
 }
 
 impl Graph {
-    fn new(root_file: &Path) -> Self {
+    pub fn new(root_file: &Path) -> Self {
         let modules = module_tree(root_file);
         let index = modules
             .iter()
@@ -306,7 +306,7 @@ impl Graph {
     }
 
     /// Per module, the modules it imports (itself left out).
-    fn edges(&self) -> Vec<BTreeSet<usize>> {
+    pub fn edges(&self) -> Vec<BTreeSet<usize>> {
         self.modules
             .iter()
             .enumerate()
@@ -330,7 +330,13 @@ impl Graph {
             .collect()
     }
 
-    fn name(&self, module: usize) -> String {
+    /// A module's path from its crate root (`["sequence", "periodic"]`).
+    pub fn path(&self, module: usize) -> &[String] {
+        &self.modules[module].path
+    }
+
+    /// A module's file, from the root.
+    pub fn name(&self, module: usize) -> String {
         relative(&self.modules[module].file)
     }
 

@@ -4,8 +4,7 @@
 //! This crate depends on nothing and compiles nothing of the product:
 //! `cargo test -p mongo-seq-tidy` runs in seconds. Crates are found by listing folders, so a
 //! crate added later is held to the workspace-wide rules (no import circle, …) without editing a
-//! list. The sidecar's rules about its own code (one way to take a lock, one wall clock) are in
-//! `sidecar/tests/tidy.rs`.
+//! list. The one home of tidy tests: the crates hold none of their own.
 
 pub mod source;
 
@@ -15,6 +14,8 @@ mod architecture;
 mod core;
 #[cfg(test)]
 pub(crate) mod imports;
+#[cfg(test)]
+mod library;
 #[cfg(test)]
 mod shells;
 #[cfg(test)]

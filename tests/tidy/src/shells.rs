@@ -363,6 +363,35 @@ fn the_sidecar_writes_operators_only_where_listed() {
 }
 
 #[test]
+fn the_sidecar_takes_a_lock_one_way_and_reads_one_wall_clock() {
+    // One way to treat a poisoned mutex (`lock::lock`); the wall clock is `Mongo::now_ms` (a
+    // simulator's is simulated), monotonic time tokio's (a paused tokio clock drives it).
+    let src = sidecar().dir.join("src");
+    let prefix = format!("{}/", relative(&src));
+    let mut found = Vec::new();
+    for path in files(&src, &[".rs"]) {
+        let name = relative(&path);
+        let file = name.strip_prefix(prefix.as_str()).unwrap_or(&name);
+        let code = source::without_comments(&read(&path), Lang::Rust);
+        if file != "lock.rs" && code.contains(".lock()") {
+            found.push(format!("{name}: a lock taken without crate::lock::lock"));
+        }
+        let clock_edge = matches!(file, "connection/mod.rs" | "metrics.rs");
+        if !clock_edge && code.contains("SystemTime") {
+            found.push(format!(
+                "{name}: SystemTime (the wall clock is Mongo::now_ms)"
+            ));
+        }
+        if code.contains("std::time::Instant") {
+            found.push(format!(
+                "{name}: std::time::Instant (use tokio::time::Instant)"
+            ));
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
 fn every_select_in_the_sidecar_is_biased() {
     // A run under a paused clock and a simulated Mongo is a function of its seed: no random
     // branch choice.
