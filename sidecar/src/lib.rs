@@ -5,14 +5,16 @@
 //! executor, `mongo_seq::executor`, the one applications use), keeps time, and reports. See
 //! ARCHITECTURE.md.
 //!
-//! Modules by layer: a module uses its own layer's and those below (`tests/tidy.rs` fails on an
-//! import cycle).
+//! Modules by layer: a module uses its own layer's and those below (the tidy tests fail on an
+//! import circle).
 
 // The binary's edge: flags, subcommands, exit codes (the only `anyhow`); the daemon's wiring.
 pub mod cli;
 pub mod server;
 
-// One trigger and what it holds: its lease, its state document, what it tells the operator.
+// One trigger and what it holds: its lease, its state document, its dead letters, what it
+// tells the operator.
+pub mod dead_letters;
 pub mod fence;
 pub mod lease_keeper;
 pub mod liveness;
@@ -20,7 +22,8 @@ pub mod probe;
 pub mod state;
 pub mod trigger;
 
-// The operator's tools; the HTTP endpoint and what it serves.
+// The operator's tools (the command line's, never the daemon's); the HTTP endpoint and what it
+// serves.
 pub mod health;
 pub mod http;
 pub mod metrics;

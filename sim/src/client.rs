@@ -41,7 +41,7 @@ use crate::model::error::{code, is_retryable_code};
 use crate::model::{
     execute, Operation, ReadLevel, Request, Response, ServerError, Ts, WriteStatus,
 };
-use crate::world::{World, WriteConcern};
+use crate::world::{ReadPreference, World, WriteConcern};
 
 /// How long server selection waits for a primary (the drivers' default is 30 s).
 const SERVER_SELECTION_MS: u64 = 30_000;
@@ -94,15 +94,6 @@ impl std::fmt::Display for DriverError {
             Self::ServerSelection => write!(f, "server selection timed out"),
         }
     }
-}
-
-/// Where reads that may leave the primary go (the connection string's `readPreference`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReadPreference {
-    #[default]
-    Primary,
-    /// A secondary when one is available, else the primary.
-    SecondaryPreferred,
 }
 
 /// What a command says about its read, beside its operation.
@@ -735,7 +726,6 @@ mod tests {
                 delete_newest: None,
                 delete_gapless_only: false,
                 mutant: None,
-                focus: None,
             },
             false,
         )

@@ -19,7 +19,6 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use bson::{doc, Bson, Document};
-use serde_json::{Map, Value};
 
 use crate::client::{Client, ClientOptions};
 use crate::invariants::{check_unique_numbers, integer};
@@ -28,22 +27,12 @@ use crate::model::exec::Statement;
 use crate::model::state::Entry;
 use crate::model::stream::WALL_ORIGIN_MS;
 use crate::model::{Op, Operation};
-use crate::triggers::{Watched, FIELD, WATCHED};
+use crate::watched::{Watched, DB, FIELD, WATCHED};
 use crate::world::World;
 
-/// The zone of the issue triggers' series.
-pub const TIME_ZONE: &str = "Europe/Paris";
 /// 2027-01-01T00:00:00+01:00: the first instant of 2027 in Paris.
 const NEW_YEAR_MS: i64 = 1_798_758_000_000;
-const DB: &str = "app";
 const PERIOD_FIELD: &str = "seqPeriod";
-
-/// The triggers' `match`, which `on = "match"` makes the numbering's condition.
-pub fn condition() -> Map<String, Value> {
-    let mut condition = Map::new();
-    condition.insert("status".to_owned(), Value::from("issued"));
-    condition
-}
 
 fn issued(document: &Document) -> bool {
     document.get_str("status") == Ok("issued")

@@ -19,4 +19,5 @@ pub mod schedule;
 pub mod sidecar;
 pub mod trace;
 pub mod triggers;
+pub mod watched;
 pub mod world;

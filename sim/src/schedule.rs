@@ -68,7 +68,7 @@ fn draw_config(
         sidecar_crash_every_s: [0.0, 20.0, 6.0][rng.below(3)],
         sidecar_pause_every_s: [0.0, 30.0, 8.0][rng.below(3)],
         drop_every_s: [0.0, 0.0, 40.0][rng.below(3)],
-        sidecar_read_preference: crate::client::ReadPreference::Primary,
+        sidecar_read_preference: crate::world::ReadPreference::Primary,
         issuing: false,
         rival: false,
         ledger: false,
@@ -78,7 +78,6 @@ fn draw_config(
         delete_newest: None,
         delete_gapless_only: false,
         mutant,
-        focus,
     };
     let processes = rng.between(2, 4);
     let clients = (0..processes)
@@ -96,14 +95,14 @@ fn draw_config(
             retry_writes: rng.chance(0.85),
             retry_reads: true,
             // The package sends every read with `primary` (none is causally anchored).
-            read_preference: crate::client::ReadPreference::Primary,
+            read_preference: crate::world::ReadPreference::Primary,
         })
         .collect();
     // Drawn last, so a schedule's other draws stay what they were before it existed. Some
     // operators' connection strings say `readPreference=secondaryPreferred`.
     let mut config = config;
     if rng.chance(0.25) {
-        config.sidecar_read_preference = crate::client::ReadPreference::SecondaryPreferred;
+        config.sidecar_read_preference = crate::world::ReadPreference::SecondaryPreferred;
     }
     // Drawn after it, for the same reason (numbering on issue). The mutants known
     // before are hunted on the workload that caught them (their seeds stay theirs: the issue

@@ -19,11 +19,11 @@ use mongo_seq_sidecar::mongo::{
 };
 use serde_json::Value;
 
-use crate::client::{Client, ClientOptions, DriverError, ReadPreference};
+use crate::client::{Client, ClientOptions, DriverError};
 use crate::executor::{execute, to_document, to_json, PlanError, Target};
 use crate::model::error::code;
 use crate::model::stream::{self, Position};
-use crate::world::World;
+use crate::world::{ReadPreference, World};
 
 /// The wall clock's origin: 2023-11-14 (any fixed time; only differences matter).
 const EPOCH_MS: i64 = 1_700_000_000_000;

@@ -25,6 +25,15 @@ pub enum WriteConcern {
     Majority { wtimeout_ms: Option<u64> },
 }
 
+/// Where reads that may leave the primary go (the connection string's `readPreference`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadPreference {
+    #[default]
+    Primary,
+    /// A secondary when one is available, else the primary.
+    SecondaryPreferred,
+}
+
 /// The parameters of one schedule, drawn from its seed.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -52,7 +61,7 @@ pub struct Config {
     /// Mean simulated seconds between drops of a watched collection (0: none).
     pub drop_every_s: f64,
     /// The read preference of the sidecars' connection string.
-    pub sidecar_read_preference: crate::client::ReadPreference,
+    pub sidecar_read_preference: ReadPreference,
     /// Documents are drafted and issued, and `on = "match"` triggers number them
     /// (`crate::issuing`).
     pub issuing: bool,
@@ -74,8 +83,6 @@ pub struct Config {
     /// The user deletes from the gapless collection only.
     pub delete_gapless_only: bool,
     pub mutant: Option<Mutant>,
-    /// The interleaving this schedule's rates were drawn toward, if any.
-    pub focus: Option<crate::focus::Focus>,
 }
 
 /// What the reads causally after a change event (`afterClusterTime`) cost: how many waited for

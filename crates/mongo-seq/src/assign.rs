@@ -189,7 +189,7 @@ impl Sequences {
             convert::from_doc(filter),
             sort.as_ref(),
             options.date_field.as_deref(),
-            Some(crate::period::now_ms()),
+            Some(crate::clock::now_ms()),
         )?;
         let executor = sequence
             .executor()

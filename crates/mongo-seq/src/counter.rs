@@ -102,7 +102,7 @@ impl Counter {
                     self.refill_ahead(&mut state, executor);
                     return Ok(numbers);
                 }
-                match state.core.refill(ticket, Some(crate::period::now_ms())) {
+                match state.core.refill(ticket, Some(crate::clock::now_ms())) {
                     Ok(refill) => {
                         refill.map(|refill| (refill.id, self.spawn(&mut state, refill, executor)))
                     }
@@ -148,7 +148,7 @@ impl Counter {
     /// Starts the refill ahead the core asks for (option `refillAhead`): nobody waits for it; if
     /// it fails, the next caller that finds the block dry runs its own and gets the error.
     fn refill_ahead(self: &Arc<Self>, state: &mut State, executor: &Executor) {
-        if let Some(refill) = state.core.refill_ahead(Some(crate::period::now_ms())) {
+        if let Some(refill) = state.core.refill_ahead(Some(crate::clock::now_ms())) {
             drop(self.spawn(state, refill, executor));
         }
     }

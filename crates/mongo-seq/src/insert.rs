@@ -4,8 +4,8 @@
 use std::borrow::Borrow;
 
 use mongo_seq_core::{
-    check_document_size, InsertDates, InsertNumbered, OptimisticInsert, SeqError, SequenceSpec,
-    MAX_COUNT,
+    check_document_size, Command, InsertDates, InsertNumbered, OptimisticInsert, Reply, SeqError,
+    SequenceSpec, MAX_COUNT,
 };
 use mongodb::bson::{Bson, Document, RawDocumentBuf};
 use mongodb::Collection;
@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::executor::{convert, Documents};
 use crate::insert_options::{InsertOptions, InsertedMany, InsertedOne, OptimisticOptions};
-use crate::run::run_plan;
+use crate::run::{run_plan, Execute};
 use crate::sequence::Sequence;
 use crate::sequences::Sequences;
 use crate::target::Target;
@@ -197,11 +197,7 @@ impl Sequences {
             .clone()
             .with_documents(collection.clone_with_type());
         let mut documents = Documents::new(vec![document]);
-        let outcome = run_plan(
-            &mut plan,
-            &mut Target::insert(&executor, None, &mut documents),
-        )
-        .await?;
+        let outcome = run_plan(&mut plan, &mut Target::insert(&executor, &mut documents)).await?;
         Ok(InsertedOne {
             inserted_id: documents.inserted_id(0).cloned().unwrap_or(Bson::Null),
             value: outcome.value,
@@ -226,11 +222,35 @@ where
         .executor()
         .clone()
         .with_documents(collection.clone_with_type());
-    run_plan(
-        plan,
-        &mut Target::insert(&executor, Some(sequence), documents),
-    )
-    .await
+    let mut target = SequenceTarget {
+        target: Target::insert(&executor, documents),
+        sequence,
+    };
+    run_plan(plan, &mut target).await
+}
+
+/// An insert plan's [`Target`] whose `take` commands `sequence` serves, from its counters in
+/// this process: inserts share the block, and its round trips, with `next()` (as
+/// js/src/execute.js does).
+struct SequenceTarget<'a> {
+    target: Target<'a>,
+    sequence: &'a Sequence,
+}
+
+impl Execute for SequenceTarget<'_> {
+    type Error = crate::Error;
+
+    async fn execute(&mut self, command: Command) -> Result<Reply> {
+        match command {
+            Command::Take { counter_id, count } => {
+                let numbers = self.sequence.take_from(&counter_id, count).await?;
+                Ok(Reply::Numbers {
+                    values: numbers.values().collect(),
+                })
+            }
+            command => self.target.execute(command).await,
+        }
+    }
 }
 
 fn too_many() -> crate::Error {
@@ -279,6 +299,6 @@ fn reads_documents(spec: &SequenceSpec, options: &InsertOptions) -> bool {
 fn dates(options: &InsertOptions) -> InsertDates {
     InsertDates {
         date_field: options.date_field.clone(),
-        now_ms: Some(crate::period::now_ms()),
+        now_ms: Some(crate::clock::now_ms()),
     }
 }

@@ -5,12 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::sequence::Sequence;
-#[cfg(doc)]
-use crate::sequences::Sequences;
 
 /// Which sequence numbers an insert: a name (a sequence defined with
-/// [`Sequences::sequence`], or one with the default options), or a [`Sequence`] (whose numbers
-/// come from its own counters).
+/// [`Sequences::sequence`](crate::Sequences::sequence), or one with the default options), or a
+/// [`Sequence`] (whose numbers come from its own counters).
 ///
 /// ```no_run
 /// # async fn example(seqs: mongo_seq::Sequences, db: mongodb::Database) -> mongo_seq::Result<()> {
@@ -70,8 +68,9 @@ fn default_field() -> String {
     "_id".to_owned()
 }
 
-/// The options of [`Sequences::insert_one`] and [`Sequences::insert_many`]: the sequence, the
-/// field that receives the number (default `_id`) and the one that receives the formatted id.
+/// The options of [`Sequences::insert_one`](crate::Sequences::insert_one) and
+/// [`Sequences::insert_many`](crate::Sequences::insert_many): the sequence, the field that
+/// receives the number (default `_id`) and the one that receives the formatted id.
 /// A `&str` or a `&Sequence` is the options with that sequence and the defaults.
 ///
 /// `field` and `format_field` are top-level field names (not empty, no `.`, not starting with
@@ -171,10 +170,10 @@ impl<T: Into<SequenceRef>> From<T> for InsertOptions {
     }
 }
 
-/// The options of [`Sequences::insert_optimistic`]: the sequence that gives start, step,
-/// bounds, scope and format (by default one named after the collection, with the default
-/// options), the field (default `_id`; it needs a unique index), the formatted id's field, and
-/// the most inserts to try (1–10,000, default 100).
+/// The options of [`Sequences::insert_optimistic`](crate::Sequences::insert_optimistic): the
+/// sequence that gives start, step, bounds, scope and format (by default one named after the
+/// collection, with the default options), the field (default `_id`; it needs a unique index),
+/// the formatted id's field, and the most inserts to try (1–10,000, default 100).
 ///
 /// ```
 /// use mongo_seq::OptimisticOptions;
@@ -269,7 +268,8 @@ impl OptimisticOptions {
     }
 }
 
-/// What [`Sequences::insert_one`] and [`Sequences::insert_optimistic`] inserted.
+/// What [`Sequences::insert_one`](crate::Sequences::insert_one) and
+/// [`Sequences::insert_optimistic`](crate::Sequences::insert_optimistic) inserted.
 ///
 /// ```no_run
 /// # async fn example(seqs: mongo_seq::Sequences, db: mongodb::Database) -> mongo_seq::Result<()> {
@@ -293,7 +293,7 @@ pub struct InsertedOne {
     pub period: Option<String>,
 }
 
-/// What [`Sequences::insert_many`] inserted.
+/// What [`Sequences::insert_many`](crate::Sequences::insert_many) inserted.
 ///
 /// ```no_run
 /// # async fn example(seqs: mongo_seq::Sequences, db: mongodb::Database) -> mongo_seq::Result<()> {

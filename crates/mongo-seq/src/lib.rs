@@ -303,6 +303,7 @@
 #![warn(missing_docs)]
 
 mod assign;
+mod clock;
 mod counter;
 mod error;
 pub mod executor;

@@ -64,7 +64,7 @@ struct Shared {
     /// The zone of a sequence that resets (checked to exist when it was defined).
     zone: Option<TimeZone>,
     /// The cheap clock of the warm path of a sequence that resets, where there is one.
-    clock: Option<crate::period::CoarseClock>,
+    clock: Option<crate::clock::CoarseClock>,
 }
 
 /// What a handle numbers from.
@@ -109,7 +109,7 @@ impl Sequence {
             true => Some(crate::executor::time_zone(spec.time_zone())?),
             false => None,
         };
-        let clock = zone.as_ref().and_then(|_| crate::period::coarse_clock());
+        let clock = zone.as_ref().and_then(|_| crate::clock::coarse_clock());
         let shared = Arc::new(Shared {
             spec,
             executor,
@@ -296,7 +296,7 @@ impl Sequence {
                 if let Some(number) = series.take_one_now(self.shared.clock) {
                     return Ok(number);
                 }
-                let (counter, _) = self.series_counter(series, crate::period::now_ms())?;
+                let (counter, _) = self.series_counter(series, crate::clock::now_ms())?;
                 let numbers = counter.take(1, &self.shared.executor).await?;
                 let first = numbers.values().next().unwrap_or_default();
                 return Ok(first);

@@ -1,7 +1,7 @@
 //! The library reads like Rust: errors name options as the builder methods do, match one level
-//! deep (`kind()`), give typed fields; the documented error table lists every code; one
-//! `format_field` rule for inserts, `assign` and `create_numbering_index`; `insert_many` names
-//! the document whose scope value is missing.
+//! deep (`kind()`), give typed fields; the handles are `Send + Sync` and their futures `Send`;
+//! the documented error table lists every code; one `format_field` rule for inserts, `assign`
+//! and `create_numbering_index`; `insert_many` names the document whose scope value is missing.
 
 mod common;
 
@@ -174,4 +174,26 @@ async fn format_field_is_optional_for_inserts_assign_and_the_numbering_index() -
     let stored = invoices.find_one(doc! { "_id": 7 }).await?.unwrap();
     assert_eq!(stored, doc! { "_id": 7, "status": "issued", "n": 2_i64 });
     Ok(())
+}
+
+/// The handles are `Send + Sync + 'static` and every future is `Send`, so they go into any
+/// task (a compile-time check: this test fails by not compiling).
+#[test]
+fn handles_and_futures_are_send_and_sync() {
+    fn handle<T: Send + Sync + Clone + 'static>() {}
+    fn future<F: std::future::Future + Send>(_: F) {}
+    handle::<mongo_seq::Sequences>();
+    handle::<mongo_seq::Sequence>();
+    handle::<mongo_seq::executor::Executor>();
+    fn futures(seqs: mongo_seq::Sequences, sequence: mongo_seq::Sequence) {
+        let orders = seqs.counters().clone();
+        future(sequence.next());
+        future(sequence.next_many(3));
+        future(sequence.set_next(5));
+        future(seqs.insert_one(&orders, mongodb::bson::doc! {}, "orders"));
+        future(seqs.insert_many(&orders, [mongodb::bson::doc! {}], "orders"));
+        future(seqs.insert_optimistic(&orders, mongodb::bson::doc! {}, None));
+        future(seqs.wait_for_number(&orders, 1, None));
+    }
+    let _ = futures;
 }

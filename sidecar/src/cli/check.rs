@@ -1,5 +1,5 @@
 //! `mongo-seq check`: what to audit (a config's triggers, or one given by flags — the same raw
-//! trigger the file gives, through the same validation), the audit (`tools/check.rs`), the report and the exit status.
+//! trigger the file gives, through the same validation), the audit (`tools/check/`), the report and the exit status.
 
 use std::path::PathBuf;
 
@@ -9,8 +9,9 @@ use serde_json::{json, Value};
 use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{load_config, runtime, CliError};
 use crate::connection::Connection;
-use crate::tools::accounts;
-use crate::tools::check::{audit_collection, ensure_exists, CheckError, CheckSummary, CheckTarget};
+use crate::tools::check::{
+    audit_collection, ensure_exists, report, CheckError, CheckSummary, CheckTarget,
+};
 
 #[derive(Debug, Args)]
 #[command(
@@ -100,7 +101,7 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
     } else {
         for (target, summary) in &reports {
             println!("{}", summary.line(target));
-            for line in accounts::lines(summary) {
+            for line in report::lines(summary) {
                 println!("{line}");
             }
         }

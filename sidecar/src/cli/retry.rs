@@ -1,6 +1,6 @@
 //! `mongo-seq retry`: numbers the dead letters of a config's triggers now (documents a trigger
 //! could not number, repaired since), instead of waiting for the lease holder's next retry
-//! (`dead_letter_retry_ms`). The round is `tools/dead_letters.rs`'s, without a lease: like the
+//! (`dead_letter_retry_ms`). The round is `crate::dead_letters`', without a lease: like the
 //! package's `assign`, every write is conditioned on the document still unnumbered, so a running
 //! sidecar and `retry` never give one document two numbers. A gapless trigger's numbers are only
 //! its lease holder's to give: `retry` takes the trigger's lease when it is free (nobody runs the
@@ -20,8 +20,8 @@ use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{load_config, runtime, CliError};
 use crate::config::{Settings, TriggerSpec};
 use crate::connection::Connection;
+use crate::dead_letters::{self, RetryOutcome};
 use crate::liveness::Beacon;
-use crate::tools::dead_letters::{self, RetryOutcome};
 use crate::trigger::{Shared, Trigger};
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! The holder's retries of its trigger's dead letters (`tools/dead_letters.rs`): at the start
+//! The holder's retries of its trigger's dead letters (`crate::dead_letters`): at the start
 //! of a session when the state's read found some, then every `dead_letter_retry_ms` while some
 //! wait. Periodic rather than watching updates of the dead-lettered documents: the trigger's
 //! stream sees only inserts (and, with `on = "match"`, documents coming to match), so watching
@@ -10,11 +10,11 @@
 use mongo_seq_core::LeaseInfo;
 
 use super::Trigger;
+use crate::dead_letters::{self, RetryOutcome};
 use crate::error::SidecarError;
 use crate::fence::Fence;
 use crate::lease_keeper::Acquired;
 use crate::mongo::Mongo;
-use crate::tools::dead_letters::{self, RetryOutcome};
 
 impl<M: Mongo> Trigger<M> {
     /// One retry round as the holder of `fence`.

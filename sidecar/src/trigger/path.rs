@@ -1,6 +1,6 @@
 //! Field paths in the Extended JSON documents a trigger reads and writes: the trigger's `match`
 //! rewritten for change events (whose inserted document is `fullDocument`). Reading a path is
-//! the core's (`mongo_seq_core::numbering::spec::stored_value`).
+//! the core's (`mongo_seq_core::sequence::field::stored_value`).
 
 use serde_json::{Map, Value};
 

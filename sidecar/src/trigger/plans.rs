@@ -13,12 +13,12 @@ use mongo_seq_core::{
 use serde_json::Value;
 
 use super::Trigger;
+use crate::dead_letters;
 use crate::error::SidecarError;
 use crate::fence::Fence;
 use crate::lock::lock;
 use crate::mongo::Mongo;
 use crate::run_plan::run_writing_plan;
-use crate::tools::dead_letters;
 
 impl<M: Mongo> Trigger<M> {
     /// Numbers a batch of inserted documents (Extended JSON, in the order the stream or the

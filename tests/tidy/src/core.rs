@@ -181,17 +181,7 @@ fn dependencies(
 fn core_modules_only_use_lower_layers() {
     let src = crate_at(CORE).dir.join("src");
     let layers = architecture::core_layers();
-    let modules: BTreeSet<String> = std::fs::read_dir(&src)
-        .expect("the core's src")
-        .flatten()
-        .map(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .trim_end_matches(".rs")
-                .to_owned()
-        })
-        .filter(|name| name != "lib")
-        .collect();
+    let modules = source::top_level_modules(&src);
     let listed: BTreeSet<String> = layers.iter().cloned().collect();
     assert_eq!(
         modules, listed,

@@ -3,9 +3,8 @@
 //!
 //! This crate depends on nothing and compiles nothing of the product:
 //! `cargo test -p mongo-seq-tidy` runs in seconds. Crates are found by listing folders, so a
-//! crate added later is held to the workspace-wide rules without editing a list. The sidecar's
-//! rules about its own modules (no import cycle, the executor knows nothing of the sidecar, one
-//! way to take a lock, one wall clock) are in `sidecar/tests/tidy.rs`.
+//! crate added later is held to the workspace-wide rules (no import circle, …) without editing a
+//! list. The one home of tidy tests: the crates hold none of their own.
 
 pub mod source;
 
@@ -13,6 +12,10 @@ pub mod source;
 mod architecture;
 #[cfg(test)]
 mod core;
+#[cfg(test)]
+pub(crate) mod imports;
+#[cfg(test)]
+mod library;
 #[cfg(test)]
 mod shells;
 #[cfg(test)]

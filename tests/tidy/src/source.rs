@@ -51,6 +51,22 @@ pub fn files(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
     found
 }
 
+/// The top-level modules of a crate's `src` folder (`period.rs` and `sequence/` → `period`,
+/// `sequence`), its roots (`lib.rs`, `main.rs`) left out.
+pub fn top_level_modules(src: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(src)
+        .unwrap_or_else(|e| panic!("read {}: {e}", src.display()))
+        .flatten()
+        .map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_owned()
+        })
+        .filter(|name| name != "lib" && name != "main")
+        .collect()
+}
+
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }

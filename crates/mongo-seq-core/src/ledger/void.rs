@@ -50,13 +50,13 @@ use crate::error::SeqError;
 use crate::ledger::entry::{LedgerEntry, LedgerKind};
 use crate::numbering::intent::{read_command, read_counter_extras};
 use crate::numbering::series::holders;
-use crate::numbering::spec::stored_value;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::counter_id::CounterKey;
 use crate::sequence::field::check_field_path;
+use crate::sequence::field::stored_value;
 use crate::sequence::instant::check_instant;
 use crate::sequence::options::SequenceSpec;
 

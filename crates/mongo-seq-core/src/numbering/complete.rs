@@ -11,7 +11,7 @@ use crate::numbering::intent::{
     plan_completion, read_command, read_counter_extras, FinishIntent, FinishOutcome, Holds, Intent,
 };
 use crate::numbering::series::{holding, Holding};
-use crate::numbering::spec::{stored_value, NumberingSpec};
+use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{
     Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
@@ -20,6 +20,7 @@ use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply, DUPLICATE_KEY};
+use crate::sequence::field::stored_value;
 use crate::sequence::period::Period;
 
 /// How many times a completion writes and looks again before giving up (each round settles

@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::numbering::spec::stored_value;
 use crate::sequence::counter_id::CounterKey;
+use crate::sequence::field::stored_value;
 use crate::sequence::options::SequenceSpec;
 use crate::sequence::period::{period_field, Period};
 

@@ -29,7 +29,7 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
 use crate::protocol::command::{Collection, Command, UpdateStatement};
-use crate::sequence::field::check_field_path;
+use crate::sequence::field::{check_field_path, stored_value};
 use crate::sequence::options::SequenceSpec;
 use crate::sequence::period::{period_field, Period};
 
@@ -462,16 +462,6 @@ impl NumberingSpec {
             other => Some(ejson::truncate(&other.to_string())),
         }
     }
-}
-
-/// The value at a dotted `path` (any value, `null` included), following embedded documents
-/// only: absent when a segment is missing or the path crosses anything else (an array too).
-pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.')
-        .try_fold(document, |current, part| match current {
-            Value::Object(map) => map.get(part),
-            _ => None,
-        })
 }
 
 /// See [`NumberingSpec::fence_field`].

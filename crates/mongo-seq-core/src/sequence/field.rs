@@ -6,6 +6,8 @@
 //! * A **number field** of an insert is a top-level field name (see
 //!   [`crate::insert::fields`] for the rest of an insert's rules).
 
+use serde_json::Value;
+
 use crate::error::SeqError;
 
 /// Longest field path, in UTF-8 bytes.
@@ -57,9 +59,31 @@ pub fn check_field_path(argument: &str, field: &str) -> Result<(), SeqError> {
     check(argument, field, true)
 }
 
+/// The value at a dotted `path` (any value, `null` included), following embedded documents
+/// only: absent when a segment is missing or the path crosses anything else (an array too).
+pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .try_fold(document, |current, part| match current {
+            Value::Object(map) => map.get(part),
+            _ => None,
+        })
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn stored_values_follow_documents_only() {
+        let doc = json!({"a": {"b": 5}, "c": null, "d": [{"b": 1}], "e": {"$numberLong": "7"}});
+        assert_eq!(stored_value(&doc, "a.b"), Some(&json!(5)));
+        assert_eq!(stored_value(&doc, "c"), Some(&Value::Null));
+        assert_eq!(stored_value(&doc, "d.b"), None);
+        assert_eq!(stored_value(&doc, "a.x"), None);
+        assert_eq!(stored_value(&doc, "e"), Some(&json!({"$numberLong": "7"})));
+    }
 
     #[test]
     fn number_fields() {

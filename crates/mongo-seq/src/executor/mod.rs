@@ -3,7 +3,7 @@
 //! classified ([`classify`]). **The low-level layer**: [`Sequences`](crate::Sequences) runs the
 //! core's plans through it, and so does the `mongo-seq` sidecar binary; an application needs it
 //! only to drive a core plan of its own (see [`run_plan`](crate::run_plan)). It knows the core
-//! and the driver, nothing of the rest of this crate (`tests/tidy.rs`).
+//! and the driver, nothing of the rest of this crate (the tidy tests check it).
 //!
 //! The concerns are the command's own (`Command::write_concern`/`read_concern`: majority writes,
 //! majority reads of counters and leases, local reads of documents, majority reads causally

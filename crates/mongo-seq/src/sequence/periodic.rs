@@ -9,9 +9,10 @@ use mongodb::bson::DateTime;
 use serde_json::Value;
 
 use super::{Binding, Bound, Sequence};
+use crate::clock::{now_ms, CoarseClock};
 use crate::counter::Counter;
 use crate::error::Result;
-use crate::period::{instant, now_ms, period_at, CoarseClock, Window};
+use crate::period::{instant, period_at, Window};
 
 /// A number with its period and formatted id: what [`Sequence::next_formatted`] gives.
 ///

@@ -42,7 +42,7 @@ impl Sequence {
             field: field.to_owned(),
             reason: reason.to_owned(),
             by: by.to_owned(),
-            now_ms: crate::period::now_ms(),
+            now_ms: crate::clock::now_ms(),
         };
         let mut plan = VoidNumbers::new(&self.shared.spec, &request)?;
         let executor = self

@@ -193,16 +193,6 @@ fn conditions_guard_first_numbers_and_periods_are_written() {
 }
 
 #[test]
-fn stored_values_follow_documents_only() {
-    let doc = json!({"a": {"b": 5}, "c": null, "d": [{"b": 1}], "e": {"$numberLong": "7"}});
-    assert_eq!(stored_value(&doc, "a.b"), Some(&json!(5)));
-    assert_eq!(stored_value(&doc, "c"), Some(&Value::Null));
-    assert_eq!(stored_value(&doc, "d.b"), None);
-    assert_eq!(stored_value(&doc, "a.x"), None);
-    assert_eq!(stored_value(&doc, "e"), Some(&json!({"$numberLong": "7"})));
-}
-
-#[test]
 fn a_shard_key_the_unique_index_cannot_start_with_refuses_it() {
     let spec = |options: Value| {
         NumberingSpec::new(SequenceSpec::parse(&options).unwrap(), "no", None, false).unwrap()

@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 use mongo_seq_core::numbering::series::members_among;
-use mongo_seq_core::numbering::spec::stored_value;
+use mongo_seq_core::sequence::field::stored_value;
 use mongo_seq_core::{
     dead_letter_document, record_dead_letter, resolve_dead_letters, waiting_dead_letters,
     BatchReport, ClusterTime, Collection, Command, DeadLetter, Note, QueryOptions, Reply,

@@ -1,50 +1,13 @@
-//! `check`'s reads for the account of a series (the ledger's entries of a sequence, a trigger's
-//! dead letters waiting) and its human report: one line per counter (held, voided with reasons,
+//! `check`'s human report of the accounts: one line per counter (held, voided with reasons,
 //! deleted, unexplained gaps as ranges) and one per dead letter. The arithmetic is the core's
-//! (`account`, `unnumbered`); this module reads and prints.
+//! (`account`, `unnumbered`); this module prints.
 
-use mongo_seq_core::{Collection, Command, QueryOptions};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::check::CheckSummary;
-use super::dead_letters;
-use crate::error::SidecarError;
-use crate::mongo::{documents, Mongo};
-
-/// Most dead letters a report lists (the counts are complete).
-pub const LISTED: usize = 100;
+use super::CheckSummary;
 
 /// Most gap ranges a human line shows (`--json` has up to the core's `MAX_RUNS`).
 const SHOWN_GAPS: usize = 5;
-
-/// The ledger's entries of `sequence`, as stored (`ledger`'s documents collection is the ledger).
-pub async fn ledger_entries<M: Mongo>(
-    ledger: &M,
-    sequence: &str,
-) -> Result<Vec<Value>, SidecarError> {
-    let find = Command::Find {
-        collection: Collection::Documents,
-        filter: json!({ "sequence": sequence }),
-        options: QueryOptions::default(),
-        after_cluster_time: None,
-    };
-    documents(ledger.execute(find).await?, "ledger")
-}
-
-/// The counter id an entry is filed under (`_id.counter`; an unreadable entry under a name of
-/// its own, where it explains nothing).
-pub fn entry_counter(entry: &Value) -> String {
-    entry
-        .get("_id")
-        .and_then(|id| id.get("counter"))
-        .and_then(Value::as_str)
-        .map_or_else(|| "(unreadable ledger entries)".to_owned(), str::to_owned)
-}
-
-/// The dead letters of `trigger` waiting (`mongo`'s state collection).
-pub async fn dead_letters<M: Mongo>(mongo: &M, trigger: &str) -> Result<Vec<Value>, SidecarError> {
-    dead_letters::waiting(mongo, trigger).await
-}
 
 /// The human report's lines below the summary line: each counter's account, each dead letter.
 pub fn lines(summary: &CheckSummary) -> Vec<String> {

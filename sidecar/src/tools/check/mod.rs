@@ -5,6 +5,12 @@
 //! not it matches the trigger's `match` now, and the unnumbered ones that match. A summary is
 //! clean when every one of them holds its own integer on the sequence's grid and every counter
 //! has passed the numbers under it (and, for gapless sequences, nothing is missing).
+//!
+//! Beside the audit, the account of every number (the core's `account`): the ledger's entries
+//! of the sequence and the trigger's dead letters waiting are read here, the human report's
+//! lines are [`report`]'s.
+
+pub mod report;
 
 use std::collections::BTreeMap;
 
@@ -15,10 +21,10 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::config::{Namespace, TriggerSpec};
+use crate::dead_letters;
 use crate::error::SidecarError;
 use crate::mongo::{documents, Mongo};
 use crate::run_plan::run_tool_plan;
-use crate::tools::accounts;
 
 /// What `check` looks at: what a trigger numbers (its collection, field, sequence, `match`),
 /// and its counters.
@@ -296,8 +302,8 @@ pub async fn audit_collection<M: Mongo>(
     // The ledger's entries of this sequence, by counter: a counter whose numbers were all
     // voided or deleted has a series too.
     let mut entries: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for entry in accounts::ledger_entries(ledger, spec.name()).await? {
-        let counter_id = accounts::entry_counter(&entry);
+    for entry in ledger_entries(ledger, spec.name()).await? {
+        let counter_id = entry_counter(&entry);
         entries.entry(counter_id).or_default().push(entry);
     }
     for counter_id in entries.keys() {
@@ -332,7 +338,7 @@ pub async fn audit_collection<M: Mongo>(
         summary.accounts.insert(counter_id, exact(&account));
     }
     // Unnumbered documents: each one waits as a dead letter, or is left silently.
-    let waiting = accounts::dead_letters(mongo, &target.trigger.id).await?;
+    let waiting = dead_letters::waiting(mongo, &target.trigger.id).await?;
     let ids: Vec<Value> = waiting
         .iter()
         .filter_map(|d| mongo_seq_core::dead_letter_document(d).cloned())
@@ -351,7 +357,7 @@ pub async fn audit_collection<M: Mongo>(
     }
     summary.dead_letter_list = waiting
         .into_iter()
-        .take(accounts::LISTED)
+        .take(LISTED)
         .map(super::counters::exact_numbers)
         .collect();
     Ok(summary)
@@ -362,4 +368,28 @@ fn exact<T: Serialize>(report: &T) -> Value {
     super::counters::exact_numbers(
         serde_json::to_value(report).unwrap_or_else(|e| json!(e.to_string())),
     )
+}
+
+/// Most dead letters a report lists (the counts are complete).
+const LISTED: usize = 100;
+
+/// The ledger's entries of `sequence`, as stored (`ledger`'s documents collection is the ledger).
+async fn ledger_entries<M: Mongo>(ledger: &M, sequence: &str) -> Result<Vec<Value>, SidecarError> {
+    let find = Command::Find {
+        collection: Collection::Documents,
+        filter: json!({ "sequence": sequence }),
+        options: QueryOptions::default(),
+        after_cluster_time: None,
+    };
+    documents(ledger.execute(find).await?, "ledger")
+}
+
+/// The counter id an entry is filed under (`_id.counter`; an unreadable entry under a name of
+/// its own, where it explains nothing).
+fn entry_counter(entry: &Value) -> String {
+    entry
+        .get("_id")
+        .and_then(|id| id.get("counter"))
+        .and_then(Value::as_str)
+        .map_or_else(|| "(unreadable ledger entries)".to_owned(), str::to_owned)
 }
