@@ -70,55 +70,57 @@ test("the binaries' notices name the crates compiled in, with their license text
   }
 });
 
-// The arm64 binary: its own (emulated) run of the product's two first commands.
-const arm64 = "aarch64-unknown-linux-musl";
+// Each binary's own run of the product's two first commands (the arm64 one emulated).
+for (const { triple } of TARGETS) {
+  const how = runner(triple).length > 1 ? "under qemu-user" : "natively";
 
-test("arm64 under qemu-user: --check-config accepts the demo's configuration", () => {
-  const [command, ...args] = runner(arm64);
-  const checked = run(command, [...args, "sidecar", "--config", join(root, "demo", "mongo-seq.toml"), "--check-config"]);
-  assert.equal(checked.status, 0, checked.stderr);
-  assert.match(checked.stdout + checked.stderr, /config .*mongo-seq\.toml is valid: 2 trigger\(s\)/);
-  const bad = run(command, [...args, "sidecar", "--config", join(root, "Cargo.toml"), "--check-config"]);
-  assert.equal(bad.status, 2, "a file that is not a configuration exits 2");
-});
+  test(`${triple} ${how}: --check-config accepts the demo's configuration`, () => {
+    const [command, ...args] = runner(triple);
+    const checked = run(command, [...args, "sidecar", "--config", join(root, "demo", "mongo-seq.toml"), "--check-config"]);
+    assert.equal(checked.status, 0, checked.stderr);
+    assert.match(checked.stdout + checked.stderr, /config .*mongo-seq\.toml is valid: 2 trigger\(s\)/);
+    const bad = run(command, [...args, "sidecar", "--config", join(root, "Cargo.toml"), "--check-config"]);
+    assert.equal(bad.status, 2, "a file that is not a configuration exits 2");
+  });
 
-test("arm64 under qemu-user: the sidecar numbers inserted documents on the host's server, then stops on SIGTERM", async () => {
-  const db = uniqueDbName("release_arm64");
-  const config = join(mkdtempSync(join(tmpdir(), "mongo-seq-arm64-")), "mongo-seq.toml");
-  writeFileSync(
-    config,
-    `[mongodb]\ncounters = "${db}.counters"\n\n[sidecar]\npoll_interval_ms = 20\nmax_await_ms = 200\n\n[http]\nport = 0\n\n[[trigger]]\ndatabase = "${db}"\ncollection = "orders"\nfield = "seq"\n`,
-  );
-  const [command, ...args] = runner(arm64);
-  const sidecar = spawn(command, [...args, "sidecar", "--config", config], {
-    env: { ...process.env, MONGO_SEQ_URI: mongo.uri, MONGO_SEQ_LOG_FORMAT: "json" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const exited = new Promise((resolve) => sidecar.once("exit", (code, signal) => resolve(code ?? signal)));
-  const logs = [];
-  let watching = false;
-  createInterface({ input: sidecar.stderr }).on("line", (line) => {
-    logs.push(line);
-    if (line.includes("watching for inserts")) watching = true;
-  });
-  const waitFor = async (probe, ms, message) => {
-    const deadline = Date.now() + ms;
-    while (!(await probe())) {
-      if (Date.now() > deadline) throw new Error(`${message}:\n${logs.slice(-20).join("\n")}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+  test(`${triple} ${how}: the sidecar numbers inserted documents on the host's server, then stops on SIGTERM`, async () => {
+    const db = uniqueDbName(`release_${triple.split("-")[0]}`);
+    const config = join(mkdtempSync(join(tmpdir(), `mongo-seq-${triple.split("-")[0]}-`)), "mongo-seq.toml");
+    writeFileSync(
+      config,
+      `[mongodb]\ncounters = "${db}.counters"\n\n[sidecar]\npoll_interval_ms = 20\nmax_await_ms = 200\n\n[http]\nport = 0\n\n[[trigger]]\ndatabase = "${db}"\ncollection = "orders"\nfield = "seq"\n`,
+    );
+    const [command, ...args] = runner(triple);
+    const sidecar = spawn(command, [...args, "sidecar", "--config", config], {
+      env: { ...process.env, MONGO_SEQ_URI: mongo.uri, MONGO_SEQ_LOG_FORMAT: "json" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const exited = new Promise((resolve) => sidecar.once("exit", (code, signal) => resolve(code ?? signal)));
+    const logs = [];
+    let watching = false;
+    createInterface({ input: sidecar.stderr }).on("line", (line) => {
+      logs.push(line);
+      if (line.includes("watching for inserts")) watching = true;
+    });
+    const waitFor = async (probe, ms, message) => {
+      const deadline = Date.now() + ms;
+      while (!(await probe())) {
+        if (Date.now() > deadline) throw new Error(`${message}:\n${logs.slice(-20).join("\n")}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    try {
+      await waitFor(() => watching, 120_000, "the sidecar is not watching");
+      const orders = client.db(db).collection("orders");
+      for (let i = 0; i < DOCS; i += 100) await orders.insertMany(Array.from({ length: 100 }, (_, j) => ({ i: i + j })));
+      await waitFor(async () => (await orders.countDocuments({ seq: { $exists: true } })) === DOCS, 120_000, "not every document was numbered");
+      const numbers = (await orders.find({}, { projection: { _id: 0, seq: 1 } }).toArray()).map((d) => Number(d.seq)).sort((a, b) => a - b);
+      assert.deepEqual(numbers, Array.from({ length: DOCS }, (_, i) => i + 1), "1..N, each once");
+    } finally {
+      sidecar.kill("SIGTERM");
+      assert.equal(await exited, 0, `SIGTERM: graceful exit 0:\n${logs.slice(-10).join("\n")}`);
+      await client.db(db).dropDatabase();
     }
-  };
-  try {
-    await waitFor(() => watching, 120_000, "the emulated sidecar is not watching");
-    const orders = client.db(db).collection("orders");
-    for (let i = 0; i < DOCS; i += 100) await orders.insertMany(Array.from({ length: 100 }, (_, j) => ({ i: i + j })));
-    await waitFor(async () => (await orders.countDocuments({ seq: { $exists: true } })) === DOCS, 120_000, "not every document was numbered");
-    const numbers = (await orders.find({}, { projection: { _id: 0, seq: 1 } }).toArray()).map((d) => Number(d.seq)).sort((a, b) => a - b);
-    assert.deepEqual(numbers, Array.from({ length: DOCS }, (_, i) => i + 1), "1..N, each once");
-  } finally {
-    sidecar.kill("SIGTERM");
-    assert.equal(await exited, 0, `SIGTERM: graceful exit 0:\n${logs.slice(-10).join("\n")}`);
-    await client.db(db).dropDatabase();
-  }
-  assert.ok(logs.some((line) => line.includes("mongo-seq sidecar stopped")), logs.slice(-5).join("\n"));
-});
+    assert.ok(logs.some((line) => line.includes("mongo-seq sidecar stopped")), logs.slice(-5).join("\n"));
+  });
+}

@@ -11,10 +11,16 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const RELEASE = process.env.MONGO_SEQ_RELEASE_DIR ?? join(root, "target", "release-artifacts");
 /** The version of every artifact: the workspace's (the `mongo-seq` crate's). */
 export const VERSION = JSON.parse(readFileSync(join(root, "js", "package.json"), "utf8")).version;
-export const TARGETS = [
+const ALL_TARGETS = [
   { triple: "x86_64-unknown-linux-musl", arch: "amd64", elf: /x86-64/ },
   { triple: "aarch64-unknown-linux-musl", arch: "arm64", elf: /ARM aarch64/ },
 ];
+/** The targets scripts/release built: both, or those MONGO_SEQ_RELEASE_TARGETS names (as there). */
+const named = (process.env.MONGO_SEQ_RELEASE_TARGETS ?? "").split(/\s+/).filter(Boolean);
+for (const triple of named) {
+  if (!ALL_TARGETS.some((t) => t.triple === triple)) throw new Error(`MONGO_SEQ_RELEASE_TARGETS: unknown target ${triple}`);
+}
+export const TARGETS = named.length ? ALL_TARGETS.filter((t) => named.includes(t.triple)) : ALL_TARGETS;
 /** The crates scripts/release packages (every workspace member not marked `publish = false`). */
 export const CRATES = ["mongo-seq-core", "mongo-seq", "mongo-seq-sidecar"];
 
