@@ -71,12 +71,13 @@ pub fn check_time_zone(spec: &SequenceSpec) -> Result<(), SeqError> {
 /// # Ok::<(), mongo_seq::SeqError>(())
 /// ```
 pub fn local_dates(time_zone_name: &str, instants: &[i64]) -> Result<Reply, SeqError> {
-    let zone = time_zone(time_zone_name)?;
-    let dates = instants
-        .iter()
-        .map(|&ms| local_date(&zone, ms))
-        .collect::<Result<_, _>>()?;
+    let dates = local_dates_in(&time_zone(time_zone_name)?, instants)?;
     Ok(Reply::LocalDates { dates })
+}
+
+/// [`local_dates`] in a zone at hand (the core's `PeriodWindows` asks them of a sequence's).
+pub fn local_dates_in(zone: &TimeZone, instants: &[i64]) -> Result<Vec<String>, SeqError> {
+    instants.iter().map(|&ms| local_date(zone, ms)).collect()
 }
 
 fn local_date(zone: &TimeZone, ms: i64) -> Result<String, SeqError> {

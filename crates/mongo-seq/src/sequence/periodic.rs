@@ -1,6 +1,6 @@
 //! A sequence that resets (option `reset`): numbers in the period of a date (default now), the
-//! period of the instants at hand cached (`crate::period`'s window), and the handle of one
-//! period's counter.
+//! period of the instants at hand cached (the core's window, see `crate::period`), and the
+//! handle of one period's counter.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -12,7 +12,7 @@ use super::{Binding, Bound, Sequence};
 use crate::clock::{now_ms, CoarseClock};
 use crate::counter::Counter;
 use crate::error::Result;
-use crate::period::{instant, period_at, Window};
+use crate::period::{instant, Periods, Window};
 
 /// A number with its period and formatted id: what [`Sequence::next_formatted`] gives.
 ///
@@ -78,25 +78,29 @@ impl Sequence {
     ) -> Result<(Arc<Counter>, Period)> {
         let mut window = series.window.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(kept) = window.as_ref().filter(|w| w.contains(ms)) {
-            return Ok((Arc::clone(&kept.counter), kept.period));
+            return Ok((Arc::clone(&kept.counter), kept.bounds.period));
         }
         let shared = &self.shared;
-        let zone = shared
-            .zone
-            .as_ref()
-            .ok_or_else(|| SeqError::UnexpectedReply {
-                reason: "a series without a time zone".to_owned(),
-            })?;
-        let (period, span) = period_at(&shared.spec, zone, ms)?;
+        let (period, bounds) = self.periods()?.period_at(ms)?;
         let counter_id = shared.spec.counter_id_in(series.scope(), Some(&period))?;
         let counter = shared.counters.get(&shared.spec, &counter_id)?;
-        *window = Some(Window {
-            from: span.start,
-            until: span.end,
-            period,
+        // A period the core keeps no window for (its dates step back) is asked again each time.
+        *window = bounds.map(|bounds| Window {
+            bounds,
             counter: Arc::clone(&counter),
         });
         Ok((counter, period))
+    }
+
+    /// The periods of a sequence that resets.
+    fn periods(&self) -> Result<&Periods> {
+        Ok(self
+            .shared
+            .periods
+            .as_ref()
+            .ok_or_else(|| SeqError::UnexpectedReply {
+                reason: "a series of a sequence that never resets".to_owned(),
+            })?)
     }
 
     /// The counter this handle takes from for `date` (ms, checked; `None`: now) and its period.
@@ -107,10 +111,10 @@ impl Sequence {
                 Ok((counter, Some(period)))
             }
             Binding::Counter(bound) => {
-                if let (Some(ms), Some(period), Some(zone)) =
-                    (date, bound.period, &self.shared.zone)
+                if let (Some(ms), Some(period), Some(periods)) =
+                    (date, bound.period, &self.shared.periods)
                 {
-                    let (of_date, _) = period_at(&self.shared.spec, zone, ms)?;
+                    let (of_date, _) = periods.period_at(ms)?;
                     if of_date != period {
                         return Err(SeqError::InvalidDate {
                             argument: "date".to_owned(),
@@ -235,8 +239,8 @@ impl Sequence {
     /// ```
     pub fn period_of(&self, date: impl Into<DateTime>) -> Result<Option<Period>> {
         let ms = instant(date.into())?;
-        match &self.shared.zone {
-            Some(zone) => Ok(Some(period_at(&self.shared.spec, zone, ms)?.0)),
+        match &self.shared.periods {
+            Some(periods) => Ok(Some(periods.period_at(ms)?.0)),
             None => Ok(None),
         }
     }
