@@ -56,7 +56,7 @@ impl Periods {
                     return Ok((period, window));
                 }
                 WindowStep::LocalDates(instants) => {
-                    step = windows.answer(local_dates_in(&self.zone, &instants)?)?;
+                    step = windows.answer_dates(&local_dates_in(&self.zone, &instants)?)?;
                 }
             }
         }

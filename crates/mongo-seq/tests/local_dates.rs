@@ -176,7 +176,7 @@ fn the_core_s_period_window_of_every_instant_of_the_vectors() {
         let mut step = windows.period_at(instant(&case)).expect("an instant");
         while let WindowStep::LocalDates(instants) = step {
             let dates = local_dates_in(&zone, &instants).expect("dates");
-            step = windows.answer(dates).expect("an answer");
+            step = windows.answer_dates(&dates).expect("an answer");
         }
         let got = windows
             .current()

@@ -15,6 +15,8 @@
 //!                bracket's two ends asked first, then one instant per end per round: on the
 //!                quarter hours from the bracket's start, then the instant before the quarter
 //!                hour found (the change is almost always on one), else to the millisecond
+//!                (first, where the change would be at the offset of the last change found:
+//!                two dates tell whether it is there)
 //!           └──▶ Period(P); the window [from, until) becomes the current one, the one before it
 //!                kept (up to KEPT_WINDOWS), when it holds ms
 //! ```
@@ -85,6 +87,9 @@ pub struct PeriodWindows {
     /// Earlier windows, most recent first.
     kept: Vec<PeriodWindow>,
     search: Option<Search>,
+    /// Midnight UTC minus the instant the last change found began: where the next search
+    /// looks first.
+    offset: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -101,6 +106,15 @@ struct Search {
 enum End {
     /// Not started (the period is not known yet).
     Unknown,
+    /// The instant the date would begin at the offset of the last change found, and the one
+    /// before it, asked together (offsets rarely differ from one period's start to the next):
+    /// the change when they straddle it, else the bracket.
+    Guess {
+        at: i64,
+        low: i64,
+        high: i64,
+        target: LocalDate,
+    },
     /// The bracket's ends, asked together.
     Bracket {
         low: i64,
@@ -133,19 +147,28 @@ enum End {
 
 impl End {
     /// The search for where `date` begins (`None`: no such date, the window runs to `beyond`).
-    fn of(date: Option<LocalDate>, beyond: i64) -> Self {
+    /// `offset`: midnight UTC minus the instant the last change found began, if any.
+    fn of(date: Option<LocalDate>, beyond: i64, offset: Option<i64>) -> Self {
         let Some(date) = date else {
             return Self::Found(beyond);
         };
-        let midnight = days_from_civil(i64::from(date.year()), date.month(), date.day())
-            .and_then(|days| days.checked_mul(DAY_MS));
-        match midnight {
-            Some(midnight) => Self::Bracket {
-                low: midnight.saturating_sub(BRACKET_MS).max(MIN_INSTANT_MS),
-                high: midnight.saturating_add(BRACKET_MS).min(MAX_INSTANT_MS),
+        let Some(midnight) = midnight_utc(date) else {
+            return Self::Failed;
+        };
+        let low = midnight.saturating_sub(BRACKET_MS).max(MIN_INSTANT_MS);
+        let high = midnight.saturating_add(BRACKET_MS).min(MAX_INSTANT_MS);
+        match offset.map(|offset| midnight.saturating_sub(offset)) {
+            Some(at) if low < at && at <= high => Self::Guess {
+                at,
+                low,
+                high,
                 target: date,
             },
-            None => Self::Failed,
+            _ => Self::Bracket {
+                low,
+                high,
+                target: date,
+            },
         }
     }
 
@@ -158,14 +181,20 @@ impl End {
             }
             Self::Edge { high, .. } => Some(high.saturating_sub(1)),
             Self::Fine { low, high, .. } => Some(low.saturating_add(high.saturating_sub(low) / 2)),
-            Self::Unknown | Self::Bracket { .. } | Self::Found(_) | Self::Failed => None,
+            Self::Unknown
+            | Self::Guess { .. }
+            | Self::Bracket { .. }
+            | Self::Found(_)
+            | Self::Failed => None,
         }
     }
 
     /// The instants this end needs dated next.
     fn asks(&self, out: &mut Vec<i64>) {
-        if let Self::Bracket { low, high, .. } = *self {
-            out.extend([low, high]);
+        match *self {
+            Self::Bracket { low, high, .. } => out.extend([low, high]),
+            Self::Guess { at, .. } => out.extend([at.saturating_sub(1), at]),
+            _ => {}
         }
         out.extend(self.probe());
     }
@@ -175,6 +204,19 @@ impl End {
         let mut next = || dates.next().copied().ok_or_else(too_few);
         let probe = self.probe();
         Ok(match self {
+            Self::Guess {
+                at,
+                low,
+                high,
+                target,
+            } => {
+                let (before, at_guess) = (next()?, next()?);
+                if before < target && at_guess >= target {
+                    Self::Found(at)
+                } else {
+                    Self::Bracket { low, high, target }
+                }
+            }
             Self::Bracket { low, high, target } => {
                 let (at_low, at_high) = (next()?, next()?);
                 if at_low >= target {
@@ -239,6 +281,11 @@ impl End {
     }
 }
 
+/// The instant `date` begins in UTC.
+fn midnight_utc(date: LocalDate) -> Option<i64> {
+    days_from_civil(i64::from(date.year()), date.month(), date.day())?.checked_mul(DAY_MS)
+}
+
 fn too_few() -> SeqError {
     SeqError::unexpected_reply("`localDates` answered fewer dates than instants asked")
 }
@@ -257,6 +304,7 @@ impl PeriodWindows {
             current: None,
             kept: Vec::with_capacity(KEPT_WINDOWS),
             search: None,
+            offset: None,
         })
     }
 
@@ -292,13 +340,18 @@ impl PeriodWindows {
     /// of another length or shape is `UNEXPECTED_REPLY`; the date of the instant itself may be
     /// `INVALID_DATE` (a fiscal year beyond 9999). Either ends the search.
     pub fn answer(&mut self, dates: Vec<String>) -> Result<WindowStep, SeqError> {
-        let search = self
-            .search
-            .take()
-            .ok_or_else(|| SeqError::unexpected_reply("no local dates were asked for"))?;
-        let Some(period) = search.period else {
-            return self.dated(search.ms, dates);
-        };
+        if let Some(Search {
+            ms, period: None, ..
+        }) = self.search
+        {
+            self.search = None;
+            let reply = Reply::LocalDates { dates };
+            let period = periods_of(&self.spec, reply, 1, "date", |_| None)?
+                .into_iter()
+                .next()
+                .ok_or_else(too_few)??;
+            return self.search_ends(ms, period);
+        }
         let dates = dates
             .iter()
             .map(|text| {
@@ -310,6 +363,27 @@ impl PeriodWindows {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        self.answer_dates(&dates)
+    }
+
+    /// [`answer`](Self::answer) with the dates at hand rather than as text (a native host).
+    pub fn answer_dates(&mut self, dates: &[LocalDate]) -> Result<WindowStep, SeqError> {
+        let search = self
+            .search
+            .take()
+            .ok_or_else(|| SeqError::unexpected_reply("no local dates were asked for"))?;
+        let Some(period) = search.period else {
+            let [date] = dates else {
+                return Err(SeqError::unexpected_reply(format!(
+                    "`localDates` of 1 instant answered with {} date(s)",
+                    dates.len()
+                )));
+            };
+            let period = self.spec.period_of(*date, "date")?.ok_or_else(|| {
+                SeqError::unexpected_reply("a sequence that never resets asked for dates")
+            })?;
+            return self.search_ends(search.ms, period);
+        };
         let mut read = dates.iter();
         let start = search.start.answered(&mut read)?;
         let end = search.end.answered(&mut read)?;
@@ -326,16 +400,15 @@ impl PeriodWindows {
         })
     }
 
-    /// The period of `ms` from its local date; then the search for its window.
-    fn dated(&mut self, ms: i64, dates: Vec<String>) -> Result<WindowStep, SeqError> {
-        let reply = Reply::LocalDates { dates };
-        let period = periods_of(&self.spec, reply, 1, "date", |_| None)?
-            .into_iter()
-            .next()
-            .ok_or_else(too_few)??;
-        let start = End::of(self.spec.period_start(&period)?, MIN_INSTANT_MS);
+    /// The search for the window of `period`, which holds `ms`.
+    fn search_ends(&mut self, ms: i64, period: Period) -> Result<WindowStep, SeqError> {
+        let start = End::of(
+            self.spec.period_start(&period)?,
+            MIN_INSTANT_MS,
+            self.offset,
+        );
         let next = self.spec.next_period_start(&period)?;
-        let end = End::of(next, MAX_INSTANT_MS.saturating_add(1));
+        let end = End::of(next, MAX_INSTANT_MS.saturating_add(1), self.offset);
         self.go_on(Search {
             ms,
             period: Some(period),
@@ -356,6 +429,13 @@ impl PeriodWindows {
         if !asks.is_empty() {
             self.search = Some(search);
             return Ok(WindowStep::LocalDates(asks));
+        }
+        if let Some(next) = self.spec.next_period_start(&period)?.and_then(midnight_utc) {
+            if let End::Found(until) = search.end {
+                if until <= MAX_INSTANT_MS {
+                    self.offset = Some(next.saturating_sub(until));
+                }
+            }
         }
         if let (End::Found(from), End::Found(until)) = (search.start, search.end) {
             let window = PeriodWindow {

@@ -83,6 +83,14 @@ fn a_window_spans_its_period_and_is_kept() {
     host.asked = 0;
     assert_eq!(host.period(&mut windows, window.until - 1).unwrap(), "2026");
     assert_eq!(host.period(&mut windows, window.until).unwrap(), "2027");
+    assert_eq!(
+        host.asked, 5,
+        "the next year's ends are where the last offset puts them: its date and two per end"
+    );
+    assert_eq!(
+        windows.current().unwrap().until,
+        ms(JAN_1_2026 + 365 + 364, 23)
+    );
     assert_eq!(host.period(&mut windows, window.from - 1).unwrap(), "2025");
     let asked = host.asked;
     for at in [
@@ -108,6 +116,12 @@ fn a_clock_set_back_at_midnight_ends_the_day_after_the_hour_repeated() {
         back_at: Some(change),
         asked: 0,
     };
+    // The day before, at UTC+1: the next search looks first where UTC+1 puts midnight, and
+    // finds the day ends an hour later.
+    assert_eq!(
+        host.period(&mut windows, ms(JAN_1_2026 - 1, 12)).unwrap(),
+        "2025-12-31"
+    );
     assert_eq!(
         host.period(&mut windows, change + 60_000).unwrap(),
         "2026-01-01"
