@@ -10,13 +10,13 @@
 //! period_at(ms) ── ms in the current window or a kept one ──▶ Period (no question asked)
 //!    └──▶ LocalDates([ms]) ─▶ answer([date]) ─▶ its period P (INVALID_DATE: a fiscal year > 9999)
 //!           └──▶ per end of P (P's first local date, the next period's): the first instant whose
-//!                local date is that date or later, by bisection over [midnight UTC ± 36 h]
-//!                (every zone's offset, local mean times included, is within ±16 h) — the
-//!                bracket's two ends asked first, then one instant per end per round: on the
-//!                quarter hours from the bracket's start, then the instant before the quarter
-//!                hour found (the change is almost always on one), else to the millisecond
-//!                (first, where the change would be at the offset of the last change found:
-//!                two dates tell whether it is there)
+//!                local date is that date or later, asked one round per step for both ends:
+//!                1. where it would be at the offset of the last change found (the instant and
+//!                   the one before: two dates tell whether it is there; most often it is);
+//!                2. else by bisection over [midnight UTC ± 36 h] (every zone's offset, local
+//!                   mean times included, is within ±16 h): the bracket's two ends, then on the
+//!                   quarter hours from its start, then the instant before the quarter hour
+//!                   found (the change is almost always on one), else to the millisecond
 //!           └──▶ Period(P); the window [from, until) becomes the current one, the one before it
 //!                kept (up to KEPT_WINDOWS), when it holds ms
 //! ```
