@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mongo_seq_core::{Period, SeqError};
+use mongo_seq_core::{Period, PeriodWindow, SeqError};
 use mongodb::bson::DateTime;
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use super::{Binding, Bound, Sequence};
 use crate::clock::{now_ms, CoarseClock};
 use crate::counter::Counter;
 use crate::error::Result;
-use crate::period::{instant, Periods, Window};
+use crate::period::{instant, Periods};
 
 /// A number with its period and formatted id: what [`Sequence::next_formatted`] gives.
 ///
@@ -65,6 +65,37 @@ impl Series {
             .as_ref()
             .filter(|window| window.holds_now(clock))
             .and_then(|window| window.counter.take_one())
+    }
+}
+
+/// A series' window at hand (the core's) and its period's counter. The window runs from the
+/// period's first instant to the next period's, so a clock reading a little behind the instant
+/// the window was found for (the coarse clock of [`crate::clock`], which decides only when
+/// `[reading, reading + lag]` is inside the window) is still inside.
+struct Window {
+    bounds: PeriodWindow,
+    counter: Arc<Counter>,
+}
+
+impl Window {
+    fn contains(&self, ms: i64) -> bool {
+        self.bounds.contains(ms)
+    }
+
+    /// Whether now is in the window: by a coarse reading when `[reading, reading + lag]` is
+    /// inside it, else by the precise clock.
+    fn holds_now(&self, clock: Option<CoarseClock>) -> bool {
+        self.holds(clock.map(|c| (c.now_ms(), c.lag_ms)), now_ms)
+    }
+
+    /// [`holds_now`](Self::holds_now) with the coarse `(reading, lag)` given, and the precise
+    /// clock read only when that reading cannot decide.
+    fn holds(&self, coarse: Option<(i64, i64)>, precise: impl FnOnce() -> i64) -> bool {
+        let PeriodWindow { from, until, .. } = self.bounds;
+        let by_coarse = coarse.is_some_and(|(reading, lag_ms)| {
+            from <= reading && reading.saturating_add(lag_ms) < until
+        });
+        by_coarse || self.contains(precise())
     }
 }
 
@@ -296,5 +327,95 @@ impl Sequence {
     /// ```
     pub fn format_in(&self, value: i64, period: Option<&Period>) -> Option<String> {
         self.shared.spec.format_value(value, period)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{coarse_clock, COARSE_LAG_MS};
+    use jiff::Timestamp;
+    use mongo_seq_core::SequenceSpec;
+    use serde_json::json;
+
+    fn ms(rfc3339: &str) -> i64 {
+        rfc3339
+            .parse::<Timestamp>()
+            .expect("a timestamp")
+            .as_millisecond()
+    }
+
+    fn paris_yearly() -> (SequenceSpec, Periods) {
+        let spec = SequenceSpec::parse(
+            &json!({ "name": "inv", "reset": "yearly", "timeZone": "Europe/Paris" }),
+        )
+        .expect("a spec");
+        let periods = Periods::of(&spec).expect("a zone").expect("periodic");
+        (spec, periods)
+    }
+
+    fn window_at(spec: &SequenceSpec, periods: &Periods, at: i64) -> Window {
+        let (period, bounds) = periods.period_at(at).expect("a period");
+        let counter = Counter::new(spec, &spec.counter_id_in(None, Some(&period)).expect("id"))
+            .expect("a counter");
+        Window {
+            bounds: bounds.expect("a window"),
+            counter,
+        }
+    }
+
+    /// The warm path's decision as `next()` makes it, the clocks given: a coarse reading a tick
+    /// behind the instant the window was made is in it (no precise read), and across the
+    /// year's end the precise clock decides: 23:59:59.999 on 31 December is that year's, the
+    /// next millisecond starts a window of the next year, whatever the coarse reading says.
+    #[test]
+    fn a_year_s_end_crossed_between_two_calls_numbers_into_the_new_year() {
+        let (spec, periods) = paris_yearly();
+        let tick = 4;
+        let lag = coarse_clock().map_or(COARSE_LAG_MS, |c| c.lag_ms);
+        assert!(lag >= COARSE_LAG_MS);
+        let made = ms("2026-11-26T11:00:00.001Z");
+        let window = window_at(&spec, &periods, made);
+        assert_eq!(window.bounds.period.text(), "2026");
+        // Just after the window was made, the coarse clock still shows the previous tick.
+        let precise_reads = &std::cell::Cell::new(0);
+        let precise = |at: i64| {
+            move || {
+                precise_reads.set(precise_reads.get() + 1);
+                at
+            }
+        };
+        assert!(window.holds(Some((made - tick, lag)), precise(made)));
+        assert_eq!(
+            precise_reads.get(),
+            0,
+            "the coarse reading decides mid-year"
+        );
+
+        // The last millisecond of 2026 in Paris, a coarse reading a tick behind: the precise
+        // clock decides, and it is 2026's.
+        let last = ms("2026-12-31T22:59:59.999Z");
+        assert!(window.holds(Some((last - tick, lag)), precise(last)));
+        assert_eq!(
+            precise_reads.get(),
+            1,
+            "near the end the precise clock decides"
+        );
+        // Even a coarse reading `lag` behind the end does not vouch for the window.
+        assert!(
+            !window.holds(Some((window.bounds.until - lag, lag)), || window
+                .bounds
+                .until)
+        );
+        // The next millisecond: outside, and its own window is 2027's.
+        let first = last + 1;
+        assert!(!window.holds(Some((first - tick, lag)), || first));
+        assert!(!window.holds(Some((last, lag)), || first));
+        let next = window_at(&spec, &periods, first);
+        assert_eq!(next.bounds.period.text(), "2027");
+        assert_eq!(next.bounds.from, first, "2027 starts at midnight in Paris");
+        assert!(next.holds(None, || first));
+        // The first tick of 2027 by a coarse clock still in 2026: the precise clock decides.
+        assert!(next.holds(Some((last, lag)), || first));
     }
 }
