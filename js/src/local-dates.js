@@ -1,6 +1,6 @@
 // Instants → local dates in an IANA time zone, with the runtime's time-zone data (Intl): the
 // package's answer to the core's `localDates` command (the core has no clock and no tz data),
-// and the local-date lookups of a periodic sequence's warm-path cache (sequence.js). One
+// and the local dates the core's period windows ask for (sequence.js). One
 // formatter per zone, made once: building an Intl.DateTimeFormat costs far more than using it.
 import { invalidOption } from "./errors.js";
 

@@ -5,7 +5,7 @@
 import { runPlan } from "./run-plan.js";
 import { toCoreInteger } from "./bson.js";
 import { checkBoolean, checkCollection, checkKnownKeys, isDocument } from "./errors.js";
-import { PeriodWindow } from "./period-window.js";
+import { localDates, zoneFormatter } from "./local-dates.js";
 import { core } from "./wasm.js";
 import { afterThisTurn, hostname } from "./runtime.js";
 
@@ -27,8 +27,12 @@ export class Sequence {
   #counters = new Map();
   /** The one counter of an unscoped sequence that never resets (its id derived once). */
   #unscoped;
-  /** A sequence that resets: the period of the instants at hand, and its counter when unscoped. */
-  #window;
+  /** A sequence that resets: the core's periods of instants (the windows it keeps) and its zone. */
+  #periods;
+  #timeZone;
+  /** The core's window of the period last given, compared here: the warm path calls no Wasm. */
+  #window = { period: undefined, from: 0, until: -Infinity };
+  /** The counter of the period at hand, for an unscoped sequence that resets. */
   #periodCounter = { period: undefined, counter: undefined };
 
   /** @internal Use `Sequences#sequence()`. */
@@ -38,8 +42,11 @@ export class Sequence {
     this.options = Object.freeze(spec.options());
     this.name = this.options.name;
     // `timeZone` is in the normalized options exactly when the sequence resets.
-    if (this.options.timeZone !== undefined) this.#window = new PeriodWindow(spec, this.options.timeZone);
-    else if (this.options.scope.length === 0) this.#unscoped = this.#counter(spec.counterId(undefined));
+    if (this.options.timeZone !== undefined) {
+      zoneFormatter(this.options.timeZone); // an unknown zone: INVALID_OPTION naming timeZone
+      this.#timeZone = this.options.timeZone;
+      this.#periods = spec.periodWindows();
+    } else if (this.options.scope.length === 0) this.#unscoped = this.#counter(spec.counterId(undefined));
   }
 
   /**
@@ -53,7 +60,7 @@ export class Sequence {
   /** The period (`"2026"`, `"2026-05"`, `"2026-05-17"`) of `date` (a Date or ms; default now), or `undefined` when the sequence never resets. */
   periodOf(date) {
     const ms = date === undefined ? Date.now() : this.#instant(date);
-    return this.#window?.periodAt(ms);
+    return this.#periods === undefined ? undefined : this.#periodAt(ms);
   }
 
   /** The formatted id of `value` (`undefined` when the sequence has no `format`) in `period` (required when the sequence resets). */
@@ -298,10 +305,10 @@ export class Sequence {
     const [scope, { date }] = this.#arguments(first, second, "next options", NEXT_OPTIONS);
     // Checked for every sequence, so a bad date never depends on the options.
     const ms = date === undefined ? undefined : this.#instant(date);
-    if (this.#window === undefined) {
+    if (this.#periods === undefined) {
       return { counter: (scope === undefined && this.#unscoped) || this.#counter(this.counterId(scope)), period: undefined };
     }
-    const period = this.#window.periodAt(ms ?? Date.now());
+    const period = this.#periodAt(ms ?? Date.now());
     if (this.options.scope.length > 0 || scope !== undefined) return { counter: this.#counter(this.counterId(scope, period)), period };
     return this.#periodCounterOf(period);
   }
@@ -309,8 +316,18 @@ export class Sequence {
   /** `next()` without arguments: the counter of an unscoped sequence now, from the caches when warm. */
   #counterNow() {
     if (this.#unscoped !== undefined) return this.#unscoped;
-    if (this.#window === undefined || this.options.scope.length > 0) return this.#counterOf(undefined, undefined).counter;
-    return this.#periodCounterOf(this.#window.periodAt(Date.now())).counter;
+    if (this.#periods === undefined || this.options.scope.length > 0) return this.#counterOf(undefined, undefined).counter;
+    return this.#periodCounterOf(this.#periodAt(Date.now())).counter;
+  }
+
+  /** The period of `ms` (checked): from the window at hand, else the core's, asking Intl the local dates it needs. */
+  #periodAt(ms) {
+    const window = this.#window;
+    if (ms >= window.from && ms < window.until) return window.period;
+    let step = this.#periods.periodAt(ms);
+    while (typeof step !== "string") step = this.#periods.localDates(localDates(this.#timeZone, step));
+    this.#window = this.#periods.current() ?? window;
+    return step;
   }
 
   /** The counter of an unscoped sequence that resets, in `period` (the last one kept at hand). */

@@ -3,8 +3,7 @@
 // the options and dates refused before anything is written.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Sequences, core } from "mongo-seq";
-import { PeriodWindow } from "../src/period-window.js";
+import { Sequences, core, localDates } from "mongo-seq";
 import { useMongo, assertRefused } from "./support.mjs";
 
 const mongo = useMongo();
@@ -59,44 +58,64 @@ test("a fiscal year starting in April is named after the year it ends in", async
   assert.deepEqual(await seq.nextFormatted({ date: Date.parse("2026-03-31T23:00:00Z") }), { value: 1, period: "2027", formatted: "FY27/1" });
 });
 
+/** The core's window of `ms` for `options`, its local dates answered by the package (Intl). */
+function coreWindow(options, ms) {
+  const spec = new core.SequenceSpec({ name: "w", ...options });
+  const windows = spec.periodWindows();
+  try {
+    let step = windows.periodAt(ms);
+    while (typeof step !== "string") step = windows.localDates(localDates(options.timeZone, step));
+    return windows.current();
+  } finally {
+    windows.free();
+    spec.free();
+  }
+}
+
 test("the warm path: the period window holds from the period's first instant to the next one's, and no Intl call inside it", () => {
-  const spec = new core.SequenceSpec({ name: "w", reset: "yearly", timeZone: "Pacific/Auckland" });
-  const window = new PeriodWindow(spec, "Pacific/Auckland");
   const jan1 = Date.parse("2025-12-31T11:00:00Z"); // 2026-01-01 00:00 NZDT
   const next = Date.parse("2026-12-31T11:00:00Z");
-  assert.equal(window.periodAt(Date.parse("2026-06-01T00:00:00Z")), "2026");
-  assert.deepEqual([window.from, window.until], [jan1, next]);
+  const auckland = { reset: "yearly", timeZone: "Pacific/Auckland" };
+  assert.deepEqual(coreWindow(auckland, Date.parse("2026-06-01T00:00:00Z")), { period: "2026", from: jan1, until: next });
+  const sequence = new Sequences({ databaseName: "w", collection: () => ({}) }).sequence("w", auckland);
+  assert.equal(sequence.periodOf(Date.parse("2026-06-01T00:00:00Z")), "2026");
   const formatToParts = Intl.DateTimeFormat.prototype.formatToParts;
+  const probe = new core.SequenceSpec({ name: "probe", ...auckland });
+  const windowsClass = Object.getPrototypeOf(probe.periodWindows());
+  probe.free();
+  const periodAt = windowsClass.periodAt;
   let calls = 0;
+  let coreCalls = 0;
   Intl.DateTimeFormat.prototype.formatToParts = function (...args) {
     calls++;
     return formatToParts.apply(this, args);
   };
+  windowsClass.periodAt = function (...args) {
+    coreCalls++;
+    return periodAt.apply(this, args);
+  };
   try {
-    for (const ms of [jan1, next - 1, Date.parse("2026-07-01T00:00:00Z")]) assert.equal(window.periodAt(ms), "2026");
+    for (const ms of [jan1, next - 1, Date.parse("2026-07-01T00:00:00Z")]) assert.equal(sequence.periodOf(ms), "2026");
     assert.equal(calls, 0, "no date formatted inside the window");
-    assert.equal(window.periodAt(next), "2027");
-    assert.equal(window.periodAt(jan1 - 1), "2025");
+    assert.equal(coreCalls, 0, "no call into the core's windows inside the window at hand");
+    assert.equal(sequence.periodOf(next), "2027");
+    assert.equal(sequence.periodOf(jan1 - 1), "2025");
     assert.ok(calls > 0);
-    // Alternating between the periods already seen: no search again.
+    // Alternating between the periods already seen: no search again (the core keeps them).
     calls = 0;
-    for (const ms of [next, jan1, jan1 - 1, next + 5, jan1 + 5]) window.periodAt(ms);
+    for (const ms of [next, jan1, jan1 - 1, next + 5, jan1 + 5]) sequence.periodOf(ms);
     assert.equal(calls, 0, "the windows of recent periods are kept");
   } finally {
     Intl.DateTimeFormat.prototype.formatToParts = formatToParts;
-    spec.free();
+    windowsClass.periodAt = periodAt;
   }
   // A daily window on a day whose midnight does not exist (Santiago's clocks jump 00:00 → 01:00
   // on 2026-09-06): the day begins at 01:00 local, 04:00 UTC.
-  const daily = new core.SequenceSpec({ name: "d", reset: "daily", timeZone: "America/Santiago" });
-  try {
-    const santiago = new PeriodWindow(daily, "America/Santiago");
-    assert.equal(santiago.periodAt(Date.parse("2026-09-06T12:00:00Z")), "2026-09-06");
-    assert.equal(santiago.from, Date.parse("2026-09-06T04:00:00Z"));
-    assert.equal(santiago.until, Date.parse("2026-09-07T03:00:00Z"));
-  } finally {
-    daily.free();
-  }
+  assert.deepEqual(coreWindow({ reset: "daily", timeZone: "America/Santiago" }, Date.parse("2026-09-06T12:00:00Z")), {
+    period: "2026-09-06",
+    from: Date.parse("2026-09-06T04:00:00Z"),
+    until: Date.parse("2026-09-07T03:00:00Z"),
+  });
 });
 
 test("an unknown time zone is refused by the host before any command, naming timeZone", async () => {

@@ -4,7 +4,7 @@
 // (counterId, read back by counterKey), the next period's first date (nextPeriodStart) and the
 // formatted id (formatValue). The host's part (instant → local date, Intl) is replayed by
 // `runHostPeriodVectors` through the package: its `localDates` (the answer to the core's
-// command) and a periodic `Sequence#periodOf` (the warm-path window over Intl and the core).
+// command), a periodic `Sequence#periodOf`, and the core's period window answered by Intl.
 import { readFileSync } from "node:fs";
 import { parseExact } from "./exact-json.mjs";
 
@@ -71,16 +71,32 @@ export function runPeriodVectors(core, vectors = parseExact(readFileSync(PERIOD_
   return { total: vectors.cases.length, failures };
 }
 
+/** The core's window of `ms` (its `PeriodWindows`, local dates from the package's `localDates`), as strings. */
+function coreWindow(core, localDates, testCase, ms) {
+  const spec = new core.SequenceSpec(options(testCase));
+  const windows = spec.periodWindows();
+  try {
+    let step = windows.periodAt(ms);
+    while (typeof step !== "string") step = windows.localDates(localDates(testCase.timeZone, step));
+    const window = windows.current();
+    return { from: String(window?.from), until: String(window?.until) };
+  } finally {
+    windows.free();
+    spec.free();
+  }
+}
+
 /** A `Db` stand-in: `Sequence#periodOf` sends nothing to the server. */
 const NO_DB = { databaseName: "vectors", collection: () => ({}) };
 
 /**
  * The host's part: for each case with an `instant` and a `localDate`, the package's
  * `localDates(timeZone, [instant])` is `localDate`, and a sequence of the case's options gives
- * the case's `period` for the instant (`periodOf`: the cached window's search over Intl) —
- * asked twice, cold and warm, and once more just before and at the window's end.
+ * the case's `period` for the instant (`periodOf`: the core's window over Intl) — asked twice,
+ * cold and warm —, and the core's `PeriodWindows` answered by `localDates` gives its `window`
+ * (the native replay: crates/mongo-seq/tests/local_dates.rs).
  */
-export function runHostPeriodVectors({ localDates, Sequences }, vectors = parseExact(readFileSync(PERIOD_FILE, "utf8"))) {
+export function runHostPeriodVectors({ core, localDates, Sequences }, vectors = parseExact(readFileSync(PERIOD_FILE, "utf8"))) {
   const failures = [];
   const cases = vectors.cases.filter((c) => c.instant !== undefined && c.localDate !== undefined);
   const seqs = new Sequences(NO_DB);
@@ -96,6 +112,10 @@ export function runHostPeriodVectors({ localDates, Sequences }, vectors = parseE
         for (const label of ["cold", "warm"]) {
           const period = sequence.periodOf(ms);
           if (period !== testCase.period) problems.push(`periodOf (${label}) is ${JSON.stringify(period)}, expected ${JSON.stringify(testCase.period)}`);
+        }
+        const window = coreWindow(core, localDates, testCase, ms);
+        if (window.from !== testCase.window.from || window.until !== testCase.window.until) {
+          problems.push(`window is ${JSON.stringify(window)}, expected ${JSON.stringify(testCase.window)}`);
         }
       }
     } catch (error) {

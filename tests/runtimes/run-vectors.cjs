@@ -11,5 +11,5 @@ import("./vector-cases.mjs").then(async ({ runVectors, runLedgerVectors, AUDIT_F
   report(runVectors(core, parseExact(readFileSync(AUDIT_FILE, "utf8"))), "audit");
   report(runLedgerVectors(core), "ledger");
   report(runPeriodVectors(core), "periods");
-  report(runHostPeriodVectors({ localDates, Sequences }), "local dates");
+  report(runHostPeriodVectors({ core, localDates, Sequences }), "local dates");
 });

@@ -10,4 +10,4 @@ report(runVectors(core));
 report(runVectors(core, parseExact(readFileSync(AUDIT_FILE, "utf8"))), "audit");
 report(runLedgerVectors(core), "ledger");
 report(runPeriodVectors(core), "periods");
-report(runHostPeriodVectors({ localDates, Sequences }), "local dates");
+report(runHostPeriodVectors({ core, localDates, Sequences }), "local dates");

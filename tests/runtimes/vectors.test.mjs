@@ -75,9 +75,10 @@ test("the local-date replay catches a changed expectation (date and period)", ()
   const [auckland] = periods.cases.filter((c) => c.timeZone === "Pacific/Auckland" && c.instant !== undefined && c.error === undefined && c.name.includes("first-ms-of-2026"));
   assert.ok(auckland, "periods.json has an Auckland instant");
   const shifted = { ...structuredClone(auckland), name: `${auckland.name} (as UTC)`, timeZone: "UTC" };
-  const { total, failures } = runHostPeriodVectors({ localDates, Sequences }, { cases: [auckland, shifted] });
+  const { total, failures } = runHostPeriodVectors({ core, localDates, Sequences }, { cases: [auckland, shifted] });
   assert.equal(total, 2);
   assert.equal(failures.length, 1, failures.join("\n"));
   assert.match(failures[0], /local date is "2025-12-31", expected "2026-01-01"/);
   assert.match(failures[0], /periodOf \(cold\) is "2025", expected "2026"/);
+  assert.match(failures[0], /window is \{"from":"\d+","until":"\d+"\}, expected/);
 });

@@ -129,6 +129,17 @@ def period(date, reset, year_start):
     return f"{year:04d}-{month:02d}-{day:02d}"
 
 
+def first_date(text, reset, year_start):
+    """The first local date of the period `text` (None: before 0001-01-01)."""
+    parts = [int(part) for part in text.split("-")]
+    if reset == "yearly":
+        year = parts[0] - 1 if year_start > 1 else parts[0]
+        return None if year < 1 else f"{year:04d}-{year_start:02d}-01"
+    if reset == "monthly":
+        return f"{parts[0]:04d}-{parts[1]:02d}-01"
+    return text
+
+
 def next_start(text, reset, year_start):
     parts = [int(part) for part in text.split("-")]
     if reset == "yearly":
@@ -142,6 +153,38 @@ def next_start(text, reset, year_start):
         return (dt.date(*parts) + dt.timedelta(days=1)).isoformat()
     except OverflowError:
         return None
+
+
+def first_instant(date, zone, past):
+    """The first instant whose local date in `zone` is `date` or later (None: none; `past`, the
+    instant the window runs to then). zoneinfo's midnight (its first occurrence; in a gap, the
+    instant the gap ends), checked against the dates on either side; a bisection otherwise."""
+    if date is None:
+        return past
+    day = dt.date.fromisoformat(date)
+
+    def on_or_after(instant):
+        return local_date(instant, zone) >= date
+
+    try:
+        midnight = dt.datetime(day.year, day.month, day.day, tzinfo=ZoneInfo(zone))
+        candidate = ms(midnight.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z"))
+    except (OverflowError, ValueError):
+        candidate = None
+    low, high = MIN_INSTANT_MS, MAX_INSTANT_MS
+    if on_or_after(low):
+        return MIN_INSTANT_MS
+    if not on_or_after(high):
+        return MAX_INSTANT_MS + 1
+    if candidate is not None and low < candidate <= high and on_or_after(candidate) and not on_or_after(candidate - 1):
+        return candidate
+    while high - low > 1:
+        middle = (low + high) // 2
+        if on_or_after(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def formatted(template, value, text):
@@ -184,6 +227,12 @@ def expected(case):
     scope = "".join(f"/{field}={value}" for field, value in sorted(case.get("document", {}).items()))
     out["counterId"] = f"{NAME}{scope}/{found}"
     out["nextPeriodStart"] = next_start(found, case["reset"], year_start)
+    if "instant" in case:
+        start = first_date(found, case["reset"], year_start)
+        out["window"] = {
+            "from": str(first_instant(start, case["timeZone"], MIN_INSTANT_MS)),
+            "until": str(first_instant(out["nextPeriodStart"], case["timeZone"], MAX_INSTANT_MS + 1)),
+        }
     if "format" in case:
         out["formatted"] = formatted(case["format"], case["value"], found)
     return out
@@ -231,6 +280,7 @@ def build():
         "conventions": [
             f"Every case's sequence is {{name: \"{NAME}\", reset, timeZone, yearStart (when given), format (when given), scope: the keys of `document` (when given)}}.",
             "Hosts (JS Intl, the sidecar's tz database): for each case with `instant` (milliseconds since the epoch, as a string) and `localDate`, the local date of the instant in `timeZone` must be `localDate` (YYYY-MM-DD).",
+            "The period window (the core's PeriodWindows, its local dates answered by each host: jiff natively, Intl through Wasm): for each case with `instant` and `period`, the window of the instant is `window`: `from`, the first instant whose local date is the period's first date or later, and `until`, the first instant whose local date is `nextPeriodStart` or later (ms as strings; the first and last instants the core takes, and the one after, where there is no such date).",
             "The core (natively and through Wasm): `instant`, when given, passes check_instant (else error INVALID_DATE, stage `instant`); `localDate` -> `period` (SequenceSpec::period_of; else error INVALID_DATE, stage `period`) -> `counterId` (counter_id_in(document, period); CounterKey::parse gives the period back) -> `formatted` (format_value(value, period)) and `nextPeriodStart` (the first local date of the next period; null after 9999-12-31).",
         ],
         "cases": cases,

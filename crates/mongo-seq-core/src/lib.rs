@@ -45,6 +45,8 @@
 //!   `seedFromMax`, `seedFromCollection`;
 //! * [`block`]: blocks in a client process (the hi/lo allocator, the package's
 //!   [`BlockCounter`]);
+//! * [`router`]: the period of an instant and the windows of instants sharing it
+//!   ([`PeriodWindows`]: the host answers local dates, its warm path compares two integers);
 //! * [`insert`]: the package's numbered inserts and the optimistic insert loop;
 //! * [`lease`]: a trigger's lease and its fencing epoch;
 //! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
@@ -90,6 +92,7 @@ pub mod ledger;
 pub mod mutants;
 pub mod numbering;
 pub mod protocol;
+pub mod router;
 pub mod sequence;
 
 pub use block::allocator::{BlockAllocator, SharedBlockAllocator};
@@ -156,6 +159,7 @@ pub use protocol::machine::{Machine, MachinePlan};
 pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};
 pub use protocol::reply::{Reply, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY};
+pub use router::period_windows::{PeriodWindow, PeriodWindows, WindowStep};
 pub use sequence::calendar::LocalDate;
 pub use sequence::counter_id::{CounterKey, ScopeValue};
 pub use sequence::field::{check_field_path, check_number_field};

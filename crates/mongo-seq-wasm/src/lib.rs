@@ -7,6 +7,7 @@ mod block;
 mod convert;
 mod error;
 mod plan;
+mod router;
 mod spec;
 mod types;
 

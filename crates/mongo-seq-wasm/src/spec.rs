@@ -2,9 +2,9 @@
 
 use mongo_seq_core::{
     assign_matching, check_insert_fields, AdoptDefinition, BlockCounter, CounterKey, CurrentValue,
-    InsertDates, InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, Reservation,
-    ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext, VoidNumbers,
-    VoidRequest,
+    InsertDates, InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, PeriodWindows,
+    Reservation, ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
+    VoidNumbers, VoidRequest,
 };
 use wasm_bindgen::prelude::*;
 
@@ -13,6 +13,7 @@ use crate::block::block_counter::JsBlockCounter;
 use crate::convert::to_js;
 use crate::error::{invalid_argument, IntoJsResult};
 use crate::plan::JsPlan;
+use crate::router::JsPeriodWindows;
 
 /// Validated sequence options (`name`, `start`, `step`, `min`, `max`, `block`, `scope`,
 /// `format`). Constructing one validates; every plan of the sequence starts here.
@@ -226,6 +227,13 @@ impl JsSequenceSpec {
         BlockCounter::new(&self.0, &counter_id)
             .js()
             .map(JsBlockCounter::new)
+    }
+
+    /// The periods of instants for this sequence, which resets (else `INVALID_ARGUMENT` naming
+    /// `reset`), and the windows of instants sharing one.
+    #[wasm_bindgen(js_name = periodWindows)]
+    pub fn period_windows(&self) -> Result<JsPeriodWindows, JsValue> {
+        PeriodWindows::new(&self.0).js().map(JsPeriodWindows::new)
     }
 
     /// Plan: insert the caller's document numbered in `field` (and its formatted id in

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use jiff::tz::TimeZone;
 use mongo_seq_core::{
     CounterState, CurrentValue, Numbers, Period, SeedFromCollection, SeedFromMax, SequenceSpec,
     SetNext, SetNextOutcome,
@@ -61,8 +60,8 @@ struct Shared {
     spec: SequenceSpec,
     executor: Executor,
     counters: Counters,
-    /// The zone of a sequence that resets (checked to exist when it was defined).
-    zone: Option<TimeZone>,
+    /// The periods of a sequence that resets (its zone checked to exist when it was defined).
+    periods: Option<crate::period::Periods>,
     /// The cheap clock of the warm path of a sequence that resets, where there is one.
     clock: Option<crate::clock::CoarseClock>,
 }
@@ -105,21 +104,18 @@ impl std::fmt::Debug for Sequence {
 
 impl Sequence {
     pub(crate) fn new(spec: SequenceSpec, executor: Executor) -> Result<Self> {
-        let zone = match spec.reset().is_periodic() {
-            true => Some(crate::executor::time_zone(spec.time_zone())?),
-            false => None,
-        };
-        let clock = zone.as_ref().and_then(|_| crate::clock::coarse_clock());
+        let periods = crate::period::Periods::of(&spec)?;
+        let clock = periods.as_ref().and_then(|_| crate::clock::coarse_clock());
         let shared = Arc::new(Shared {
             spec,
             executor,
             counters: Counters::default(),
-            zone,
+            periods,
             clock,
         });
         let binding = if !shared.spec.scope().is_empty() {
             Binding::Unbound
-        } else if shared.zone.is_some() {
+        } else if shared.periods.is_some() {
             Binding::Series(Arc::new(Series::new(None)))
         } else {
             let counter_id = shared.spec.counter_id(None)?;
@@ -181,7 +177,7 @@ impl Sequence {
             return Ok(self.clone());
         }
         let values = convert::from_doc(scope.clone());
-        let binding = if shared.zone.is_some() {
+        let binding = if shared.periods.is_some() {
             // The scope's part of the id, checked now; each period's counter on first use.
             let spec = &shared.spec;
             mongo_seq_core::sequence::scope::counter_id(

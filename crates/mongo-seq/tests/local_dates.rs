@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use mongo_seq::core::{Command, Reply};
-use mongo_seq::executor::{ExecuteError, Executor};
+use mongo_seq::core::{Command, PeriodWindows, Reply, SequenceSpec, WindowStep};
+use mongo_seq::executor::{local_dates_in, time_zone, ExecuteError, Executor};
 use mongo_seq::{Error, SequenceOptions};
 use mongodb::options::{ClientOptions, ServerAddress};
 use serde_json::{json, Value};
@@ -152,4 +152,40 @@ async fn every_instant_of_the_vectors_is_in_its_period_through_a_sequence() {
         replayed += 1;
     }
     assert!(replayed >= 45, "{replayed} cases");
+}
+
+/// The period window of each instant of the vectors: the core's `PeriodWindows`, its local
+/// dates answered by jiff, gives the file's `window` (the npm package replays the same cases
+/// through Wasm and Intl: `tests/runtimes/period-cases.mjs`).
+#[test]
+fn the_core_s_period_window_of_every_instant_of_the_vectors() {
+    let mut replayed = 0;
+    let mut problems = Vec::new();
+    for case in cases() {
+        let Some(expected) = case.get("window") else {
+            continue;
+        };
+        let mut options =
+            json!({ "name": "inv", "reset": case["reset"], "timeZone": case["timeZone"] });
+        if let Some(start) = case.get("yearStart") {
+            options["yearStart"] = start.clone();
+        }
+        let spec = SequenceSpec::parse(&options).expect("a spec");
+        let zone = time_zone(spec.time_zone()).expect("a zone");
+        let mut windows = PeriodWindows::new(&spec).expect("it resets");
+        let mut step = windows.period_at(instant(&case)).expect("an instant");
+        while let WindowStep::LocalDates(instants) = step {
+            let dates = local_dates_in(&zone, &instants).expect("dates");
+            step = windows.answer_dates(&dates).expect("an answer");
+        }
+        let got = windows
+            .current()
+            .map(|w| json!({ "from": w.from.to_string(), "until": w.until.to_string() }));
+        if got.as_ref() != Some(expected) {
+            problems.push(format!("{}: {got:?}, expected {expected}", case["name"]));
+        }
+        replayed += 1;
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(replayed >= 45, "only {replayed} cases with a window");
 }

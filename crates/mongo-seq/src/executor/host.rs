@@ -6,7 +6,7 @@
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
-use mongo_seq_core::{check_instant, Command, Reply, SeqError, SequenceSpec};
+use mongo_seq_core::{check_instant, Command, LocalDate, Reply, SeqError, SequenceSpec};
 
 use super::ExecuteError;
 
@@ -71,29 +71,31 @@ pub fn check_time_zone(spec: &SequenceSpec) -> Result<(), SeqError> {
 /// # Ok::<(), mongo_seq::SeqError>(())
 /// ```
 pub fn local_dates(time_zone_name: &str, instants: &[i64]) -> Result<Reply, SeqError> {
-    let zone = time_zone(time_zone_name)?;
-    let dates = instants
-        .iter()
-        .map(|&ms| local_date(&zone, ms))
-        .collect::<Result<_, _>>()?;
-    Ok(Reply::LocalDates { dates })
+    let dates = local_dates_in(&time_zone(time_zone_name)?, instants)?;
+    Ok(Reply::LocalDates {
+        dates: dates.iter().map(LocalDate::to_string).collect(),
+    })
 }
 
-fn local_date(zone: &TimeZone, ms: i64) -> Result<String, SeqError> {
+/// [`local_dates`] in a zone at hand, as dates (the core's `PeriodWindows` asks them of a
+/// sequence's zone).
+pub fn local_dates_in(zone: &TimeZone, instants: &[i64]) -> Result<Vec<LocalDate>, SeqError> {
+    instants.iter().map(|&ms| local_date(zone, ms)).collect()
+}
+
+fn local_date(zone: &TimeZone, ms: i64) -> Result<LocalDate, SeqError> {
     // The core sends instants in this range only; one outside is refused, not misconverted.
     let ms = check_instant("date", None, ms)?;
-    let timestamp = Timestamp::from_millisecond(ms).map_err(|e| SeqError::InvalidDate {
+    let invalid = |reason: String| SeqError::InvalidDate {
         argument: "date".to_owned(),
         index: None,
-        reason: e.to_string(),
-    })?;
+        reason,
+    };
+    let timestamp = Timestamp::from_millisecond(ms).map_err(|e| invalid(e.to_string()))?;
     let date = zone.to_datetime(timestamp).date();
-    Ok(format!(
-        "{:04}-{:02}-{:02}",
-        date.year(),
-        date.month(),
-        date.day()
-    ))
+    let (month, day) = (date.month().unsigned_abs(), date.day().unsigned_abs());
+    LocalDate::new(date.year().into(), month, day)
+        .ok_or_else(|| invalid(format!("{date} has no year 1 to 9999")))
 }
 
 /// The answer to a `wait` (a sleep of a random time within `[min_ms, max_ms]`) or a

@@ -51,7 +51,7 @@ use mongodb::{Collection, Database, IndexModel};
 use serde_json::Value;
 
 pub use classify::{mongo_message, MongoFailure};
-pub use host::{check_time_zone, local_dates, time_zone};
+pub use host::{check_time_zone, local_dates, local_dates_in, time_zone};
 pub use insert::Documents;
 pub use sharding::CatalogEntry;
 

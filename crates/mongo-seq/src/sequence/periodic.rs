@@ -1,10 +1,10 @@
 //! A sequence that resets (option `reset`): numbers in the period of a date (default now), the
-//! period of the instants at hand cached (`crate::period`'s window), and the handle of one
-//! period's counter.
+//! period of the instants at hand cached (the core's window, see `crate::period`), and the
+//! handle of one period's counter.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mongo_seq_core::{Period, SeqError};
+use mongo_seq_core::{Period, PeriodWindow, SeqError};
 use mongodb::bson::DateTime;
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use super::{Binding, Bound, Sequence};
 use crate::clock::{now_ms, CoarseClock};
 use crate::counter::Counter;
 use crate::error::Result;
-use crate::period::{instant, period_at, Window};
+use crate::period::{instant, Periods};
 
 /// A number with its period and formatted id: what [`Sequence::next_formatted`] gives.
 ///
@@ -68,6 +68,37 @@ impl Series {
     }
 }
 
+/// A series' window at hand (the core's) and its period's counter. The window runs from the
+/// period's first instant to the next period's, so a clock reading a little behind the instant
+/// the window was found for (the coarse clock of [`crate::clock`], which decides only when
+/// `[reading, reading + lag]` is inside the window) is still inside.
+struct Window {
+    bounds: PeriodWindow,
+    counter: Arc<Counter>,
+}
+
+impl Window {
+    fn contains(&self, ms: i64) -> bool {
+        self.bounds.contains(ms)
+    }
+
+    /// Whether now is in the window: by a coarse reading when `[reading, reading + lag]` is
+    /// inside it, else by the precise clock.
+    fn holds_now(&self, clock: Option<CoarseClock>) -> bool {
+        self.holds(clock.map(|c| (c.now_ms(), c.lag_ms)), now_ms)
+    }
+
+    /// [`holds_now`](Self::holds_now) with the coarse `(reading, lag)` given, and the precise
+    /// clock read only when that reading cannot decide.
+    fn holds(&self, coarse: Option<(i64, i64)>, precise: impl FnOnce() -> i64) -> bool {
+        let PeriodWindow { from, until, .. } = self.bounds;
+        let by_coarse = coarse.is_some_and(|(reading, lag_ms)| {
+            from <= reading && reading.saturating_add(lag_ms) < until
+        });
+        by_coarse || self.contains(precise())
+    }
+}
+
 impl Sequence {
     /// The counter of `series` in the period of `ms`, and that period (the window kept moves
     /// to it).
@@ -78,25 +109,29 @@ impl Sequence {
     ) -> Result<(Arc<Counter>, Period)> {
         let mut window = series.window.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(kept) = window.as_ref().filter(|w| w.contains(ms)) {
-            return Ok((Arc::clone(&kept.counter), kept.period));
+            return Ok((Arc::clone(&kept.counter), kept.bounds.period));
         }
         let shared = &self.shared;
-        let zone = shared
-            .zone
-            .as_ref()
-            .ok_or_else(|| SeqError::UnexpectedReply {
-                reason: "a series without a time zone".to_owned(),
-            })?;
-        let (period, span) = period_at(&shared.spec, zone, ms)?;
+        let (period, bounds) = self.periods()?.period_at(ms)?;
         let counter_id = shared.spec.counter_id_in(series.scope(), Some(&period))?;
         let counter = shared.counters.get(&shared.spec, &counter_id)?;
-        *window = Some(Window {
-            from: span.start,
-            until: span.end,
-            period,
+        // A period the core keeps no window for (its dates step back) is asked again each time.
+        *window = bounds.map(|bounds| Window {
+            bounds,
             counter: Arc::clone(&counter),
         });
         Ok((counter, period))
+    }
+
+    /// The periods of a sequence that resets.
+    fn periods(&self) -> Result<&Periods> {
+        Ok(self
+            .shared
+            .periods
+            .as_ref()
+            .ok_or_else(|| SeqError::UnexpectedReply {
+                reason: "a series of a sequence that never resets".to_owned(),
+            })?)
     }
 
     /// The counter this handle takes from for `date` (ms, checked; `None`: now) and its period.
@@ -107,10 +142,10 @@ impl Sequence {
                 Ok((counter, Some(period)))
             }
             Binding::Counter(bound) => {
-                if let (Some(ms), Some(period), Some(zone)) =
-                    (date, bound.period, &self.shared.zone)
+                if let (Some(ms), Some(period), Some(periods)) =
+                    (date, bound.period, &self.shared.periods)
                 {
-                    let (of_date, _) = period_at(&self.shared.spec, zone, ms)?;
+                    let (of_date, _) = periods.period_at(ms)?;
                     if of_date != period {
                         return Err(SeqError::InvalidDate {
                             argument: "date".to_owned(),
@@ -235,8 +270,8 @@ impl Sequence {
     /// ```
     pub fn period_of(&self, date: impl Into<DateTime>) -> Result<Option<Period>> {
         let ms = instant(date.into())?;
-        match &self.shared.zone {
-            Some(zone) => Ok(Some(period_at(&self.shared.spec, zone, ms)?.0)),
+        match &self.shared.periods {
+            Some(periods) => Ok(Some(periods.period_at(ms)?.0)),
             None => Ok(None),
         }
     }
@@ -292,5 +327,95 @@ impl Sequence {
     /// ```
     pub fn format_in(&self, value: i64, period: Option<&Period>) -> Option<String> {
         self.shared.spec.format_value(value, period)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{coarse_clock, COARSE_LAG_MS};
+    use jiff::Timestamp;
+    use mongo_seq_core::SequenceSpec;
+    use serde_json::json;
+
+    fn ms(rfc3339: &str) -> i64 {
+        rfc3339
+            .parse::<Timestamp>()
+            .expect("a timestamp")
+            .as_millisecond()
+    }
+
+    fn paris_yearly() -> (SequenceSpec, Periods) {
+        let spec = SequenceSpec::parse(
+            &json!({ "name": "inv", "reset": "yearly", "timeZone": "Europe/Paris" }),
+        )
+        .expect("a spec");
+        let periods = Periods::of(&spec).expect("a zone").expect("periodic");
+        (spec, periods)
+    }
+
+    fn window_at(spec: &SequenceSpec, periods: &Periods, at: i64) -> Window {
+        let (period, bounds) = periods.period_at(at).expect("a period");
+        let counter = Counter::new(spec, &spec.counter_id_in(None, Some(&period)).expect("id"))
+            .expect("a counter");
+        Window {
+            bounds: bounds.expect("a window"),
+            counter,
+        }
+    }
+
+    /// The warm path's decision as `next()` makes it, the clocks given: a coarse reading a tick
+    /// behind the instant the window was made is in it (no precise read), and across the
+    /// year's end the precise clock decides: 23:59:59.999 on 31 December is that year's, the
+    /// next millisecond starts a window of the next year, whatever the coarse reading says.
+    #[test]
+    fn a_year_s_end_crossed_between_two_calls_numbers_into_the_new_year() {
+        let (spec, periods) = paris_yearly();
+        let tick = 4;
+        let lag = coarse_clock().map_or(COARSE_LAG_MS, |c| c.lag_ms);
+        assert!(lag >= COARSE_LAG_MS);
+        let made = ms("2026-11-26T11:00:00.001Z");
+        let window = window_at(&spec, &periods, made);
+        assert_eq!(window.bounds.period.text(), "2026");
+        // Just after the window was made, the coarse clock still shows the previous tick.
+        let precise_reads = &std::cell::Cell::new(0);
+        let precise = |at: i64| {
+            move || {
+                precise_reads.set(precise_reads.get() + 1);
+                at
+            }
+        };
+        assert!(window.holds(Some((made - tick, lag)), precise(made)));
+        assert_eq!(
+            precise_reads.get(),
+            0,
+            "the coarse reading decides mid-year"
+        );
+
+        // The last millisecond of 2026 in Paris, a coarse reading a tick behind: the precise
+        // clock decides, and it is 2026's.
+        let last = ms("2026-12-31T22:59:59.999Z");
+        assert!(window.holds(Some((last - tick, lag)), precise(last)));
+        assert_eq!(
+            precise_reads.get(),
+            1,
+            "near the end the precise clock decides"
+        );
+        // Even a coarse reading `lag` behind the end does not vouch for the window.
+        assert!(
+            !window.holds(Some((window.bounds.until - lag, lag)), || window
+                .bounds
+                .until)
+        );
+        // The next millisecond: outside, and its own window is 2027's.
+        let first = last + 1;
+        assert!(!window.holds(Some((first - tick, lag)), || first));
+        assert!(!window.holds(Some((last, lag)), || first));
+        let next = window_at(&spec, &periods, first);
+        assert_eq!(next.bounds.period.text(), "2027");
+        assert_eq!(next.bounds.from, first, "2027 starts at midnight in Paris");
+        assert!(next.holds(None, || first));
+        // The first tick of 2027 by a coarse clock still in 2026: the precise clock decides.
+        assert!(next.holds(Some((last, lag)), || first));
     }
 }
