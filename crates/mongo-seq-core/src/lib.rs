@@ -137,6 +137,7 @@ pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,
 };
 pub use numbering::batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
+pub use numbering::change_stream::ChangeStream;
 pub use numbering::checkpoint::Checkpoint;
 pub use numbering::complete::{CompleteIntent, COMPLETION_ROUNDS};
 pub use numbering::gapless::{NumberGapless, PENDING_ROUNDS};

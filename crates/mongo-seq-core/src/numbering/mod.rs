@@ -1,12 +1,14 @@
 //! Numbering documents after they are written (the sidecar's triggers): a trigger's numbering
 //! ([`spec`]), a batch of documents ([`batch`]), gapless groups over the intent protocol
 //! ([`gapless`], [`intent`]), moving counters past a collection's numbers before a backfill
-//! ([`seed_from_existing`]) and when to store a change stream's resume token ([`checkpoint`]);
+//! ([`seed_from_existing`]), the change stream a trigger reads ([`change_stream`]) and when to
+//! store its resume token ([`checkpoint`]);
 //! numbering the documents that match a filter, on demand ([`assign`]); which documents belong
 //! to a series and which counter's number each holds ([`series`]).
 
 pub mod assign;
 pub mod batch;
+pub mod change_stream;
 pub mod checkpoint;
 pub mod complete;
 pub mod gapless;
