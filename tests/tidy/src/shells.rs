@@ -258,14 +258,10 @@ fn the_sidecar_reaches_the_driver_through_its_executor_and_connection() {
 /// The sidecar's files that still write MongoDB operators themselves, each with what they
 /// write: the queries that are not yet core plans. A file leaves this list when its query moves
 /// to the core; no other file may write one.
-const SIDECAR_QUERIES_NOT_YET_IN_THE_CORE: [(&str, &str); 6] = [
+const SIDECAR_QUERIES_NOT_YET_IN_THE_CORE: [(&str, &str); 5] = [
     (
         "sidecar/src/state.rs",
         "the state document's `$set` (lease, resume token, `backfillDone`); a fence read from `n == 0`",
-    ),
-    (
-        "sidecar/src/dead_letters.rs",
-        "the retry round's read-back of the dead letters' documents by `_id`",
     ),
     (
         "sidecar/src/config/filter.rs",
