@@ -1,26 +1,22 @@
 //! Dead letters, stored and retried: documents a trigger cannot number (the core decides which:
 //! `DeadLetter::of_note`) are recorded in the trigger's state collection, and retried — by the
 //! trigger's lease holder every `dead_letter_retry_ms` while it has some, or by `mongo-seq
-//! retry`. The commands (record, resolve, list) and the retry's batch are the core's; this
-//! module runs them and sorts the outcome.
+//! retry`. The commands (record, resolve, list), the retry round's reads and what became of
+//! each dead letter (the core's `RetryRound`) and its batch are the core's; this module runs
+//! them.
 //!
 //! A retry round: the waiting dead letters (one `find`), their documents still of the series
-//! (the core's `numbering::series`: numbered, or unnumbered and matching; one `find`), the core's batch over those (as a holder's batch, or leaseless), a
-//! read-back of the ones it did not report (one `find`), then each dead letter is resolved
-//! (`numbered`: its document holds an integer now, or `gone`: deleted, or unnumbered and no
-//! longer matching) or
-//! recorded again (an attempt more, the reason as it is now).
+//! (one `find`), the core's batch over those (as a holder's batch, or leaseless), a read-back
+//! of the ones it did not report (one `find`), then each dead letter is resolved (`numbered`
+//! or `gone`) or recorded again (an attempt more, the reason as it is now).
 
 use std::collections::BTreeSet;
 
-use mongo_seq_core::numbering::series::members_among;
-use mongo_seq_core::sequence::field::stored_value;
 use mongo_seq_core::{
-    dead_letter_document, record_dead_letter, resolve_dead_letters, waiting_dead_letters,
-    BatchReport, ClusterTime, Collection, Command, DeadLetter, Note, QueryOptions, Reply,
-    Resolution, RetryBatch,
+    record_dead_letter, resolve_dead_letters, waiting_dead_letters, BatchReport, ClusterTime,
+    DeadLetter, Note, Reply, Resolution, RetryBatch, RetryRound,
 };
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::config::TriggerSpec;
 use crate::error::SidecarError;
@@ -98,41 +94,16 @@ pub async fn retry<M: Mongo>(
     note: impl Fn(Note) + Send + Sync,
     wrote: impl Fn(Option<ClusterTime>) + Send + Sync,
 ) -> Result<RetryOutcome, SidecarError> {
-    let ids: Vec<Value> = stored
-        .iter()
-        .filter_map(dead_letter_document)
-        .cloned()
-        .collect();
     let mut outcome = RetryOutcome::default();
-    if ids.is_empty() {
+    let mut round = RetryRound::new(stored);
+    if round.is_empty() {
         return Ok(outcome);
     }
     let numbering = &trigger.numbering;
-    // The documents still of the series (the core's rule): numbered (by hand, or by another
-    // round), or unnumbered and still matching.
     let matching = trigger.filter.clone().map(Value::Object);
-    let filter = members_among(numbering.field(), matching.as_ref(), &ids);
-    let projection: Map<String, Value> = numbering
-        .document_fields()
-        .into_iter()
-        .map(|field| (field, json!(1)))
-        .collect();
-    let find = Command::Find {
-        collection: Collection::Documents,
-        filter,
-        options: QueryOptions::projection(Value::Object(projection)),
-        after_cluster_time: None,
-    };
+    let find = round.documents(numbering, matching.as_ref());
     let found = documents(mongo.execute(find).await?, "dead letters' documents")?;
-    let found_ids: BTreeSet<String> = found
-        .iter()
-        .filter_map(|d| d.get("_id").map(Value::to_string))
-        .collect();
-    outcome.gone = ids
-        .iter()
-        .filter(|id| !found_ids.contains(&id.to_string()))
-        .cloned()
-        .collect();
+    outcome.gone = round.found(&found);
 
     let letters = std::sync::Mutex::new(Vec::new());
     if !found.is_empty() {
@@ -146,36 +117,11 @@ pub async fn retry<M: Mongo>(
         outcome.report = run_writing_plan(mongo, &mut plan, before_write, noted, wrote).await?;
     }
     outcome.waiting = letters.into_inner().unwrap_or_default();
-    let still: BTreeSet<String> = outcome.waiting.iter().map(|l| l.id.to_string()).collect();
-    // Numbered, as read back: a document a gapless batch drops as "already numbered" may hold
-    // something else than a number (it then waits on, with the reason it had).
-    let candidates: Vec<Value> = ids
-        .iter()
-        .filter(|id| found_ids.contains(&id.to_string()) && !still.contains(&id.to_string()))
-        .cloned()
-        .collect();
-    if !candidates.is_empty() {
-        let read_back = Command::Find {
-            collection: Collection::Documents,
-            filter: json!({ "_id": { "$in": candidates } }),
-            options: QueryOptions::projection(json!({ "_id": 1, numbering.field(): 1 })),
-            after_cluster_time: None,
-        };
-        let numbered: BTreeSet<String> = documents(mongo.execute(read_back).await?, "read back")?
-            .iter()
-            .filter(|d| {
-                stored_value(d, numbering.field())
-                    .is_some_and(|v| mongo_seq_core::ejson::read_i64(v).is_ok())
-            })
-            .filter_map(|d| d.get("_id").map(Value::to_string))
-            .collect();
-        for id in candidates {
-            if numbered.contains(&id.to_string()) {
-                outcome.numbered.push(id);
-            } else if let Some(letter) = stored.iter().find_map(|s| as_letter(s, &id)) {
-                outcome.waiting.push(letter);
-            }
-        }
+    if let Some(read_back) = round.read_back(numbering, &outcome.waiting) {
+        let read = documents(mongo.execute(read_back).await?, "read back")?;
+        let settled = round.settled(numbering, &outcome.waiting, &read);
+        outcome.numbered = settled.numbered;
+        outcome.waiting.extend(settled.waiting);
     }
 
     let name = &trigger.id;
@@ -192,21 +138,4 @@ pub async fn retry<M: Mongo>(
         }
     }
     Ok(outcome)
-}
-
-/// The dead letter stored in `stored` when it is the one of the document `id`.
-fn as_letter(stored: &Value, id: &Value) -> Option<DeadLetter> {
-    (dead_letter_document(stored)? == id).then(|| DeadLetter {
-        id: id.clone(),
-        code: text(stored, "code"),
-        reason: text(stored, "reason"),
-    })
-}
-
-fn text(stored: &Value, key: &str) -> String {
-    stored
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
 }

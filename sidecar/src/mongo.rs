@@ -30,7 +30,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use mongo_seq_core::{ClusterTime, Collection, Command, Reply};
+use mongo_seq_core::{ChangeStream, ClusterTime, Collection, Command, Reply};
 use serde_json::Value;
 
 use crate::error::SidecarError;
@@ -41,23 +41,11 @@ pub use mongo_seq::executor::CatalogEntry;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResumeToken(pub Value);
 
-/// The change stream a trigger reads: insert events of its documents collection (with
-/// `on = "match"`, update and replace events too).
+/// The change stream a trigger reads: the core's [`ChangeStream`] (which events, what each
+/// brings), from where, and how it is read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Watch {
-    /// The `$match` stage on change events (`operationType` and the trigger's `match` on
-    /// `fullDocument.…`), Extended JSON.
-    pub filter: Value,
-    /// Update events bring the document as it is when the event is read
-    /// (`fullDocument: "updateLookup"`), which the `filter` then sees.
-    pub update_lookup: bool,
-    /// The paths of the inserted document the trigger reads (`_id` among them): events bring
-    /// only these in `fullDocument`, however large the documents are.
-    pub fields: Vec<String>,
-    /// When not empty: also `delete` events, with these paths of the document as it was before
-    /// (`fullDocumentBeforeChange: "whenAvailable"`): a gapless trigger records the numbers of
-    /// deleted documents in the ledger.
-    pub deleted_fields: Vec<String>,
+    pub stream: ChangeStream,
     /// Resume after this token (`startAfter`); from now when `None`.
     pub start_after: Option<ResumeToken>,
     /// The cursor's `batchSize`.
@@ -71,7 +59,7 @@ pub struct Watch {
 /// trigger's) a delete.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeEvent {
-    /// The document (`fullDocument`, its [`Watch::fields`]), canonical Extended JSON: the
+    /// The document (`fullDocument`, its [`ChangeStream::fields`]), canonical Extended JSON: the
     /// inserted or replacing one, or an update's lookup (which may be newer than the event);
     /// `None` when the server sent none.
     pub document: Option<Value>,

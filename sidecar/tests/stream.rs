@@ -6,6 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{client, unique_db_name};
+use mongo_seq_core::ChangeStream;
 use mongo_seq_sidecar::config::Namespace;
 use mongo_seq_sidecar::connection::Connection;
 use mongo_seq_sidecar::mongo::{EventStream, Mongo, Watch};
@@ -30,10 +31,12 @@ async fn watch_inserts(client: &mongodb::Client, db: &str, fields: &[&str]) -> i
     );
     mongo
         .watch(Watch {
-            filter: json!({ "operationType": "insert" }),
-            update_lookup: false,
-            fields: fields.iter().map(|f| (*f).to_owned()).collect(),
-            deleted_fields: Vec::new(),
+            stream: ChangeStream {
+                filter: json!({ "operationType": "insert" }),
+                update_lookup: false,
+                fields: fields.iter().map(|f| (*f).to_owned()).collect(),
+                deleted_fields: Vec::new(),
+            },
             start_after: None,
             batch_size: 1000,
             max_await: Duration::from_millis(200),

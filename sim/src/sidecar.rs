@@ -298,7 +298,8 @@ impl Mongo for SimMongo {
         self.inner.freeze.thawed(&world).await;
         world.pause(1, 5).await;
         let ns = self.inner.target.documents.clone();
-        let filter = to_document(&watch.filter).map_err(|e| SidecarError::Reply(e.to_string()))?;
+        let filter =
+            to_document(&watch.stream.filter).map_err(|e| SidecarError::Reply(e.to_string()))?;
         let start = match &watch.start_after {
             Some(ResumeToken(token)) => Some(
                 to_document(token)
@@ -336,7 +337,7 @@ impl Mongo for SimMongo {
             name: self.inner.name.clone(),
             ns,
             pipeline: vec![bson::doc! { "$match": filter }],
-            update_lookup: watch.update_lookup,
+            update_lookup: watch.stream.update_lookup,
             position: opened,
             invalidated: false,
             freeze: self.inner.freeze.clone(),

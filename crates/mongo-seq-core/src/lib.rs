@@ -135,11 +135,13 @@ pub use ledger::dead_letter::{
 };
 pub use ledger::deletions::{Deletion, DeletionReport, RecordDeletions};
 pub use ledger::entry::{LedgerEntry, LedgerKind, RecordedEntry, DELETED_REASON};
+pub use ledger::retry_round::{RetryRound, Settled};
 pub use ledger::void::{VoidNumbers, VoidOutcome, VoidRequest, MAX_VOIDS};
 pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,
 };
 pub use numbering::batch::{BatchReport, NumberBatch, COLLISION_ATTEMPTS};
+pub use numbering::change_stream::ChangeStream;
 pub use numbering::checkpoint::Checkpoint;
 pub use numbering::complete::{CompleteIntent, COMPLETION_ROUNDS};
 pub use numbering::gapless::{NumberGapless, PENDING_ROUNDS};

@@ -15,7 +15,7 @@ pub use stream::DriverStream;
 use crate::config::Namespace;
 use crate::error::SidecarError;
 use crate::mongo::{CatalogEntry, Mongo, Watch};
-use mongo_seq::executor::{convert, Executor};
+use mongo_seq::executor::Executor;
 
 /// A trigger's collections on one client: `Collection::Documents` is the watched collection,
 /// `Counters` the counters, `Leases` the state collection (lease and resume token). The tools
@@ -79,8 +79,7 @@ impl Mongo for Connection {
             .documents()
             .ok_or_else(|| SidecarError::Reply("no documents collection here".to_owned()))?
             .clone();
-        let filter = convert::to_doc(watch.filter.clone()).map_err(SidecarError::Reply)?;
-        DriverStream::open(documents, filter, watch).await
+        DriverStream::open(documents, watch).await
     }
 
     async fn catalog_entries(

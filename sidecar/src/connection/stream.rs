@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use futures_util::TryStreamExt;
 use mongo_seq_core::ClusterTime;
-use mongodb::bson::{doc, Bson, Document, RawBsonRef};
+use mongodb::bson::{Bson, Document, RawBsonRef};
 use mongodb::raw_batch_cursor::RawBatchCursor;
 use mongodb::Collection;
 
@@ -19,7 +19,6 @@ use mongo_seq::executor::{classify, convert};
 /// whenever its buffer runs dry, which cannot be bounded from outside.)
 pub struct DriverStream {
     documents: Collection<Document>,
-    filter: Document,
     watch: Watch,
     cursor: RawBatchCursor,
     /// Events of the last reply not handed out yet, each with its own resume token.
@@ -35,17 +34,15 @@ pub struct DriverStream {
 }
 
 impl DriverStream {
-    /// Opens the stream `watch` asks for on `documents` (`filter`: its `$match`, as BSON) and
-    /// reads the aggregate's own reply (in hand: no round trip), for its post-batch token.
+    /// Opens the stream `watch` asks for on `documents` and reads the aggregate's own reply
+    /// (in hand: no round trip), for its post-batch token.
     pub(super) async fn open(
         documents: Collection<Document>,
-        filter: Document,
         watch: Watch,
     ) -> Result<Self, SidecarError> {
-        let cursor = open_stream(&documents, &filter, &watch, watch.start_after.clone()).await?;
+        let cursor = open_stream(&documents, &watch, watch.start_after.clone()).await?;
         let mut stream = Self {
             documents,
-            filter,
             handed_out: watch.start_after.clone(),
             watch,
             cursor,
@@ -59,45 +56,22 @@ impl DriverStream {
     }
 }
 
-/// Opens the `$changeStream` aggregate on `documents` after `token` (from now without one).
+/// Opens the `$changeStream` aggregate (the core's pipeline) on `documents` after `token` (from
+/// now without one).
 async fn open_stream(
     documents: &Collection<Document>,
-    filter: &Document,
     watch: &Watch,
     token: Option<ResumeToken>,
 ) -> Result<RawBatchCursor, SidecarError> {
-    let mut stage = Document::new();
-    if watch.update_lookup {
-        stage.insert("fullDocument", "updateLookup");
-    }
-    if !watch.deleted_fields.is_empty() {
-        stage.insert("fullDocumentBeforeChange", "whenAvailable");
-    }
-    if let Some(token) = token {
-        stage.insert(
-            "startAfter",
-            convert::to_bson(token.0).map_err(SidecarError::Reply)?,
-        );
-    }
-    // Each event brings its resume token, its cluster time (the lag), its wall time (a period)
-    // and only the document's fields the numbering reads.
-    let mut project = doc! { "_id": 1, "clusterTime": 1, "wallTime": 1 };
-    for field in &watch.fields {
-        project.insert(format!("fullDocument.{field}"), 1);
-    }
-    if !watch.deleted_fields.is_empty() {
-        project.insert("operationType", 1);
-        project.insert("documentKey", 1);
-        for field in &watch.deleted_fields {
-            project.insert(format!("fullDocumentBeforeChange.{field}"), 1);
-        }
-    }
+    let pipeline = watch
+        .stream
+        .pipeline(token.as_ref().map(|token| &token.0))
+        .into_iter()
+        .map(convert::to_doc)
+        .collect::<Result<Vec<Document>, String>>()
+        .map_err(SidecarError::Reply)?;
     documents
-        .aggregate([
-            doc! { "$changeStream": stage },
-            doc! { "$match": filter.clone() },
-            doc! { "$project": project },
-        ])
+        .aggregate(pipeline)
         .batch_size(watch.batch_size)
         .max_await_time(watch.max_await)
         .batch()
@@ -152,9 +126,7 @@ impl DriverStream {
                         }
                         (_, false, Some(token)) => token.clone(),
                     };
-                    self.cursor =
-                        open_stream(&self.documents, &self.filter, &self.watch, Some(token))
-                            .await?;
+                    self.cursor = open_stream(&self.documents, &self.watch, Some(token)).await?;
                     self.reopened = true;
                 }
             }

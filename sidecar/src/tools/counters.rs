@@ -2,10 +2,11 @@
 //! collection, as core commands and plans through the [`Mongo`] interface.
 
 use mongo_seq_core::counter::definition::FIELD as DEFINITION_FIELD;
+use mongo_seq_core::counter::document::list_counters;
 use mongo_seq_core::sequence::counter_field::DEFAULT_COUNTER_FIELD;
 use mongo_seq_core::{
-    AdoptDefinition, AdoptOutcome, Collection, Command, CounterDefinition, CounterKey,
-    QueryOptions, SequenceSpec, SetNext, SetNextOutcome,
+    AdoptDefinition, AdoptOutcome, CounterDefinition, CounterKey, SequenceSpec, SetNext,
+    SetNextOutcome,
 };
 use serde_json::{json, Value};
 
@@ -88,24 +89,15 @@ impl CounterRow {
     }
 }
 
-/// The counter documents, sorted by `_id` (each series' periods together, in order): every one,
-/// or with `only` those of that sequence.
-/// A counter of a sequence of `sequences` (or `only`) is read with that sequence's counter
-/// field and id, any other with the default `seq`.
+/// The counter documents (the core's `list_counters`): every one, or with `only` those of that
+/// sequence. A counter of a sequence of `sequences` (or `only`) is read with that sequence's
+/// counter field and id, any other with the default `seq`.
 pub async fn list<M: Mongo>(
     mongo: &M,
     sequences: &[&SequenceSpec],
     only: Option<&SequenceSpec>,
 ) -> Result<Vec<CounterRow>, SidecarError> {
-    let find = Command::Find {
-        collection: Collection::Counters,
-        filter: only.map_or_else(|| json!({}), |spec| json!({ "$or": spec.counters_of() })),
-        options: QueryOptions {
-            sort: Some(json!({ "_id": 1 })),
-            ..QueryOptions::default()
-        },
-        after_cluster_time: None,
-    };
+    let find = list_counters(only);
     let sequences: Vec<&SequenceSpec> = only.map_or_else(|| sequences.to_vec(), |spec| vec![spec]);
     Ok(documents(mongo.execute(find).await?, "find")?
         .iter()

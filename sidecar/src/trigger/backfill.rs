@@ -3,13 +3,11 @@
 //! `backfill_sort` order then `_id`, in pages of `batch_size`, with progress in the log. First
 //! every counter moves past the numbers the collection already holds (the core's
 //! `SeedFromExisting`).
-//!
-//! In `_id` order a page starts after the last `_id` of the one before. In `backfill_sort`
-//! order every page is the first one of what is still unnumbered (a numbered document leaves
-//! the filter), less the documents the core skipped (no scope value, no date).
+//! The pages and the count are the core's (`BackfillReads`).
 
-use mongo_seq_core::{Collection, Command, QueryOptions, SeedFromExisting};
-use serde_json::{json, Map, Value};
+use mongo_seq_core::numbering::backfill::BackfillReads;
+use mongo_seq_core::SeedFromExisting;
+use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::info;
@@ -28,18 +26,15 @@ impl<M: Mongo> Trigger<M> {
         fence: &Fence,
     ) -> Result<bool, SidecarError> {
         let numbering = &self.spec.numbering;
-        let filter = match &self.spec.filter {
-            Some(m) => json!({ "$and": [numbering.unnumbered(), m] }),
-            None => numbering.unnumbered(),
-        };
-        let projection: Map<String, Value> = numbering
-            .document_fields()
-            .into_iter()
-            .map(|field| (field, json!(1)))
-            .collect();
+        let reads = BackfillReads::new(
+            numbering,
+            self.spec.filter.as_ref(),
+            self.spec.backfill_sort.as_deref(),
+            u64::try_from(self.settings.batch_size).unwrap_or(u64::MAX),
+        );
         let mut seed = SeedFromExisting::new(numbering)?;
         self.run_held(&mut seed, fence).await?;
-        let total = self.count(&filter).await?;
+        let total = self.count(&reads).await?;
         info!(
             trigger = self.id(),
             unnumbered = total,
@@ -52,15 +47,6 @@ impl<M: Mongo> Trigger<M> {
         let mut last_id: Option<Value> = None;
         // The documents the core skipped, left out of the next pages (`backfill_sort` order).
         let mut passed: Vec<Value> = Vec::new();
-        let sort = match &self.spec.backfill_sort {
-            Some(field) => {
-                let mut sort = Map::new();
-                sort.insert(field.clone(), json!(1));
-                sort.insert("_id".to_owned(), json!(1));
-                Value::Object(sort)
-            }
-            None => json!({ "_id": 1 }),
-        };
         loop {
             if shutdown.is_cancelled() {
                 info!(
@@ -70,24 +56,7 @@ impl<M: Mongo> Trigger<M> {
                 );
                 return Ok(false);
             }
-            let page = match (&last_id, &self.spec.backfill_sort) {
-                (Some(id), None) => json!({ "$and": [filter, { "_id": { "$gt": id } }] }),
-                (_, Some(_)) if !passed.is_empty() => {
-                    json!({ "$and": [filter, { "_id": { "$nin": passed } }] })
-                }
-                _ => filter.clone(),
-            };
-            let find = Command::Find {
-                collection: Collection::Documents,
-                filter: page,
-                options: QueryOptions {
-                    projection: Some(Value::Object(projection.clone())),
-                    sort: Some(sort.clone()),
-                    limit: Some(u64::try_from(self.settings.batch_size).unwrap_or(u64::MAX)),
-                    majority: false,
-                },
-                after_cluster_time: None,
-            };
+            let find = reads.page(last_id.as_ref(), &passed);
             let docs = documents(self.mongo.execute(find).await?, "backfill page")?;
             let Some(last) = docs.last().and_then(|d| d.get("_id").cloned()) else {
                 break;
@@ -128,16 +97,9 @@ impl<M: Mongo> Trigger<M> {
         Ok(true)
     }
 
-    /// How many documents match `filter` (one `aggregate`, like the drivers' countDocuments).
-    async fn count(&self, filter: &Value) -> Result<u64, SidecarError> {
-        let count = Command::Aggregate {
-            collection: Collection::Documents,
-            pipeline: vec![
-                json!({ "$match": filter }),
-                json!({ "$group": { "_id": 1, "n": { "$sum": 1 } } }),
-            ],
-        };
-        let groups = documents(self.mongo.execute(count).await?, "count")?;
+    /// How many documents the backfill numbers (the core's count).
+    async fn count(&self, reads: &BackfillReads) -> Result<u64, SidecarError> {
+        let groups = documents(self.mongo.execute(reads.count()).await?, "count")?;
         Ok(crate::mongo::count(
             groups.first().and_then(|group| group.get("n")),
         ))

@@ -5,8 +5,9 @@
 //! start unless it sets `unique_index = false`, which it may only there: it then numbers
 //! without the index, and says what is given up (the log, `/healthz`).
 
-use mongo_seq_core::{Collection, Command, Reply};
-use serde_json::{json, Map, Value};
+use mongo_seq_core::numbering::held_twice::{held_twice, HeldTwice};
+use mongo_seq_core::Reply;
+use serde_json::Value;
 
 use tracing::warn;
 
@@ -77,48 +78,34 @@ impl<M: Mongo> Trigger<M> {
     /// several documents (one `aggregate`), instead of the server's message.
     async fn duplicate_numbers(&self) -> Result<SidecarError, SidecarError> {
         let numbering = &self.spec.numbering;
-        let field = numbering.field();
-        let scope = numbering.sequence().scope();
-        let mut group = Map::new();
-        group.insert("n".to_owned(), Value::String(format!("${field}")));
-        for (i, scope) in scope.iter().enumerate() {
-            group.insert(format!("s{i}"), Value::String(format!("${scope}")));
-        }
-        let pipeline = vec![
-            json!({ "$match": numbering.numbered() }),
-            json!({ "$group": { "_id": group, "count": { "$sum": 1 } } }),
-            json!({ "$match": { "count": { "$gt": 1 } } }),
-            json!({ "$limit": 1 }),
-        ];
-        let aggregate = Command::Aggregate {
-            collection: Collection::Documents,
-            pipeline,
-        };
-        let found = documents(self.mongo.execute(aggregate).await?, "aggregate")?;
+        let found = documents(
+            self.mongo.execute(held_twice(numbering)).await?,
+            "aggregate",
+        )?;
         let index = numbering.index_name();
         let Some(duplicate) = found.first() else {
             return Ok(SidecarError::Reply(format!(
                 "cannot create the unique index `{index}`: the server reports a duplicate key, but no number is held twice now"
             )));
         };
-        let key = duplicate.get("_id").cloned().unwrap_or(Value::Null);
-        let shown = |name: &str| key.get(name).map_or("null".to_owned(), convert::relaxed);
-        let scope: Vec<String> = scope
+        let held = HeldTwice::read(numbering, duplicate);
+        let shown = |value: Option<&Value>| value.map_or("null".to_owned(), convert::relaxed);
+        let scope: Vec<String> = held
+            .scope
             .iter()
-            .enumerate()
-            .map(|(i, name)| format!("{name}: {}", shown(&format!("s{i}"))))
+            .map(|(name, value)| format!("{name}: {}", shown(*value)))
             .collect();
         Ok(SidecarError::DuplicateNumbers(Box::new(DuplicateNumbers {
             index,
             namespace: self.spec.ns.to_string(),
-            field: field.to_owned(),
-            value: shown("n"),
+            field: numbering.field().to_owned(),
+            value: shown(held.number),
             scope: if scope.is_empty() {
                 String::new()
             } else {
                 format!(" in scope {{{}}}", scope.join(", "))
             },
-            count: count(duplicate.get("count")),
+            count: count(held.count),
         })))
     }
 }

@@ -18,7 +18,6 @@ mod backfill;
 mod batches;
 mod dead_letters;
 mod index;
-mod path;
 mod plans;
 mod session;
 mod sharding;
@@ -29,8 +28,6 @@ use std::time::Duration;
 use mongo_seq_core::{ClusterTime, TwinWatch};
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
-
-pub use path::prefix_filter;
 
 use crate::config::{Settings, TriggerSpec};
 use crate::error::SidecarError;

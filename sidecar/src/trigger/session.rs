@@ -8,14 +8,13 @@
 use std::time::Duration;
 
 use futures_util::future::Either;
-use mongo_seq_core::{BatchReport, Checkpoint};
-use serde_json::{json, Map, Value};
+use mongo_seq_core::{BatchReport, ChangeStream, Checkpoint};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info};
 
 use super::batches::Reads;
-use super::{prefix_filter, Trigger};
+use super::Trigger;
 use crate::config::On;
 use crate::error::SidecarError;
 use crate::fence::Fence;
@@ -197,51 +196,16 @@ impl<M: Mongo> Trigger<M> {
         Ok(())
     }
 
-    /// The change stream of the trigger, after `token`: its inserts (matching its `match`), or
-    /// with `on = "match"` the inserts, updates and replaces whose document (an update's looked
-    /// up when the event is read) matches and has no number yet. A looked-up document may be
-    /// newer than its event, even a stale view on a real replica set: it only says which
-    /// documents to try; every first number is written where the document still matches.
+    /// The change stream of the trigger (the core's), after `token`.
     fn watch(&self, token: Option<ResumeToken>) -> Watch {
-        let on_match = self.spec.on == On::Match;
-        let operations = if on_match {
-            json!({ "operationType": { "$in": ["insert", "update", "replace"] } })
-        } else {
-            json!({ "operationType": "insert" })
-        };
-        let mut stages = vec![operations];
-        if let Some(m) = &self.spec.filter {
-            stages.push(Value::Object(prefix_filter(m, "fullDocument")));
-        }
-        if on_match {
-            // The trigger's own numbering writes are update events too: dropped here.
-            stages.push(Value::Object(prefix_filter(
-                self.spec
-                    .numbering
-                    .unnumbered()
-                    .as_object()
-                    .unwrap_or(&Map::new()),
-                "fullDocument",
-            )));
-        }
-        let mut filter = match stages.len() {
-            1 => stages.remove(0),
-            _ => json!({ "$and": stages }),
-        };
-        // A gapless trigger also reads deletions, to record their numbers (the ledger).
-        let deleted_fields = if self.spec.record_deletions {
-            let mut fields = self.spec.numbering.document_fields();
-            fields.push(self.spec.numbering.period_field());
-            filter = json!({ "$or": [filter, { "operationType": "delete" }] });
-            fields
-        } else {
-            Vec::new()
-        };
+        let spec = &self.spec;
         Watch {
-            filter,
-            update_lookup: on_match,
-            fields: self.spec.numbering.document_fields(),
-            deleted_fields,
+            stream: ChangeStream::of(
+                &spec.numbering,
+                spec.filter.as_ref(),
+                spec.on == On::Match,
+                spec.record_deletions,
+            ),
             start_after: token,
             batch_size: u32::try_from(self.settings.batch_size.max(MIN_STREAM_READ))
                 .unwrap_or(u32::MAX),

@@ -258,42 +258,14 @@ fn the_sidecar_reaches_the_driver_through_its_executor_and_connection() {
 /// The sidecar's files that still write MongoDB operators themselves, each with what they
 /// write: the queries that are not yet core plans. A file leaves this list when its query moves
 /// to the core; no other file may write one.
-const SIDECAR_QUERIES_NOT_YET_IN_THE_CORE: [(&str, &str); 9] = [
+const SIDECAR_QUERIES_NOT_YET_IN_THE_CORE: [(&str, &str); 2] = [
     (
         "sidecar/src/state.rs",
         "the state document's `$set` (lease, resume token, `backfillDone`); a fence read from `n == 0`",
     ),
     (
-        "sidecar/src/dead_letters.rs",
-        "the retry round's read-back of the dead letters' documents by `_id`",
-    ),
-    (
         "sidecar/src/config/filter.rs",
         "which operators a trigger's `match` may use (a change stream's `$match` takes it)",
-    ),
-    (
-        "sidecar/src/trigger/path.rs",
-        "the trigger's `match` rewritten onto `fullDocument` (following `$and`/`$or`/`$nor`)",
-    ),
-    (
-        "sidecar/src/trigger/session.rs",
-        "the change stream's `$match`: which operations count, deletes for gapless",
-    ),
-    (
-        "sidecar/src/trigger/backfill.rs",
-        "the backfill's pages of unnumbered documents and its count",
-    ),
-    (
-        "sidecar/src/trigger/index.rs",
-        "the unique index's check for a number held twice",
-    ),
-    (
-        "sidecar/src/tools/counters.rs",
-        "the counters of a sequence, for `mongo-seq counters --sequence`",
-    ),
-    (
-        "sidecar/src/connection/stream.rs",
-        "the change-stream pipeline's stages, at the driver's edge",
     ),
 ];
 

@@ -11,11 +11,26 @@
 //! top-level field; `_id`, and `epoch` and `intent` (the sidecar's fencing and gapless
 //! protocols keep them in the counter document) are reserved.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::sequence::options::SequenceSpec;
+
+/// The read of the counter documents, sorted by `_id` (each series' periods together, in
+/// order): every one, or with `only` the counters of that sequence.
+pub fn list_counters(only: Option<&SequenceSpec>) -> Command {
+    Command::Find {
+        collection: Collection::Counters,
+        filter: only.map_or_else(|| json!({}), |spec| json!({ "$or": spec.counters_of() })),
+        options: QueryOptions {
+            sort: Some(json!({ "_id": 1 })),
+            ..QueryOptions::default()
+        },
+        after_cluster_time: None,
+    }
+}
 
 /// Reads the last number issued (`field`, `seq` by default) from a counter document, checking
 /// that `_id` is the expected counter.
@@ -91,6 +106,27 @@ mod tests {
     use crate::Reply;
     use crate::{Reservation, ReserveRequest, SequenceSpec, Step};
     use serde_json::json;
+
+    #[test]
+    fn the_counters_are_listed_in_id_order_all_or_those_of_a_sequence() {
+        let Command::Find {
+            collection,
+            filter,
+            options,
+            ..
+        } = list_counters(None)
+        else {
+            panic!("not a find");
+        };
+        assert_eq!(collection, Collection::Counters);
+        assert_eq!(filter, json!({}));
+        assert_eq!(options.sort, Some(json!({"_id": 1})));
+        let spec = SequenceSpec::parse(&json!({"name": "inv"})).unwrap();
+        let Command::Find { filter, .. } = list_counters(Some(&spec)) else {
+            panic!("not a find");
+        };
+        assert_eq!(filter, json!({"$or": spec.counters_of()}));
+    }
 
     #[test]
     fn a_counter_key_document_is_the_counters_id_in_order() {

@@ -141,6 +141,18 @@ impl LedgerEntry {
     }
 }
 
+/// The filter of the ledger's entries of the sequence `sequence` (all its counters').
+pub fn entries_of(sequence: &str) -> Value {
+    let mut filter = Map::new();
+    filter.insert("sequence".to_owned(), Value::String(sequence.to_owned()));
+    Value::Object(filter)
+}
+
+/// The counter id a stored entry is filed under (its `_id.counter`), when it has one.
+pub fn filed_under(document: &Value) -> Option<&str> {
+    document.get("_id")?.get("counter")?.as_str()
+}
+
 /// A stored entry, as much as the audit and a refused void need of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedEntry {
@@ -218,6 +230,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_entry_is_read_back_by_its_sequence_and_filed_under_its_counter() {
+        let entry = LedgerEntry::void("inv/t=a/2026", 3, "typo", "ops", 0).unwrap();
+        let document = entry.to_document();
+        assert_eq!(entries_of("inv"), json!({"sequence": "inv"}));
+        assert_eq!(document.get("sequence"), entries_of("inv").get("sequence"));
+        assert_eq!(filed_under(&document), Some("inv/t=a/2026"));
+        assert_eq!(filed_under(&json!({"_id": 1})), None);
+    }
 
     #[test]
     fn a_void_and_a_deletion_have_the_documented_shape() {

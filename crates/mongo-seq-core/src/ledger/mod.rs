@@ -1,7 +1,8 @@
 //! Accounting for the numbers of a series: [`mod@audit`] (the numbers found in a collection
 //! against the grid and the counter), [`mod@account`] (every number of a counter: held, voided,
 //! deleted, a gap or a duplicate, from the ledger's entries),
-//! [`dead_letter`] (documents a trigger cannot number), [`entry`] (the ledger's entries, written
+//! [`dead_letter`] (documents a trigger cannot number) and [`retry_round`] (a round retrying
+//! them: what it reads, which are numbered or gone), [`entry`] (the ledger's entries, written
 //! and read back: a voided number, a deleted document's number), [`mod@void`] (the plan that voids numbers) and
 //! [`deletions`] (the plan a gapless trigger records deleted documents' numbers with).
 
@@ -10,4 +11,5 @@ pub mod audit;
 pub mod dead_letter;
 pub mod deletions;
 pub mod entry;
+pub mod retry_round;
 pub mod void;

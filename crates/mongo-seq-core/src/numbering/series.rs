@@ -5,13 +5,15 @@
 //! A document belongs to the series a trigger numbers in `field` when it holds a value there,
 //! whether or not it matches the trigger's `match` now (an issued invoice taken back to draft
 //! or cancelled keeps its number, and the number stays held), or when it holds none and matches
-//! `match` (it waits for one). A number is *held* in the counter its document's scope values
-//! and, for a series that resets, its period written beside it (`<field>Period`) name.
+//! `match` (it waits for one); an audit reads them so ([`read_members`]). A number is *held* in
+//! the counter its document's scope values and, for a series that resets, its period written
+//! beside it (`<field>Period`) name.
 
 use serde_json::{json, Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::sequence::counter_id::CounterKey;
 use crate::sequence::field::stored_value;
 use crate::sequence::options::SequenceSpec;
@@ -53,6 +55,27 @@ pub fn holders(field: &str, key: &CounterKey, number: Value) -> Value {
     }
     filter.insert(field.to_owned(), number);
     Value::Object(filter)
+}
+
+/// The read of the series' documents an audit makes ([`members`]), each with what [`holding`]
+/// reads of it: its `_id`, the number, the period beside it (a series that resets) and the
+/// scope values.
+pub fn read_members(spec: &SequenceSpec, field: &str, matching: Option<&Value>) -> Command {
+    let mut projection = Map::new();
+    projection.insert("_id".to_owned(), json!(1));
+    projection.insert(field.to_owned(), json!(1));
+    if spec.reset().is_periodic() {
+        projection.insert(period_field(field), json!(1));
+    }
+    for scope in spec.scope() {
+        projection.insert(scope.clone(), json!(1));
+    }
+    Command::Find {
+        collection: Collection::Documents,
+        filter: members(field, matching),
+        options: QueryOptions::projection(Value::Object(projection)),
+        after_cluster_time: None,
+    }
 }
 
 /// What a document holds in a series' field.
@@ -123,6 +146,32 @@ mod tests {
             json!({"_id": {"$in": [1]}, "$or": [{"no": {"$exists": true}}, {"status": "issued"}]})
         );
         assert_eq!(members_among("no", None, &[]), json!({"_id": {"$in": []}}));
+    }
+
+    #[test]
+    fn an_audit_reads_the_members_with_what_their_holding_needs() {
+        let yearly = spec(json!({"name": "inv", "reset": "yearly", "scope": ["t"]}));
+        let issued = json!({"status": "issued"});
+        let Command::Find {
+            collection,
+            filter,
+            options,
+            ..
+        } = read_members(&yearly, "no", Some(&issued))
+        else {
+            panic!("not a find");
+        };
+        assert_eq!(collection, Collection::Documents);
+        assert_eq!(filter, members("no", Some(&issued)));
+        assert_eq!(
+            options.projection,
+            Some(json!({"_id": 1, "no": 1, "noPeriod": 1, "t": 1}))
+        );
+        let Command::Find { options, .. } = read_members(&spec(json!({"name": "p"})), "no", None)
+        else {
+            panic!("not a find");
+        };
+        assert_eq!(options.projection, Some(json!({"_id": 1, "no": 1})));
     }
 
     #[test]

@@ -14,11 +14,12 @@ pub mod report;
 
 use std::collections::BTreeMap;
 
-use mongo_seq_core::numbering::series::{holding, members, Holding};
+use mongo_seq_core::ledger::entry::{entries_of, filed_under};
+use mongo_seq_core::numbering::series::{holding, read_members, Holding};
 use mongo_seq_core::{account, audit, unnumbered, Collection, Command, CurrentValue, QueryOptions};
 use mongodb::Client;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::config::{Namespace, TriggerSpec};
 use crate::dead_letters;
@@ -245,30 +246,11 @@ pub async fn audit_collection<M: Mongo>(
 ) -> Result<CheckSummary, SidecarError> {
     let spec = target.trigger.numbering.sequence();
     let field = target.field();
-    // A series that resets: each number's period is written beside it.
-    let period_field = spec
-        .reset()
-        .is_periodic()
-        .then(|| target.trigger.numbering.period_field());
-    let mut projection = Map::new();
-    projection.insert("_id".to_owned(), json!(1));
-    projection.insert(field.to_owned(), json!(1));
-    if let Some(period_field) = &period_field {
-        projection.insert(period_field.clone(), json!(1));
-    }
-    for scope in spec.scope() {
-        projection.insert(scope.clone(), json!(1));
-    }
     // The series' documents (the core's rule): every one holding a number, whether or not it
     // matches `match` now (a cancelled invoice keeps its number), and the unnumbered ones that
     // match.
     let matching = target.trigger.filter.clone().map(Value::Object);
-    let find = Command::Find {
-        collection: Collection::Documents,
-        filter: members(field, matching.as_ref()),
-        options: QueryOptions::projection(Value::Object(projection)),
-        after_cluster_time: None,
-    };
+    let find = read_members(spec, field, matching.as_ref());
     let mut summary = CheckSummary {
         counters_ok: true,
         ..CheckSummary::default()
@@ -377,7 +359,7 @@ const LISTED: usize = 100;
 async fn ledger_entries<M: Mongo>(ledger: &M, sequence: &str) -> Result<Vec<Value>, SidecarError> {
     let find = Command::Find {
         collection: Collection::Documents,
-        filter: json!({ "sequence": sequence }),
+        filter: entries_of(sequence),
         options: QueryOptions::default(),
         after_cluster_time: None,
     };
@@ -387,9 +369,5 @@ async fn ledger_entries<M: Mongo>(ledger: &M, sequence: &str) -> Result<Vec<Valu
 /// The counter id an entry is filed under (`_id.counter`; an unreadable entry under a name of
 /// its own, where it explains nothing).
 fn entry_counter(entry: &Value) -> String {
-    entry
-        .get("_id")
-        .and_then(|id| id.get("counter"))
-        .and_then(Value::as_str)
-        .map_or_else(|| "(unreadable ledger entries)".to_owned(), str::to_owned)
+    filed_under(entry).map_or_else(|| "(unreadable ledger entries)".to_owned(), str::to_owned)
 }
