@@ -76,8 +76,8 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
     case "adoptDefinition":
       return withSpec(core, input, (spec) => drive(() => spec.adoptDefinition(input.counterId, optional(input.gapless)), steps, problems));
-    case "resetAll":
-      return withSpec(core, input, (spec) => drive(() => spec.resetAll(input.force === true, optional(input.gapless), optional(input.existing)), steps, problems));
+    case "rewindAll":
+      return withSpec(core, input, (spec) => drive(() => spec.rewindAll(input.force === true, optional(input.gapless), optional(input.existing)), steps, problems));
     case "checkNotKept":
       return withSpec(core, input, (spec) => drive(() => spec.checkNotKept(), steps, problems));
     case "seedFromMax":

@@ -178,10 +178,10 @@ pub enum SeqError {
     #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): {}", unique_index_remedy(collection, index))]
     UniqueIndexConflict { collection: String, index: String },
 
-    /// `resetAll` found counters it may not set back without force (a gapless sequence's, one
+    /// `rewindAll` found counters it may not set back without force (a gapless sequence's, one
     /// with a pending intent, or one a sidecar trigger keeps when the mode is unknown).
-    #[error("sequence `{name}`: not reset: {reason}; nothing was written ({counters} counter(s) found; pass force to reset them anyway, after stopping whatever numbers from them)")]
-    ResetRefused {
+    #[error("sequence `{name}`: not rewound: {reason}; nothing was written ({counters} counter(s) found; pass force to rewind them anyway, after stopping whatever numbers from them)")]
+    RewindRefused {
         name: String,
         counters: u64,
         reason: String,
@@ -260,7 +260,7 @@ impl SeqError {
             Self::WriteFailed { .. } => "WRITE_FAILED",
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
-            Self::ResetRefused { .. } => "RESET_REFUSED",
+            Self::RewindRefused { .. } => "REWIND_REFUSED",
             Self::GaplessRefused { .. } => "GAPLESS_REFUSED",
             Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
             Self::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
@@ -376,7 +376,7 @@ impl SeqError {
                 ("collection", collection.as_str().into()),
                 ("index", index.as_str().into()),
             ]),
-            Self::ResetRefused { name, counters, .. }
+            Self::RewindRefused { name, counters, .. }
             | Self::GaplessRefused { name, counters, .. } => object([
                 ("name", name.as_str().into()),
                 ("counters", (*counters).into()),

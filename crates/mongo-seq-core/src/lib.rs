@@ -104,7 +104,7 @@ pub use counter::document::read_counter;
 pub use counter::kept::{CheckNotKept, KeptCheck};
 pub use counter::range::ReservedRange;
 pub use counter::reservation::{Reservation, ReserveRequest};
-pub use counter::reset::{ResetOutcome, ResetSequence};
+pub use counter::rewind::{RewindOutcome, RewindSequence};
 pub use counter::seed::SeedFromMax;
 pub use counter::seed_collection::SeedFromCollection;
 pub use counter::set_next::{SetNext, SetNextOutcome};

@@ -167,9 +167,9 @@ export interface VoidOutcome {
   numbers: CoreInteger[];
   atMs: number;
 }
-/** What `resetAll` did: how many counters (every scope) it set back, and the number each issues next. */
-export interface ResetOutcome {
-  reset: number;
+/** What `rewindAll` did: how many counters (every scope) it set back, and the number each issues next. */
+export interface RewindOutcome {
+  rewound: number;
   next: CoreInteger;
 }
 /** What `checkNotKept` found: how many counters the sequence has, none of them kept by a sidecar. */
