@@ -11,7 +11,8 @@ use crate::ejson::{object, quoted, truncate};
 
 mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
 use definition_conflict::fmt_option;
-mod codes; // every code, listed
+mod codes; // every code, listed with its meaning
+pub use codes::ErrorCode;
 mod wording; // pieces of messages: bounds, epochs, the peers' unique indexes
 pub use definition_conflict::{describe_definition, DefinitionConflict};
 use wording::{fmt_bound, fmt_epoch, unique_index_remedy};
@@ -268,8 +269,14 @@ impl SeqError {
         }
     }
 
-    /// Every code, for documentation and exhaustiveness tests.
-    pub const CODES: &'static [&'static str] = codes::CODES;
+    /// Every code with what it means, in the order of the variants: the one list of codes (the
+    /// READMEs' error tables are generated from it).
+    pub const ERROR_CODES: &'static [ErrorCode] = codes::ERROR_CODES;
+
+    /// Every code, in the order of [`Self::ERROR_CODES`].
+    pub fn codes() -> impl Iterator<Item = &'static str> {
+        Self::ERROR_CODES.iter().map(|entry| entry.code)
+    }
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
     pub fn details(&self) -> Option<Value> {

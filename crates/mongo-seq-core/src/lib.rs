@@ -109,7 +109,7 @@ pub use counter::seed::SeedFromMax;
 pub use counter::seed_collection::SeedFromCollection;
 pub use counter::set_next::{SetNext, SetNextOutcome};
 pub use counter::shard_key::{check_shard_key, shard_key_refusal, SHARD_KEY_REFUSALS};
-pub use error::{ErrorInfo, SeqError};
+pub use error::{ErrorCode, ErrorInfo, SeqError};
 pub use import::counters::{
     ImportAction, ImportCounters, ImportReport, ImportedCounter, IndexChange, SkippedCounter,
 };
