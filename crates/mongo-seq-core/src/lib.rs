@@ -93,6 +93,7 @@ pub mod mutants;
 pub mod numbering;
 pub mod protocol;
 pub mod router;
+pub mod seal;
 pub mod sequence;
 
 pub use block::allocator::{BlockAllocator, SharedBlockAllocator};
