@@ -8,6 +8,7 @@ mod convert;
 mod error;
 mod plan;
 mod router;
+mod seal;
 mod spec;
 mod types;
 

@@ -83,15 +83,24 @@ fn canonical_object(map: &Map<String, Value>) -> Result<Value, Unsealable> {
 }
 
 fn sorted(map: &Map<String, Value>) -> Result<Value, Unsealable> {
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
+    sorted_canonical(map)
+        .map(Value::Object)
+        .map_err(|(key, reason)| format!("at `{key}`: {reason}"))
+}
+
+/// `map`'s entries in key order, each value in its canonical form, or the key whose value cannot
+/// be sealed and why.
+pub fn sorted_canonical(
+    map: &Map<String, Value>,
+) -> Result<Map<String, Value>, (String, Unsealable)> {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut out = Map::new();
-    for key in keys {
-        if let Some(value) = map.get(key) {
-            out.insert(key.clone(), canonical_value(value)?);
-        }
+    for (key, value) in entries {
+        let canonical = canonical_value(value).map_err(|reason| (key.clone(), reason))?;
+        out.insert(key.clone(), canonical);
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 /// The canonical value of a one-key Extended JSON wrapper, `None` when `key` is not one.

@@ -1,19 +1,20 @@
 //! One link of a sealed series and its seal: a number issued to a document, or a number that
 //! left the series (voided, its document's deletion recorded), hashed with the link before it.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::ejson::{describe, quoted, read_i64};
 use crate::error::SeqError;
-use crate::seal::canonical::{canonical_value, compact_json};
+use crate::seal::canonical::{compact_json, sorted_canonical};
 use crate::sequence::field::stored_value;
 
 /// The version of the encoding, hashed into every link (a later encoding is a new version).
 pub const ENCODING_VERSION: i64 = 1;
 
 /// What a link records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum LinkKind {
     /// A number issued to a document (sealed once final).
@@ -34,16 +35,55 @@ impl LinkKind {
     }
 }
 
+fn describe_option(value: Option<&Value>) -> String {
+    value.map_or_else(|| "nothing".to_owned(), describe)
+}
+
 /// A link's seal as stored beside its number (`<field>Seal`) or in its ledger entry: its hash
 /// and the hash of the link before it (none for the first link of the first period).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Seal {
     pub hash: String,
     pub previous: Option<String>,
 }
 
-/// A link, as sealed or as read back to verify.
-#[derive(Debug, Clone, PartialEq)]
+impl Seal {
+    /// A seal given as JSON (`{hash, previous}`), or why it is not one.
+    pub fn read(value: &Value) -> Result<Self, String> {
+        const SHAPE: &str = "must be a seal {hash, previous}";
+        let Value::Object(map) = value else {
+            return Err(format!("{SHAPE}, got {}", describe(value)));
+        };
+        let hash = match map.get("hash") {
+            Some(Value::String(hash)) => hash.clone(),
+            other => {
+                return Err(format!(
+                    "{SHAPE}: `hash` must be a string, got {}",
+                    describe_option(other)
+                ))
+            }
+        };
+        let previous = match map.get("previous") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(previous)) => Some(previous.clone()),
+            Some(other) => {
+                return Err(format!(
+                    "{SHAPE}: `previous` must be a string or null, got {}",
+                    describe(other)
+                ))
+            }
+        };
+        if map.len() > usize::from(map.contains_key("previous")).saturating_add(1) {
+            return Err(format!("{SHAPE}: unknown keys"));
+        }
+        Ok(Self { hash, previous })
+    }
+}
+
+/// A link, as sealed or as read back to verify. As JSON (a shell's argument):
+/// `{series, kind, number, period?, fields}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Link {
     /// The series: its counter id (sequence, scope values, period).
     pub series: String,
@@ -57,6 +97,66 @@ pub struct Link {
 }
 
 impl Link {
+    /// A link given as JSON by a shell; a malformed one is `INVALID_ARGUMENT` naming `argument`.
+    pub fn from_json(argument: &str, value: &Value) -> Result<Self, SeqError> {
+        Self::read(value).map_err(|reason| SeqError::InvalidArgument {
+            argument: argument.to_owned(),
+            reason,
+        })
+    }
+
+    /// A link given as JSON, or why it is not one. Read by hand, not by serde's derive: the
+    /// derive's visitors would weigh several times this on the Wasm module.
+    pub(crate) fn read(value: &Value) -> Result<Self, String> {
+        const SHAPE: &str = "must be a link {series, kind, number, period?, fields}";
+        let Value::Object(map) = value else {
+            return Err(format!("{SHAPE}, got {}", describe(value)));
+        };
+        if let Some(unknown) = map
+            .keys()
+            .find(|key| !["series", "kind", "number", "period", "fields"].contains(&key.as_str()))
+        {
+            return Err(format!("{SHAPE}: unknown key {}", quoted(unknown)));
+        }
+        let text = |key: &str| match map.get(key) {
+            Some(Value::String(text)) => Ok(text.clone()),
+            other => Err(format!(
+                "{SHAPE}: `{key}` must be a string, got {}",
+                describe_option(other)
+            )),
+        };
+        let kind = match text("kind")?.as_str() {
+            "issue" => LinkKind::Issue,
+            "void" => LinkKind::Void,
+            "deletion" => LinkKind::Deletion,
+            other => {
+                return Err(format!(
+                    "{SHAPE}: `kind` must be issue, void or deletion, got {}",
+                    quoted(other)
+                ))
+            }
+        };
+        let number = read_i64(map.get("number").unwrap_or(&Value::Null))
+            .map_err(|reason| format!("{SHAPE}: `number` {reason}"))?;
+        let period = match map.get("period") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(text("period")?),
+        };
+        let Some(Value::Object(fields)) = map.get("fields") else {
+            return Err(format!(
+                "{SHAPE}: `fields` must be a document, got {}",
+                describe_option(map.get("fields"))
+            ));
+        };
+        Ok(Self {
+            series: text("series")?,
+            kind,
+            number,
+            period,
+            fields: fields.clone(),
+        })
+    }
+
     /// An issue link of `document`, sealing the values of `seal_fields` (field paths).
     pub fn issued(
         series: &str,
@@ -84,19 +184,11 @@ impl Link {
     /// [`crate::seal`]. A field value that cannot be sealed (`$unrepresentable`, a malformed
     /// Extended JSON wrapper) is `INVALID_ARGUMENT` naming the field.
     pub fn encoding(&self, previous: Option<&str>) -> Result<String, SeqError> {
-        let mut names: Vec<&String> = self.fields.keys().collect();
-        names.sort();
-        let mut fields = Map::new();
-        for name in names {
-            if let Some(value) = self.fields.get(name) {
-                let canonical =
-                    canonical_value(value).map_err(|reason| SeqError::InvalidArgument {
-                        argument: name.clone(),
-                        reason: format!("cannot be sealed: {reason}"),
-                    })?;
-                fields.insert(name.clone(), canonical);
-            }
-        }
+        let fields =
+            sorted_canonical(&self.fields).map_err(|(name, reason)| SeqError::InvalidArgument {
+                argument: name,
+                reason: format!("cannot be sealed: {reason}"),
+            })?;
         // Keys in sorted order (the map keeps insertion order).
         let mut link = Map::new();
         link.insert("fields".to_owned(), Value::Object(fields));
@@ -111,11 +203,29 @@ impl Link {
 
     /// This link's seal after the link whose hash is `previous`.
     pub fn seal(&self, previous: Option<&str>) -> Result<Seal, SeqError> {
-        Ok(Seal {
-            hash: sha256_hex(&self.encoding(previous)?),
-            previous: previous.map(str::to_owned),
+        self.sealed(previous).map(|sealed| sealed.seal)
+    }
+
+    /// This link's seal after `previous`, with the encoding it hashed (what a shell shows
+    /// someone re-computing it).
+    pub fn sealed(&self, previous: Option<&str>) -> Result<SealedLink, SeqError> {
+        let encoding = self.encoding(previous)?;
+        Ok(SealedLink {
+            seal: Seal {
+                hash: sha256_hex(&encoding),
+                previous: previous.map(str::to_owned),
+            },
+            encoding,
         })
     }
+}
+
+/// A link's seal and the encoding hashed for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SealedLink {
+    pub encoding: String,
+    #[serde(flatten)]
+    pub seal: Seal,
 }
 
 /// SHA-256 of `text`'s UTF-8 bytes, lowercase hex.

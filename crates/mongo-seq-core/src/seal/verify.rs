@@ -15,15 +15,50 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
+use serde_json::Value;
 
+use crate::error::SeqError;
 use crate::seal::link::{Link, LinkKind, Seal};
 
 /// A link read back: what it records and the seal stored with it (none: an issued number not
-/// sealed, or its seal removed).
+/// sealed, or its seal removed). As JSON: the link's keys and `seal` (`{hash, previous}`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredLink {
     pub link: Link,
     pub seal: Option<Seal>,
+}
+
+impl StoredLink {
+    /// Links given as a JSON array by a shell; a malformed one is `INVALID_ARGUMENT` naming
+    /// `argument` and its index.
+    pub fn list_from_json(argument: &str, value: &Value) -> Result<Vec<Self>, SeqError> {
+        let invalid = |reason: String| SeqError::InvalidArgument {
+            argument: argument.to_owned(),
+            reason,
+        };
+        let Value::Array(items) = value else {
+            return Err(invalid("must be an array of links".to_owned()));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| {
+                // Read by hand (not serde's derive, whose visitors weigh on the Wasm module).
+                let mut link = item.clone();
+                let seal = link.as_object_mut().and_then(|map| map.remove("seal"));
+                let seal = match seal {
+                    None | Some(Value::Null) => None,
+                    Some(seal) => Some(
+                        Seal::read(&seal)
+                            .map_err(|reason| invalid(format!("link {index}: `seal` {reason}")))?,
+                    ),
+                };
+                let link = Link::read(&link)
+                    .map_err(|reason| invalid(format!("link {index}: {reason}")))?;
+                Ok(Self { link, seal })
+            })
+            .collect()
+    }
 }
 
 /// Why a link does not verify.
@@ -118,7 +153,7 @@ pub fn verify_series<'a>(
             })
         })
         .collect();
-    roots.sort_by_key(|s| s.link.number);
+    by_number(&mut roots);
     for root in roots {
         walk.fail(
             &root.link,
@@ -144,7 +179,8 @@ pub fn verify_series<'a>(
             });
         }
     }
-    walk.failures.sort_by_key(|failure| failure.number);
+    walk.failures
+        .sort_unstable_by_key(|f| (f.number, f.kind as u8, f.reason as u8));
     SeriesSealReport {
         series: series.to_owned(),
         links: walk.count,
@@ -155,6 +191,12 @@ pub fn verify_series<'a>(
         pending: walk.pending,
         before_sealing: walk.before_sealing,
     }
+}
+
+/// Links in number order (one sort for every list of them: each instance of a sort weighs on
+/// the Wasm module).
+fn by_number(links: &mut [&StoredLink]) {
+    links.sort_unstable_by_key(|s| (s.link.number, s.link.kind as u8));
 }
 
 /// The walk along the chain: what it has seen and found.
@@ -184,7 +226,7 @@ impl<'a> Walk<'a> {
     ) -> Vec<&'a StoredLink> {
         let expected = self.last_issued.map(|n| n.saturating_add(1));
         let mut ranked = next.to_vec();
-        ranked.sort_by_key(|stored| {
+        ranked.sort_unstable_by_key(|stored| {
             let verifies = stored.seal.as_ref().is_some_and(|seal| {
                 stored
                     .link
@@ -301,13 +343,12 @@ impl<'a> Walk<'a> {
     fn unsealed(&mut self, links: &[StoredLink]) {
         let first_issued = self.issued.first().copied();
         let last_issued = self.last_issued;
-        let mut unsealed: Vec<&Link> = links
+        let mut unsealed: Vec<&StoredLink> = links
             .iter()
             .filter(|s| s.seal.is_none() && s.link.kind == LinkKind::Issue)
-            .map(|s| &s.link)
             .collect();
-        unsealed.sort_by_key(|link| link.number);
-        for link in unsealed {
+        by_number(&mut unsealed);
+        for link in unsealed.into_iter().map(|s| &s.link) {
             match (first_issued, last_issued) {
                 (Some(first), _) if link.number < first => {
                     self.before_sealing = self.before_sealing.saturating_add(1);
