@@ -130,6 +130,7 @@ pub use ledger::account::{
     account, unnumbered, Account, Class, DuplicateNumber, Reason, Run, Unnumbered, MAX_RUNS,
 };
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
+pub use ledger::chronology::{chronology, document_date, ChronologyReport, EarlierDate};
 pub use ledger::dead_letter::{
     dead_letter_document, record_dead_letter, resolve_dead_letters, state_and_waiting_dead_letters,
     waiting_dead_letters, DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::ejson;
+use crate::sequence::instant::read_date;
 
 /// Why a value cannot be sealed: a description of it (a JS `NaN` marked unrepresentable, a
 /// malformed Extended JSON wrapper).
@@ -140,11 +141,10 @@ fn double(text: &str) -> Result<f64, Unsealable> {
     }
 }
 
-/// A `$date`'s milliseconds since the epoch: canonical (`{"$numberLong": "…"}`) or a plain
-/// integer. Relaxed Extended JSON's ISO-8601 text is refused: the shells hand the core
-/// canonical Extended JSON, and parsing calendar text is not the seal's business.
+/// A `$date`'s milliseconds since the epoch, in any form a date is read in
+/// ([`read_date`]: canonical, relaxed RFC 3339, legacy integer).
 fn date_ms(inner: &Value) -> Result<i64, Unsealable> {
-    ejson::read_i64(inner).map_err(|reason| format!("$date {reason}"))
+    read_date(&tagged("$date", inner.clone()))
 }
 
 /// The encoding of a JSON value as the seal hashes it: compact, keys in the order the value
@@ -240,7 +240,7 @@ mod tests {
             ejson::unrepresentable("NaN"),
             json!({"$numberLong": "x"}),
             json!({"$numberDouble": 1}),
-            json!({"$date": "2026-01-01T00:00:00Z"}),
+            json!({"$date": "2026-01-01"}),
         ] {
             assert!(canonical_value(&value).is_err(), "{value}");
         }
