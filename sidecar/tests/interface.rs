@@ -88,6 +88,7 @@ async fn a_trigger_on_another_mongo_and_a_paused_clock_retries_on_an_exact_sched
         on: On::Insert,
         backfill_sort: None,
         record_deletions: false,
+        post_images: false,
         unique_index: true,
     };
     let mongo = Unreachable {

@@ -34,6 +34,7 @@ async fn watch_inserts(client: &mongodb::Client, db: &str, fields: &[&str]) -> i
             stream: ChangeStream {
                 filter: json!({ "operationType": "insert" }),
                 update_lookup: false,
+                post_images: false,
                 fields: fields.iter().map(|f| (*f).to_owned()).collect(),
                 deleted_fields: Vec::new(),
             },

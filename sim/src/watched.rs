@@ -137,6 +137,9 @@ impl Watched {
             // The product's default (gapless: on); `start` turns it off in schedules without
             // the ledger (`Config::ledger`).
             record_deletions: self.gapless,
+            // The model's update events have lookups, not post-images (those are tested against
+            // the test server: `post_images`).
+            post_images: false,
             unique_index: true,
         }
     }

@@ -109,6 +109,9 @@ pub struct RawTrigger {
     pub backfill_sort: Option<String>,
     /// Record deleted documents' numbers in the ledger (gapless only; default: when gapless).
     pub record_deletions: Option<bool>,
+    /// With `on = "match"`: read each update's post-image instead of looking the document up
+    /// (exact issue order; MongoDB 6.0+, the collection's pre- and post-images enabled).
+    pub post_images: Option<bool>,
     /// Create the unique index on the number (default `true`); `false` only where a sharded
     /// collection's shard key refuses it.
     pub unique_index: Option<bool>,

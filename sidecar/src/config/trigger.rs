@@ -32,6 +32,8 @@ pub struct TriggerSpec {
     /// Deleted documents' numbers are recorded in the ledger (`record_deletions`, gapless only,
     /// on by default there): the stream also brings deletes, with pre-images.
     pub record_deletions: bool,
+    /// With `on = "match"`: updates bring their post-image (exact issue order).
+    pub post_images: bool,
     /// The unique index on the number is created (`unique_index`, default `true`). `false`: the
     /// collection is sharded on a key the index cannot start with (checked at each session
     /// start from the cluster's catalog): numbers stay unique, but one written by hand or by
@@ -175,6 +177,13 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
             "needs gapless = true (a default-mode series has gaps anyway; `check` lists them)",
         ));
     }
+    let post_images = t.post_images.unwrap_or(false);
+    if post_images && on != On::Match {
+        return Err(invalid(
+            keys.key("post_images"),
+            "needs on = \"match\" (a trigger numbering inserts reads no update)",
+        ));
+    }
     let id = match t.name {
         Some(name) if name.is_empty() || name.chars().any(char::is_control) => {
             return Err(invalid(
@@ -193,6 +202,7 @@ pub fn validate_trigger(t: RawTrigger, keys: Keys) -> Result<TriggerSpec, Config
         on,
         backfill_sort: t.backfill_sort,
         record_deletions,
+        post_images,
         unique_index: t.unique_index.unwrap_or(true),
     })
 }

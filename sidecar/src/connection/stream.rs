@@ -218,9 +218,10 @@ impl EventStream for DriverStream {
     }
 }
 
-/// A change stream's error: a lost resume point is [`SidecarError::HistoryLost`].
+/// A change stream's error: a lost resume point is [`SidecarError::HistoryLost`], and so is an
+/// event whose required post-image is missing (`post_images`: the stream cannot read past it).
 fn stream_failure(e: mongodb::error::Error) -> SidecarError {
-    if classify::is_history_lost(&e) {
+    if classify::is_history_lost(&e) || classify::is_stream_image_missing(&e) {
         SidecarError::HistoryLost(e.to_string())
     } else {
         SidecarError::Mongo(e.into())

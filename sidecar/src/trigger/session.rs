@@ -199,13 +199,18 @@ impl<M: Mongo> Trigger<M> {
     /// The change stream of the trigger (the core's), after `token`.
     fn watch(&self, token: Option<ResumeToken>) -> Watch {
         let spec = &self.spec;
+        let stream = ChangeStream::of(
+            &spec.numbering,
+            spec.filter.as_ref(),
+            spec.on == On::Match,
+            spec.record_deletions,
+        );
         Watch {
-            stream: ChangeStream::of(
-                &spec.numbering,
-                spec.filter.as_ref(),
-                spec.on == On::Match,
-                spec.record_deletions,
-            ),
+            stream: if spec.post_images {
+                stream.with_post_images()
+            } else {
+                stream
+            },
             start_after: token,
             batch_size: u32::try_from(self.settings.batch_size.max(MIN_STREAM_READ))
                 .unwrap_or(u32::MAX),

@@ -20,6 +20,11 @@ pub struct ChangeStream {
     /// Update events bring the document as it is when the event is read
     /// (`fullDocument: "updateLookup"`), which the `filter` then sees.
     pub update_lookup: bool,
+    /// Update events bring the document as their update left it, the post-image
+    /// (`fullDocument: "required"`; MongoDB 6.0+, the collection's `changeStreamPreAndPostImages`
+    /// enabled), which the `filter` then sees: documents come to match exactly in the order of
+    /// their updates. Instead of [`Self::update_lookup`].
+    pub post_images: bool,
     /// The paths of the document the numbering reads (`_id` among them): events bring only
     /// these in `fullDocument`, however large the documents are.
     pub fields: Vec<String>,
@@ -73,9 +78,20 @@ impl ChangeStream {
         Self {
             filter,
             update_lookup: on_match,
+            post_images: false,
             fields: numbering.document_fields(),
             deleted_fields,
         }
+    }
+
+    /// The stream reading each update's post-image instead of looking the document up (numbering
+    /// on match; a stream of inserts only is left as it is).
+    pub fn with_post_images(mut self) -> Self {
+        if self.update_lookup {
+            self.update_lookup = false;
+            self.post_images = true;
+        }
+        self
     }
 
     /// The `$changeStream` aggregate's pipeline, resuming after `start_after` (a resume token;
@@ -86,6 +102,11 @@ impl ChangeStream {
         let mut stage = Map::new();
         if self.update_lookup {
             stage.insert("fullDocument".to_owned(), json!("updateLookup"));
+        }
+        if self.post_images {
+            // `required`: a missing post-image (the option off, or expired) fails the stream
+            // loudly instead of hiding the update from the `$match`.
+            stage.insert("fullDocument".to_owned(), json!("required"));
         }
         if !self.deleted_fields.is_empty() {
             stage.insert(
@@ -163,6 +184,22 @@ mod tests {
             Value::Object(on_change_events(&m, "fullDocument")),
             json!({ "fullDocument.type": "invoice", "$or": [{ "fullDocument.a": 1 }, { "fullDocument.b.c": { "$gt": 2 } }] })
         );
+    }
+
+    #[test]
+    fn post_images_replace_the_lookup_of_a_stream_numbering_on_match() {
+        let plain = numbering(json!({"sequence": {"name": "s"}, "field": "n"}));
+        let issued = object(json!({ "status": "issued" }));
+        let stream = ChangeStream::of(&plain, Some(&issued), true, false).with_post_images();
+        assert!(stream.post_images && !stream.update_lookup);
+        assert_eq!(
+            stream.pipeline(None)[0],
+            json!({ "$changeStream": { "fullDocument": "required" } })
+        );
+        // A stream of inserts has no update to bring a document for.
+        let inserts = ChangeStream::of(&plain, None, false, false).with_post_images();
+        assert!(!inserts.post_images && !inserts.update_lookup);
+        assert_eq!(inserts.pipeline(None)[0], json!({ "$changeStream": {} }));
     }
 
     #[test]

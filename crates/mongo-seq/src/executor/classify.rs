@@ -58,6 +58,10 @@ const TRANSIENT_CODES: [i32; 19] = [
 /// ChangeStreamFatalError).
 const HISTORY_LOST_CODES: [i32; 2] = [286, 280];
 
+/// NoMatchingDocument: in a change stream, an event whose required pre- or post-image is not
+/// there (never made, or expired).
+const IMAGE_MISSING: i32 = 47;
+
 /// TypeMismatch: `$inc` on a counter whose `seq` is not a number.
 pub(super) const TYPE_MISMATCH: i32 = 14;
 
@@ -111,6 +115,15 @@ fn is_transient(e: &Error) -> bool {
 /// ```
 pub fn is_history_lost(e: &Error) -> bool {
     server_code(e).is_some_and(|code| HISTORY_LOST_CODES.contains(&code))
+}
+
+/// A change stream's read failed on an event whose required post-image (or pre-image) is not
+/// there: never made (the collection's `changeStreamPreAndPostImages` was off at the update) or
+/// expired. Images are not made after the fact, so the stream can never read past that event
+/// from where it is: as with lost history, a reader starts again from now. Meaningful for a
+/// change stream's errors only (other commands use the code for other things).
+pub fn is_stream_image_missing(e: &Error) -> bool {
+    server_code(e) == Some(IMAGE_MISSING)
 }
 
 pub(super) fn is_duplicate_key(e: &Error) -> bool {
@@ -196,6 +209,21 @@ pub(crate) mod tests {
             assert_eq!(failure.code, Some(code));
             assert!(!is_history_lost(&e), "{name}");
         }
+    }
+
+    #[test]
+    fn a_required_post_image_missing_is_told_apart() {
+        let e = server_error(
+            47,
+            "NoMatchingDocument",
+            "Change stream was configured to require a post-image for all update events, but the post-image was not found for event: {}",
+        );
+        assert!(is_stream_image_missing(&e) && !is_history_lost(&e));
+        assert!(!is_stream_image_missing(&server_error(
+            286,
+            "ChangeStreamHistoryLost",
+            "gone"
+        )));
     }
 
     #[test]

@@ -7,6 +7,7 @@ import de.bwaldvogel.mongo.backend.Cursor;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.oplog.CollectionBackedOplog;
 import de.bwaldvogel.mongo.oplog.OplogCursor;
 import de.bwaldvogel.mongo.oplog.OplogPosition;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 /**
@@ -41,6 +43,14 @@ import java.util.stream.Stream;
  * stages run. The fake's update events do not carry the document's `_id` (FAKE-SERVER.md row 8):
  * it is recorded per oplog entry when the update is logged, by the entry's increment (unique
  * across the fake's oplog; commands run one at a time).
+ *
+ * Patch 24, post-images (tests/FAKE-SERVER.md row 19): a stream opened with `fullDocument:
+ * "whenAvailable"`/`"required"` gets, on a real MongoDB 6.0+ server whose collection has
+ * `changeStreamPreAndPostImages` enabled, each update's document as that update left it; the
+ * fake ignores the option. Here, on such a collection (collMod, PreImages), the document is kept
+ * when its update is logged (commands run one at a time: it is the update's result), by the
+ * entry's increment, and the update events of those streams carry it; without one, `null`
+ * (whenAvailable) or the error a real server raises (required).
  */
 final class IndexedOplog extends CollectionBackedOplog {
     private static final Field CURSOR_STREAM = PatchedBackend.accessibleField(OplogCursor.class, "oplogStream");
@@ -52,6 +62,9 @@ final class IndexedOplog extends CollectionBackedOplog {
     private final CursorRegistry cursors;
     /** The updated document's `_id` of each update entry, by the entry's increment. */
     private final Map<Integer, Object> updatedIds = new ConcurrentHashMap<>();
+    /** Patch 24: the document each update left, by the entry's increment (collections keeping images). */
+    private final Map<Integer, Document> postImages = new ConcurrentHashMap<>();
+    private final Predicate<String> keepsImages;
 
     /** Everything the patch reads reflectively is reachable (else the fake's oplog is used as it is). */
     static boolean available() {
@@ -59,11 +72,12 @@ final class IndexedOplog extends CollectionBackedOplog {
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    IndexedOplog(MongoBackend backend, OplogEntries entries, CursorRegistry cursors) {
+    IndexedOplog(MongoBackend backend, OplogEntries entries, CursorRegistry cursors, Predicate<String> keepsImages) {
         super(backend, (MongoCollection) entries, cursors);
         this.backend = backend;
         this.entries = entries;
         this.cursors = cursors;
+        this.keepsImages = keepsImages;
     }
 
     @Override
@@ -78,12 +92,20 @@ final class IndexedOplog extends CollectionBackedOplog {
                 + modifiedIds.size() + " documents; IndexedOplog cannot tell their _ids");
         }
         for (int i = 0; i < modifiedIds.size(); i++) updatedIds.put(before + 1 + i, modifiedIds.get(i));
+        if (!keepsImages.test(namespace)) return;
+        for (int i = 0; i < modifiedIds.size(); i++) {
+            Document image = current(namespace, modifiedIds.get(i));
+            if (image != null) postImages.put(before + 1 + i, image.cloneDeeply());
+        }
     }
 
     @Override
     @SuppressWarnings("unchecked")
     public Cursor createCursor(Document changeStream, String namespace, Aggregation aggregation) {
-        boolean lookup = "updateLookup".equals(changeStream.get("fullDocument"));
+        Object mode = changeStream.get("fullDocument");
+        boolean lookup = "updateLookup".equals(mode);
+        boolean required = "required".equals(mode);
+        boolean postImage = required || "whenAvailable".equals(mode);
         // The fake's own events, without its lookup and without the stream's stages: both are
         // applied below, after each event is copied off the stored oplog entries it was built from.
         Document withoutLookup = new Document(changeStream);
@@ -99,7 +121,9 @@ final class IndexedOplog extends CollectionBackedOplog {
                 Stream<Document> copies = entries.readingFrom(from, () -> events.apply(position))
                     .map(Document::cloneDeeply).flatMap(event -> dropOfThisCollection(event, namespace))
                     .map(event -> withNamespace(event, namespace));
-                return aggregation.runStagesAsStream(lookup ? copies.map(event -> lookUp(event, namespace)) : copies);
+                if (lookup) copies = copies.map(event -> lookUp(event, namespace));
+                if (postImage) copies = copies.map(event -> withPostImage(event, required));
+                return aggregation.runStagesAsStream(copies);
             }, start);
             cursors.add(cursor);
             return cursor;
@@ -167,12 +191,35 @@ final class IndexedOplog extends CollectionBackedOplog {
         int increment = (int) Long.parseUnsignedLong(String.valueOf(token.get("_data")), 16);
         Object id = updatedIds.get(increment);
         if (id == null) throw new IllegalStateException("test server: no _id recorded for the update entry " + increment);
+        Document found = current(namespace, id);
+        if (found != null) event.put("fullDocument", found);
+        return event;
+    }
+
+    /** Patch 24: an update event with the document its update left, if kept; else null, or the real server's error. */
+    private Document withPostImage(Document event, boolean required) {
+        if (!"update".equals(event.get("operationType")) || !(event.get("_id") instanceof Document token)) return event;
+        Document image = postImages.get((int) Long.parseUnsignedLong(String.valueOf(token.get("_data")), 16));
+        if (image != null) {
+            event.put("fullDocument", image.cloneDeeply());
+        } else if (required) {
+            // As MongoDB 7.0 and 8.0 raise it (NoMatchingDocument).
+            throw new MongoServerError(47, "NoMatchingDocument",
+                "Change stream was configured to require a post-image for all update events, "
+                    + "but the post-image was not found for event: " + token);
+        } else {
+            event.put("fullDocument", null);
+        }
+        return event;
+    }
+
+    /** The document of `namespace` whose `_id` is `id`, through the `_id` index, or null. */
+    private Document current(String namespace, Object id) {
         int dot = namespace.indexOf('.');
         MongoDatabase database = backend.resolveDatabase(namespace.substring(0, dot));
         MongoCollection<?> collection = database.resolveCollection(namespace.substring(dot + 1), false);
-        if (collection == null) return event;
+        if (collection == null) return null;
         Iterator<Document> found = collection.handleQuery(new Document("_id", id)).iterator();
-        if (found.hasNext()) event.put("fullDocument", found.next());
-        return event;
+        return found.hasNext() ? found.next() : null;
     }
 }

@@ -204,7 +204,8 @@ final class PatchedBackend extends MemoryBackend {
         Object collection = local.resolveCollection(OPLOG_COLLECTION_NAME, false);
         if (collection == null) collection = local.createCollectionOrThrowIfExists(OPLOG_COLLECTION_NAME);
         if (!(collection instanceof OplogEntries entries)) return super.createOplog();
-        return new IndexedOplog(this, entries, getCursorRegistry());
+        // Read lazily: the super constructor creates the oplog before this class's fields are set.
+        return new IndexedOplog(this, entries, getCursorRegistry(), ns -> preImages != null && preImages.keepsImages(ns));
     }
 
     /** The oplog collection's name in `local` (patch 10: OplogEntries). */

@@ -33,6 +33,11 @@ final class PreImages {
         return new Document("ok", 1.0);
     }
 
+    /** Whether `ns` keeps images (collMod changeStreamPreAndPostImages): post-images too (IndexedOplog, patch 24). */
+    boolean keepsImages(String ns) {
+        return enabled.contains(ns);
+    }
+
     /** Before a `delete` command: keeps the documents it is about to remove (`find` runs the query). */
     void beforeDelete(String database, Document query, Function<Document, Document> find) {
         String collection = String.valueOf(query.get("delete"));
