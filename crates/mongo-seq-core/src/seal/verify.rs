@@ -109,7 +109,7 @@ pub struct SeriesSealReport {
     pub last: Option<LinkSummary>,
     /// Every link verifies, none is missing or inserted, and the chain ends at its counter's hash.
     pub verified: bool,
-    /// In chain order; the first is the first link that does not verify.
+    /// By number; the first is the first link that does not verify.
     pub failures: Vec<SealFailure>,
     /// Issued numbers above the chain, not sealed yet (their batch not final).
     pub pending: u64,
