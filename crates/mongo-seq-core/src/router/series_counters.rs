@@ -165,6 +165,12 @@ impl SeriesCounters {
         Ok(id)
     }
 
+    /// Whether [`warm_counter`](Self::warm_counter) looks at now: only for a sequence that
+    /// resets (a host may skip reading its clock otherwise).
+    pub fn warm_path_reads_now(&self) -> bool {
+        self.windows.is_some()
+    }
+
     /// The counter at hand of `series` when now, anywhere in `[now_ms, now_ms + lag_ms]`, is in
     /// its period (see the module docs); `None`: [`route`](Self::route).
     pub fn warm_counter(

@@ -57,6 +57,12 @@ impl JsSeriesCounters {
 
 #[wasm_bindgen(js_class = SeriesCounters)]
 impl JsSeriesCounters {
+    /// Whether `takeOneNow` looks at `nowMs` (a sequence that resets): else any number will do.
+    #[wasm_bindgen(js_name = warmPathReadsNow)]
+    pub fn warm_path_reads_now(&self) -> Result<bool, JsValue> {
+        self.with(|core| core.warm_path_reads_now())
+    }
+
     /// The next number of an unscoped sequence's counter at hand when `nowMs` (`Date.now()`) is
     /// in its period, its block holds one, nobody waits and it is exact as a JS number;
     /// otherwise `NaN` and nothing is taken (use `route`).
