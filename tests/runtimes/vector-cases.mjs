@@ -255,21 +255,26 @@ function runCounter(spec, input, calls, problems) {
     discard: () => counter.discard(),
   };
   try {
-    for (const [index, { method, args, ...expected }] of calls.entries()) {
-      let outcome;
-      try {
-        outcome = { output: call[method](...args) };
-      } catch (error) {
-        if (!isCoreError(error)) problems.push(`call ${index} ${method}: non-core error ${error?.stack ?? error}`);
-        outcome = { error };
-      }
-      compare(`call ${index} ${method}`, expected, outcome, problems);
-    }
+    runCalls(call, calls, problems);
   } finally {
     close();
     counter.free();
   }
   return null;
+}
+
+/** Runs a case's calls through the methods of `call`, comparing each outcome. */
+function runCalls(call, calls, problems) {
+  for (const [index, { method, args, ...expected }] of calls.entries()) {
+    let outcome;
+    try {
+      outcome = { output: call[method](...args) };
+    } catch (error) {
+      if (!isCoreError(error)) problems.push(`call ${index} ${method}: non-core error ${error?.stack ?? error}`);
+      outcome = { error };
+    }
+    compare(`call ${index} ${method}`, expected, outcome, problems);
+  }
 }
 
 /**
@@ -335,16 +340,7 @@ function runSeries(spec, calls, problems) {
     discardAll: () => series.discardAll(),
   };
   try {
-    for (const [index, { method, args, ...expected }] of calls.entries()) {
-      let outcome;
-      try {
-        outcome = { output: call[method](...args) };
-      } catch (error) {
-        if (!isCoreError(error)) problems.push(`call ${index} ${method}: non-core error ${error?.stack ?? error}`);
-        outcome = { error };
-      }
-      compare(`call ${index} ${method}`, expected, outcome, problems);
-    }
+    runCalls(call, calls, problems);
   } finally {
     close();
     series.free();

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::args;
 use crate::block::block_counter::JsBlockCounter;
-use crate::convert::{describe, is_safe_integer, to_js};
+use crate::convert::{is_safe_integer, to_js};
 use crate::error::{invalid_argument, IntoJsResult};
 
 /// A sequence's counters: `takeOneNow(nowMs)` is the warm path of an unscoped `next()` (a
@@ -125,19 +125,7 @@ impl JsSeriesCounters {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "string[]")] dates: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let refused = || {
-            invalid_argument(
-                "dates",
-                format!("must be an array of strings, got {}", describe(&dates)),
-            )
-        };
-        if !js_sys::Array::is_array(&dates) {
-            return Err(refused());
-        }
-        let texts = js_sys::Array::from(&dates)
-            .iter()
-            .map(|date| date.as_string().ok_or_else(refused))
-            .collect::<Result<Vec<_>, _>>()?;
+        let texts = args::strings("dates", &dates)?;
         let step = self.with(|core| core.answer(texts))?.js()?;
         self.step(step)
     }
