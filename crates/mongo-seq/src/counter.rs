@@ -276,7 +276,7 @@ impl Counters {
         self.0.lock().core.discard(counter_id);
     }
 
-    /// Drops the numbers every counter holds (after the counter reset).
+    /// Drops the numbers every counter holds (after the rewind).
     pub(crate) fn discard_all(&self) {
         self.0.lock().core.discard_all();
     }

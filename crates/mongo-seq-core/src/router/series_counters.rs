@@ -378,7 +378,7 @@ impl SeriesCounters {
             .map_or(0, |slot| slot.counter.discard())
     }
 
-    /// Drops the numbers every counter holds (after the counter reset).
+    /// Drops the numbers every counter holds (after the rewind).
     pub fn discard_all(&mut self) -> u64 {
         self.counters
             .iter_mut()

@@ -170,7 +170,7 @@ impl JsSeriesCounters {
         self.with(|core| core.discard(&counter_id) as f64)
     }
 
-    /// Drops the numbers every counter holds (after the counter reset); returns how many.
+    /// Drops the numbers every counter holds (after the rewind); returns how many.
     #[wasm_bindgen(js_name = discardAll)]
     pub fn discard_all(&self) -> Result<f64, JsValue> {
         #[allow(clippy::cast_precision_loss)]
