@@ -59,7 +59,7 @@ function duplicateKeyReply(error, plan) {
  * @param {string} text  the command, canonical Extended JSON text from the plan
  * @param {{ counters: import("mongodb").Collection, documents?: import("mongodb").Collection,
  *           document?: object, batch?: object[], insertedId?: unknown, insertedIds?: object,
- *           sequence?: import("./sequence.js").Sequence, codec: object }} target  the collections; the
+ *           sequence?: import("./sequence.js").Sequence, codec: object }} runner  the collections; the
  *           caller's document (`insertDocument`: inserted as a copy with the core's fields set,
  *           its `_id` recorded in `insertedId`) or documents (`insertDocuments`: `_id`s in
  *           `insertedIds` by index); the sequence whose counters answer a `take`; the BSON
@@ -68,12 +68,12 @@ function duplicateKeyReply(error, plan) {
  *           plan waiting for the reply (it tells whether a duplicate key is its to handle)
  * @returns {Promise<string>} the reply, JSON text
  */
-export async function executeCommand(text, target, plan) {
-  const command = target.codec.parseCommand(text);
+export async function executeCommand(text, runner, plan) {
+  const command = runner.codec.parseCommand(text);
   try {
-    return await run(command, target, plan);
+    return await run(command, runner, plan);
   } catch (error) {
-    throw (command.collection === "counters" && shardKeyError(target.counters, error)) || error;
+    throw (command.collection === "counters" && shardKeyError(runner.counters, error)) || error;
   }
 }
 
@@ -89,46 +89,46 @@ function shardKeyError(counters, error) {
 }
 
 /** The driver collection a command names: the counters, the ledger, or the caller's documents. */
-function collectionOf(command, target) {
+function collectionOf(command, runner) {
   switch (command.collection) {
     case "counters":
-      return target.counters;
+      return runner.counters;
     case "ledger":
-      if (target.ledger === undefined) throw new Error("mongo-seq: a ledger command without a ledger collection (a bug)");
-      return target.ledger;
+      if (runner.ledger === undefined) throw new Error("mongo-seq: a ledger command without a ledger collection (a bug)");
+      return runner.ledger;
     default:
-      return target.documents;
+      return runner.documents;
   }
 }
 
-async function run(command, target, plan) {
-  const collection = collectionOf(command, target);
+async function run(command, runner, plan) {
+  const collection = collectionOf(command, runner);
   const write = concerns(command);
   const read = { promoteValues: false, ...write };
   switch (command.op) {
     case "findOneAndUpdate": {
       const options = { ...read, upsert: command.options.upsert, returnDocument: command.options.returnDocument };
-      return found(() => collection.findOneAndUpdate(command.filter, command.update, options), target.codec, plan);
+      return found(() => collection.findOneAndUpdate(command.filter, command.update, options), runner.codec, plan);
     }
     case "findOne": {
       const options = command.options ? { ...read, sort: command.options.sort, projection: command.options.projection } : read;
-      return found(() => collection.findOne(command.filter, options), target.codec, plan);
+      return found(() => collection.findOne(command.filter, options), runner.codec, plan);
     }
     case "find": {
       const { projection, sort, limit } = command.options ?? {};
       const documents = await collection.find(command.filter, { ...read, projection, sort, limit: limit === undefined ? undefined : Number(limit) }).toArray();
-      return `{"kind":"documents","documents":[${documents.map((document) => target.codec.documentJson(document)).join(",")}]}`;
+      return `{"kind":"documents","documents":[${documents.map((document) => runner.codec.documentJson(document)).join(",")}]}`;
     }
     case "insertOne":
       return inserted(() => collection.insertOne(command.document, write), plan);
     case "insertDocument": {
-      const document = { ...target.document, ...command.fields };
+      const document = { ...runner.document, ...command.fields };
       const reply = await inserted(() => collection.insertOne(document, write), plan);
-      if (reply === INSERTED) target.insertedId = document._id;
+      if (reply === INSERTED) runner.insertedId = document._id;
       return reply;
     }
     case "insertDocuments":
-      return insertedMany(collection, command, target, write, plan);
+      return insertedMany(collection, command, runner, write, plan);
     case "update":
       return updated(collection, command, write);
     case "updateMany": {
@@ -156,7 +156,7 @@ async function run(command, target, plan) {
       }
       return NONE;
     case "take": {
-      const values = await target.sequence.takeNumbers(command.counterId, Number(command.count));
+      const values = await runner.sequence.takeNumbers(command.counterId, Number(command.count));
       // join(): exact digits for numbers and BigInts alike.
       return `{"kind":"numbers","values":[${values.join(",")}]}`;
     }
@@ -235,18 +235,18 @@ async function inserted(run, plan) {
 }
 
 /** `insertDocuments`: the caller's documents from `first`, with the core's fields, in order. */
-async function insertedMany(collection, command, target, write, plan) {
+async function insertedMany(collection, command, runner, write, plan) {
   const first = Number(command.first);
-  const documents = command.fields.map((fields, i) => ({ ...target.batch[first + i], ...fields }));
+  const documents = command.fields.map((fields, i) => ({ ...runner.batch[first + i], ...fields }));
   try {
     const result = await collection.insertMany(documents, { ...write, ordered: true });
-    documents.forEach((_, i) => (target.insertedIds[first + i] = result.insertedIds[i]));
+    documents.forEach((_, i) => (runner.insertedIds[first + i] = result.insertedIds[i]));
     return `{"kind":"writeResult","n":${documents.length},"nModified":0}`;
   } catch (error) {
     const { errmsg } = duplicateKeyFacts(error, plan);
     // Ordered: the documents before the refused one are in (the driver set their `_id`).
     const index = Number(error.writeErrors?.[0]?.index ?? 0);
-    for (let i = 0; i < index; i++) target.insertedIds[first + i] = documents[i]._id;
+    for (let i = 0; i < index; i++) runner.insertedIds[first + i] = documents[i]._id;
     const writeError = { index, code: DUPLICATE_KEY, errmsg };
     return JSON.stringify({ kind: "writeResult", n: index, nModified: 0, writeErrors: [writeError] });
   }

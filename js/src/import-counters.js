@@ -25,6 +25,6 @@ export async function importCounters(db, options) {
   const database = typeof db.databaseName === "string" ? db.databaseName : undefined;
   core.checkCollectionName("source", request.source, database);
   core.checkCollectionName("counters", request.counters, database);
-  const target = { counters: db.collection(request.counters), documents: db.collection(request.source), codec };
-  return runPlan(core.importCounters(request), target);
+  const runner = { counters: db.collection(request.counters), documents: db.collection(request.source), codec };
+  return runPlan(core.importCounters(request), runner);
 }

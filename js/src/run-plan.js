@@ -4,14 +4,15 @@ import { executeCommand } from "./execute.js";
 import { invalidOption } from "./errors.js";
 
 /**
- * Runs a core plan to completion and frees it. Resolves with the plan's result (with
+ * Runs a core plan to completion and frees it, its commands on `runner`: where they run (the
+ * collections, the BSON codec, the sequence whose counters answer a `take`; execute.js). Resolves with the plan's result (with
  * `output: false`, undefined: the result is not converted to JS); rejects with the core's
  * MongoSeqError, or with a driver error the plan does not handle.
  */
-export async function runPlan(plan, target, { output = true } = {}) {
+export async function runPlan(plan, runner, { output = true } = {}) {
   try {
     let command = plan.commandJson();
-    while (command !== undefined) command = plan.feedJson(await executeCommand(command, target, plan));
+    while (command !== undefined) command = plan.feedJson(await executeCommand(command, runner, plan));
     return output ? plan.start().done : undefined;
   } catch (error) {
     // The driver refused values of another BSON major before sending anything: the Db comes

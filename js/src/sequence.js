@@ -1,7 +1,9 @@
-// One sequence: numbers handed out by the core's counter objects (one per counter id: the
-// block, the callers waiting, the refill to run — and when to refill ahead —, the setNext
-// rule). JS adds the async plumbing only: the promise of the refill in flight, which every
-// waiting caller shares, and the driver I/O. Counter calls are synchronous; the event loop is the lock.
+// One sequence: numbers handed out by the core's `SeriesCounters` (which counter a call takes
+// from — scope, period, date or now —, the counters, the one at hand; per counter the block,
+// the callers waiting, the refill to run and when to refill ahead, the setNext rule). JS adds
+// the async plumbing only: per counter handle, the promise of the refill in flight, which every
+// waiting caller shares; the local dates the core asks for (Intl); and the driver I/O. Core
+// calls are synchronous; the event loop is the lock.
 import { runPlan } from "./run-plan.js";
 import { toCoreInteger } from "./bson.js";
 import { checkBoolean, checkCollection, checkKnownKeys, isDocument } from "./errors.js";
@@ -13,7 +15,7 @@ const NEXT_OPTIONS = ["date"];
 const PERIOD_OPTIONS = ["period"];
 const VOID_OPTIONS = ["reason", "by", "collection", "field", "scope", ...PERIOD_OPTIONS];
 
-/** A counter's core object and the promise of its refill in flight. */
+/** A counter's core object (the series' counter of one handle) and the promise of its refill in flight. */
 class Counter {
   constructor(blockCounter) {
     this.core = blockCounter;
@@ -23,30 +25,28 @@ class Counter {
 
 export class Sequence {
   #spec;
-  #target;
-  #counters = new Map();
-  /** The one counter of an unscoped sequence that never resets (its id derived once). */
-  #unscoped;
-  /** A sequence that resets: the core's periods of instants (the windows it keeps) and its zone. */
-  #periods;
+  #runner;
+  /** The core's counters of this sequence and its routing; `#counters[handle]` their I/O. */
+  #series;
+  #counters = [];
+  /** The zone whose local dates the core asks for (a sequence that resets). */
   #timeZone;
-  /** The core's window of the period last given, compared here: the warm path calls no Wasm. */
-  #window = { period: undefined, from: 0, until: -Infinity };
-  /** The counter of the period at hand, for an unscoped sequence that resets. */
-  #periodCounter = { period: undefined, counter: undefined };
+  /** Whether the core's warm path looks at the clock (a sequence that resets): else no reading. */
+  #clocked;
 
   /** @internal Use `Sequences#sequence()`. */
   constructor(spec, counters, codec, ledger) {
     this.#spec = spec;
-    this.#target = { counters, ledger, sequence: this, codec };
+    this.#runner = { counters, ledger, sequence: this, codec };
     this.options = Object.freeze(spec.options());
     this.name = this.options.name;
     // `timeZone` is in the normalized options exactly when the sequence resets.
     if (this.options.timeZone !== undefined) {
       zoneFormatter(this.options.timeZone); // an unknown zone: INVALID_OPTION naming timeZone
       this.#timeZone = this.options.timeZone;
-      this.#periods = spec.periodWindows();
-    } else if (this.options.scope.length === 0) this.#unscoped = this.#counter(spec.counterId(undefined));
+    }
+    this.#series = spec.seriesCounters();
+    this.#clocked = this.#series.warmPathReadsNow();
   }
 
   /**
@@ -60,7 +60,9 @@ export class Sequence {
   /** The period (`"2026"`, `"2026-05"`, `"2026-05-17"`) of `date` (a Date or ms; default now), or `undefined` when the sequence never resets. */
   periodOf(date) {
     const ms = date === undefined ? Date.now() : this.#instant(date);
-    return this.#periods === undefined ? undefined : this.#periodAt(ms);
+    let step = this.#series.periodAt(ms);
+    while (Array.isArray(step)) step = this.#series.localDates(localDates(this.#timeZone, step));
+    return step;
   }
 
   /** The formatted id of `value` (`undefined` when the sequence has no `format`) in `period` (required when the sequence resets). */
@@ -73,9 +75,13 @@ export class Sequence {
    * period of `date` (default now): `next({ date })` unscoped, `next(scope, { date })` scoped.
    */
   async next(first, second) {
-    const counter = first === undefined && second === undefined ? this.#counterNow() : this.#counterOf(first, second).counter;
-    // The warm path: one call into the core. NaN: the block is dry, callers are waiting, or
-    // the number needs a BigInt.
+    if (first === undefined && second === undefined) {
+      // The warm path: one call into the core. NaN: a scoped sequence, now out of the period at
+      // hand, the block dry, callers waiting, or a number that needs a BigInt.
+      const value = this.#series.takeOneNow(this.#clocked ? Date.now() : 0);
+      if (value === value) return value;
+    }
+    const counter = this.#counterOf(first, second);
     const value = counter.core.takeOne();
     if (value === value) return value;
     return (await this.#take(counter, 1))[0];
@@ -86,7 +92,8 @@ export class Sequence {
    * undefined when the sequence never resets, formatted without a `format`). Arguments as `next`.
    */
   async nextFormatted(first, second) {
-    const { counter, period } = this.#counterOf(first, second);
+    const counter = this.#counterOf(first, second);
+    const period = this.#series.routedPeriod();
     const [value] = await this.#take(counter, 1);
     return { value, period, formatted: this.#spec.formatValue(value, period) };
   }
@@ -98,7 +105,7 @@ export class Sequence {
    */
   async nextMany(count, first, second) {
     const checked = core.checkCount("count", count);
-    return this.#take(this.#counterOf(first, second).counter, checked);
+    return this.#take(this.#counterOf(first, second), checked);
   }
 
   /** The last number reserved on the server (by any process), or null; reserves nothing. `{ period }` for a sequence that resets. */
@@ -110,7 +117,7 @@ export class Sequence {
   /** The counter's state: `{ last, next }` (next is null when the sequence is exhausted). */
   async state(first, second) {
     const [scope, { period }] = this.#arguments(first, second, "state options", PERIOD_OPTIONS);
-    return runPlan(this.#spec.current(this.counterId(scope, period)), this.#target);
+    return runPlan(this.#spec.current(this.counterId(scope, period)), this.#runner);
   }
 
   /**
@@ -121,8 +128,8 @@ export class Sequence {
     const { force, scope, period } = checkKnownKeys("setNext options", options, ["force", "scope", ...PERIOD_OPTIONS]);
     const counterId = this.counterId(scope, period);
     const plan = this.#spec.setNext(counterId, toCoreInteger(next), checkBoolean("force", force));
-    const outcome = await runPlan(plan, this.#target);
-    this.#counters.get(counterId)?.core.discard();
+    const outcome = await runPlan(plan, this.#runner);
+    this.#series.discard(counterId);
     return outcome;
   }
 
@@ -136,7 +143,7 @@ export class Sequence {
    */
   async adoptDefinition(options) {
     const { scope, period } = checkKnownKeys("adoptDefinition options", options, ["scope", ...PERIOD_OPTIONS]);
-    return runPlan(this.#spec.adoptDefinition(this.counterId(scope, period), undefined), this.#target);
+    return runPlan(this.#spec.adoptDefinition(this.counterId(scope, period), undefined), this.#runner);
   }
 
   /**
@@ -155,7 +162,7 @@ export class Sequence {
     checkCollection(collection, ["find"]);
     const list = Array.isArray(numbers) ? numbers : [numbers];
     const request = { counterId: this.counterId(scope, period), numbers: list.map(toCoreInteger), field, reason, by, nowMs: Date.now() };
-    return runPlan(this.#spec.voidNumbers(request), { ...this.#target, documents: collection });
+    return runPlan(this.#spec.voidNumbers(request), { ...this.#runner, documents: collection });
   }
 
   /**
@@ -180,8 +187,8 @@ export class Sequence {
 
   async #rewind(options, existing) {
     const { force } = checkKnownKeys("rewindAll options", options, ["force"]);
-    const outcome = await runPlan(this.#spec.rewindAll(checkBoolean("force", force), undefined, existing), this.#target);
-    for (const counter of this.#counters.values()) counter.core.discard();
+    const outcome = await runPlan(this.#spec.rewindAll(checkBoolean("force", force), undefined, existing), this.#runner);
+    this.#series.discardAll();
     return outcome;
   }
 
@@ -196,11 +203,11 @@ export class Sequence {
       const [field = "_id", options] = rest;
       const { scope } = checkKnownKeys("seedFromMax options", options, ["scope"]);
       const plan = this.#spec.seedFromCollection(field, this.#scopeDocument(scope));
-      return runPlan(plan, { ...this.#target, documents: source });
+      return runPlan(plan, { ...this.#runner, documents: source });
     }
     const { scope, period } = checkKnownKeys("seedFromMax options", rest[0], ["scope", ...PERIOD_OPTIONS]);
     const plan = this.#spec.seedFromMax(this.counterId(scope, period), toCoreInteger(source));
-    return runPlan(plan, this.#target);
+    return runPlan(plan, this.#runner);
   }
 
   /**
@@ -210,12 +217,12 @@ export class Sequence {
    * outside the sidecar's numbering (the mongoose plugin's `doc.setNext()`).
    */
   async checkNotKept() {
-    return runPlan(this.#spec.checkNotKept(), this.#target);
+    return runPlan(this.#spec.checkNotKept(), this.#runner);
   }
 
   /** @internal `count` numbers of the counter `counterId` (the `take` command of insert plans). */
   takeNumbers(counterId, count) {
-    return this.#take(this.#counter(counterId), count);
+    return this.#take(this.#counter(this.#series.counterOf(counterId)), count);
   }
 
   /** @internal The core's spec, for `Sequences` (inserts). */
@@ -243,7 +250,7 @@ export class Sequence {
 
   /** Runs a refill (its range goes to the counter); the promise waiters share while it runs. */
   #run(counter, plan) {
-    const refill = runPlan(plan, this.#target, { output: false }).finally(() => {
+    const refill = runPlan(plan, this.#runner, { output: false }).finally(() => {
       if (counter.refilling === refill) counter.refilling = null;
     });
     counter.refilling = refill;
@@ -271,18 +278,14 @@ export class Sequence {
     }
   }
 
-  #counter(counterId) {
-    let counter = this.#counters.get(counterId);
-    if (counter === undefined) {
-      counter = new Counter(this.#spec.blockCounter(counterId));
-      this.#counters.set(counterId, counter);
-    }
-    return counter;
+  /** The counter of `handle` (the core's), its I/O slot made on first use. */
+  #counter(handle) {
+    return (this.#counters[handle] ??= new Counter(this.#series.counter(handle)));
   }
 
   /** A scope argument as the core reads it: a document, or undefined. */
   #scopeDocument(scope) {
-    return scope === undefined || scope === null ? undefined : this.#target.codec.documentArgument("scope", scope);
+    return scope === undefined || scope === null ? undefined : this.#runner.codec.documentArgument("scope", scope);
   }
 
   /**
@@ -300,43 +303,12 @@ export class Sequence {
     return core.checkInstant("date", date instanceof Date ? date.getTime() : date);
   }
 
-  /** The counter a `next`/`nextMany` call takes from, and its period (undefined: never resets). */
+  /** The counter a `next`/`nextMany` call takes from (the core's choice; its period: `routedPeriod()`). */
   #counterOf(first, second) {
     const [scope, { date }] = this.#arguments(first, second, "next options", NEXT_OPTIONS);
-    // Checked for every sequence, so a bad date never depends on the options.
     const ms = date === undefined ? undefined : this.#instant(date);
-    if (this.#periods === undefined) {
-      return { counter: (scope === undefined && this.#unscoped) || this.#counter(this.counterId(scope)), period: undefined };
-    }
-    const period = this.#periodAt(ms ?? Date.now());
-    if (this.options.scope.length > 0 || scope !== undefined) return { counter: this.#counter(this.counterId(scope, period)), period };
-    return this.#periodCounterOf(period);
-  }
-
-  /** `next()` without arguments: the counter of an unscoped sequence now, from the caches when warm. */
-  #counterNow() {
-    if (this.#unscoped !== undefined) return this.#unscoped;
-    if (this.#periods === undefined || this.options.scope.length > 0) return this.#counterOf(undefined, undefined).counter;
-    return this.#periodCounterOf(this.#periodAt(Date.now())).counter;
-  }
-
-  /** The period of `ms` (checked): from the window at hand, else the core's, asking Intl the local dates it needs. */
-  #periodAt(ms) {
-    const window = this.#window;
-    if (ms >= window.from && ms < window.until) return window.period;
-    let step = this.#periods.periodAt(ms);
-    while (typeof step !== "string") step = this.#periods.localDates(localDates(this.#timeZone, step));
-    this.#window = this.#periods.current() ?? window;
-    return step;
-  }
-
-  /** The counter of an unscoped sequence that resets, in `period` (the last one kept at hand). */
-  #periodCounterOf(period) {
-    const cached = this.#periodCounter;
-    if (cached.period !== period) {
-      cached.counter = this.#counter(this.#spec.counterId(undefined, period));
-      cached.period = period;
-    }
-    return cached;
+    let step = this.#series.route(this.#scopeDocument(scope), ms, Date.now());
+    while (typeof step !== "number") step = this.#series.localDates(localDates(this.#timeZone, step));
+    return this.#counter(step);
   }
 }

@@ -95,10 +95,10 @@ export class Sequences {
     const { sequence, field, formatField, dateField } = this.#insertOptions(options);
     const needsDocument = sequence.options.scope.length > 0 || dateField !== undefined;
     const document = needsDocument ? this.#codec.documentArgument("doc", doc) : undefined;
-    const target = { counters: this.#counters, documents: collection, document: doc, sequence, codec: this.#codec };
+    const runner = { counters: this.#counters, documents: collection, document: doc, sequence, codec: this.#codec };
     const plan = sequence.spec.insertOne(field, formatField, document, dateField, Date.now());
-    const { values, formatted, periods } = await runPlan(plan, target);
-    return { insertedId: field === "_id" ? values[0] : target.insertedId, value: values[0], formatted: formatted?.[0], ...(periods && { period: periods[0] }) };
+    const { values, formatted, periods } = await runPlan(plan, runner);
+    return { insertedId: field === "_id" ? values[0] : runner.insertedId, value: values[0], formatted: formatted?.[0], ...(periods && { period: periods[0] }) };
   }
 
   /**
@@ -117,10 +117,10 @@ export class Sequences {
     const needsDocuments = sequence.options.scope.length > 0 || dateField !== undefined;
     const documents = needsDocuments ? docs.map((doc, index) => this.#codec.documentArgument(`docs[${index}]`, doc)) : undefined;
     const plan = sequence.spec.insertMany(field, formatField, docs.length, documents, dateField, Date.now());
-    const target = { counters: this.#counters, documents: collection, batch: docs, insertedIds: {}, sequence, codec: this.#codec };
-    const { values, formatted, periods } = await runPlan(plan, target);
+    const runner = { counters: this.#counters, documents: collection, batch: docs, insertedIds: {}, sequence, codec: this.#codec };
+    const { values, formatted, periods } = await runPlan(plan, runner);
     const insertedIds = {};
-    values.forEach((value, index) => (insertedIds[index] = field === "_id" ? value : target.insertedIds[index]));
+    values.forEach((value, index) => (insertedIds[index] = field === "_id" ? value : runner.insertedIds[index]));
     return { insertedCount: docs.length, insertedIds, values, formatted: formatted ?? undefined, ...(periods && { periods }) };
   }
 
@@ -193,9 +193,9 @@ export class Sequences {
     } finally {
       if (sequence === undefined) spec.free();
     }
-    const target = { counters: this.#counters, documents: collection, document: doc, codec: this.#codec };
-    const outcome = await runPlan(plan, target);
-    return { insertedId: field === "_id" ? outcome.value : target.insertedId, value: outcome.value, formatted: outcome.formatted ?? undefined };
+    const runner = { counters: this.#counters, documents: collection, document: doc, codec: this.#codec };
+    const outcome = await runPlan(plan, runner);
+    return { insertedId: field === "_id" ? outcome.value : runner.insertedId, value: outcome.value, formatted: outcome.formatted ?? undefined };
   }
 
   /**

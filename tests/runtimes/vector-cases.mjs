@@ -31,7 +31,7 @@ export function runVectors(core, vectors = parseExact(readFileSync(VECTOR_FILE, 
       if (!isCoreError(error)) problems.push(`threw a non-core error: ${error?.stack ?? error}`);
       outcome = { error };
     }
-    const withCalls = testCase.op === "blockAllocator" || testCase.op === "blockCounter";
+    const withCalls = ["blockAllocator", "blockCounter", "seriesCounters"].includes(testCase.op);
     if (!withCalls || testCase.error !== undefined) compare("result", testCase, outcome, problems);
     if (problems.length > 0) failures.push(`── ${testCase.name} (${testCase.op})\n${problems.join("\n")}`);
   }
@@ -126,6 +126,8 @@ function runCase(core, testCase, problems) {
       return runAllocator(core, input, testCase.calls ?? [], problems);
     case "blockCounter":
       return withSpec(core, input, (spec) => runCounter(spec, input, testCase.calls ?? [], problems));
+    case "seriesCounters":
+      return withSpec(core, input, (spec) => runSeries(spec, testCase.calls ?? [], problems));
     default:
       throw new Error(`unknown op ${testCase.op}: update the JS vector runner`);
   }
@@ -261,19 +263,95 @@ function runCounter(spec, input, calls, problems) {
     discard: () => counter.discard(),
   };
   try {
-    for (const [index, { method, args, ...expected }] of calls.entries()) {
-      let outcome;
-      try {
-        outcome = { output: call[method](...args) };
-      } catch (error) {
-        if (!isCoreError(error)) problems.push(`call ${index} ${method}: non-core error ${error?.stack ?? error}`);
-        outcome = { error };
-      }
-      compare(`call ${index} ${method}`, expected, outcome, problems);
-    }
+    runCalls(call, calls, problems);
   } finally {
     close();
     counter.free();
+  }
+  return null;
+}
+
+/** Runs a case's calls through the methods of `call`, comparing each outcome. */
+function runCalls(call, calls, problems) {
+  for (const [index, { method, args, ...expected }] of calls.entries()) {
+    let outcome;
+    try {
+      outcome = { output: call[method](...args) };
+    } catch (error) {
+      if (!isCoreError(error)) problems.push(`call ${index} ${method}: non-core error ${error?.stack ?? error}`);
+      outcome = { error };
+    }
+    compare(`call ${index} ${method}`, expected, outcome, problems);
+  }
+}
+
+/**
+ * Runs a seriesCounters case's calls: routes (the local dates the core asks for answered from
+ * the case, as the native runner does), and a routed counter's methods by its handle.
+ */
+function runSeries(spec, calls, problems) {
+  const series = spec.seriesCounters();
+  let open;
+  const close = () => {
+    open?.free();
+    open = undefined;
+  };
+  /** A step as the vectors write it. */
+  const view = (step) => {
+    if (Array.isArray(step)) return { localDates: step };
+    if (typeof step === "number") return { counter: step, period: series.routedPeriod() ?? null };
+    return { period: step ?? null };
+  };
+  /** `use` with the counter of `handle`, its view freed after. */
+  const withCounter = (handle, use) => {
+    const counter = series.counter(handle);
+    try {
+      return use(counter);
+    } finally {
+      counter.free();
+    }
+  };
+  const call = {
+    route: (scope, date, nowMs) => view(series.route(scope ?? undefined, date ?? undefined, nowMs)),
+    periodAt: (ms) => view(series.periodAt(ms)),
+    localDates: (dates) => view(series.localDates(dates)),
+    takeOneNow: (nowMs) => {
+      const value = series.takeOneNow(nowMs);
+      return Number.isNaN(value) ? null : value;
+    },
+    counterOf: (counterId) => series.counterOf(counterId),
+    counterId: (handle) => withCounter(handle, (counter) => counter.counterId()),
+    take: (handle, count) =>
+      withCounter(handle, (counter) => {
+        const taken = counter.take(count);
+        return Array.isArray(taken) ? { numbers: taken } : { ticket: taken };
+      }),
+    ready: (handle, ticket) => withCounter(handle, (counter) => counter.ready(ticket) ?? null),
+    refill: (handle, ticket, nowMs) =>
+      withCounter(handle, (counter) => {
+        const plan = counter.refill(ticket, nowMs ?? undefined);
+        if (plan === undefined) return null;
+        open = plan;
+        return plan.start();
+      }),
+    feed: (reply) => {
+      try {
+        const step = open.feed(reply);
+        if ("done" in step) close();
+        return step;
+      } catch (error) {
+        close();
+        throw error;
+      }
+    },
+    discard: (counterId) => series.discard(counterId),
+    discardAll: () => series.discardAll(),
+  };
+  try {
+    runCalls(call, calls, problems);
+  } finally {
+    close();
+    series.free();
   }
   return null;
 }

@@ -46,7 +46,8 @@
 //! * [`block`]: blocks in a client process (the hi/lo allocator, the package's
 //!   [`BlockCounter`]);
 //! * [`router`]: the period of an instant and the windows of instants sharing it
-//!   ([`PeriodWindows`]: the host answers local dates, its warm path compares two integers);
+//!   ([`PeriodWindows`]: the host answers local dates), and a sequence's counters in a process
+//!   ([`SeriesCounters`]: which one a call takes from, by scope and instant);
 //! * [`insert`]: the package's numbered inserts and the optimistic insert loop;
 //! * [`lease`]: a trigger's lease and its fencing epoch;
 //! * [`numbering`]: numbering documents after they are written (the sidecar's triggers):
@@ -164,6 +165,7 @@ pub use protocol::note::Note;
 pub use protocol::plan::{Plan, Step, MAX_RETRIES};
 pub use protocol::reply::{Reply, WriteConcernError, WriteError, WriteResult, DUPLICATE_KEY};
 pub use router::period_windows::{PeriodWindow, PeriodWindows, WindowStep};
+pub use router::series_counters::{CounterHandle, RouteStep, SeriesCounters, SeriesId};
 pub use sequence::calendar::LocalDate;
 pub use sequence::counter_id::{CounterKey, ScopeValue};
 pub use sequence::field::{check_field_path, check_number_field};

@@ -462,4 +462,38 @@ proptest! {
             }
         }
     }
+
+    /// A sequence's counters given any scope, date, clock, local dates and handle.
+    #[test]
+    fn series_counters_never_panic(
+        reset in prop::sample::select(vec!["never", "yearly", "monthly", "daily"]),
+        scoped in any::<bool>(),
+        calls in prop::collection::vec((0u8..7, json_value(), edge_int(), edge_int(), prop::collection::vec(date_text(), 0..6)), 0..24),
+    ) {
+        use mongo_seq_core::{CounterHandle, RouteStep, SeriesCounters};
+        let mut options = json!({"name": "inv", "reset": reset});
+        if scoped {
+            options["scope"] = json!(["t"]);
+        }
+        let mut series = SeriesCounters::new(&SequenceSpec::parse(&options).expect("a spec")).expect("counters");
+        for (op, scope, ms, now, dates) in calls {
+            let handle = CounterHandle::from_index(usize::try_from(now.rem_euclid(4)).unwrap_or(0));
+            let step = match op {
+                0 => series.route_scope(Some(&scope).filter(|s| !s.is_null()), Some(ms), now),
+                1 => series.route_scope(Some(&json!({"t": scope})), None, now),
+                2 => series.period_at(ms),
+                3 => series.answer(dates),
+                4 => series.counter(handle).map(|c| { let _ = c.take_one(); RouteStep::Period(None) }),
+                5 => series.counter_of(&scope.to_string()).map(|_| RouteStep::Period(None)),
+                _ => { series.discard(&scope.to_string()); Ok(RouteStep::Period(None)) }
+            };
+            if let Ok(RouteStep::Counter { counter, period }) = step {
+                prop_assert!(series.counter_ref(counter).is_ok());
+                prop_assert_eq!(period.is_some(), reset != "never");
+            }
+            if let Some(unscoped) = series.unscoped() {
+                let _ = series.warm_counter(unscoped, now, ms);
+            }
+        }
+    }
 }

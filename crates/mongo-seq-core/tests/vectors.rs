@@ -18,13 +18,13 @@ use mongo_seq_core::{
     OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
     RewindSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
-use mongo_seq_core::{VoidNumbers, VoidRequest};
+use mongo_seq_core::{CounterHandle, RouteStep, SeriesCounters, VoidNumbers, VoidRequest};
 use serde::Serialize;
 use serde_json::{json, Value};
 
 // Driving a plan through a case's steps, and the cases that call an object's methods.
 mod replay;
-use replay::{drive, run_block, run_counter};
+use replay::{drive, run_block, run_counter, run_series};
 // Reading a case's inputs.
 mod input;
 use input::{
@@ -230,6 +230,11 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
             case["calls"].as_array().map_or(&[][..], Vec::as_slice),
             trace,
         ),
+        "seriesCounters" => run_series(
+            input,
+            case["calls"].as_array().map_or(&[][..], Vec::as_slice),
+            trace,
+        ),
         // -------------------------------------------------------------- ledger.json
         "void" => drive(
             spec(input).and_then(|spec| {
@@ -405,7 +410,7 @@ fn replay(file: &str) {
         }
         let mut trace = Trace::default();
         let got = run(case, &mut trace);
-        let with_calls = op == "blockAllocator" || op == "blockCounter";
+        let with_calls = matches!(op, "blockAllocator" | "blockCounter" | "seriesCounters");
         if !with_calls || case.get("error").is_some() {
             compare("result", case, &got, &mut trace.problems);
         }

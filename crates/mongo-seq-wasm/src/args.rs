@@ -10,6 +10,23 @@ use wasm_bindgen::prelude::*;
 use crate::convert::{describe, read, Unreadable};
 use crate::error::{invalid_argument, to_js_error};
 
+/// An array of strings argument.
+pub fn strings(argument: &str, value: &JsValue) -> Result<Vec<String>, JsValue> {
+    let refused = || {
+        invalid_argument(
+            argument,
+            format!("must be an array of strings, got {}", describe(value)),
+        )
+    };
+    if !js_sys::Array::is_array(value) {
+        return Err(refused());
+    }
+    js_sys::Array::from(value)
+        .iter()
+        .map(|text| text.as_string().ok_or_else(refused))
+        .collect()
+}
+
 /// A string argument.
 pub fn string(argument: &str, value: &JsValue) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| {

@@ -3,8 +3,8 @@
 use mongo_seq_core::{
     assign_matching, check_insert_fields, AdoptDefinition, BlockCounter, CounterKey, CurrentValue,
     InsertDates, InsertNumbered, LocalDate, NumberingSpec, OptimisticInsert, Period, PeriodWindows,
-    Reservation, ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SetNext,
-    VoidNumbers, VoidRequest,
+    Reservation, ReserveRequest, SeedFromCollection, SeedFromMax, SequenceSpec, SeriesCounters,
+    SetNext, VoidNumbers, VoidRequest,
 };
 use wasm_bindgen::prelude::*;
 
@@ -13,7 +13,8 @@ use crate::block::block_counter::JsBlockCounter;
 use crate::convert::to_js;
 use crate::error::{invalid_argument, IntoJsResult};
 use crate::plan::JsPlan;
-use crate::router::JsPeriodWindows;
+use crate::router::period_windows::JsPeriodWindows;
+use crate::router::series_counters::JsSeriesCounters;
 
 /// Validated sequence options (`name`, `start`, `step`, `min`, `max`, `block`, `scope`,
 /// `format`). Constructing one validates; every plan of the sequence starts here.
@@ -234,6 +235,12 @@ impl JsSequenceSpec {
     #[wasm_bindgen(js_name = periodWindows)]
     pub fn period_windows(&self) -> Result<JsPeriodWindows, JsValue> {
         PeriodWindows::new(&self.0).js().map(JsPeriodWindows::new)
+    }
+
+    /// The counters of this sequence in this process, and which one a call takes from.
+    #[wasm_bindgen(js_name = seriesCounters)]
+    pub fn series_counters(&self) -> Result<JsSeriesCounters, JsValue> {
+        SeriesCounters::new(&self.0).js().map(JsSeriesCounters::new)
     }
 
     /// Plan: insert the caller's document numbered in `field` (and its formatted id in

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::executor::convert;
 use crate::insert_options::SequenceRef;
+use crate::plan_runner::PlanRunner;
 use crate::run::run_plan;
 use crate::sequences::Sequences;
-use crate::target::Target;
 
 /// The options of [`Sequences::assign`]: the sequence, the field that receives the number (not
 /// `_id`, which cannot change), the one that receives the formatted id, the order in which
@@ -195,7 +195,7 @@ impl Sequences {
             .executor()
             .clone()
             .with_documents(collection.clone_with_type());
-        let outcome = run_plan(&mut plan, &mut Target::counters(&executor)).await?;
+        let outcome = run_plan(&mut plan, &mut PlanRunner::counters(&executor)).await?;
         let id = |value: &serde_json::Value| convert::to_bson(value.clone()).unwrap_or(Bson::Null);
         Ok(AssignResult {
             assigned: outcome

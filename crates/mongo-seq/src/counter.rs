@@ -1,11 +1,13 @@
-//! One counter's numbers in this process, shared by every task: the core's [`BlockCounter`]
-//! (the block, the callers waiting in order, the refill to run and its coalescing, when to
-//! refill ahead, the `setNext` generation) behind a lock held for a few calls into the core and
-//! never across an `.await`, and the async waiting around it (js/src/sequence.js is the npm
-//! package's twin).
+//! A sequence's counters in this process, shared by every task: the core's [`SeriesCounters`]
+//! (which counter a call takes from — scope, period, date or now —, and per counter the block,
+//! the callers waiting in order, the refill to run and its coalescing, when to refill ahead,
+//! the `setNext` generation) behind a lock held for a few calls into the core and never across
+//! an `.await`; here, the clock readings it is given, the local dates it asks for (jiff), and
+//! the async waiting around each counter, by the core's [`CounterHandle`] (js/src/sequence.js is
+//! the npm package's twin of this host part).
 //!
 //! ```text
-//! take(n) ─▶ the core: numbers now ─────────────────────────────────────▶ done
+//! take(handle, n) ─▶ the core: numbers now ──────────────────────────────────────▶ done
 //!          └▶ a ticket ─▶ yield once (callers of this moment queue behind it: one refill)
 //!               └▶ loop: ready(ticket)? ─▶ done
 //!                        refill(ticket) ─▶ a Reservation: run it in a task of this counter,
@@ -13,80 +15,206 @@
 //!                        └▶ none (one in flight) ─▶ wait until the counter changes
 //! ```
 //!
-//! **One refill in flight, in a task the counter owns.** A refill runs in a task spawned for it
-//! (its `JoinHandle` awaited by the caller that started it, its abort handle kept here and used
-//! when the counter is dropped), so a caller that goes away does not take the reservation with
-//! it: the range still reaches the block and serves the callers behind it. When the task ends it
-//! tells the core (`refilled`/`refill_failed`) and wakes every waiter.
+//! **One refill in flight per counter, in a task the counters own.** A refill runs in a task
+//! spawned for it (its `JoinHandle` awaited by the caller that started it, its abort handle kept
+//! here and used when the counters are dropped), so a caller that goes away does not take the
+//! reservation with it: the range still reaches the block and serves the callers behind it.
+//! When the task ends it tells the core (`refilled`/`refill_failed`) and wakes the counter's
+//! waiters.
 //!
 //! **Cancel safety.** A future dropped while it waits withdraws its ticket (the core's
 //! `withdraw`): the numbers it had been given are a gap, never handed to another caller, and
 //! nobody waits on its behalf. Nothing here is half-written on the server: every counter write
 //! is one atomic command, run to its end by its task.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use mongo_seq_core::{BlockCounter, Numbers, Refill, SequenceSpec, Take};
+use jiff::tz::TimeZone;
+use mongo_seq_core::{
+    BlockCounter, CounterHandle, Numbers, Period, Refill, RouteStep, SeqError, SequenceSpec,
+    SeriesCounters, SeriesId, Take,
+};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
-use mongo_seq_core::SeqError;
-
+use crate::clock::{now_ms, CoarseClock};
 use crate::error::Result;
-use crate::executor::Executor;
+use crate::executor::{local_dates_in, time_zone, Executor};
+use crate::plan_runner::PlanRunner;
 use crate::run::run_plan;
-use crate::target::Target;
 
 /// See the module docs.
-pub(crate) struct Counter {
+pub(crate) struct Counters(Arc<Shared>);
+
+struct Shared {
     state: Mutex<State>,
-    /// Wakes the waiters when a refill ends (served, or free to run their own).
-    changed: Notify,
+    /// The zone whose local dates the core asks for (a sequence that resets).
+    zone: Option<TimeZone>,
 }
 
 struct State {
-    core: BlockCounter,
-    /// The refill task in flight (aborted with the counter).
+    core: SeriesCounters,
+    /// Each counter's I/O, by handle.
+    io: Vec<CounterIo>,
+}
+
+#[derive(Default)]
+struct CounterIo {
+    /// Wakes the counter's waiters when a refill ends (served, or free to run their own).
+    changed: Arc<Notify>,
+    /// The refill task in flight (aborted with the counters).
     task: Option<AbortHandle>,
 }
 
-impl Counter {
-    pub(crate) fn new(spec: &SequenceSpec, counter_id: &str) -> Result<Arc<Self>> {
-        Ok(Arc::new(Self {
-            state: Mutex::new(State {
-                core: BlockCounter::new(spec, counter_id)?,
-                task: None,
-            }),
-            changed: Notify::new(),
-        }))
+impl State {
+    fn counter(&mut self, handle: CounterHandle) -> Result<&mut BlockCounter> {
+        Ok(self.core.counter(handle)?)
     }
 
+    /// The I/O of `handle`, made on first use.
+    fn io(&mut self, handle: CounterHandle) -> &mut CounterIo {
+        let index = handle.index();
+        if self.io.len() <= index {
+            self.io.resize_with(index + 1, CounterIo::default);
+        }
+        &mut self.io[index]
+    }
+}
+
+impl Shared {
     /// The lock, for a few calls into the core. A panic cannot leave the core's state half
     /// changed (it never panics on input), so a poisoned lock is used as it is.
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// One number from the block in hand, when the core can hand it out without waiting.
-    pub(crate) fn take_one(&self) -> Option<i64> {
-        self.lock().core.take_one()
+    /// Answers the local dates the core asks for until it gives what was asked.
+    fn settle(&self, state: &mut State, mut step: RouteStep) -> Result<RouteStep> {
+        while let RouteStep::LocalDates(instants) = &step {
+            let zone = self
+                .zone
+                .as_ref()
+                .ok_or_else(|| SeqError::UnexpectedReply {
+                    reason: "a sequence that never resets asked for local dates".to_owned(),
+                })?;
+            step = state.core.answer_dates(&local_dates_in(zone, instants)?)?;
+        }
+        Ok(step)
+    }
+}
+
+impl Counters {
+    /// The counters of `spec`; `INVALID_OPTION` naming `timeZone` for a zone the tz database
+    /// does not have (a sequence that resets).
+    pub(crate) fn new(spec: &SequenceSpec) -> Result<Self> {
+        let zone = if spec.reset().is_periodic() {
+            Some(time_zone(spec.time_zone())?)
+        } else {
+            None
+        };
+        Ok(Self(Arc::new(Shared {
+            state: Mutex::new(State {
+                core: SeriesCounters::new(spec)?,
+                io: Vec::new(),
+            }),
+            zone,
+        })))
     }
 
-    /// `count` numbers: from the block, or after a refill (see the module docs).
-    pub(crate) async fn take(self: &Arc<Self>, count: u64, executor: &Executor) -> Result<Numbers> {
-        let ticket = {
-            let mut state = self.lock();
-            match state.core.take(count)? {
+    /// The series of an unscoped sequence.
+    pub(crate) fn unscoped(&self) -> Option<SeriesId> {
+        self.0.lock().core.unscoped()
+    }
+
+    /// The series of `scope` (its values checked by the core).
+    pub(crate) fn series_of(&self, scope: Option<&serde_json::Value>) -> Result<SeriesId> {
+        Ok(self.0.lock().core.series_of(scope)?)
+    }
+
+    /// The counter of `series` in `period` (see [`SeriesCounters::counter_in`]) and its id.
+    pub(crate) fn counter_in(
+        &self,
+        series: SeriesId,
+        period: Option<&Period>,
+    ) -> Result<(CounterHandle, String)> {
+        let mut state = self.0.lock();
+        let handle = state.core.counter_in(series, period)?;
+        let counter_id = state.counter(handle)?.counter_id().to_owned();
+        Ok((handle, counter_id))
+    }
+
+    /// The counter `counter_id` (it must belong to the sequence).
+    pub(crate) fn counter_of(&self, counter_id: &str) -> Result<CounterHandle> {
+        Ok(self.0.lock().core.counter_of(counter_id)?)
+    }
+
+    /// The counter `series` takes from at `date` (ms, checked; `None`: now) and its period.
+    pub(crate) fn route(
+        &self,
+        series: SeriesId,
+        date: Option<i64>,
+    ) -> Result<(CounterHandle, Option<Period>)> {
+        let mut state = self.0.lock();
+        let step = state.core.route(series, date, now_ms())?;
+        match self.0.settle(&mut state, step)? {
+            RouteStep::Counter { counter, period } => Ok((counter, period)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// The period of `ms` (checked; `None` when the sequence never resets).
+    pub(crate) fn period_at(&self, ms: i64) -> Result<Option<Period>> {
+        let mut state = self.0.lock();
+        let step = state.core.period_at(ms)?;
+        match self.0.settle(&mut state, step)? {
+            RouteStep::Period(period) => Ok(period),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Refuses a date whose `period` is not that of the counter `handle` (`INVALID_DATE`).
+    pub(crate) fn check_period(&self, handle: CounterHandle, period: &Period) -> Result<()> {
+        Ok(self.0.lock().core.check_period(handle, period)?)
+    }
+
+    /// One number from the block in hand of `handle`, when the core hands it out without waiting.
+    pub(crate) fn take_one(&self, handle: CounterHandle) -> Option<i64> {
+        self.0.lock().counter(handle).ok()?.take_one()
+    }
+
+    /// One number of the counter at hand of `series` when now is in its period (by a coarse
+    /// reading of the clock when it decides, else by the precise one) and its block has one:
+    /// one lock.
+    pub(crate) fn take_one_now(&self, series: SeriesId, clock: Option<CoarseClock>) -> Option<i64> {
+        let mut state = self.0.lock();
+        let core = &mut state.core;
+        let handle = clock
+            .and_then(|clock| core.warm_counter(series, clock.now_ms(), clock.lag_ms))
+            .or_else(|| core.warm_counter(series, now_ms(), 0))?;
+        core.counter(handle).ok()?.take_one()
+    }
+
+    /// `count` numbers of `handle`: from the block, or after a refill (see the module docs).
+    pub(crate) async fn take(
+        &self,
+        handle: CounterHandle,
+        count: u64,
+        executor: &Executor,
+    ) -> Result<Numbers> {
+        let shared = &self.0;
+        let (ticket, changed) = {
+            let mut state = shared.lock();
+            match state.counter(handle)?.take(count)? {
                 Take::Numbers(numbers) => {
-                    self.refill_ahead(&mut state, executor);
+                    self.refill_ahead(&mut state, handle, executor)?;
                     return Ok(numbers);
                 }
-                Take::Ticket(ticket) => ticket,
+                Take::Ticket(ticket) => (ticket, Arc::clone(&state.io(handle).changed)),
             }
         };
         let mut waiter = Waiter {
-            counter: self,
+            shared,
+            handle,
             ticket: Some(ticket),
         };
         // The callers of this moment queue first: one refill serves them all (with `block: 1`,
@@ -94,18 +222,19 @@ impl Counter {
         tokio::task::yield_now().await;
         loop {
             // Registered before looking, so a refill that ends in between still wakes it.
-            let changed = self.changed.notified();
+            let notified = changed.notified();
             let refill = {
-                let mut state = self.lock();
-                if let Some(numbers) = state.core.ready(ticket) {
+                let mut state = shared.lock();
+                let counter = state.counter(handle)?;
+                if let Some(numbers) = counter.ready(ticket) {
                     waiter.ticket = None;
-                    self.refill_ahead(&mut state, executor);
+                    self.refill_ahead(&mut state, handle, executor)?;
                     return Ok(numbers);
                 }
-                match state.core.refill(ticket, Some(crate::clock::now_ms())) {
-                    Ok(refill) => {
-                        refill.map(|refill| (refill.id, self.spawn(&mut state, refill, executor)))
-                    }
+                match counter.refill(ticket, Some(now_ms())) {
+                    Ok(refill) => refill.map(|refill| {
+                        (refill.id, self.spawn(&mut state, handle, refill, executor))
+                    }),
                     Err(error) => {
                         waiter.ticket = None; // the core dropped it
                         return Err(error.into());
@@ -113,7 +242,7 @@ impl Counter {
                 }
             };
             match refill {
-                None => changed.await,
+                None => notified.await,
                 Some((id, task)) => match task.await {
                     Ok(Ok(())) => {}
                     Ok(Err(error)) => {
@@ -124,8 +253,10 @@ impl Counter {
                     // Cancelled before it reported (the runtime is shutting down): the others
                     // run their own.
                     Err(_) => {
-                        self.lock().core.refill_failed(id);
-                        self.changed.notify_waiters();
+                        if let Ok(counter) = shared.lock().counter(handle) {
+                            counter.refill_failed(id);
+                        }
+                        changed.notify_waiters();
                         waiter.ticket = None;
                         return Err(SeqError::UnexpectedReply {
                             reason:
@@ -139,98 +270,101 @@ impl Counter {
         }
     }
 
-    /// Drops the numbers this process holds (after `setNext`); the refill in flight no longer
-    /// counts when it comes back.
-    pub(crate) fn discard(&self) {
-        self.lock().core.discard();
+    /// Drops the numbers this process holds for `counter_id` (after `setNext`); the refill in
+    /// flight no longer counts when it comes back.
+    pub(crate) fn discard(&self, counter_id: &str) {
+        self.0.lock().core.discard(counter_id);
+    }
+
+    /// Drops the numbers every counter holds (after the rewind).
+    pub(crate) fn discard_all(&self) {
+        self.0.lock().core.discard_all();
     }
 
     /// Starts the refill ahead the core asks for (option `refillAhead`): nobody waits for it; if
     /// it fails, the next caller that finds the block dry runs its own and gets the error.
-    fn refill_ahead(self: &Arc<Self>, state: &mut State, executor: &Executor) {
-        if let Some(refill) = state.core.refill_ahead(Some(crate::clock::now_ms())) {
-            drop(self.spawn(state, refill, executor));
+    fn refill_ahead(
+        &self,
+        state: &mut State,
+        handle: CounterHandle,
+        executor: &Executor,
+    ) -> Result<()> {
+        if let Some(refill) = state.counter(handle)?.refill_ahead(Some(now_ms())) {
+            drop(self.spawn(state, handle, refill, executor));
         }
+        Ok(())
     }
 
-    /// Runs `refill` in a task of this counter; its handle resolves once the core knows how it
-    /// ended.
+    /// Runs `refill` of `handle` in a task; its handle resolves once the core knows how it ended.
     fn spawn(
-        self: &Arc<Self>,
+        &self,
         state: &mut State,
+        handle: CounterHandle,
         refill: Refill,
         executor: &Executor,
     ) -> tokio::task::JoinHandle<Result<()>> {
         let Refill { id, mut plan } = refill;
-        let counter: Weak<Self> = Arc::downgrade(self);
+        let shared: Weak<Shared> = Arc::downgrade(&self.0);
         let executor = executor.clone();
         let task = tokio::spawn(async move {
-            let result = run_plan(&mut plan, &mut Target::counters(&executor)).await;
-            if let Some(counter) = counter.upgrade() {
-                {
-                    let mut state = counter.lock();
-                    state.task = None;
-                    match &result {
-                        Ok(range) => state.core.refilled(id, *range),
-                        Err(_) => state.core.refill_failed(id),
+            let result = run_plan(&mut plan, &mut PlanRunner::counters(&executor)).await;
+            if let Some(shared) = shared.upgrade() {
+                let changed = {
+                    let mut state = shared.lock();
+                    if let Ok(counter) = state.counter(handle) {
+                        match &result {
+                            Ok(range) => counter.refilled(id, *range),
+                            Err(_) => counter.refill_failed(id),
+                        }
                     }
-                }
-                counter.changed.notify_waiters();
+                    let io = state.io(handle);
+                    io.task = None;
+                    Arc::clone(&io.changed)
+                };
+                changed.notify_waiters();
             }
             result.map(drop)
         });
-        state.task = Some(task.abort_handle());
+        state.io(handle).task = Some(task.abort_handle());
         task
     }
 }
 
-impl Drop for Counter {
+impl Drop for Shared {
     fn drop(&mut self) {
-        if let Some(task) = self.lock().task.take() {
-            task.abort();
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for io in &mut state.io {
+            if let Some(task) = io.task.take() {
+                task.abort();
+            }
         }
     }
+}
+
+fn unexpected(step: &RouteStep) -> crate::Error {
+    SeqError::UnexpectedReply {
+        reason: format!("the counters answered {step:?}"),
+    }
+    .into()
 }
 
 /// A caller waiting with a ticket; dropped before it is served (a cancelled future), it leaves
 /// the queue.
 struct Waiter<'a> {
-    counter: &'a Counter,
+    shared: &'a Shared,
+    handle: CounterHandle,
     ticket: Option<u64>,
 }
 
 impl Drop for Waiter<'_> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket {
-            self.counter.lock().core.withdraw(ticket);
+            if let Ok(counter) = self.shared.lock().counter(self.handle) {
+                counter.withdraw(ticket);
+            }
         }
     }
 }
 
-/// The counters of one sequence, by counter id (one per scope value combination), made on
-/// first use.
-#[derive(Default)]
-pub(crate) struct Counters {
-    by_id: Mutex<HashMap<String, Arc<Counter>>>,
-}
-
-impl Counters {
-    /// The counter `counter_id` (checked by the core: it must belong to `spec`).
-    pub(crate) fn get(&self, spec: &SequenceSpec, counter_id: &str) -> Result<Arc<Counter>> {
-        let mut by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(counter) = by_id.get(counter_id) {
-            return Ok(Arc::clone(counter));
-        }
-        let counter = Counter::new(spec, counter_id)?;
-        by_id.insert(counter_id.to_owned(), Arc::clone(&counter));
-        Ok(counter)
-    }
-
-    /// Drops the numbers every counter holds (after `rewindAll`).
-    pub(crate) fn discard_all(&self) {
-        let by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        for counter in by_id.values() {
-            counter.discard();
-        }
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::executor::Executor;
+use crate::plan_runner::PlanRunner;
 use crate::run::run_plan;
 use crate::sequences::Sequences;
-use crate::target::Target;
 
 /// The options of [`Sequences::import_counters`]: the plugin whose counters are read (`from`),
 /// whether to write (`apply`; a dry run by default), its collection (`source`, the plugin's
@@ -172,6 +172,6 @@ impl Sequences {
         let executor = Executor::new(self.counters().clone())
             .with_documents(database.collection(&request.source));
         let mut plan = ImportCounters::new(&request);
-        run_plan(&mut plan, &mut Target::counters(&executor)).await
+        run_plan(&mut plan, &mut PlanRunner::counters(&executor)).await
     }
 }

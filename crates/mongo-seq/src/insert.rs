@@ -15,10 +15,10 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::executor::{convert, Documents};
 use crate::insert_options::{InsertOptions, InsertedMany, InsertedOne, OptimisticOptions};
+use crate::plan_runner::PlanRunner;
 use crate::run::{run_plan, Execute};
 use crate::sequence::Sequence;
 use crate::sequences::Sequences;
-use crate::target::Target;
 
 impl Sequences {
     /// Inserts a copy of `document` with the next number in the options' `field` (and the
@@ -197,7 +197,11 @@ impl Sequences {
             .clone()
             .with_documents(collection.clone_with_type());
         let mut documents = Documents::new(vec![document]);
-        let outcome = run_plan(&mut plan, &mut Target::insert(&executor, &mut documents)).await?;
+        let outcome = run_plan(
+            &mut plan,
+            &mut PlanRunner::insert(&executor, &mut documents),
+        )
+        .await?;
         Ok(InsertedOne {
             inserted_id: documents.inserted_id(0).cloned().unwrap_or(Bson::Null),
             value: outcome.value,
@@ -222,22 +226,22 @@ where
         .executor()
         .clone()
         .with_documents(collection.clone_with_type());
-    let mut target = SequenceTarget {
-        target: Target::insert(&executor, documents),
+    let mut runner = InsertRunner {
+        runner: PlanRunner::insert(&executor, documents),
         sequence,
     };
-    run_plan(plan, &mut target).await
+    run_plan(plan, &mut runner).await
 }
 
-/// An insert plan's [`Target`] whose `take` commands `sequence` serves, from its counters in
+/// Where an insert plan's commands run: a [`PlanRunner`], and `sequence` for its `take` commands, from its counters in
 /// this process: inserts share the block, and its round trips, with `next()` (as
 /// js/src/execute.js does).
-struct SequenceTarget<'a> {
-    target: Target<'a>,
+struct InsertRunner<'a> {
+    runner: PlanRunner<'a>,
     sequence: &'a Sequence,
 }
 
-impl Execute for SequenceTarget<'_> {
+impl Execute for InsertRunner<'_> {
     type Error = crate::Error;
 
     async fn execute(&mut self, command: Command) -> Result<Reply> {
@@ -248,7 +252,7 @@ impl Execute for SequenceTarget<'_> {
                     values: numbers.values().collect(),
                 })
             }
-            command => self.target.execute(command).await,
+            command => self.runner.execute(command).await,
         }
     }
 }

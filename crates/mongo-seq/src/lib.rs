@@ -311,11 +311,10 @@ mod import;
 mod insert;
 mod insert_options;
 mod options;
-mod period;
+mod plan_runner;
 mod run;
 mod sequence;
 mod sequences;
-mod target;
 mod wait;
 
 pub use assign::{AssignOptions, AssignResult, Assigned, Skipped};

@@ -3,18 +3,18 @@
 use std::sync::Arc;
 
 use mongo_seq_core::{
-    CounterState, CurrentValue, Numbers, Period, SeedFromCollection, SeedFromMax, SequenceSpec,
-    SetNext, SetNextOutcome,
+    CounterHandle, CounterState, CurrentValue, Numbers, Period, SeedFromCollection, SeedFromMax,
+    SequenceSpec, SeriesId, SetNext, SetNextOutcome,
 };
 use mongodb::bson::Document;
 use mongodb::Collection;
 use serde_json::Value;
 
-use crate::counter::{Counter, Counters};
+use crate::counter::Counters;
 use crate::error::Result;
 use crate::executor::{convert, Executor};
+use crate::plan_runner::PlanRunner;
 use crate::run::run_plan;
-use crate::target::Target;
 
 // The counter's recorded definition, rewritten on purpose.
 mod definition;
@@ -23,7 +23,6 @@ mod rewind;
 mod void;
 
 pub use periodic::Issued;
-use periodic::Series;
 
 /// A sequence of numbers: `1, 2, 3, …` (or as its [`SequenceOptions`](crate::SequenceOptions)
 /// say), kept in a counter document `{ _id: <name>, seq: <last issued> }`. Made by
@@ -59,9 +58,8 @@ pub struct Sequence {
 struct Shared {
     spec: SequenceSpec,
     executor: Executor,
+    /// The core's counters and their routing (a zone checked to exist when it was defined).
     counters: Counters,
-    /// The periods of a sequence that resets (its zone checked to exist when it was defined).
-    periods: Option<crate::period::Periods>,
     /// The cheap clock of the warm path of a sequence that resets, where there is one.
     clock: Option<crate::clock::CoarseClock>,
 }
@@ -74,9 +72,9 @@ enum Binding {
     /// One counter: the sequence's own (unscoped, never resets), one scope's
     /// ([`Sequence::scoped`]), or one period's ([`Sequence::in_period`]).
     Counter(Bound),
-    /// A sequence that resets, unscoped or one scope's: one counter per period, the one of the
-    /// instants at hand cached.
-    Series(Arc<Series>),
+    /// A sequence that resets, unscoped or one scope's: one counter per period, chosen by the
+    /// core.
+    Series(Series),
 }
 
 #[derive(Clone)]
@@ -84,9 +82,24 @@ struct Bound {
     counter_id: String,
     /// The scope values as the core reads them (`None`: unscoped).
     scope: Option<Value>,
-    counter: Arc<Counter>,
+    /// The series it belongs to, and its handle among the sequence's counters.
+    series: SeriesId,
+    counter: CounterHandle,
     /// The period of the counter, for a sequence that resets.
     period: Option<Period>,
+}
+
+/// The series of a sequence that resets, for one scope (or none).
+#[derive(Clone)]
+struct Series {
+    id: SeriesId,
+    scope: Option<Value>,
+}
+
+impl Series {
+    fn scope(&self) -> Option<&Value> {
+        self.scope.as_ref()
+    }
 }
 
 impl std::fmt::Debug for Sequence {
@@ -104,28 +117,22 @@ impl std::fmt::Debug for Sequence {
 
 impl Sequence {
     pub(crate) fn new(spec: SequenceSpec, executor: Executor) -> Result<Self> {
-        let periods = crate::period::Periods::of(&spec)?;
-        let clock = periods.as_ref().and_then(|_| crate::clock::coarse_clock());
+        let counters = Counters::new(&spec)?;
+        let clock = spec
+            .reset()
+            .is_periodic()
+            .then(crate::clock::coarse_clock)
+            .flatten();
+        let unscoped = counters.unscoped();
         let shared = Arc::new(Shared {
             spec,
             executor,
-            counters: Counters::default(),
-            periods,
+            counters,
             clock,
         });
-        let binding = if !shared.spec.scope().is_empty() {
-            Binding::Unbound
-        } else if shared.periods.is_some() {
-            Binding::Series(Arc::new(Series::new(None)))
-        } else {
-            let counter_id = shared.spec.counter_id(None)?;
-            let counter = shared.counters.get(&shared.spec, &counter_id)?;
-            Binding::Counter(Bound {
-                counter_id,
-                scope: None,
-                counter,
-                period: None,
-            })
+        let binding = match unscoped {
+            None => Binding::Unbound,
+            Some(series) => shared.binding(series, None)?,
         };
         Ok(Self { shared, binding })
     }
@@ -177,29 +184,11 @@ impl Sequence {
             return Ok(self.clone());
         }
         let values = convert::from_doc(scope.clone());
-        let binding = if shared.periods.is_some() {
-            // The scope's part of the id, checked now; each period's counter on first use.
-            let spec = &shared.spec;
-            mongo_seq_core::sequence::scope::counter_id(
-                spec.name(),
-                spec.scope(),
-                Some(&values),
-                None,
-            )?;
-            Binding::Series(Arc::new(Series::new(Some(values))))
-        } else {
-            let counter_id = shared.spec.counter_id(Some(&values))?;
-            let counter = shared.counters.get(&shared.spec, &counter_id)?;
-            Binding::Counter(Bound {
-                counter_id,
-                scope: Some(values),
-                counter,
-                period: None,
-            })
-        };
+        // The scope's values checked now; each period's counter on first use.
+        let series = shared.counters.series_of(Some(&values))?;
         Ok(Self {
             shared: Arc::clone(shared),
-            binding,
+            binding: shared.binding(series, Some(values))?,
         })
     }
 
@@ -283,27 +272,22 @@ impl Sequence {
     /// # Ok(()) }
     /// ```
     pub async fn next(&self) -> Result<i64> {
+        let counters = &self.shared.counters;
         let counter = match &self.binding {
-            Binding::Counter(bound) => &bound.counter,
-            // A series: the counter of now's period (the warm path compares two integers).
-            Binding::Series(series) => {
-                // Within the period at hand (by the coarse clock, away from the period's ends):
-                // one lock, two integers compared, one call into the core.
-                if let Some(number) = series.take_one_now(self.shared.clock) {
-                    return Ok(number);
-                }
-                let (counter, _) = self.series_counter(series, crate::clock::now_ms())?;
-                let numbers = counter.take(1, &self.shared.executor).await?;
-                let first = numbers.values().next().unwrap_or_default();
-                return Ok(first);
-            }
+            // The warm path: one lock, one call into the core.
+            Binding::Counter(bound) => match counters.take_one(bound.counter) {
+                Some(number) => return Ok(number),
+                None => bound.counter,
+            },
+            // A series: the counter of now's period. Within the period at hand (by the coarse
+            // clock, away from the period's ends): one lock, the core's warm path.
+            Binding::Series(series) => match counters.take_one_now(series.id, self.shared.clock) {
+                Some(number) => return Ok(number),
+                None => counters.route(series.id, None)?.0,
+            },
             Binding::Unbound => return Err(self.no_counter(None)),
         };
-        // The warm path: one call into the core.
-        if let Some(number) = counter.take_one() {
-            return Ok(number);
-        }
-        let numbers = counter.take(1, &self.shared.executor).await?;
+        let numbers = counters.take(counter, 1, &self.shared.executor).await?;
         let first = numbers.values().next().unwrap_or_default();
         Ok(first)
     }
@@ -324,7 +308,7 @@ impl Sequence {
     /// ```
     pub async fn next_many(&self, count: u64) -> Result<Vec<i64>> {
         let (counter, _) = self.counter_at(None)?;
-        let numbers = counter.take(count, &self.shared.executor).await?;
+        let numbers = self.take(counter, count).await?;
         Ok(numbers.values().collect())
     }
 
@@ -395,7 +379,7 @@ impl Sequence {
         let bound = self.bound()?;
         let mut plan = SetNext::new(&self.shared.spec, &bound.counter_id, next, force)?;
         // Dropped (the call cancelled) or finished: the block goes, unless the core refused.
-        let mut discard = Discard(Some(&bound.counter));
+        let mut discard = Discard(Some((&self.shared.counters, &bound.counter_id)));
         let outcome = self.run(&mut plan).await;
         if outcome.is_err() {
             discard.0 = None;
@@ -445,16 +429,22 @@ impl Sequence {
             .executor
             .clone()
             .with_documents(collection.clone_with_type());
-        run_plan(&mut plan, &mut Target::counters(&executor)).await
+        run_plan(&mut plan, &mut PlanRunner::counters(&executor)).await
     }
 
     /// `count` numbers of the counter `counter_id` of this sequence (an insert plan's `take`).
     pub(crate) async fn take_from(&self, counter_id: &str, count: u64) -> Result<Numbers> {
         let counter = match &self.binding {
-            Binding::Counter(bound) if bound.counter_id == counter_id => Arc::clone(&bound.counter),
-            _ => self.shared.counters.get(&self.shared.spec, counter_id)?,
+            Binding::Counter(bound) if bound.counter_id == counter_id => bound.counter,
+            _ => self.shared.counters.counter_of(counter_id)?,
         };
-        counter.take(count, &self.shared.executor).await
+        self.take(counter, count).await
+    }
+
+    /// `count` numbers of the counter `handle`.
+    async fn take(&self, handle: CounterHandle, count: u64) -> Result<Numbers> {
+        let shared = &self.shared;
+        shared.counters.take(handle, count, &shared.executor).await
     }
 
     /// The executor of this sequence's counters.
@@ -466,17 +456,35 @@ impl Sequence {
     where
         P: mongo_seq_core::Plan + Send,
     {
-        run_plan(plan, &mut Target::counters(&self.shared.executor)).await
+        run_plan(plan, &mut PlanRunner::counters(&self.shared.executor)).await
     }
 }
 
 /// Drops a counter's block when dropped, unless disarmed (see `set_next`).
-struct Discard<'a>(Option<&'a Arc<Counter>>);
+struct Discard<'a>(Option<(&'a Counters, &'a str)>);
 
 impl Drop for Discard<'_> {
     fn drop(&mut self) {
-        if let Some(counter) = self.0 {
-            counter.discard();
+        if let Some((counters, counter_id)) = self.0 {
+            counters.discard(counter_id);
         }
+    }
+}
+
+impl Shared {
+    /// The binding of a handle of `series`: its one counter when the sequence never resets, else
+    /// the series.
+    fn binding(&self, series: SeriesId, scope: Option<Value>) -> Result<Binding> {
+        if self.spec.reset().is_periodic() {
+            return Ok(Binding::Series(Series { id: series, scope }));
+        }
+        let (counter, counter_id) = self.counters.counter_in(series, None)?;
+        Ok(Binding::Counter(Bound {
+            counter_id,
+            scope,
+            series,
+            counter,
+            period: None,
+        }))
     }
 }

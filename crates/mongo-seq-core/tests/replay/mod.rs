@@ -218,3 +218,88 @@ pub(crate) fn run_counter(input: &Value, calls: &[Value], trace: &mut Trace) -> 
     });
     Ok(Value::Null)
 }
+
+/// A `RouteStep` in the vectors' terms: `{counter, period}`, `{period}`, `{localDates}`.
+fn route_view(step: RouteStep) -> Value {
+    match step {
+        RouteStep::Counter { counter, period } => {
+            json!({ "counter": counter.index(), "period": period.map(|p| p.text()) })
+        }
+        RouteStep::Period(period) => json!({ "period": period.map(|p| p.text()) }),
+        RouteStep::LocalDates(instants) => json!({ "localDates": instants }),
+    }
+}
+
+/// Runs a seriesCounters case's calls: routes (the local dates the core asks for answered from
+/// the case, as a host's time-zone data would), and a routed counter's methods by its handle.
+pub(crate) fn run_series(input: &Value, calls: &[Value], trace: &mut Trace) -> Outcome {
+    let mut series = SeriesCounters::new(&spec(input)?)?;
+    let mut open: Option<(CounterHandle, u64, Reservation)> = None;
+    let handle =
+        |args: &Args| CounterHandle::from_index(usize::try_from(args.u(0)).expect("a handle"));
+    run_calls(calls, trace, |method, args| match method {
+        "route" => {
+            let ms = |i| args.get(i).as_i64();
+            let scope = Some(args.get(0)).filter(|s| !s.is_null());
+            series
+                .route_scope(scope, ms(1), ms(2).expect("nowMs"))
+                .map(route_view)
+        }
+        "periodAt" => series
+            .period_at(args.get(0).as_i64().expect("ms"))
+            .map(route_view),
+        "localDates" => {
+            let dates = args.get(0).as_array().expect("dates").iter();
+            let dates = dates.map(|d| d.as_str().unwrap_or("").to_owned()).collect();
+            series.answer(dates).map(route_view)
+        }
+        "takeOneNow" => {
+            let now = args.get(0).as_i64().expect("nowMs");
+            let warm = series
+                .unscoped()
+                .and_then(|unscoped| series.warm_counter(unscoped, now, 0));
+            Ok(to_json(
+                warm.and_then(|h| series.counter(h).ok()?.take_one()),
+            ))
+        }
+        "counterOf" => series
+            .counter_of(args.get(0).as_str().unwrap_or(""))
+            .map(|h| json!(h.index())),
+        "counterId" => series
+            .counter_ref(handle(args))
+            .map(|c| json!(c.counter_id())),
+        "take" => series.counter(handle(args))?.take(args.u(1)).map(to_json),
+        "ready" => Ok(to_json(series.counter(handle(args))?.ready(args.u(1)))),
+        "refill" => {
+            let h = handle(args);
+            let refill = series.counter(h)?.refill(args.u(1), args.get(2).as_i64())?;
+            let mut one = None;
+            let view = opened(refill, &mut one);
+            open = one.map(|(id, plan)| (h, id, plan));
+            view
+        }
+        "feed" => {
+            let (h, id, mut plan) = open.take().expect("feed: no open refill");
+            let step =
+                Reply::from_json(args.get(0)).and_then(|reply| refill_step(plan.feed(reply)));
+            match step {
+                Ok((view, Some(range))) => {
+                    series.counter(h)?.refilled(id, range);
+                    Ok(view)
+                }
+                Ok((view, None)) => {
+                    open = Some((h, id, plan));
+                    Ok(view)
+                }
+                Err(error) => {
+                    series.counter(h)?.refill_failed(id);
+                    Err(error)
+                }
+            }
+        }
+        "discard" => Ok(json!(series.discard(args.get(0).as_str().unwrap_or("")))),
+        "discardAll" => Ok(json!(series.discard_all())),
+        other => panic!("unknown seriesCounters method {other}"),
+    });
+    Ok(Value::Null)
+}

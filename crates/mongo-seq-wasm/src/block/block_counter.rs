@@ -1,5 +1,6 @@
-//! `BlockCounter`: the core's counter object, held by a JS sequence per counter id. JS keeps
-//! only the promise of the refill in flight; every decision is the core's.
+//! `BlockCounter`: the core's counter object, one counter of a sequence's `SeriesCounters` (or
+//! one of its own, for the vectors). JS keeps only the promise of the refill in flight; every
+//! decision is the core's.
 //!
 //! A refill is a `Plan` like any other (the package's one loop runs it), whose reservation's
 //! range goes straight to the counter when it is done, without crossing to JS and back; a
@@ -9,8 +10,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use mongo_seq_core::{
-    check_count, BlockCounter, Command, Numbers, Plan, Refill, Reply, Reservation, SeqError, Step,
-    Take,
+    check_count, BlockCounter, Command, CounterHandle, Numbers, Plan, Refill, Reply, Reservation,
+    SeqError, SeriesCounters, Step, Take,
 };
 use wasm_bindgen::prelude::*;
 
@@ -24,20 +25,41 @@ use crate::plan::JsPlan;
 /// and a ticket's holder runs `refill(ticket)` (or waits for the one in flight), then
 /// collects its numbers with `ready(ticket)`.
 #[wasm_bindgen(js_name = BlockCounter)]
-pub struct JsBlockCounter(Rc<RefCell<BlockCounter>>);
+pub struct JsBlockCounter(CounterCell);
+
+/// Where a counter lives: its own cell, or a sequence's `SeriesCounters` (its handle there).
+#[derive(Clone)]
+pub enum CounterCell {
+    Own(Rc<RefCell<BlockCounter>>),
+    InSeries(Rc<RefCell<SeriesCounters>>, CounterHandle),
+}
+
+impl CounterCell {
+    /// Calls never nest (nothing here calls back into JS while the counter is borrowed).
+    pub fn with<R>(&self, use_it: impl FnOnce(&mut BlockCounter) -> R) -> Result<R, JsValue> {
+        let reentrant = |_| JsValue::from_str("mongo-seq: BlockCounter used re-entrantly");
+        match self {
+            Self::Own(cell) => Ok(use_it(&mut *cell.try_borrow_mut().map_err(reentrant)?)),
+            Self::InSeries(series, handle) => {
+                let mut series = series.try_borrow_mut().map_err(reentrant)?;
+                Ok(use_it(series.counter(*handle).js()?))
+            }
+        }
+    }
+}
 
 impl JsBlockCounter {
     pub fn new(counter: BlockCounter) -> Self {
-        Self(Rc::new(RefCell::new(counter)))
+        Self(CounterCell::Own(Rc::new(RefCell::new(counter))))
+    }
+
+    /// The counter `handle` of `series`.
+    pub fn in_series(series: &Rc<RefCell<SeriesCounters>>, handle: CounterHandle) -> Self {
+        Self(CounterCell::InSeries(Rc::clone(series), handle))
     }
 
     fn with<R>(&self, use_it: impl FnOnce(&mut BlockCounter) -> R) -> Result<R, JsValue> {
-        // Calls never nest (nothing here calls back into JS while the counter is borrowed).
-        let mut counter = self
-            .0
-            .try_borrow_mut()
-            .map_err(|_| JsValue::from_str("mongo-seq: BlockCounter used re-entrantly"))?;
-        Ok(use_it(&mut counter))
+        self.0.with(use_it)
     }
 }
 
@@ -115,6 +137,12 @@ impl JsBlockCounter {
         Ok(refill.map(|refill| self.plan_of(refill)))
     }
 
+    /// The counter's id.
+    #[wasm_bindgen(js_name = counterId)]
+    pub fn counter_id(&self) -> Result<String, JsValue> {
+        self.with(|counter| counter.counter_id().to_owned())
+    }
+
     /// Drops the numbers of the block (after `setNext`) and invalidates the refill in flight;
     /// returns how many numbers were dropped.
     pub fn discard(&self) -> Result<f64, JsValue> {
@@ -134,7 +162,7 @@ impl JsBlockCounter {
     /// A refill as a `Plan` whose range goes to this counter.
     fn plan_of(&self, refill: Refill) -> JsPlan {
         JsPlan::wrap(CounterRefill {
-            counter: Rc::clone(&self.0),
+            counter: self.0.clone(),
             id: refill.id,
             plan: refill.plan,
             done: false,
@@ -160,7 +188,7 @@ fn values(numbers: &Numbers) -> JsValue {
 /// A refill's reservation: done, its range goes to the counter; dropped unfinished (the
 /// driver failed, or the plan did), the counter hears it failed.
 struct CounterRefill {
-    counter: Rc<RefCell<BlockCounter>>,
+    counter: CounterCell,
     id: u64,
     plan: Reservation,
     done: bool,
@@ -184,8 +212,12 @@ impl Plan for CounterRefill {
         Ok(match self.plan.feed(reply)? {
             Step::Command(command) => Step::Command(command),
             Step::Done(range) => {
-                if let Ok(mut counter) = self.counter.try_borrow_mut() {
-                    counter.refilled(self.id, range);
+                let id = self.id;
+                if self
+                    .counter
+                    .with(|counter| counter.refilled(id, range))
+                    .is_ok()
+                {
                     self.done = true;
                 }
                 Step::Done(())
@@ -197,9 +229,9 @@ impl Plan for CounterRefill {
 impl Drop for CounterRefill {
     fn drop(&mut self) {
         if !self.done {
-            if let Ok(mut counter) = self.counter.try_borrow_mut() {
-                counter.refill_failed(self.id);
-            }
+            let id = self.id;
+            // Borrowed (re-entrant) or gone: nothing to tell.
+            drop(self.counter.with(|counter| counter.refill_failed(id)));
         }
     }
 }

@@ -42,7 +42,7 @@ mod update;
 
 use futures_util::TryStreamExt;
 use mongo_seq_core::{
-    Collection as Target, Command, Reply, ReturnDocument, SeqError, UpdateStatement,
+    Collection as CoreCollection, Command, Reply, ReturnDocument, SeqError, UpdateStatement,
 };
 use mongodb::bson::Document;
 use mongodb::error::Error;
@@ -199,11 +199,11 @@ impl Executor {
     /// # Ok(()) }
     /// ```
     pub async fn execute(&self, command: Command) -> Result<Reply, ExecuteError> {
-        let target = command.collection();
+        let collection = command.collection();
         // The counter a TypeMismatch is about: the `_id` of a counter update.
         let counter = match &command {
             Command::FindOneAndUpdate {
-                collection: Target::Counters,
+                collection: CoreCollection::Counters,
                 filter,
                 ..
             } => filter.get("_id").and_then(Value::as_str).map(str::to_owned),
@@ -211,7 +211,7 @@ impl Executor {
         };
         self.run(command).await.map_err(|failed| match failed {
             Failed::Other(error) => error,
-            Failed::Driver(e) => match (self.shard_key_refusal(target, &e), counter) {
+            Failed::Driver(e) => match (self.shard_key_refusal(collection, &e), counter) {
                 (Some(refused), _) => ExecuteError::Reply(refused),
                 (None, Some(counter))
                     if classify::server_code(&e) == Some(classify::TYPE_MISMATCH) =>
@@ -226,14 +226,16 @@ impl Executor {
         })
     }
 
-    fn place(&self, target: Target) -> Result<&Place, Failed> {
+    fn place(&self, collection: CoreCollection) -> Result<&Place, Failed> {
         let missing =
             |what: &str| Failed::Other(ExecuteError::Invalid(format!("no {what} collection here")));
-        match target {
-            Target::Counters => Ok(&self.counters),
-            Target::Documents => self.documents.as_ref().ok_or_else(|| missing("documents")),
-            Target::Leases => self.leases.as_ref().ok_or_else(|| missing("state")),
-            Target::Ledger => self.ledger.as_ref().ok_or_else(|| missing("ledger")),
+        match collection {
+            CoreCollection::Counters => Ok(&self.counters),
+            CoreCollection::Documents => {
+                self.documents.as_ref().ok_or_else(|| missing("documents"))
+            }
+            CoreCollection::Leases => self.leases.as_ref().ok_or_else(|| missing("state")),
+            CoreCollection::Ledger => self.ledger.as_ref().ok_or_else(|| missing("ledger")),
         }
     }
 

@@ -4,7 +4,7 @@
 //! read as the core's `UNSUPPORTED_SHARD_KEY` naming the collection.
 
 use futures_util::TryStreamExt;
-use mongo_seq_core::{shard_key_refusal, Collection as Target, SeqError};
+use mongo_seq_core::{shard_key_refusal, Collection as CoreCollection, SeqError};
 use mongodb::bson::{doc, Document};
 use mongodb::error::Error;
 use mongodb::options::ReadConcern;
@@ -22,16 +22,16 @@ pub struct CatalogEntry {
 }
 
 impl Executor {
-    /// The catalog entries of `targets`' collections (`config.collections`, by `_id` = the
+    /// The catalog entries of the `wanted` collections (`config.collections`, by `_id` = the
     /// namespace), in their order, read with one `find`. A user without the privilege to read
     /// the catalog gets the server's Unauthorized (13).
     pub async fn catalog_entries(
         &self,
-        targets: &[Target],
+        wanted: &[CoreCollection],
     ) -> Result<Vec<CatalogEntry>, ExecuteError> {
-        let mut collections = Vec::with_capacity(targets.len());
-        for target in targets {
-            let place = self.place(*target).map_err(Failed::into_error)?;
+        let mut collections = Vec::with_capacity(wanted.len());
+        for &collection in wanted {
+            let place = self.place(collection).map_err(Failed::into_error)?;
             collections.push(&place.collection);
         }
         let namespaces: Vec<String> = collections
@@ -68,11 +68,15 @@ impl Executor {
 
     /// The core's `UNSUPPORTED_SHARD_KEY` when `e` refused a write on the counters or state
     /// collection for its shard key.
-    pub(super) fn shard_key_refusal(&self, target: Option<Target>, e: &Error) -> Option<SeqError> {
-        let place = match target? {
-            Target::Counters => &self.counters,
-            Target::Leases => self.leases.as_ref()?,
-            Target::Documents | Target::Ledger => return None,
+    pub(super) fn shard_key_refusal(
+        &self,
+        collection: Option<CoreCollection>,
+        e: &Error,
+    ) -> Option<SeqError> {
+        let place = match collection? {
+            CoreCollection::Counters => &self.counters,
+            CoreCollection::Leases => self.leases.as_ref()?,
+            CoreCollection::Documents | CoreCollection::Ledger => return None,
         };
         let code = classify::server_code(e)?;
         shard_key_refusal(
@@ -85,7 +89,7 @@ impl Executor {
 
 #[cfg(test)]
 mod tests {
-    use mongo_seq_core::Collection as Target;
+    use mongo_seq_core::Collection as CoreCollection;
     use mongodb::options::ClientOptions;
     use mongodb::Client;
 
@@ -113,11 +117,13 @@ mod tests {
             "ShardKeyNotFound",
             "Failed to target upsert by query :: could not extract exact shard key",
         );
-        for (target, namespace) in [
-            (Target::Counters, "app.counters"),
-            (Target::Leases, "app.mongo_seq_state"),
+        for (collection, namespace) in [
+            (CoreCollection::Counters, "app.counters"),
+            (CoreCollection::Leases, "app.mongo_seq_state"),
         ] {
-            let error = executor.shard_key_refusal(Some(target), &refused).unwrap();
+            let error = executor
+                .shard_key_refusal(Some(collection), &refused)
+                .unwrap();
             assert_eq!(error.code(), "UNSUPPORTED_SHARD_KEY");
             let message = error.to_string();
             assert!(
@@ -133,11 +139,11 @@ mod tests {
         }
         // The numbered collection may be sharded on anything: its documents are the user's.
         assert!(executor
-            .shard_key_refusal(Some(Target::Documents), &refused)
+            .shard_key_refusal(Some(CoreCollection::Documents), &refused)
             .is_none());
         let other = server_error(11600, "InterruptedAtShutdown", "shutting down");
         assert!(executor
-            .shard_key_refusal(Some(Target::Counters), &other)
+            .shard_key_refusal(Some(CoreCollection::Counters), &other)
             .is_none());
     }
 }

@@ -1,18 +1,19 @@
-//! A sequence that resets (option `reset`): numbers in the period of a date (default now), the
-//! period of the instants at hand cached (the core's window, see `crate::period`), and the
-//! handle of one period's counter.
+//! A sequence that resets (option `reset`): numbers in the period of a date (default now), as
+//! the core's `SeriesCounters` routes them (see `crate::counter`), and the handle of one
+//! period's counter.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use mongo_seq_core::{Period, PeriodWindow, SeqError};
+use mongo_seq_core::{check_instant, CounterHandle, Period};
 use mongodb::bson::DateTime;
-use serde_json::Value;
 
 use super::{Binding, Bound, Sequence};
-use crate::clock::{now_ms, CoarseClock};
-use crate::counter::Counter;
 use crate::error::Result;
-use crate::period::{instant, Periods};
+
+/// A caller's date as milliseconds, checked by the core (`INVALID_DATE` naming `date`).
+fn instant(date: DateTime) -> Result<i64> {
+    Ok(check_instant("date", None, date.timestamp_millis())?)
+}
 
 /// A number with its period and formatted id: what [`Sequence::next_formatted`] gives.
 ///
@@ -37,130 +38,19 @@ pub struct Issued {
     pub formatted: Option<String>,
 }
 
-/// The counters of a series of a sequence that resets (unscoped, or one scope's): the one of
-/// the instants at hand kept with its window.
-pub(super) struct Series {
-    scope: Option<Value>,
-    window: Mutex<Option<Window>>,
-}
-
-impl Series {
-    pub(super) fn new(scope: Option<Value>) -> Self {
-        Self {
-            scope,
-            window: Mutex::new(None),
-        }
-    }
-
-    pub(super) fn scope(&self) -> Option<&Value> {
-        self.scope.as_ref()
-    }
-
-    /// A number of the block in hand of the counter of now's period, when now is in the window
-    /// kept and the block has one: by a coarse reading of the clock when it shows now in the
-    /// window whatever its lag, else by the precise clock; one lock either way.
-    pub(super) fn take_one_now(&self, clock: Option<CoarseClock>) -> Option<i64> {
-        let window = self.window.lock().unwrap_or_else(PoisonError::into_inner);
-        window
-            .as_ref()
-            .filter(|window| window.holds_now(clock))
-            .and_then(|window| window.counter.take_one())
-    }
-}
-
-/// A series' window at hand (the core's) and its period's counter. The window runs from the
-/// period's first instant to the next period's, so a clock reading a little behind the instant
-/// the window was found for (the coarse clock of [`crate::clock`], which decides only when
-/// `[reading, reading + lag]` is inside the window) is still inside.
-struct Window {
-    bounds: PeriodWindow,
-    counter: Arc<Counter>,
-}
-
-impl Window {
-    fn contains(&self, ms: i64) -> bool {
-        self.bounds.contains(ms)
-    }
-
-    /// Whether now is in the window: by a coarse reading when `[reading, reading + lag]` is
-    /// inside it, else by the precise clock.
-    fn holds_now(&self, clock: Option<CoarseClock>) -> bool {
-        self.holds(clock.map(|c| (c.now_ms(), c.lag_ms)), now_ms)
-    }
-
-    /// [`holds_now`](Self::holds_now) with the coarse `(reading, lag)` given, and the precise
-    /// clock read only when that reading cannot decide.
-    fn holds(&self, coarse: Option<(i64, i64)>, precise: impl FnOnce() -> i64) -> bool {
-        let PeriodWindow { from, until, .. } = self.bounds;
-        let by_coarse = coarse.is_some_and(|(reading, lag_ms)| {
-            from <= reading && reading.saturating_add(lag_ms) < until
-        });
-        by_coarse || self.contains(precise())
-    }
-}
-
 impl Sequence {
-    /// The counter of `series` in the period of `ms`, and that period (the window kept moves
-    /// to it).
-    pub(super) fn series_counter(
-        &self,
-        series: &Series,
-        ms: i64,
-    ) -> Result<(Arc<Counter>, Period)> {
-        let mut window = series.window.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(kept) = window.as_ref().filter(|w| w.contains(ms)) {
-            return Ok((Arc::clone(&kept.counter), kept.bounds.period));
-        }
-        let shared = &self.shared;
-        let (period, bounds) = self.periods()?.period_at(ms)?;
-        let counter_id = shared.spec.counter_id_in(series.scope(), Some(&period))?;
-        let counter = shared.counters.get(&shared.spec, &counter_id)?;
-        // A period the core keeps no window for (its dates step back) is asked again each time.
-        *window = bounds.map(|bounds| Window {
-            bounds,
-            counter: Arc::clone(&counter),
-        });
-        Ok((counter, period))
-    }
-
-    /// The periods of a sequence that resets.
-    fn periods(&self) -> Result<&Periods> {
-        Ok(self
-            .shared
-            .periods
-            .as_ref()
-            .ok_or_else(|| SeqError::UnexpectedReply {
-                reason: "a series of a sequence that never resets".to_owned(),
-            })?)
-    }
-
     /// The counter this handle takes from for `date` (ms, checked; `None`: now) and its period.
-    pub(super) fn counter_at(&self, date: Option<i64>) -> Result<(Arc<Counter>, Option<Period>)> {
+    pub(super) fn counter_at(&self, date: Option<i64>) -> Result<(CounterHandle, Option<Period>)> {
+        let counters = &self.shared.counters;
         match &self.binding {
-            Binding::Series(series) => {
-                let (counter, period) = self.series_counter(series, date.unwrap_or_else(now_ms))?;
-                Ok((counter, Some(period)))
-            }
+            Binding::Series(series) => counters.route(series.id, date),
             Binding::Counter(bound) => {
-                if let (Some(ms), Some(period), Some(periods)) =
-                    (date, bound.period, &self.shared.periods)
-                {
-                    let (of_date, _) = periods.period_at(ms)?;
-                    if of_date != period {
-                        return Err(SeqError::InvalidDate {
-                            argument: "date".to_owned(),
-                            index: None,
-                            reason: format!(
-                                "is in period {}; this handle numbers period {} (counter `{}`)",
-                                of_date.text(),
-                                period.text(),
-                                bound.counter_id
-                            ),
-                        }
-                        .into());
+                if let (Some(ms), Some(_)) = (date, bound.period) {
+                    if let Some(of_date) = counters.period_at(ms)? {
+                        counters.check_period(bound.counter, &of_date)?;
                     }
                 }
-                Ok((Arc::clone(&bound.counter), bound.period))
+                Ok((bound.counter, bound.period))
             }
             Binding::Unbound => Err(self.no_counter(None)),
         }
@@ -188,7 +78,7 @@ impl Sequence {
     pub async fn next_at(&self, date: impl Into<DateTime>) -> Result<i64> {
         let ms = instant(date.into())?;
         let (counter, _) = self.counter_at(Some(ms))?;
-        let numbers = counter.take(1, &self.shared.executor).await?;
+        let numbers = self.take(counter, 1).await?;
         let first = numbers.values().next().unwrap_or_default();
         Ok(first)
     }
@@ -207,7 +97,7 @@ impl Sequence {
     pub async fn next_many_at(&self, count: u64, date: impl Into<DateTime>) -> Result<Vec<i64>> {
         let ms = instant(date.into())?;
         let (counter, _) = self.counter_at(Some(ms))?;
-        let numbers = counter.take(count, &self.shared.executor).await?;
+        let numbers = self.take(counter, count).await?;
         Ok(numbers.values().collect())
     }
 
@@ -247,7 +137,7 @@ impl Sequence {
 
     async fn issue(&self, ms: Option<i64>) -> Result<Issued> {
         let (counter, period) = self.counter_at(ms)?;
-        let numbers = counter.take(1, &self.shared.executor).await?;
+        let numbers = self.take(counter, 1).await?;
         let value = numbers.values().next().unwrap_or_default();
         Ok(Issued {
             value,
@@ -269,11 +159,7 @@ impl Sequence {
     /// # Ok(()) }
     /// ```
     pub fn period_of(&self, date: impl Into<DateTime>) -> Result<Option<Period>> {
-        let ms = instant(date.into())?;
-        match &self.shared.periods {
-            Some(periods) => Ok(Some(periods.period_at(ms)?.0)),
-            None => Ok(None),
-        }
+        self.shared.counters.period_at(instant(date.into())?)
     }
 
     /// The handle of this series' counter in `period` (`Period::parse("2026")`): its
@@ -294,19 +180,19 @@ impl Sequence {
     /// # Ok(()) }
     /// ```
     pub fn in_period(&self, period: &Period) -> Result<Self> {
-        let scope = match &self.binding {
-            Binding::Series(series) => series.scope().cloned(),
-            Binding::Counter(bound) => bound.scope.clone(),
+        let (series, scope) = match &self.binding {
+            Binding::Series(series) => (series.id, series.scope().cloned()),
+            Binding::Counter(bound) => (bound.series, bound.scope.clone()),
             Binding::Unbound => return Err(self.no_counter(None)),
         };
         let shared = &self.shared;
-        let counter_id = shared.spec.counter_id_in(scope.as_ref(), Some(period))?;
-        let counter = shared.counters.get(&shared.spec, &counter_id)?;
+        let (counter, counter_id) = shared.counters.counter_in(series, Some(period))?;
         Ok(Self {
             shared: Arc::clone(shared),
             binding: Binding::Counter(Bound {
                 counter_id,
                 scope,
+                series,
                 counter,
                 period: Some(*period),
             }),
@@ -327,95 +213,5 @@ impl Sequence {
     /// ```
     pub fn format_in(&self, value: i64, period: Option<&Period>) -> Option<String> {
         self.shared.spec.format_value(value, period)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::{coarse_clock, COARSE_LAG_MS};
-    use jiff::Timestamp;
-    use mongo_seq_core::SequenceSpec;
-    use serde_json::json;
-
-    fn ms(rfc3339: &str) -> i64 {
-        rfc3339
-            .parse::<Timestamp>()
-            .expect("a timestamp")
-            .as_millisecond()
-    }
-
-    fn paris_yearly() -> (SequenceSpec, Periods) {
-        let spec = SequenceSpec::parse(
-            &json!({ "name": "inv", "reset": "yearly", "timeZone": "Europe/Paris" }),
-        )
-        .expect("a spec");
-        let periods = Periods::of(&spec).expect("a zone").expect("periodic");
-        (spec, periods)
-    }
-
-    fn window_at(spec: &SequenceSpec, periods: &Periods, at: i64) -> Window {
-        let (period, bounds) = periods.period_at(at).expect("a period");
-        let counter = Counter::new(spec, &spec.counter_id_in(None, Some(&period)).expect("id"))
-            .expect("a counter");
-        Window {
-            bounds: bounds.expect("a window"),
-            counter,
-        }
-    }
-
-    /// The warm path's decision as `next()` makes it, the clocks given: a coarse reading a tick
-    /// behind the instant the window was made is in it (no precise read), and across the
-    /// year's end the precise clock decides: 23:59:59.999 on 31 December is that year's, the
-    /// next millisecond starts a window of the next year, whatever the coarse reading says.
-    #[test]
-    fn a_year_s_end_crossed_between_two_calls_numbers_into_the_new_year() {
-        let (spec, periods) = paris_yearly();
-        let tick = 4;
-        let lag = coarse_clock().map_or(COARSE_LAG_MS, |c| c.lag_ms);
-        assert!(lag >= COARSE_LAG_MS);
-        let made = ms("2026-11-26T11:00:00.001Z");
-        let window = window_at(&spec, &periods, made);
-        assert_eq!(window.bounds.period.text(), "2026");
-        // Just after the window was made, the coarse clock still shows the previous tick.
-        let precise_reads = &std::cell::Cell::new(0);
-        let precise = |at: i64| {
-            move || {
-                precise_reads.set(precise_reads.get() + 1);
-                at
-            }
-        };
-        assert!(window.holds(Some((made - tick, lag)), precise(made)));
-        assert_eq!(
-            precise_reads.get(),
-            0,
-            "the coarse reading decides mid-year"
-        );
-
-        // The last millisecond of 2026 in Paris, a coarse reading a tick behind: the precise
-        // clock decides, and it is 2026's.
-        let last = ms("2026-12-31T22:59:59.999Z");
-        assert!(window.holds(Some((last - tick, lag)), precise(last)));
-        assert_eq!(
-            precise_reads.get(),
-            1,
-            "near the end the precise clock decides"
-        );
-        // Even a coarse reading `lag` behind the end does not vouch for the window.
-        assert!(
-            !window.holds(Some((window.bounds.until - lag, lag)), || window
-                .bounds
-                .until)
-        );
-        // The next millisecond: outside, and its own window is 2027's.
-        let first = last + 1;
-        assert!(!window.holds(Some((first - tick, lag)), || first));
-        assert!(!window.holds(Some((last, lag)), || first));
-        let next = window_at(&spec, &periods, first);
-        assert_eq!(next.bounds.period.text(), "2027");
-        assert_eq!(next.bounds.from, first, "2027 starts at midnight in Paris");
-        assert!(next.holds(None, || first));
-        // The first tick of 2027 by a coarse clock still in 2026: the precise clock decides.
-        assert!(next.holds(Some((last, lag)), || first));
     }
 }

@@ -5,8 +5,8 @@ use mongodb::Collection;
 
 use super::Sequence;
 use crate::error::Result;
+use crate::plan_runner::PlanRunner;
 use crate::run::run_plan;
-use crate::target::Target;
 
 impl Sequence {
     /// Voids `numbers` of this handle's counter: records each in the ledger (the builder's
@@ -50,6 +50,6 @@ impl Sequence {
             .executor
             .clone()
             .with_documents(collection.clone_with_type());
-        run_plan(&mut plan, &mut Target::counters(&executor)).await
+        run_plan(&mut plan, &mut PlanRunner::counters(&executor)).await
     }
 }

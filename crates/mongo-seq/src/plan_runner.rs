@@ -1,6 +1,7 @@
-//! Where this crate's plans run: the [`Executor`], on the counters, and for an insert on the
-//! caller's collection and documents. An insert plan's `take` commands are not the executor's:
-//! the insert serves them from its sequence's counters in this process (`crate::insert`).
+//! Where this crate's plans run their commands: the [`Executor`], on the counters, and for an
+//! insert on the caller's collection and documents. An insert plan's `take` commands are not the
+//! executor's: the insert's own runner serves them from its sequence's counters in this process
+//! (`crate::insert`'s `InsertRunner`).
 
 use mongo_seq_core::{Command, Reply, SeqError};
 
@@ -9,12 +10,12 @@ use crate::executor::{Documents, Executor};
 use crate::run::Execute;
 
 /// See the module docs.
-pub(crate) struct Target<'a> {
+pub(crate) struct PlanRunner<'a> {
     executor: &'a Executor,
     documents: Option<&'a mut Documents>,
 }
 
-impl<'a> Target<'a> {
+impl<'a> PlanRunner<'a> {
     /// Plans on the counters alone.
     pub(crate) fn counters(executor: &'a Executor) -> Self {
         Self {
@@ -32,7 +33,7 @@ impl<'a> Target<'a> {
     }
 }
 
-impl Execute for Target<'_> {
+impl Execute for PlanRunner<'_> {
     type Error = Error;
 
     async fn execute(&mut self, command: Command) -> Result<Reply, Error> {

@@ -6,8 +6,8 @@ use mongo_seq_core::{PeriodWindows, WindowStep};
 use wasm_bindgen::prelude::*;
 
 use crate::args;
-use crate::convert::{describe, to_js};
-use crate::error::{invalid_argument, IntoJsResult};
+use crate::convert::to_js;
+use crate::error::IntoJsResult;
 
 /// The period of an instant: `periodAt(ms)` gives it (a string) or the instants whose local
 /// dates it needs (an array of numbers), to answer with `localDates(dates)` until a period
@@ -40,19 +40,7 @@ impl JsPeriodWindows {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "string[]")] dates: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let refused = || {
-            invalid_argument(
-                "dates",
-                format!("must be an array of strings, got {}", describe(&dates)),
-            )
-        };
-        if !js_sys::Array::is_array(&dates) {
-            return Err(refused());
-        }
-        let texts = js_sys::Array::from(&dates)
-            .iter()
-            .map(|date| date.as_string().ok_or_else(refused))
-            .collect::<Result<Vec<_>, _>>()?;
+        let texts = args::strings("dates", &dates)?;
         step(self.0.answer(texts).js()?)
     }
 
