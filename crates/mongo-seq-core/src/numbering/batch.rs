@@ -83,7 +83,7 @@ enum Action {
 
 /// One statement's document and number, to read its write error.
 #[derive(Debug, Clone)]
-struct Target {
+struct NumberedWrite {
     counter_id: String,
     id: Value,
     number: i64,
@@ -98,7 +98,7 @@ enum Phase<G: GaplessGroups> {
     Reserve(Box<Reservation>),
     Gapless(Box<G::Plan>),
     Seed(Box<SeedFromMax>),
-    Write(Vec<Target>),
+    Write(Vec<NumberedWrite>),
 }
 
 /// The state of a [`NumberBatch`].
@@ -125,7 +125,7 @@ pub struct NumberBatchMachine<G: GaplessGroups = WithGapless> {
     /// The group whose reservation is running.
     reserving: (String, Vec<Value>),
     statements: Vec<UpdateStatement>,
-    targets: Vec<Target>,
+    pending_writes: Vec<NumberedWrite>,
     writes: u32,
     report: BatchReport,
     notes: Vec<Note>,
@@ -201,7 +201,7 @@ impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
             actions: VecDeque::new(),
             reserving: (String::new(), Vec::new()),
             statements: Vec::new(),
-            targets: Vec::new(),
+            pending_writes: Vec::new(),
             writes: 0,
             report: BatchReport::default(),
             notes: Vec::new(),
@@ -369,7 +369,7 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
             })?;
             self.statements
                 .push(self.numbering.statement(&id, number, None, period.as_ref()));
-            self.targets.push(Target {
+            self.pending_writes.push(NumberedWrite {
                 counter_id: counter_id.clone(),
                 id,
                 number,
@@ -386,7 +386,7 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
         }
         if self.writes >= COLLISION_ATTEMPTS {
             let counter_id = self
-                .targets
+                .pending_writes
                 .first()
                 .map(|t| t.counter_id.clone())
                 .unwrap_or_default();
@@ -397,7 +397,7 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
             });
         }
         self.writes = self.writes.saturating_add(1);
-        self.phase = Phase::Write(std::mem::take(&mut self.targets));
+        self.phase = Phase::Write(std::mem::take(&mut self.pending_writes));
         Ok(Step::Command(Command::Update {
             collection: Collection::Documents,
             updates: std::mem::take(&mut self.statements),
@@ -406,7 +406,7 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
     }
 
     /// Reads the write's result; documents whose number was taken are reserved again.
-    fn written(&mut self, reply: Reply, targets: &[Target]) -> Result<(), SeqError> {
+    fn written(&mut self, reply: Reply, targets: &[NumberedWrite]) -> Result<(), SeqError> {
         let result = reply.into_write_result("update")?;
         self.count_numbered(result.n_modified);
         let mut again: BTreeMap<String, Vec<Value>> = BTreeMap::new();
