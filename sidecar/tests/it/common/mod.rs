@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 #[allow(unused_imports)]
 pub use mongo_seq_test_harness::{
-    client, client_options as options, mongodb_uri, monitored_client, monitored_options,
-    unique_db_name,
+    client, client_options as options, mongodb_uri, mongodb_uri_apart, monitored_client,
+    monitored_options, unique_db_name,
 };
 
 /// Whether a command counted by the monitor belongs to the change stream (`aggregate` opening
@@ -43,6 +43,11 @@ pub fn is_stream_or_housekeeping(command: &str) -> bool {
 /// Fast pacing for tests; `trigger` is the body of one `[[trigger]]` table (TOML lines);
 /// `sidecar` lines go into `[sidecar]` (and may be followed by a `[lease]` table).
 pub fn config_toml(db: &str, trigger: &str, sidecar: &str) -> String {
+    config_toml_at(&mongodb_uri(), db, trigger, sidecar)
+}
+
+/// [`config_toml`] for the server at `uri` (e.g. [`mongodb_uri_apart`]).
+pub fn config_toml_at(uri: &str, db: &str, trigger: &str, sidecar: &str) -> String {
     let defaults: String = [
         "poll_interval_ms = 20",
         "max_await_ms = 200",
@@ -56,7 +61,6 @@ pub fn config_toml(db: &str, trigger: &str, sidecar: &str) -> String {
     .collect();
     format!(
         "[mongodb]\nuri = \"{uri}\"\ncounters = \"{db}.counters\"\n\n[sidecar]\n{defaults}{sidecar}\n\n[http]\nenabled = false\n\n{lease}[[trigger]]\ndatabase = \"{db}\"\ncollection = \"orders\"\nfield = \"seq\"\n{trigger}\n",
-        uri = mongodb_uri(),
         // `sidecar` may end with its own `[lease]` table; else short leases, so a restarted
         // process (another instance id) takes over within 1.5 s.
         lease = if sidecar.contains("[lease]") { "" } else { "[lease]\nttl_ms = 1500\n\n" }

@@ -1,5 +1,6 @@
-//! Backfill (first start, `--backfill`) and lost history, in-process. Its own test binary: the
-//! 10,000-document oplog would slow the other tests' change streams on the embedded server.
+//! Backfill (first start, `--backfill`) and lost history, in-process. The 10,000-document
+//! backfill runs on a server apart (`mongodb_uri_apart`): its oplog and its 1,000-statement
+//! updates would slow the other tests' change streams and lease renewals on the shared one.
 
 use crate::common;
 
@@ -7,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use mongodb::bson::{doc, Document};
-use mongodb::Collection;
+use mongodb::options::ClientOptions;
+use mongodb::{Client, Collection};
 
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -19,20 +21,25 @@ const HELD: &str = "[lease]\nttl_ms = 600000";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backfills_10000_existing_documents_while_inserts_continue() {
-    let (db, plain, coll) = test_db("backfill").await;
+    let uri = mongodb_uri_apart();
+    let plain = Client::with_uri_str(&uri).await.expect("connect");
+    let db = unique_db_name("backfill");
+    let coll: Collection<Document> = plain.database(&db).collection("orders");
     for chunk in 0..10 {
         coll.insert_many((0..1000).map(|i| doc! { "old": chunk * 1000 + i }))
             .await
             .unwrap();
     }
     let started = Instant::now();
+    let toml = config_toml_at(
+        &uri,
+        &db,
+        "",
+        &format!("batch_size = 1000\nprogress_secs = 1\n{HELD}"),
+    );
     let run = start(
-        config(
-            &db,
-            "",
-            &format!("batch_size = 1000\nprogress_secs = 1\n{HELD}"),
-        ),
-        options().await,
+        mongo_seq_sidecar::config::parse(&toml, "test").expect("valid test config"),
+        ClientOptions::parse(&uri).await.expect("parse the URI"),
         false,
     );
     let writer_coll = coll.clone();
