@@ -1,12 +1,17 @@
 //! The ledger through the built binary: `mongo-seq void` records numbers no document
-//! holds, from the trigger of `--config`, and refuses with nothing written; a gapless trigger
-//! records the numbers of the documents deleted from its collection.
+//! holds, from the trigger of `--config` or the one its flags describe, and refuses with
+//! nothing written; a gapless trigger records the numbers of the documents deleted from its
+//! collection; `check` accounts for voided and deleted numbers (inserted by hand as the
+//! ledger's writers store them) and fails only for what nothing explains.
 
 use crate::common;
 
 use common::*;
-use mongodb::bson::{doc, Document};
+use mongodb::bson::{doc, DateTime, Document};
 use mongodb::Collection;
+use serde_json::Value;
+
+use super::{json, series_2026};
 
 /// Everything in the ledger, in `_id` order, without `at`.
 async fn ledger(plain: &mongodb::Client, db: &str, name: &str) -> Vec<Document> {
@@ -260,5 +265,228 @@ async fn a_cancelled_invoice_s_number_is_held_for_check_as_for_void() {
         "{err}"
     );
     assert!(!err.contains("gaps"), "{err}");
+    plain.database(&db).drop().await.ok();
+}
+
+/// A ledger entry as the ledger's writers store it.
+fn entry(counter: &str, number: i64, kind: &str, reason: &str) -> Document {
+    doc! {
+        "_id": { "counter": counter, "number": number },
+        "sequence": counter,
+        "kind": kind,
+        "reason": reason,
+        "at": DateTime::now(),
+        "by": "test",
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_accounts_for_voided_and_deleted_numbers_and_fails_on_what_nothing_explains() {
+    let (db, plain, orders) = test_db("accounted").await;
+    let uri = mongodb_uri();
+    let database = plain.database(&db);
+    let ledger: Collection<Document> = database.collection("mongo_seq_ledger");
+    let counter_id = format!("{db}.orders");
+    orders
+        .insert_many([1_i64, 2, 4, 6].map(|n| doc! { "seq": n }))
+        .await
+        .unwrap();
+    database
+        .collection::<Document>("counters")
+        .insert_one(doc! { "_id": &counter_id, "seq": 6_i64 })
+        .await
+        .unwrap();
+    let args = [
+        "check",
+        "--uri",
+        &uri,
+        "--db",
+        &db,
+        "--collection",
+        "orders",
+        "--gapless",
+    ];
+    let check = |extra: &[&str]| run_bin(&[&args[..], extra].concat(), &[]);
+
+    // 3 and 5 unexplained: a gapless check fails, naming them.
+    let (code, out, err) = check(&[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("0 duplicates, 2 gaps, largest 6"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "  {counter_id}: 1..6: 4 held, 0 voided, 0 deleted, 2 unexplained gaps (3, 5)"
+        )),
+        "{out}"
+    );
+    assert!(
+        err.contains("2 numbers unaccounted for (unexplained gaps)"),
+        "{err}"
+    );
+    let (code, _, _) = run_bin(&args[..7], &[]);
+    assert_eq!(code, 0, "without --gapless, gaps alone pass");
+
+    // 3 voided and 5 deleted: every number accounted for.
+    ledger
+        .insert_many([
+            entry(&counter_id, 3, "void", "printer jam"),
+            entry(&counter_id, 5, "deleted", "document deleted"),
+        ])
+        .await
+        .unwrap();
+    let (code, out, err) = check(&[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("0 duplicates, 0 gaps, 1 voided, 1 deleted, largest 6"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("  {counter_id}: 1..6: 4 held, 1 voided (1 \"printer jam\"), 1 deleted, 0 unexplained gaps")),
+        "{out}"
+    );
+
+    // A voided number a document holds: a duplicate.
+    orders.insert_one(doc! { "seq": 3_i64 }).await.unwrap();
+    let (code, out, err) = check(&[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("1 duplicates"), "{out}");
+    assert!(err.contains("numbers held twice"), "{err}");
+    orders.delete_one(doc! { "seq": 3_i64 }).await.unwrap();
+
+    // An unnumbered document and no dead letter: left silently, a failure; a dead letter
+    // saying why: waiting, not a failure.
+    let id = orders
+        .insert_one(doc! { "note": "no number" })
+        .await
+        .unwrap()
+        .inserted_id;
+    let (code, out, err) = check(&[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("1 unnumbered documents and no dead letter saying why"),
+        "{err}"
+    );
+    database
+        .collection::<Document>("mongo_seq_state")
+        .insert_one(doc! {
+            "_id": { "trigger": format!("{db}.orders.seq"), "document": id.clone() },
+            "kind": "deadLetter", "code": "MISSING_SCOPE_FIELD", "reason": "no tenant",
+            "since": DateTime::now(), "lastAttempt": DateTime::now(), "attempts": 1_i64,
+        })
+        .await
+        .unwrap();
+    let (code, out, err) = check(&[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "1 unnumbered, 0 duplicates, 0 gaps, 1 voided, 1 deleted, 1 dead letters waiting"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("no tenant (MISSING_SCOPE_FIELD; 1 attempts)"),
+        "{out}"
+    );
+
+    // Up past 2^53: a void there and a number after it; the gap between is one range, and every
+    // integer beyond 2^53 − 1 in --json is a string.
+    let big = (1_i64 << 53) + 2;
+    orders.insert_one(doc! { "seq": big }).await.unwrap();
+    ledger
+        .insert_one(entry(&counter_id, big - 1, "void", "lost block"))
+        .await
+        .unwrap();
+    database
+        .collection::<Document>("counters")
+        .update_one(doc! { "_id": &counter_id }, doc! { "$set": { "seq": big } })
+        .await
+        .unwrap();
+    let (code, out, err) = check(&["--json"]);
+    assert_eq!(code, 1, "unexplained 7..2^53: {out}{err}");
+    let report = json(&out);
+    let account = &report["accounts"][&counter_id];
+    assert_eq!(account["voided"], 2, "{account}");
+    assert_eq!(account["end"], Value::from(big.to_string()), "{account}");
+    // 7..=2^53: 2^53 − 6 numbers (a JSON number: below 2^53 − 1).
+    assert_eq!(account["gaps"], Value::from(big - 8), "{account}");
+    assert_eq!(account["gapRuns"][0]["first"], 7, "{account}");
+    assert_eq!(
+        account["gapRuns"][0]["last"],
+        Value::from((big - 2).to_string()),
+        "{account}"
+    );
+    assert_eq!(
+        account["reasons"],
+        serde_json::json!([{"reason": "lost block", "count": 1}, {"reason": "printer jam", "count": 1}])
+    );
+    assert_eq!(report["dead_letters"], 1);
+    assert_eq!(report["dead_letter_list"][0]["reason"], "no tenant");
+    assert_eq!(report["unexplained_unnumbered"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn void_without_a_config_takes_the_trigger_as_flags() {
+    let (db, plain) = series_2026("void_flags", "no", &[1, 3]).await;
+    let uri = mongodb_uri();
+    let trigger = [
+        "--uri",
+        &uri,
+        "--db",
+        &db,
+        "--collection",
+        "orders",
+        "--field",
+        "no",
+        "--reset",
+        "yearly",
+        "--format",
+        "INV-{yyyy}-{seq:06}",
+    ];
+    let void = |number: &str, extra: &[&str]| {
+        let line = [
+            &[
+                "void",
+                "inv",
+                number,
+                "--period",
+                "2026",
+                "--reason",
+                "cancelled",
+            ][..],
+            &trigger[..],
+            extra,
+        ]
+        .concat();
+        run_bin(&line, &[])
+    };
+    let (code, out, err) = void("2", &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("inv/2026: voided 2 in"), "{out}");
+    let ledger = plain
+        .database(&db)
+        .collection::<mongodb::bson::Document>("mongo_seq_ledger");
+    assert_eq!(
+        ledger
+            .count_documents(doc! { "_id": { "counter": "inv/2026", "number": 2_i64 } })
+            .await
+            .unwrap(),
+        1
+    );
+    // The flags' trigger says where numbers are held: 1 is.
+    let (code, _, err) = void("1", &[]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("NUMBER_HELD"), "{err}");
+    // A flag that cannot apply to void is refused, named: a number is held whatever `match` says.
+    let (code, _, err) = void("1", &["--match", r#"{"status": "issued"}"#]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("void --match"), "{err}");
+    // The options are validated as the file's, named by flag.
+    let (code, _, err) = void("1", &["--year-start", "13"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--year-start"), "{err}");
+    assert_eq!(
+        ledger.count_documents(doc! {}).await.unwrap(),
+        1,
+        "nothing more written"
+    );
     plain.database(&db).drop().await.ok();
 }

@@ -1,8 +1,10 @@
-//! Every number accounted for, through the built binary against the server: `check` reads the
-//! ledger (voids and deletions, inserted here by hand as the ledger's writers store them) and
-//! the dead letters, and fails only for what nothing explains; a document the sidecar cannot
+//! Dead letters and `mongo-seq retry`, through the built binary: a document the sidecar cannot
 //! number waits as a dead letter (recorded, in `/metrics` and `/healthz`, listed by `check`)
-//! until an update repairs it or `mongo-seq retry` numbers it.
+//! until an update repairs it or `retry` numbers it; a gapless trigger's dead letters are
+//! numbered only by its lease's holder, so `retry` lists them while a running sidecar holds the
+//! lease and numbers them as the holder once nobody does (then releases it: the next sidecar
+//! takes over at once, the series goes on without a gap); without a config, `retry` works on the
+//! trigger its flags describe.
 
 use crate::common;
 
@@ -11,170 +13,12 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::*;
-use mongodb::bson::{doc, Bson, DateTime, Document};
+use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
-use serde_json::Value;
+
+use super::json;
 
 const WAIT: Duration = Duration::from_secs(90);
-
-fn json(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
-}
-
-/// A ledger entry as the ledger's writers store it.
-fn entry(counter: &str, number: i64, kind: &str, reason: &str) -> Document {
-    doc! {
-        "_id": { "counter": counter, "number": number },
-        "sequence": counter,
-        "kind": kind,
-        "reason": reason,
-        "at": DateTime::now(),
-        "by": "test",
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn check_accounts_for_voided_and_deleted_numbers_and_fails_on_what_nothing_explains() {
-    let (db, plain, orders) = test_db("accounted").await;
-    let uri = mongodb_uri();
-    let database = plain.database(&db);
-    let ledger: Collection<Document> = database.collection("mongo_seq_ledger");
-    let counter_id = format!("{db}.orders");
-    orders
-        .insert_many([1_i64, 2, 4, 6].map(|n| doc! { "seq": n }))
-        .await
-        .unwrap();
-    database
-        .collection::<Document>("counters")
-        .insert_one(doc! { "_id": &counter_id, "seq": 6_i64 })
-        .await
-        .unwrap();
-    let args = [
-        "check",
-        "--uri",
-        &uri,
-        "--db",
-        &db,
-        "--collection",
-        "orders",
-        "--gapless",
-    ];
-    let check = |extra: &[&str]| run_bin(&[&args[..], extra].concat(), &[]);
-
-    // 3 and 5 unexplained: a gapless check fails, naming them.
-    let (code, out, err) = check(&[]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("0 duplicates, 2 gaps, largest 6"), "{out}");
-    assert!(
-        out.contains(&format!(
-            "  {counter_id}: 1..6: 4 held, 0 voided, 0 deleted, 2 unexplained gaps (3, 5)"
-        )),
-        "{out}"
-    );
-    assert!(
-        err.contains("2 numbers unaccounted for (unexplained gaps)"),
-        "{err}"
-    );
-    let (code, _, _) = run_bin(&args[..7], &[]);
-    assert_eq!(code, 0, "without --gapless, gaps alone pass");
-
-    // 3 voided and 5 deleted: every number accounted for.
-    ledger
-        .insert_many([
-            entry(&counter_id, 3, "void", "printer jam"),
-            entry(&counter_id, 5, "deleted", "document deleted"),
-        ])
-        .await
-        .unwrap();
-    let (code, out, err) = check(&[]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.contains("0 duplicates, 0 gaps, 1 voided, 1 deleted, largest 6"),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("  {counter_id}: 1..6: 4 held, 1 voided (1 \"printer jam\"), 1 deleted, 0 unexplained gaps")),
-        "{out}"
-    );
-
-    // A voided number a document holds: a duplicate.
-    orders.insert_one(doc! { "seq": 3_i64 }).await.unwrap();
-    let (code, out, err) = check(&[]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("1 duplicates"), "{out}");
-    assert!(err.contains("numbers held twice"), "{err}");
-    orders.delete_one(doc! { "seq": 3_i64 }).await.unwrap();
-
-    // An unnumbered document and no dead letter: left silently, a failure; a dead letter
-    // saying why: waiting, not a failure.
-    let id = orders
-        .insert_one(doc! { "note": "no number" })
-        .await
-        .unwrap()
-        .inserted_id;
-    let (code, out, err) = check(&[]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        err.contains("1 unnumbered documents and no dead letter saying why"),
-        "{err}"
-    );
-    database
-        .collection::<Document>("mongo_seq_state")
-        .insert_one(doc! {
-            "_id": { "trigger": format!("{db}.orders.seq"), "document": id.clone() },
-            "kind": "deadLetter", "code": "MISSING_SCOPE_FIELD", "reason": "no tenant",
-            "since": DateTime::now(), "lastAttempt": DateTime::now(), "attempts": 1_i64,
-        })
-        .await
-        .unwrap();
-    let (code, out, err) = check(&[]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.contains(
-            "1 unnumbered, 0 duplicates, 0 gaps, 1 voided, 1 deleted, 1 dead letters waiting"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains("no tenant (MISSING_SCOPE_FIELD; 1 attempts)"),
-        "{out}"
-    );
-
-    // Up past 2^53: a void there and a number after it; the gap between is one range, and every
-    // integer beyond 2^53 − 1 in --json is a string.
-    let big = (1_i64 << 53) + 2;
-    orders.insert_one(doc! { "seq": big }).await.unwrap();
-    ledger
-        .insert_one(entry(&counter_id, big - 1, "void", "lost block"))
-        .await
-        .unwrap();
-    database
-        .collection::<Document>("counters")
-        .update_one(doc! { "_id": &counter_id }, doc! { "$set": { "seq": big } })
-        .await
-        .unwrap();
-    let (code, out, err) = check(&["--json"]);
-    assert_eq!(code, 1, "unexplained 7..2^53: {out}{err}");
-    let report = json(&out);
-    let account = &report["accounts"][&counter_id];
-    assert_eq!(account["voided"], 2, "{account}");
-    assert_eq!(account["end"], Value::from(big.to_string()), "{account}");
-    // 7..=2^53: 2^53 − 6 numbers (a JSON number: below 2^53 − 1).
-    assert_eq!(account["gaps"], Value::from(big - 8), "{account}");
-    assert_eq!(account["gapRuns"][0]["first"], 7, "{account}");
-    assert_eq!(
-        account["gapRuns"][0]["last"],
-        Value::from((big - 2).to_string()),
-        "{account}"
-    );
-    assert_eq!(
-        account["reasons"],
-        serde_json::json!([{"reason": "lost block", "count": 1}, {"reason": "printer jam", "count": 1}])
-    );
-    assert_eq!(report["dead_letters"], 1);
-    assert_eq!(report["dead_letter_list"][0]["reason"], "no tenant");
-    assert_eq!(report["unexplained_unnumbered"], 0);
-}
 
 /// `GET path` on the sidecar's HTTP port: the body.
 fn get(port: u16, path: &str) -> String {
@@ -437,4 +281,154 @@ async fn a_document_that_cannot_be_numbered_waits_as_a_dead_letter_until_repaire
     // Tenant a: 1, 2, 3 and the 7 set by hand (4..6 unexplained, not failing a plain series);
     // the counter moved past 7: nothing collides.
     assert!(out.contains("4..6"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_numbers_a_gapless_trigger_s_dead_letters_only_while_nobody_holds_its_lease() {
+    let (db, plain, orders) = test_db("retry_gapless").await;
+    let state: Collection<Document> = plain.database(&db).collection("mongo_seq_state");
+    // The running sidecar retries only at a session's start here: what numbers the repaired
+    // document below is `retry`.
+    let text = config_toml(
+        &db,
+        "scope = [\"tenant\"]\ngapless = true",
+        "dead_letter_retry_ms = 600000",
+    );
+    let path = write_config("retry_gapless", &text);
+    let config = path.to_str().expect("utf-8 path").to_owned();
+    let uri = mongodb_uri();
+    let env = [("MONGO_SEQ_URI", uri.as_str())];
+    let retry = ["retry", "--config", config.as_str()];
+    let waiting = || {
+        let state = state.clone();
+        async move {
+            state
+                .count_documents(doc! { "kind": "deadLetter", "resolvedAt": { "$exists": false } })
+                .await
+                .unwrap()
+        }
+    };
+    let seq_of = |id: Bson| {
+        let orders = orders.clone();
+        async move {
+            let found = orders.find_one(doc! { "_id": id }).await.unwrap().unwrap();
+            found.get("seq").cloned()
+        }
+    };
+
+    let mut sidecar = spawn_sidecar(&path, &[]);
+    orders.insert_one(doc! { "tenant": "a" }).await.unwrap();
+    wait_numbered(&orders, "seq", 1, WAIT).await;
+    // No tenant: a dead letter; repaired while the sidecar runs.
+    let lost = orders
+        .insert_one(doc! { "i": 1 })
+        .await
+        .unwrap()
+        .inserted_id;
+    until("a dead letter recorded", || async { waiting().await == 1 }).await;
+    orders
+        .update_one(doc! { "_id": &lost }, doc! { "$set": { "tenant": "b" } })
+        .await
+        .unwrap();
+
+    // The sidecar holds the lease: listed, not numbered.
+    let (code, out, err) = run_bin(&retry, &env);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("1 dead letters wait; gapless") && out.contains("holds the lease"),
+        "{out}"
+    );
+    assert_eq!(seq_of(lost.clone()).await, None);
+
+    // Nobody holds it: `retry` numbers it as the lease's holder, and releases the lease.
+    sigterm(&sidecar);
+    assert_eq!(sidecar.wait().unwrap().code(), Some(0));
+    let (code, out, err) = run_bin(&retry, &env);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("1 dead letters: 1 numbered, 0 gone, 0 still waiting"),
+        "{out}"
+    );
+    assert_eq!(
+        seq_of(lost.clone()).await,
+        Some(Bson::Int64(1)),
+        "tenant b's first"
+    );
+    assert_eq!(waiting().await, 0);
+
+    // The next sidecar takes the released lease and goes on from there, gaplessly.
+    let started = Instant::now();
+    sidecar = spawn_sidecar(&path, &[]);
+    let next = orders
+        .insert_one(doc! { "tenant": "b" })
+        .await
+        .unwrap()
+        .inserted_id;
+    until("tenant b's second numbered", || async {
+        seq_of(next.clone()).await.is_some()
+    })
+    .await;
+    assert_eq!(seq_of(next).await, Some(Bson::Int64(2)));
+    sigterm(&sidecar);
+    assert_eq!(sidecar.wait().unwrap().code(), Some(0));
+    eprintln!("taken over and numbered in {:?}", started.elapsed());
+    let (code, out, err) = run_bin(&["check", "--config", &config], &env);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("3 documents, 3 numbered, 0 unnumbered"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_without_a_config_numbers_the_dead_letters_of_the_trigger_the_flags_describe() {
+    let (db, plain, coll) = test_db("retry_flags").await;
+    // A document a trigger could not number (no tenant then), repaired since.
+    let id = coll
+        .insert_one(doc! { "tenant": "a" })
+        .await
+        .unwrap()
+        .inserted_id;
+    let trigger = format!("{db}.orders.seq");
+    plain
+        .database(&db)
+        .collection("mongo_seq_state")
+        .insert_one(doc! {
+            "_id": { "trigger": &trigger, "document": &id },
+            "kind": "deadLetter",
+            "code": "MISSING_SCOPE_FIELD",
+            "reason": "document has no value for scope field `tenant`",
+            "since": mongodb::bson::DateTime::now(),
+            "attempts": 1_i64,
+        })
+        .await
+        .unwrap();
+    let uri = mongodb_uri();
+    let line = [
+        "retry",
+        "--uri",
+        &uri,
+        "--db",
+        &db,
+        "--collection",
+        "orders",
+        "--scope",
+        "tenant",
+        "--start",
+        "100",
+    ];
+    let (code, out, err) = run_bin(&line, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "{trigger}: 1 dead letters: 1 numbered, 0 gone, 0 still waiting"
+        )),
+        "{out}"
+    );
+    let numbered = coll.find_one(doc! { "_id": &id }).await.unwrap().unwrap();
+    assert_eq!(numbered.get_i64("seq").ok(), Some(100), "{numbered}");
+    // Named otherwise, the trigger has none.
+    let (code, out, err) = run_bin(&[&line[..], &["--trigger", "other"]].concat(), &[]);
+    assert_eq!((code, out.trim()), (0, "other: no dead letters"), "{err}");
+    plain.database(&db).drop().await.ok();
 }

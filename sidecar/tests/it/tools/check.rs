@@ -1,6 +1,7 @@
-//! The operator's tools as a process: `set-next` never guesses a sequence's options, `check`
-//! reports what a trigger numbers and exits non-zero on anything unclean, `counters --json`
-//! gives numbers.
+//! `mongo-seq check`: what a trigger numbers, only integers counted, non-zero on anything
+//! unclean, exact beyond 2^53 in `--json`; each period's series audited on its own (documents
+//! carry `<field>Period`); `--format` with or without the field of the formatted ids. (Its
+//! accounts of the ledger are in `ledger.rs`, of the dead letters in `dead_letters.rs`.)
 
 use crate::common;
 
@@ -10,182 +11,9 @@ use common::*;
 use mongodb::bson::{doc, Document};
 use mongodb::Collection;
 
+use super::{json, series_2026, stepped_config};
+
 const WAIT: Duration = Duration::from_secs(60);
-
-/// A config whose trigger numbers `db.orders` per tenant with step 10 from sequence `orders`.
-fn stepped_config(db: &str) -> String {
-    config_toml(
-        db,
-        "sequence = \"orders\"\nscope = [\"tenantId\"]\nstep = 10\nmatch = { type = \"order\" }",
-        "",
-    )
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn set_next_refuses_to_guess_and_uses_the_configured_step() {
-    let (db, plain, coll) = test_db("setnext_step").await;
-    let uri = mongodb_uri();
-    let text = stepped_config(&db);
-    let path = write_config(&format!("{db}-stepped"), &text);
-    let path = path.to_str().unwrap();
-    let counters: Collection<Document> = plain.database(&db).collection("counters");
-    let counters_ns = format!("{db}.counters");
-    let id = "orders/tenantId=globex";
-
-    // Without the config the options are unknown: refused, nothing written.
-    let (code, out, err) = run_bin(
-        &[
-            "set-next",
-            id,
-            "2001",
-            "--uri",
-            &uri,
-            "--counters",
-            &counters_ns,
-        ],
-        &[],
-    );
-    assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("--config") && err.contains("step"), "{err}");
-    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 0);
-
-    // A sequence the config does not know: refused, naming those it knows.
-    let (code, _, err) = run_bin(&["set-next", "invoices", "5", "--config", path], &[]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("invoices") && err.contains("`orders`"),
-        "{err}"
-    );
-
-    // A counter id that does not fit the sequence's scope (a misspelled field): refused.
-    for wrong in [
-        "orders/tenant=globex",
-        "orders",
-        "orders/tenantId=globex/year=#1",
-    ] {
-        let (code, _, err) = run_bin(&["set-next", wrong, "2001", "--config", path], &[]);
-        assert_eq!(code, 2, "{wrong}: {err}");
-        assert!(err.contains("tenantId"), "{wrong}: names the scope: {err}");
-    }
-    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 0);
-
-    // Off the step grid (1, 11, …, 1991, 2001): refused without --force, naming the neighbours.
-    let (code, _, err) = run_bin(&["set-next", id, "2000", "--config", path], &[]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("1991") && err.contains("2001"), "{err}");
-    assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 0);
-
-    // With the config: the number printed is the number the next document gets.
-    let (code, out, err) = run_bin(&["set-next", id, "2001", "--config", path], &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("next number is 2001"), "{out}");
-    let cfg = mongo_seq_sidecar::config::parse(&text, "test").unwrap();
-    let run = start(cfg, options().await, false);
-    wait_running(&run).await;
-    coll.insert_many([
-        doc! { "tenantId": "globex", "type": "order", "i": 1 },
-        doc! { "tenantId": "globex", "type": "order", "i": 2 },
-    ])
-    .await
-    .unwrap();
-    wait_numbered(&coll, "seq", 2, WAIT).await;
-    run.stop().await;
-    assert_eq!(numbers(&coll, "seq").await, vec![2001, 2011]);
-
-    // --force accepts a value off the grid (and says so).
-    let (code, out, err) = run_bin(&["set-next", id, "3000", "--force", "--config", path], &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("next number is 3000"), "{out}");
-    plain.database(&db).drop().await.ok();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn counters_json_gives_numbers_and_strings_only_beyond_2_pow_53() {
-    let (db, plain, _) = test_db("countersjson").await;
-    let counters: Collection<Document> = plain.database(&db).collection("counters");
-    counters
-        .insert_many([
-            doc! { "_id": "a", "seq": 5_i64 },
-            doc! { "_id": "b", "seq": 7_i32 },
-            doc! { "_id": "big", "seq": 9_007_199_254_740_993_i64 },
-            doc! { "_id": "bad", "seq": "x" },
-            doc! { "_id": "none" },
-        ])
-        .await
-        .unwrap();
-    let (code, out, err) = run_bin(
-        &[
-            "counters",
-            "--json",
-            "--uri",
-            &mongodb_uri(),
-            "--counters",
-            &format!("{db}.counters"),
-        ],
-        &[],
-    );
-    assert_eq!(code, 0, "{err}");
-    let rows: serde_json::Value = serde_json::from_str(&out).expect(&out);
-    let seq = |id: &str| {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap_or_else(|| panic!("{id} in {out}"))
-            .clone()
-    };
-    assert_eq!(seq("a")["seq"], serde_json::json!(5));
-    assert_eq!(seq("b")["seq"], serde_json::json!(7));
-    assert_eq!(seq("big")["seq"], serde_json::json!("9007199254740993"));
-    assert_eq!(seq("bad")["seq"], serde_json::Value::Null);
-    assert!(
-        seq("bad")["invalid"].as_str().unwrap().contains('x'),
-        "{out}"
-    );
-    assert_eq!(seq("none")["seq"], serde_json::Value::Null);
-    plain.database(&db).drop().await.ok();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn counters_with_the_config_name_the_trigger_of_each_counter() {
-    let (db, plain, _) = test_db("counterstrigger").await;
-    let counters: Collection<Document> = plain.database(&db).collection("counters");
-    counters
-        .insert_many([
-            doc! { "_id": "orders/tenantId=acme", "seq": 11_i64 },
-            // The sequence's name, but not its scope fields: no trigger numbers with it.
-            doc! { "_id": "orders/region=eu", "seq": 1_i64 },
-            doc! { "_id": "invoices", "seq": 3_i64 },
-        ])
-        .await
-        .unwrap();
-    let path = write_config(&format!("{db}-counters"), &stepped_config(&db));
-    let (code, out, err) = run_bin(
-        &["counters", "--json", "--config", path.to_str().unwrap()],
-        &[],
-    );
-    assert_eq!(code, 0, "{err}");
-    let rows: serde_json::Value = serde_json::from_str(&out).expect(&out);
-    let trigger = |id: &str| {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["id"] == id)
-            .unwrap_or_else(|| panic!("{id} in {out}"))["trigger"]
-            .clone()
-    };
-    assert_eq!(
-        trigger("orders/tenantId=acme"),
-        serde_json::json!(format!("{db}.orders.seq"))
-    );
-    assert_eq!(trigger("orders/region=eu"), serde_json::Value::Null);
-    assert_eq!(trigger("invoices"), serde_json::Value::Null);
-    // The text listing stays as it was.
-    let (code, out, err) = run_bin(&["counters", "--config", path.to_str().unwrap()], &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("orders/tenantId=acme  11"), "{out}");
-    plain.database(&db).drop().await.ok();
-}
 
 fn check_args<'a>(uri: &'a str, db: &'a str) -> Vec<&'a str> {
     vec![
@@ -422,4 +250,142 @@ fn assert_exact(json: &serde_json::Value, out: &str) {
         serde_json::Value::Object(map) => map.values().for_each(|v| assert_exact(v, out)),
         _ => {}
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_audits_each_period_s_series_on_its_own() {
+    let (db, plain, _) = test_db("series_check").await;
+    let uri = mongodb_uri();
+    let database = plain.database(&db);
+    let invoices: Collection<Document> = database.collection("invoices");
+    let counters: Collection<Document> = database.collection("counters");
+    // Two years, each numbered from 1: the same numbers in both, no duplicate within one.
+    let numbered = |n: i64, period: &str| doc! { "number": n, "numberPeriod": period };
+    invoices
+        .insert_many([
+            numbered(1, "2025"),
+            numbered(2, "2025"),
+            numbered(3, "2025"),
+            numbered(1, "2026"),
+            numbered(2, "2026"),
+        ])
+        .await
+        .unwrap();
+    counters
+        .insert_many([
+            doc! { "_id": "inv/2025", "seq": 3_i64 },
+            doc! { "_id": "inv/2026", "seq": 2_i64 },
+        ])
+        .await
+        .unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--uri",
+            &uri,
+            "--db",
+            &db,
+            "--collection",
+            "invoices",
+            "--field",
+            "number",
+            "--sequence",
+            "inv",
+            "--reset",
+            "yearly",
+            "--time-zone",
+            "Europe/Paris",
+        ];
+        args.extend_from_slice(extra);
+        run_bin(&args, &[])
+    };
+    let (code, out, err) = check(&["--gapless"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "5 documents, 5 numbered, 0 unnumbered, 0 duplicates, 0 gaps, largest 3, 2 counters"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = check(&["--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let report = json(&out);
+    assert_eq!(
+        report["counters"],
+        serde_json::json!({ "inv/2025": 3, "inv/2026": 2 }),
+        "{report}"
+    );
+    assert_eq!(report["reports"]["inv/2026"]["largest"], 2, "{report}");
+
+    // A duplicate within 2026, a gap in 2025, and a number without its period: each found in
+    // its own series.
+    invoices
+        .insert_many([
+            numbered(2, "2026"),
+            numbered(5, "2025"),
+            doc! { "number": 9_i64 },
+            doc! { "number": 10_i64, "numberPeriod": "2026-05" },
+        ])
+        .await
+        .unwrap();
+    counters
+        .update_one(
+            doc! { "_id": "inv/2025" },
+            doc! { "$set": { "seq": 5_i64 } },
+        )
+        .await
+        .unwrap();
+    let (code, out, err) = check(&["--json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report = json(&out);
+    assert_eq!(report["duplicates"], 1, "{report}");
+    assert_eq!(report["gaps"], 1, "{report}");
+    assert_eq!(report["without_period"], 2, "{report}");
+    assert_eq!(
+        report["reports"]["inv/2026"]["duplicateValues"], 1,
+        "{report}"
+    );
+    assert_eq!(report["reports"]["inv/2025"]["gapCount"], 1, "{report}");
+    assert!(
+        err.contains("2 numbered documents without a period"),
+        "{err}"
+    );
+    database.drop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_takes_a_format_with_or_without_the_field_of_the_formatted_ids() {
+    let (db, plain) = series_2026("check_format", "seq", &[1, 2]).await;
+    let uri = mongodb_uri();
+    let base = [
+        "check",
+        "--uri",
+        &uri,
+        "--db",
+        &db,
+        "--collection",
+        "orders",
+        "--sequence",
+        "inv",
+        "--reset",
+        "yearly",
+        "--format",
+        "INV-{yyyy}-{seq:06}",
+    ];
+    for extra in [&[][..], &["--format-field", "invoiceNo"][..]] {
+        let (code, out, err) = run_bin(&[&base[..], extra].concat(), &[]);
+        assert_eq!(code, 0, "{extra:?}: {out}{err}");
+        assert!(
+            out.contains("  inv/2026: 1..2: 2 held, 0 voided, 0 deleted, 0 unexplained gaps"),
+            "{out}"
+        );
+    }
+    // The format is still checked with the sequence, named by its flag.
+    let mut bad = base.to_vec();
+    bad.pop();
+    bad.push("INV-{yyyy}-{seq:06");
+    let (code, _, err) = run_bin(&bad, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--format"), "{err}");
+    plain.database(&db).drop().await.ok();
 }
