@@ -195,10 +195,13 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Writes `text` to a temporary config file.
+/// Writes `text` to a temporary config file of its own (its log beside it), even where two tests
+/// of this binary give one `name`.
 pub fn write_config(name: &str, text: &str) -> PathBuf {
-    let path =
-        std::env::temp_dir().join(format!("mongo-seq-test-{}-{name}.toml", std::process::id()));
+    static WRITTEN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let pid = std::process::id();
+    let path = std::env::temp_dir().join(format!("mongo-seq-test-{pid}-{n}-{name}.toml"));
     std::fs::write(&path, text).expect("write config");
     path
 }

@@ -45,12 +45,10 @@ async fn until<F: std::future::Future<Output = bool>>(what: &str, mut ready: imp
                 .flatten()
                 .map(|e| e.path())
                 .filter(|p| {
-                    p.to_string_lossy().contains(&format!(
-                        "mongo-seq-test-{}-dead_letters",
-                        std::process::id()
-                    ))
+                    let name = p.to_string_lossy();
+                    name.contains(&format!("mongo-seq-test-{}-", std::process::id()))
+                        && name.ends_with("-dead_letters.log")
                 })
-                .filter(|p| p.extension().is_some_and(|e| e == "log"))
                 .map(|p| std::fs::read_to_string(p).unwrap_or_default())
                 .collect();
             panic!("never: {what}; log: {}", logs.join("\n"));
