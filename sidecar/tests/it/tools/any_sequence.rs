@@ -8,12 +8,7 @@ use common::*;
 use mongodb::bson::{doc, Bson, Document};
 use mongodb::Collection;
 
-/// Runs the binary with `args` on the counters collection `ns` of `uri`: exit code, stdout, stderr.
-fn on_counters(args: &[&str], uri: &str, ns: &str) -> (i32, String, String) {
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--uri", uri, "--counters", ns]);
-    run_bin(&all, &[])
-}
+use super::on_counters;
 
 /// The counter document with `_id` `id`.
 async fn counter_doc(counters: &Collection<Document>, id: impl Into<Bson>) -> Option<Document> {

@@ -9,25 +9,7 @@ use common::*;
 use mongodb::bson::{doc, Document};
 use mongodb::Collection;
 
-/// Runs the binary with `args` on the counters collection `ns` of `uri`: exit code, stdout, stderr.
-fn on_counters(args: &[&str], uri: &str, ns: &str) -> (i32, String, String) {
-    let mut all = args.to_vec();
-    all.extend_from_slice(&["--uri", uri, "--counters", ns]);
-    run_bin(&all, &[])
-}
-
-async fn all_counters(counters: &Collection<Document>) -> Vec<Document> {
-    let mut cursor = counters
-        .find(doc! {})
-        .sort(doc! { "_id": 1 })
-        .await
-        .unwrap();
-    let mut out = Vec::new();
-    while cursor.advance().await.unwrap() {
-        out.push(cursor.deserialize_current().unwrap());
-    }
-    out
-}
+use super::{all_counters, on_counters};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_show_definitions_set_next_refuses_another_and_adopt_rewrites_it() {
