@@ -1,10 +1,10 @@
 // Type declarations of the mongo-seq package (ESM and CJS entries share them).
 import type { Collection, Db, Document } from "mongodb";
 import type * as CoreModule from "./core.js";
-import type { AdoptOutcome, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome } from "./core.js";
+import type { AdoptOutcome, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, RewindOutcome, SetNextOutcome } from "./core.js";
 import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
 
-export type { AdoptOutcome, CounterDefinition, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, ResetOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter, AssignOutcome } from "./core.js";
+export type { AdoptOutcome, CounterDefinition, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, RewindOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter, AssignOutcome } from "./core.js";
 import type { AssignOutcome } from "./core.js";
 import type { ImportRequest, ImportReport } from "./core.js";
 
@@ -128,10 +128,10 @@ export declare class Sequence {
    */
   void(numbers: Integer | Integer[], options: VoidOptions): Promise<VoidOutcome>;
   /**
-   * Every counter of the sequence (unscoped and each scope) back to `start`; RESET_REFUSED for
-   * counters a mongo-seq sidecar keeps unless `force`. Resolves with how many were reset.
+   * Every counter of the sequence (unscoped and each scope) back to `start`; REWIND_REFUSED for
+   * counters a mongo-seq sidecar keeps unless `force`. Resolves with how many were rewound.
    */
-  resetAll(options?: { force?: boolean }): Promise<ResetOutcome>;
+  rewindAll(options?: { force?: boolean }): Promise<RewindOutcome>;
   /** Moves the counter past the largest number in `field` (default `_id`) of a collection. */
   seedFromMax(collection: Collection<any>, field?: string, options?: ScopeOption): Promise<CounterState>;
   /** Moves the counter past `value` (never backwards). */

@@ -1,6 +1,6 @@
 // Type declarations of `mongo-seq/mongoose` (ESM and CJS entries share them).
 import type { Model, Schema } from "mongoose";
-import type { AdoptOutcome, AssignOutcome, CounterState, Integer, ResetOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument, VoidOutcome } from "./index.js";
+import type { AdoptOutcome, AssignOutcome, CounterState, Integer, RewindOutcome, Sequence, SequenceNumber, SequenceOptions, SetNextOutcome, ScopeDocument, VoidOutcome } from "./index.js";
 
 /** Options of `schema.plugin(sequencePlugin, options)`: where the number goes, and the sequence's options. */
 export interface SequencePluginOptions extends SequenceOptions {
@@ -51,16 +51,16 @@ export interface SequenceStatics {
   current(options?: { field?: string; scope?: ScopeDocument }): Promise<SequenceNumber | null>;
   /** Rewrites the counter's recorded definition to the field's sequence options on purpose (SEQUENCE_CONFLICT otherwise); INVALID_ARGUMENT for a counter that does not exist. */
   adoptDefinition(options?: { field?: string; scope?: ScopeDocument }): Promise<AdoptOutcome>;
-  /** Every counter of the sequence (each scope) back to `start` (mongoose-sequence's `counterReset(id)`); RESET_REFUSED for counters a sidecar keeps unless `force`. */
-  resetAll(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
+  /** Every counter of the sequence (each scope) back to `start` (mongoose-sequence's `counterReset(id)`); REWIND_REFUSED for counters a sidecar keeps unless `force`. */
+  rewindAll(options?: { field?: string; force?: boolean }): Promise<RewindOutcome>;
   /**
    * mongoose-sequence's `counterReset(id)`: every counter of an existing sequence of the model
    * (the field's, or the one named) back to `start`. INVALID_ARGUMENT, nothing written, for a
-   * name none of the model's sequences has or a sequence without any counter; RESET_REFUSED for
+   * name none of the model's sequences has or a sequence without any counter; REWIND_REFUSED for
    * counters a sidecar keeps unless `force`.
    */
-  resetSequence(options?: { field?: string; force?: boolean }): Promise<ResetOutcome>;
-  resetSequence(name: string, options?: { force?: boolean }): Promise<ResetOutcome>;
+  rewindSequence(options?: { field?: string; force?: boolean }): Promise<RewindOutcome>;
+  rewindSequence(name: string, options?: { force?: boolean }): Promise<RewindOutcome>;
   /** Numbers the stored documents that match `when` (and `filter`) and have no number (the package's `assign`). */
   assignNumbers(options?: { field?: string; filter?: Record<string, unknown>; sort?: Record<string, 1 | -1> }): Promise<AssignOutcome>;
   /** Moves the counter past the largest number in the model's collection (never backwards). */

@@ -18,7 +18,7 @@ const PLUGIN_KEYS = ["field", "sequence", "formatField", "counters", "when", "da
 let sequenceKeys;
 const sequenceOptionKeys = () => (sequenceKeys ??= core.optionKeys().filter((key) => key !== "name"));
 /** The statics every numbered schema gets. */
-const STATICS = ["sequence", "setNext", "current", "seedFromMax", "resetAll", "resetSequence", "assignNumbers", "adoptDefinition", "voidNumber"];
+const STATICS = ["sequence", "setNext", "current", "seedFromMax", "rewindAll", "rewindSequence", "assignNumbers", "adoptDefinition", "voidNumber"];
 /** The document methods every numbered schema gets. */
 const METHODS = ["setNext"];
 
@@ -281,9 +281,9 @@ function install(schema, fields) {
     const { field, scope } = checkKnownKeys("adoptDefinition options", options, ["field", "scope"]);
     return sequenceOf(this, pick(fields, field)).adoptDefinition({ scope });
   });
-  schema.static("resetAll", async function (options) {
-    const { field, ...resetOptions } = checkKnownKeys("resetAll options", options, ["field", "force"]);
-    return sequenceOf(this, pick(fields, field)).resetAll(resetOptions);
+  schema.static("rewindAll", async function (options) {
+    const { field, ...rewindOptions } = checkKnownKeys("rewindAll options", options, ["field", "force"]);
+    return sequenceOf(this, pick(fields, field)).rewindAll(rewindOptions);
   });
   schema.static("assignNumbers", async function (options) {
     const { field, filter = {}, sort } = checkKnownKeys("assignNumbers options", options, ["field", "filter", "sort"]);
@@ -300,11 +300,11 @@ function install(schema, fields) {
   // mongoose-sequence's `counterReset(id)`: every counter of an existing sequence (each scope)
   // back to `start`; a name that is none of the model's sequences, or a sequence without any
   // counter, is refused (nothing written) rather than making a new one.
-  schema.static("resetSequence", async function (first, second) {
+  schema.static("rewindSequence", async function (first, second) {
     const [name, options] = typeof first === "string" ? [first, second] : [undefined, first];
-    const { field, force } = checkKnownKeys("resetSequence options", options, ["field", "force"]);
+    const { field, force } = checkKnownKeys("rewindSequence options", options, ["field", "force"]);
     const numbered = name === undefined ? pick(fields, field) : pickByName(this, fields, name);
-    return sequenceOf(this, numbered).resetExisting({ force });
+    return sequenceOf(this, numbered).rewindExisting({ force });
   });
   schema.static("seedFromMax", async function (options) {
     const { field, scope } = checkKnownKeys("seedFromMax options", options, ["field", "scope"]);
@@ -321,7 +321,7 @@ function install(schema, fields) {
  * `assign` for its `_id`, a write conditioned on it still having no number. Refused, nothing
  * reserved: a document that has a number (never renumbered), a name none of the model's
  * sequences has, and — unless `force` — a sequence whose counters a mongo-seq sidecar keeps
- * (GAPLESS_REFUSED: the core's rule, as for `resetSequence`).
+ * (GAPLESS_REFUSED: the core's rule, as for `rewindSequence`).
  */
 function installMethods(schema, fields) {
   schema.method("setNext", async function (first, second) {

@@ -161,26 +161,26 @@ export class Sequence {
   /**
    * Every counter of the sequence — unscoped and each scope — back to `start` (what
    * mongoose-sequence's `counterReset(id)` does without a reference): for a collection whose
-   * documents were removed. Refused (RESET_REFUSED, nothing written) for counters a mongo-seq
+   * documents were removed. Refused (REWIND_REFUSED, nothing written) for counters a mongo-seq
    * sidecar keeps, which may number gaplessly, unless `force`. Numbers this object holds in a
-   * block are dropped. Resolves with `{ reset, next }`: how many counters were set back.
+   * block are dropped. Resolves with `{ rewound, next }`: how many counters were set back.
    */
-  async resetAll(options) {
-    return this.#reset(options, false);
+  async rewindAll(options) {
+    return this.#rewind(options, false);
   }
 
   /**
-   * @internal `resetAll` of a sequence named as one that exists: one without any counter is
-   * INVALID_ARGUMENT, nothing written (the mongoose plugin's `resetSequence`, mongoose-sequence's
+   * @internal `rewindAll` of a sequence named as one that exists: one without any counter is
+   * INVALID_ARGUMENT, nothing written (the mongoose plugin's `rewindSequence`, mongoose-sequence's
    * `counterReset('wrong')` refused).
    */
-  async resetExisting(options) {
-    return this.#reset(options, true);
+  async rewindExisting(options) {
+    return this.#rewind(options, true);
   }
 
-  async #reset(options, existing) {
-    const { force } = checkKnownKeys("resetAll options", options, ["force"]);
-    const outcome = await runPlan(this.#spec.resetAll(checkBoolean("force", force), undefined, existing), this.#target);
+  async #rewind(options, existing) {
+    const { force } = checkKnownKeys("rewindAll options", options, ["force"]);
+    const outcome = await runPlan(this.#spec.rewindAll(checkBoolean("force", force), undefined, existing), this.#target);
     for (const counter of this.#counters.values()) counter.core.discard();
     return outcome;
   }
@@ -206,7 +206,7 @@ export class Sequence {
   /**
    * @internal Refuses (GAPLESS_REFUSED, nothing written) a sequence whose counters a mongo-seq
    * sidecar keeps — a pending gapless intent, a definition that records `gapless`, a lease
-   * `epoch`: the core's rule, the one `resetAll` applies — before a number is taken on purpose
+   * `epoch`: the core's rule, the one `rewindAll` applies — before a number is taken on purpose
    * outside the sidecar's numbering (the mongoose plugin's `doc.setNext()`).
    */
   async checkNotKept() {

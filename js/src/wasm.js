@@ -145,6 +145,8 @@ const API = {
   readInteger: bindings.readInteger,
   audit: bindings.audit,
   account: bindings.account,
+  sealLink: bindings.sealLink,
+  verifySeries: bindings.verifySeries,
   unnumbered: bindings.unnumbered,
   importRequest: bindings.importRequest,
   importCounters: bindings.importCounters,

@@ -99,7 +99,7 @@ test("counterId { db, coll }: the Atlas recipe's own counter, its $inc interleav
   assert.deepEqual(Object.keys(all[0]).sort(), ["_id", "definition", "seq_value"], "the recipe's fields, and the definition");
   assert.equal(all[0].seq_value, Math.max(...issued));
   assert.deepEqual(await students.setNext(1000), { previousLast: Math.max(...issued), created: false, next: 1000 });
-  assert.deepEqual(await students.resetAll(), { reset: 1, next: 1 });
+  assert.deepEqual(await students.rewindAll(), { rewound: 1, next: 1 });
 
   for (const [value, says] of [
     [{ $in: [1] }, /`counterId`: must be a document of fields, got one with `\$in`/],

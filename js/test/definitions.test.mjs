@@ -62,13 +62,13 @@ test("a counter without a definition (the tutorial's, an older version's) keeps 
   });
 });
 
-test("setNext, seedFromMax and resetAll refuse a counter of another definition; nothing written", async () => {
+test("setNext, seedFromMax and rewindAll refuse a counter of another definition; nothing written", async () => {
   const seed = (db) => db.collection("counters").insertOne({ _id: "orders", seq: 5, definition: { start: 1, step: 2 } });
   for (const [label, act, option] of [
     ["set_next", (seqs) => seqs.sequence("orders").setNext(100), "step"],
     ["set_next_force", (seqs) => seqs.sequence("orders").setNext(1, { force: true }), "step"],
     ["seed", (seqs) => seqs.sequence("orders").seedFromMax(500), "step"],
-    ["reset", (seqs) => seqs.sequence("orders").resetAll({ force: true }), "step"],
+    ["reset", (seqs) => seqs.sequence("orders").rewindAll({ force: true }), "step"],
     ["max", (seqs) => seqs.sequence("orders", { step: 2, max: 1000 }).next(), "max"],
   ]) {
     const error = await assertRefused(mongo, `definition_${label}`, "SEQUENCE_CONFLICT", act, seed);

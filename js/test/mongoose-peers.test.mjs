@@ -1,5 +1,5 @@
 // What users moving from the peers look for, in the mongoose plugin (mongoose 8 and 9):
-// mongoose-sequence's `counterReset(id)` (every scope of a sequence) as `Model.resetSequence()`
+// mongoose-sequence's `counterReset(id)` (every scope of a sequence) as `Model.rewindSequence()`
 // and its `doc.setNext(id)`; @typegoose/auto-increment's start after the largest existing value
 // (the plugin option `seedFromMax`); a name that is none of the model's sequences, or a sequence
 // without a counter, refused where the call means an existing sequence, nothing written.
@@ -41,27 +41,27 @@ for (const [label, mongoose] of [
     const counters = () => connection.collection("counters");
     const everything = async () => ({ counters: await counters().find().sort({ _id: 1 }).toArray(), ledger: await connection.collection("mongo_seq_ledger").find().toArray() });
 
-    test("Model.resetSequence(): every scope's counter back to start (counterReset(id)); by name; refused for an unknown name, a sequence without counters, a sidecar's counters unless forced", async () => {
+    test("Model.rewindSequence(): every scope's counter back to start (counterReset(id)); by name; refused for an unknown name, a sequence without counters, a sidecar's counters unless forced", async () => {
       const Order = model({ tenant: String }, { field: "no", sequence: `orders${models}`, scope: ["tenant"] });
       await Order.create([{ tenant: "a" }, { tenant: "a" }, { tenant: "b" }]);
-      assert.deepEqual(await Order.resetSequence(), { reset: 2, next: 1 });
+      assert.deepEqual(await Order.rewindSequence(), { rewound: 2, next: 1 });
       assert.deepEqual((await Order.create({ tenant: "a" })).no, 1);
       assert.deepEqual((await Order.create({ tenant: "b" })).no, 1);
       const name = Order.sequence().name;
-      assert.deepEqual(await Order.resetSequence(name), { reset: 2, next: 1 });
+      assert.deepEqual(await Order.rewindSequence(name), { rewound: 2, next: 1 });
       const before = await everything();
-      await assert.rejects(Order.resetSequence("wrong"), refused("INVALID_ARGUMENT", /"wrong" is not a sequence of model `Peer\d+` \(its sequences: `orders\d+`\)/));
-      await assert.rejects(Order.resetSequence("wrong", { force: true }), refused("INVALID_ARGUMENT", /not a sequence of model/));
-      // A sequence no counter has yet: nothing to reset, and no counter made.
+      await assert.rejects(Order.rewindSequence("wrong"), refused("INVALID_ARGUMENT", /"wrong" is not a sequence of model `Peer\d+` \(its sequences: `orders\d+`\)/));
+      await assert.rejects(Order.rewindSequence("wrong", { force: true }), refused("INVALID_ARGUMENT", /not a sequence of model/));
+      // A sequence no counter has yet: nothing to rewind, and no counter made.
       const Fresh = model({ name: String }, { field: "no" });
-      await assert.rejects(Fresh.resetSequence(), refused("INVALID_ARGUMENT", /`peers\d+\.no` has no counter: nothing to reset/));
+      await assert.rejects(Fresh.rewindSequence(), refused("INVALID_ARGUMENT", /`peers\d+\.no` has no counter: nothing to rewind/));
       assert.deepEqual(await everything(), before, "nothing written");
       // A counter a sidecar keeps (a lease epoch: maybe gapless) is refused unless forced.
       const Kept = model({ name: String }, { field: "no", sequence: `kept${models}` });
       await Kept.create({ name: "x" });
       await counters().updateOne({ _id: Kept.sequence().name }, { $set: { epoch: 3 } });
-      await assert.rejects(Kept.resetSequence(), (error) => isMongoSeqError(error) && error.code === "RESET_REFUSED");
-      assert.deepEqual(await Kept.resetSequence({ force: true }), { reset: 1, next: 1 });
+      await assert.rejects(Kept.rewindSequence(), (error) => isMongoSeqError(error) && error.code === "REWIND_REFUSED");
+      assert.deepEqual(await Kept.rewindSequence({ force: true }), { rewound: 1, next: 1 });
     });
 
     test("doc.setNext(): numbers a document that has no number (new or stored), refuses one that has, and a name none of the model's sequences has", async () => {
@@ -85,7 +85,7 @@ for (const [label, mongoose] of [
       assert.equal(await Invoice.current(), 2);
     });
 
-    test("doc.setNext() of a sequence a sidecar keeps: GAPLESS_REFUSED, nothing reserved, unless forced; resetSequence says RESET_REFUSED for a gapless trigger's counter (its definition records it)", async () => {
+    test("doc.setNext() of a sequence a sidecar keeps: GAPLESS_REFUSED, nothing reserved, unless forced; rewindSequence says REWIND_REFUSED for a gapless trigger's counter (its definition records it)", async () => {
       const Kept = model({ name: String }, { field: "no", sequence: `keptdoc${models}` });
       await Kept.create({ name: "first" });
       const name = Kept.sequence().name;
@@ -115,9 +115,9 @@ for (const [label, mongoose] of [
       const fresh = new Kept({ name: "forced" });
       assert.equal(await fresh.setNext({ force: true }), 4);
       await assert.rejects(new Kept({}).setNext({ force: "yes" }), refused("INVALID_OPTION", /`force`: must be a boolean/));
-      // A gapless trigger's counter records `gapless` in its definition: resetSequence says it is kept (not SEQUENCE_CONFLICT).
+      // A gapless trigger's counter records `gapless` in its definition: rewindSequence says it is kept (not SEQUENCE_CONFLICT).
       await counters().updateOne({ _id: name }, { $set: { "definition.gapless": true } });
-      await assert.rejects(Kept.resetSequence(), (error) => isMongoSeqError(error) && error.code === "RESET_REFUSED" && /the sequence is gapless: 1 counter records it/.test(error.message));
+      await assert.rejects(Kept.rewindSequence(), (error) => isMongoSeqError(error) && error.code === "REWIND_REFUSED" && /the sequence is gapless: 1 counter records it/.test(error.message));
     });
 
     test("sequence as typegoose's overwriteModelName: the same function (modelName, model) names the sequence", async () => {

@@ -17,7 +17,7 @@ use mongo_seq_core::{
 use serde_json::{json, Value};
 
 use crate::client::{Client, ClientOptions};
-use crate::executor::{execute, run_plan, to_json, PlanError, Target};
+use crate::executor::{execute, run_plan, to_json, PlanContext, PlanError};
 use crate::model::{IndexSpec, Operation};
 use crate::world::World;
 
@@ -110,10 +110,10 @@ impl JsProcess {
         }
     }
 
-    fn target(&self) -> Target {
-        Target {
+    fn context(&self) -> PlanContext {
+        PlanContext {
             counters: COUNTERS.into(),
-            ..Target::default()
+            ..PlanContext::default()
         }
     }
 
@@ -140,7 +140,7 @@ impl JsProcess {
                 BlockCounter::new(&self.specs[spec], counter_id).map_err(PlanError::Core)?;
             self.counters.insert(counter_id.to_owned(), counter);
         }
-        let mut target = self.target();
+        let mut context = self.context();
         let Self {
             client, counters, ..
         } = self;
@@ -166,7 +166,7 @@ impl JsProcess {
                 }));
             };
             let started = client.world.now_ms();
-            match run_plan(client, refill.plan, &mut target).await {
+            match run_plan(client, refill.plan, &mut context).await {
                 Ok(range) => {
                     client.world.with(|w| {
                         if let Some(v) = w.definitions.reserved(counter_id, &definition, &who) {
@@ -203,7 +203,7 @@ impl JsProcess {
         &mut self,
         spec: usize,
         mut plan: P,
-        target: &mut Target,
+        context: &mut PlanContext,
     ) -> Result<P::Output, PlanError> {
         let up = self.specs[spec].step() > 0;
         let mut step = plan.current_step().map_err(PlanError::Core)?;
@@ -215,7 +215,7 @@ impl JsProcess {
                     self.hand_out(&counter_id, &values, up);
                     Reply::Numbers { values }
                 }
-                Step::Command(command) => execute(&self.client, &command, target).await?,
+                Step::Command(command) => execute(&self.client, &command, context).await?,
             };
             step = plan.feed(reply).map_err(PlanError::Core)?;
         }
@@ -291,7 +291,7 @@ impl JsProcess {
                 );
                 match SetNext::new(&spec, &counter_id, next, false) {
                     Ok(plan) => {
-                        let result = run_plan(&self.client, plan, &mut self.target()).await;
+                        let result = run_plan(&self.client, plan, &mut self.context()).await;
                         // The package discards the block after a setNext (a gap, never a repeat).
                         if let Some(counter) = self.counters.get_mut(&counter_id) {
                             counter.discard();
@@ -317,7 +317,7 @@ impl JsProcess {
                 );
                 match SeedFromMax::new(&spec, &counter_id, value) {
                     Ok(plan) => {
-                        run_plan(&self.client, plan, &mut self.target())
+                        run_plan(&self.client, plan, &mut self.context())
                             .await
                             .map(|state| {
                                 world.with(|w| {
@@ -364,12 +364,12 @@ impl JsProcess {
                 document
             })
             .collect();
-        let mut target = Target {
+        let mut context = PlanContext {
             counters: COUNTERS.into(),
             documents: format!("app.{NUMBERED}"),
             document: documents.first().cloned(),
             batch: documents.clone(),
-            ..Target::default()
+            ..PlanContext::default()
         };
         let json: Vec<Value> = documents.iter().map(to_json).collect();
         let sequence = self.specs[spec].clone();
@@ -383,12 +383,12 @@ impl JsProcess {
                 &InsertDates::default(),
             )
             .map_err(PlanError::Core)?;
-            self.run_insert(spec, plan, &mut target).await?
+            self.run_insert(spec, plan, &mut context).await?
         } else {
             let plan =
                 InsertNumbered::one(&sequence, "n", None, json.first(), &InsertDates::default())
                     .map_err(PlanError::Core)?;
-            self.run_insert(spec, plan, &mut target).await?
+            self.run_insert(spec, plan, &mut context).await?
         };
         Ok(format!("insert numbered {:?}", outcome.values))
     }
@@ -397,13 +397,13 @@ impl JsProcess {
     async fn insert_optimistic(&mut self) -> Result<String, PlanError> {
         let spec = SequenceSpec::parse(&json!({"name": OPTIMISTIC})).map_err(PlanError::Core)?;
         let plan = OptimisticInsert::new(&spec, "_id", None, None).map_err(PlanError::Core)?;
-        let mut target = Target {
+        let mut context = PlanContext {
             counters: COUNTERS.into(),
             documents: format!("app.{OPTIMISTIC}"),
             document: Some(doc! { "by": self.client.name.clone() }),
-            ..Target::default()
+            ..PlanContext::default()
         };
-        let outcome = run_plan(&self.client, plan, &mut target).await?;
+        let outcome = run_plan(&self.client, plan, &mut context).await?;
         self.hand_out(&format!("{OPTIMISTIC} _id"), &[outcome.value], true);
         Ok(format!("insertOptimistic → {}", outcome.value))
     }

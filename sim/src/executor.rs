@@ -21,7 +21,7 @@ use crate::world::WriteConcern;
 /// The namespaces (`db.collection`) a plan's commands name, and the caller's documents of an
 /// `insertDocument` / `insertDocuments`.
 #[derive(Debug, Clone, Default)]
-pub struct Target {
+pub struct PlanContext {
     pub counters: String,
     pub documents: String,
     pub leases: String,
@@ -78,17 +78,17 @@ pub fn split(ns: &str) -> (&str, &str) {
     ns.split_once('.').unwrap_or(("app", ns))
 }
 
-fn namespace(target: &Target, collection: Collection) -> &str {
+fn namespace(context: &PlanContext, collection: Collection) -> &str {
     match collection {
-        Collection::Counters => &target.counters,
-        Collection::Documents => &target.documents,
-        Collection::Leases => &target.leases,
-        Collection::Ledger => &target.ledger,
+        Collection::Counters => &context.counters,
+        Collection::Documents => &context.documents,
+        Collection::Leases => &context.leases,
+        Collection::Ledger => &context.ledger,
     }
 }
 
-fn collection_name(target: &Target, collection: Collection) -> String {
-    split(namespace(target, collection)).1.to_owned()
+fn collection_name(context: &PlanContext, collection: Collection) -> String {
+    split(namespace(context, collection)).1.to_owned()
 }
 
 /// The read and write concern a command is sent with: the ones the core chose for it (its
@@ -150,7 +150,7 @@ fn key_pattern(fields: Option<&Vec<String>>) -> Option<Value> {
 pub async fn execute(
     client: &Client,
     command: &Command,
-    target: &mut Target,
+    context: &mut PlanContext,
 ) -> Result<Reply, PlanError> {
     let core = PlanError::Core;
     let (read, after, write) = concerns(command);
@@ -161,7 +161,7 @@ pub async fn execute(
             update,
             options,
         } => Operation::FindAndModify {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             filter: to_document(filter).map_err(core)?,
             update: to_document(update).map_err(core)?,
             upsert: options.upsert,
@@ -173,7 +173,7 @@ pub async fn execute(
             filter,
             options,
         } => Operation::Find {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             filter: to_document(filter).map_err(core)?,
             projection: optional_document(options.as_ref().map(|o| &o.projection)).map_err(core)?,
             sort: optional_document(options.as_ref().map(|o| &o.sort)).map_err(core)?,
@@ -183,15 +183,15 @@ pub async fn execute(
             collection,
             document,
         } => Operation::Insert {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             documents: vec![to_document(document).map_err(core)?],
             ordered: true,
         },
         Command::InsertDocument {
             collection, fields, ..
         } => Operation::Insert {
-            collection: collection_name(target, *collection),
-            documents: vec![with_fields(target.document.as_ref(), fields).map_err(core)?],
+            collection: collection_name(context, *collection),
+            documents: vec![with_fields(context.document.as_ref(), fields).map_err(core)?],
             ordered: true,
         },
         Command::InsertDocuments {
@@ -204,11 +204,11 @@ pub async fn execute(
             let documents = fields
                 .iter()
                 .enumerate()
-                .map(|(i, f)| with_fields(target.batch.get(first.saturating_add(i)), f))
+                .map(|(i, f)| with_fields(context.batch.get(first.saturating_add(i)), f))
                 .collect::<Result<_, _>>()
                 .map_err(core)?;
             Operation::Insert {
-                collection: collection_name(target, *collection),
+                collection: collection_name(context, *collection),
                 documents,
                 ordered: true,
             }
@@ -219,7 +219,7 @@ pub async fn execute(
             options,
             ..
         } => Operation::Find {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             filter: to_document(filter).map_err(core)?,
             projection: optional_document(options.projection.as_ref()).map_err(core)?,
             sort: optional_document(options.sort.as_ref()).map_err(core)?,
@@ -230,7 +230,7 @@ pub async fn execute(
             updates,
             ordered,
         } => Operation::Update {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             statements: updates
                 .iter()
                 .map(|s| {
@@ -250,7 +250,7 @@ pub async fn execute(
             filter,
             update,
         } => Operation::Update {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             statements: vec![Statement {
                 filter: to_document(filter).map_err(core)?,
                 update: to_document(update).map_err(core)?,
@@ -263,7 +263,7 @@ pub async fn execute(
             collection,
             pipeline,
         } => Operation::Aggregate {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             pipeline: pipeline
                 .iter()
                 .map(to_document)
@@ -277,7 +277,7 @@ pub async fn execute(
             unique,
             partial_filter_expression,
         } => Operation::CreateIndex {
-            collection: collection_name(target, *collection),
+            collection: collection_name(context, *collection),
             spec: IndexSpec {
                 name: name.clone(),
                 keys: to_document(keys)
@@ -320,7 +320,7 @@ pub async fn execute(
     };
     let ns = command
         .collection()
-        .map(|c| namespace(target, c).to_owned())
+        .map(|c| namespace(context, c).to_owned())
         .unwrap_or_default();
     let db = split(&ns).0.to_owned();
     let documents = match &operation {
@@ -382,7 +382,7 @@ pub async fn execute(
         ) => match write_errors.first() {
             None => {
                 if let (Some(document), Some(id)) = (
-                    target.document.as_mut(),
+                    context.document.as_mut(),
                     documents.first().and_then(|d| d.get("_id")),
                 ) {
                     document.insert("_id", id.clone());
@@ -410,7 +410,7 @@ pub async fn execute(
                 .enumerate()
             {
                 if let (Some(mine), Some(id)) = (
-                    target.batch.get_mut(first.saturating_add(i)),
+                    context.batch.get_mut(first.saturating_add(i)),
                     document.get("_id"),
                 ) {
                     mine.insert("_id", id.clone());
@@ -480,14 +480,14 @@ fn write_result(response: Response) -> WriteResult {
 pub async fn run_plan<P: Plan>(
     client: &Client,
     mut plan: P,
-    target: &mut Target,
+    context: &mut PlanContext,
 ) -> Result<P::Output, PlanError> {
     let mut step = plan.current_step().map_err(PlanError::Core)?;
     loop {
         match step {
             Step::Done(output) => return Ok(output),
             Step::Command(command) => {
-                let reply = execute(client, &command, target).await?;
+                let reply = execute(client, &command, context).await?;
                 step = plan.feed(reply).map_err(PlanError::Core)?;
             }
         }

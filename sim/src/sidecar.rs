@@ -20,7 +20,7 @@ use mongo_seq_sidecar::mongo::{
 use serde_json::Value;
 
 use crate::client::{Client, ClientOptions, DriverError};
-use crate::executor::{execute, to_document, to_json, PlanError, Target};
+use crate::executor::{execute, to_document, to_json, PlanContext, PlanError};
 use crate::model::error::code;
 use crate::model::stream::{self, Position};
 use crate::world::{ReadPreference, World};
@@ -62,7 +62,7 @@ pub struct SimMongo {
 
 struct Inner {
     client: Client,
-    target: Target,
+    context: PlanContext,
     /// The instance (process incarnation) for the trace and the checks.
     name: String,
     /// How far this host's wall clock is off, ms.
@@ -94,7 +94,7 @@ impl SimMongo {
     /// A trigger's `Mongo` over `client` (see [`SimMongo::client`]).
     pub fn new(
         client: Client,
-        target: Target,
+        context: PlanContext,
         skew_ms: i64,
         pause_every_s: f64,
         lease_ttl: Duration,
@@ -104,7 +104,7 @@ impl SimMongo {
         Self {
             inner: Arc::new(Inner {
                 client,
-                target,
+                context,
                 name,
                 skew_ms,
                 acquired: Mutex::new(None),
@@ -269,8 +269,8 @@ impl Mongo for SimMongo {
         self.inner.freeze.thawed(self.world()).await;
         self.maybe_pause(&command).await;
         self.check_anchor(&command);
-        let mut target = self.inner.target.clone();
-        let reply = execute(&self.inner.client, &command, &mut target)
+        let mut context = self.inner.context.clone();
+        let reply = execute(&self.inner.client, &command, &mut context)
             .await
             .map_err(failure)?;
         self.observe_lease(&command, &reply);
@@ -283,7 +283,7 @@ impl Mongo for SimMongo {
         {
             if options.sort.is_some() {
                 // A backfill page: what existed until now may be numbered in `_id` order.
-                let ns = self.inner.target.documents.clone();
+                let ns = self.inner.context.documents.clone();
                 self.world().with(|w| {
                     let clock = w.cluster.clock();
                     w.backfill_scans.insert(ns, clock);
@@ -297,7 +297,7 @@ impl Mongo for SimMongo {
         let world = self.world().clone();
         self.inner.freeze.thawed(&world).await;
         world.pause(1, 5).await;
-        let ns = self.inner.target.documents.clone();
+        let ns = self.inner.context.documents.clone();
         let filter =
             to_document(&watch.stream.filter).map_err(|e| SidecarError::Reply(e.to_string()))?;
         let start = match &watch.start_after {
@@ -355,15 +355,15 @@ impl Mongo for SimMongo {
         &self,
         collections: &[Collection],
     ) -> Result<Vec<CatalogEntry>, SidecarError> {
-        let target = &self.inner.target;
+        let context = &self.inner.context;
         Ok(collections
             .iter()
             .map(|collection| CatalogEntry {
                 namespace: match collection {
-                    Collection::Counters => target.counters.clone(),
-                    Collection::Documents => target.documents.clone(),
-                    Collection::Leases => target.leases.clone(),
-                    Collection::Ledger => target.ledger.clone(),
+                    Collection::Counters => context.counters.clone(),
+                    Collection::Documents => context.documents.clone(),
+                    Collection::Leases => context.leases.clone(),
+                    Collection::Ledger => context.ledger.clone(),
                 },
                 entry: None,
             })

@@ -8,7 +8,7 @@ use mongo_seq_core::{NumberingSpec, SequenceSpec};
 use mongo_seq_sidecar::config::{Namespace, On, TriggerSpec};
 use serde_json::{json, Map, Value};
 
-use crate::executor::Target;
+use crate::executor::PlanContext;
 use crate::world::World;
 
 /// The numbered field.
@@ -141,13 +141,13 @@ impl Watched {
         }
     }
 
-    pub(crate) fn target(&self) -> Target {
-        Target {
+    pub(crate) fn context(&self) -> PlanContext {
+        PlanContext {
             counters: COUNTERS.to_owned(),
             documents: self.ns(),
             leases: STATE.to_owned(),
             ledger: LEDGER.to_owned(),
-            ..Target::default()
+            ..PlanContext::default()
         }
     }
 }

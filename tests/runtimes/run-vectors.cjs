@@ -2,7 +2,7 @@
 // which requires the ES module); the shared replay logic is an ES module, imported dynamically.
 const { core, localDates, Sequences } = require("mongo-seq");
 
-import("./vector-cases.mjs").then(async ({ runVectors, runLedgerVectors, AUDIT_FILE }) => {
+import("./vector-cases.mjs").then(async ({ runVectors, runLedgerVectors, AUDIT_FILE, SEAL_FILE }) => {
   const { readFileSync } = require("node:fs");
   const { parseExact } = await import("./exact-json.mjs");
   const { report } = await import("./report.mjs");
@@ -10,6 +10,7 @@ import("./vector-cases.mjs").then(async ({ runVectors, runLedgerVectors, AUDIT_F
   report(runVectors(core));
   report(runVectors(core, parseExact(readFileSync(AUDIT_FILE, "utf8"))), "audit");
   report(runLedgerVectors(core), "ledger");
+  report(runVectors(core, parseExact(readFileSync(SEAL_FILE, "utf8"))), "seal");
   report(runPeriodVectors(core), "periods");
   report(runHostPeriodVectors({ core, localDates, Sequences }), "local dates");
 });

@@ -1,4 +1,4 @@
-// Replays tests/vectors/core.json (and audit.json; ledger.json: `runLedgerVectors`) through the Wasm core as JS sees it (the package's `core`
+// Replays tests/vectors/core.json (and audit.json, seal.json; ledger.json: `runLedgerVectors`) through the Wasm core as JS sees it (the package's `core`
 // export): inputs go in as JS values (exact integers as BigInt), outputs come back as JS
 // values and are compared, as canonical JSON text, with the expected ones. Mirrors the native
 // runner crates/mongo-seq-core/tests/it/vectors/mod.rs, including its plan-protocol checks. Every plan
@@ -11,6 +11,8 @@ export const VECTOR_FILE = new URL("../vectors/core.json", import.meta.url);
 /** The audit's vectors (`account`, `unnumbered`), replayed by the same runner. */
 export const AUDIT_FILE = new URL("../vectors/audit.json", import.meta.url);
 export const LEDGER_FILE = new URL("../vectors/ledger.json", import.meta.url);
+/** Sealed series: a link's seal, a series' chain verified; replayed by the same runner. */
+export const SEAL_FILE = new URL("../vectors/seal.json", import.meta.url);
 
 /** Runs every case of ledger.json (voids), as `runVectors` does core.json's. */
 export function runLedgerVectors(core, vectors = parseExact(readFileSync(LEDGER_FILE, "utf8"))) {
@@ -64,6 +66,12 @@ function runCase(core, testCase, problems) {
       return core.audit(input.numbers, input.start, input.step, input.counter);
     case "account":
       return core.account(input.start, input.step, input.counter, input.held, input.ledger);
+    case "sealLink": {
+      const { encoding, hash } = core.sealLink(input.link, input.previous);
+      return { encoding, hash };
+    }
+    case "verifySeries":
+      return core.verifySeries(input.series, input.links, input.anchor, input.head);
     case "unnumbered":
       return core.unnumbered(input.documents, input.deadLetters);
     case "reserve":
@@ -76,8 +84,8 @@ function runCase(core, testCase, problems) {
       return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
     case "adoptDefinition":
       return withSpec(core, input, (spec) => drive(() => spec.adoptDefinition(input.counterId, optional(input.gapless)), steps, problems));
-    case "resetAll":
-      return withSpec(core, input, (spec) => drive(() => spec.resetAll(input.force === true, optional(input.gapless), optional(input.existing)), steps, problems));
+    case "rewindAll":
+      return withSpec(core, input, (spec) => drive(() => spec.rewindAll(input.force === true, optional(input.gapless), optional(input.existing)), steps, problems));
     case "checkNotKept":
       return withSpec(core, input, (spec) => drive(() => spec.checkNotKept(), steps, problems));
     case "seedFromMax":

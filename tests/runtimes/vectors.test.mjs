@@ -6,13 +6,14 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { core, localDates, Sequences } from "mongo-seq";
 import { runScript, describeRun, repoRoot } from "../harness/runtimes.mjs";
-import { runVectors, runLedgerVectors, LEDGER_FILE, VECTOR_FILE, AUDIT_FILE } from "./vector-cases.mjs";
+import { runVectors, runLedgerVectors, LEDGER_FILE, VECTOR_FILE, AUDIT_FILE, SEAL_FILE } from "./vector-cases.mjs";
 import { runPeriodVectors, runHostPeriodVectors, PERIOD_FILE } from "./period-cases.mjs";
 import { parseExact } from "./exact-json.mjs";
 
 const vectors = parseExact(readFileSync(VECTOR_FILE, "utf8"));
 const audits = parseExact(readFileSync(AUDIT_FILE, "utf8"));
 const ledger = parseExact(readFileSync(LEDGER_FILE, "utf8"));
+const seals = parseExact(readFileSync(SEAL_FILE, "utf8"));
 const periods = parseExact(readFileSync(PERIOD_FILE, "utf8"));
 const hostCases = periods.cases.filter((c) => c.instant !== undefined && c.localDate !== undefined).length;
 const script = (name) => fileURLToPath(new URL(name, import.meta.url));
@@ -23,12 +24,13 @@ for (const [label, runtime, file] of [
   ["Deno", "deno", "run-vectors.mjs"],
   ["Bun", "bun", "run-vectors.mjs"],
 ]) {
-  test(`${label}: all ${vectors.cases.length} core vectors, ${audits.cases.length} audit vectors, ${ledger.cases.length} ledger vectors and ${periods.cases.length} period vectors match through Wasm, ${hostCases} local dates through Intl`, async () => {
+  test(`${label}: all ${vectors.cases.length} core vectors, ${audits.cases.length} audit vectors, ${ledger.cases.length} ledger vectors, ${seals.cases.length} seal vectors and ${periods.cases.length} period vectors match through Wasm, ${hostCases} local dates through Intl`, async () => {
     const run = await runScript(runtime, script(file), { cwd: repoRoot });
     assert.equal(run.code, 0, describeRun(`${label} vector replay`, run));
     assert.match(run.stdout, new RegExp(`vectors: ${vectors.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`audit: ${audits.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`ledger: ${ledger.cases.length} cases passed`));
+    assert.match(run.stdout, new RegExp(`seal: ${seals.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`periods: ${periods.cases.length} cases passed`));
     assert.match(run.stdout, new RegExp(`local dates: ${hostCases} cases passed`));
   });
@@ -81,4 +83,15 @@ test("the local-date replay catches a changed expectation (date and period)", ()
   assert.match(failures[0], /local date is "2025-12-31", expected "2026-01-01"/);
   assert.match(failures[0], /periodOf \(cold\) is "2025", expected "2026"/);
   assert.match(failures[0], /window is \{"from":"\d+","until":"\d+"\}, expected/);
+});
+
+test("the seal replay catches a changed field", () => {
+  const intact = seals.cases.find((c) => c.op === "verifySeries" && c.output?.verified === true && c.output.pending === 0);
+  assert.ok(intact, "seal.json has an intact chain");
+  const tampered = { ...structuredClone(intact), name: `${intact.name} (tampered)` };
+  tampered.input.links[1].fields.total = { $numberInt: "1" };
+  const { total, failures } = runVectors(core, { cases: [intact, tampered] });
+  assert.equal(total, 2);
+  assert.equal(failures.length, 1, failures.join("\n"));
+  assert.match(failures[0], /FIELD_CHANGED/);
 });

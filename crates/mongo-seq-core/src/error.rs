@@ -11,7 +11,8 @@ use crate::ejson::{object, quoted, truncate};
 
 mod definition_conflict; // SEQUENCE_CONFLICT's details, how a definition reads
 use definition_conflict::fmt_option;
-mod codes; // every code, listed
+mod codes; // every code, listed with its meaning
+pub use codes::ErrorCode;
 mod wording; // pieces of messages: bounds, epochs, the peers' unique indexes
 pub use definition_conflict::{describe_definition, DefinitionConflict};
 use wording::{fmt_bound, fmt_epoch, unique_index_remedy};
@@ -178,10 +179,10 @@ pub enum SeqError {
     #[error("the {collection} collection has a unique index other than `_id`, `{index}`, which refused the write (a duplicate key, not a lost race): {}", unique_index_remedy(collection, index))]
     UniqueIndexConflict { collection: String, index: String },
 
-    /// `resetAll` found counters it may not set back without force (a gapless sequence's, one
+    /// `rewindAll` found counters it may not set back without force (a gapless sequence's, one
     /// with a pending intent, or one a sidecar trigger keeps when the mode is unknown).
-    #[error("sequence `{name}`: not reset: {reason}; nothing was written ({counters} counter(s) found; pass force to reset them anyway, after stopping whatever numbers from them)")]
-    ResetRefused {
+    #[error("sequence `{name}`: not rewound: {reason}; nothing was written ({counters} counter(s) found; pass force to rewind them anyway, after stopping whatever numbers from them)")]
+    RewindRefused {
         name: String,
         counters: u64,
         reason: String,
@@ -260,7 +261,7 @@ impl SeqError {
             Self::WriteFailed { .. } => "WRITE_FAILED",
             Self::WriteConcernFailed { .. } => "WRITE_CONCERN_FAILED",
             Self::UniqueIndexConflict { .. } => "UNIQUE_INDEX_CONFLICT",
-            Self::ResetRefused { .. } => "RESET_REFUSED",
+            Self::RewindRefused { .. } => "REWIND_REFUSED",
             Self::GaplessRefused { .. } => "GAPLESS_REFUSED",
             Self::UnsupportedShardKey { .. } => "UNSUPPORTED_SHARD_KEY",
             Self::SequenceConflict { .. } => "SEQUENCE_CONFLICT",
@@ -268,8 +269,14 @@ impl SeqError {
         }
     }
 
-    /// Every code, for documentation and exhaustiveness tests.
-    pub const CODES: &'static [&'static str] = codes::CODES;
+    /// Every code with what it means, in the order of the variants: the one list of codes (the
+    /// READMEs' error tables are generated from it).
+    pub const ERROR_CODES: &'static [ErrorCode] = codes::ERROR_CODES;
+
+    /// Every code, in the order of [`Self::ERROR_CODES`].
+    pub fn codes() -> impl Iterator<Item = &'static str> {
+        Self::ERROR_CODES.iter().map(|entry| entry.code)
+    }
 
     /// Structured fields of the error (camelCase keys), `None` when there are none worth giving.
     pub fn details(&self) -> Option<Value> {
@@ -376,7 +383,7 @@ impl SeqError {
                 ("collection", collection.as_str().into()),
                 ("index", index.as_str().into()),
             ]),
-            Self::ResetRefused { name, counters, .. }
+            Self::RewindRefused { name, counters, .. }
             | Self::GaplessRefused { name, counters, .. } => object([
                 ("name", name.as_str().into()),
                 ("counters", (*counters).into()),

@@ -93,6 +93,7 @@ pub mod mutants;
 pub mod numbering;
 pub mod protocol;
 pub mod router;
+pub mod seal;
 pub mod sequence;
 
 pub use block::allocator::{BlockAllocator, SharedBlockAllocator};
@@ -104,12 +105,12 @@ pub use counter::document::read_counter;
 pub use counter::kept::{CheckNotKept, KeptCheck};
 pub use counter::range::ReservedRange;
 pub use counter::reservation::{Reservation, ReserveRequest};
-pub use counter::reset::{ResetOutcome, ResetSequence};
+pub use counter::rewind::{RewindOutcome, RewindSequence};
 pub use counter::seed::SeedFromMax;
 pub use counter::seed_collection::SeedFromCollection;
 pub use counter::set_next::{SetNext, SetNextOutcome};
 pub use counter::shard_key::{check_shard_key, shard_key_refusal, SHARD_KEY_REFUSALS};
-pub use error::{ErrorInfo, SeqError};
+pub use error::{ErrorCode, ErrorInfo, SeqError};
 pub use import::counters::{
     ImportAction, ImportCounters, ImportReport, ImportedCounter, IndexChange, SkippedCounter,
 };
@@ -129,6 +130,7 @@ pub use ledger::account::{
     account, unnumbered, Account, Class, DuplicateNumber, Reason, Run, Unnumbered, MAX_RUNS,
 };
 pub use ledger::audit::{audit, AuditReport, Duplicate, Gap};
+pub use ledger::chronology::{chronology, document_date, ChronologyReport, EarlierDate};
 pub use ledger::dead_letter::{
     dead_letter_document, record_dead_letter, resolve_dead_letters, state_and_waiting_dead_letters,
     waiting_dead_letters, DeadLetter, Resolution, RetryBatch, DEAD_LETTER_KIND,

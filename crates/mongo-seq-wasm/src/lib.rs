@@ -8,6 +8,7 @@ mod convert;
 mod error;
 mod plan;
 mod router;
+mod seal;
 mod spec;
 mod types;
 
@@ -35,10 +36,7 @@ pub fn version() -> String {
 /// Every error code the core can throw.
 #[wasm_bindgen(js_name = errorCodes, unchecked_return_type = "string[]")]
 pub fn error_codes() -> js_sys::Array {
-    SeqError::CODES
-        .iter()
-        .map(|code| JsValue::from_str(code))
-        .collect()
+    SeqError::codes().map(JsValue::from_str).collect()
 }
 
 /// Every key of a sequence's options the core knows (`name` among them).

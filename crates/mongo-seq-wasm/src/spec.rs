@@ -369,9 +369,9 @@ impl JsSequenceSpec {
     /// Plan: every counter of the sequence (each scope) back to `start`; refused for a gapless
     /// sequence unless `force` (`gapless` undefined: a counter a sidecar trigger keeps counts as
     /// gapless), and — `existing` — for a sequence without counters (INVALID_ARGUMENT); done
-    /// with a `ResetOutcome` (`{ reset, next }`).
-    #[wasm_bindgen(js_name = resetAll)]
-    pub fn reset_all(
+    /// with a `RewindOutcome` (`{ rewound, next }`).
+    #[wasm_bindgen(js_name = rewindAll)]
+    pub fn rewind_all(
         &self,
         #[wasm_bindgen(unchecked_param_type = "boolean")] force: JsValue,
         #[wasm_bindgen(unchecked_param_type = "boolean | undefined")] gapless: JsValue,
@@ -383,16 +383,16 @@ impl JsSequenceSpec {
         } else {
             Some(args::boolean("gapless", &gapless)?)
         };
-        let reset = if existing.is_undefined() || !args::boolean("existing", &existing)? {
-            mongo_seq_core::ResetSequence::new
+        let rewind = if existing.is_undefined() || !args::boolean("existing", &existing)? {
+            mongo_seq_core::RewindSequence::new
         } else {
-            mongo_seq_core::ResetSequence::of_existing
+            mongo_seq_core::RewindSequence::of_existing
         };
-        Ok(JsPlan::wrap(reset(&self.0, force, gapless)))
+        Ok(JsPlan::wrap(rewind(&self.0, force, gapless)))
     }
 
     /// Plan: refuses (GAPLESS_REFUSED) a sequence whose counters a sidecar keeps (a pending
-    /// gapless intent, a lease `epoch`: the core's rule, as `resetAll` applies it), before a
+    /// gapless intent, a lease `epoch`: the core's rule, as `rewindAll` applies it), before a
     /// number is taken on purpose outside the sidecar's numbering; done with a `KeptCheck`
     /// (`{ counters }`, how many the sequence has).
     #[wasm_bindgen(js_name = checkNotKept)]

@@ -167,9 +167,9 @@ export interface VoidOutcome {
   numbers: CoreInteger[];
   atMs: number;
 }
-/** What `resetAll` did: how many counters (every scope) it set back, and the number each issues next. */
-export interface ResetOutcome {
-  reset: number;
+/** What `rewindAll` did: how many counters (every scope) it set back, and the number each issues next. */
+export interface RewindOutcome {
+  rewound: number;
   next: CoreInteger;
 }
 /** What `checkNotKept` found: how many counters the sequence has, none of them kept by a sidecar. */
@@ -217,6 +217,41 @@ export interface InsertOutcome {
 }
 
 /** What `audit` found (see the core's audit module). */
+/** A link of a sealed series (see docs/sealed-series.md). */
+export interface SealLink {
+  /** The series' counter id. */
+  series: string;
+  kind: "issue" | "void" | "deletion";
+  number: Integer;
+  /** The period of a series that resets. */
+  period?: string | null;
+  /** The sealed fields' values by path, as canonical Extended JSON. */
+  fields: EjsonDocument;
+}
+/** A link's seal: its hash and the hash of the link before it. */
+export interface Seal {
+  hash: string;
+  previous: string | null;
+}
+/** A link's seal and the encoding it hashed. */
+export interface SealedLink extends Seal {
+  encoding: string;
+}
+/** A link read back, with the seal stored with it (none: not sealed, or its seal removed). */
+export interface StoredSealLink extends SealLink {
+  seal?: Seal | null;
+}
+/** One series' chain verified: the first and last link, and every link that does not verify. */
+export interface SeriesSealReport {
+  series: string;
+  links: number;
+  first: { number: CoreInteger; kind: string; hash: string } | null;
+  last: { number: CoreInteger; kind: string; hash: string } | null;
+  verified: boolean;
+  failures: { number: CoreInteger; kind: string; reason: "FIELD_CHANGED" | "LINK_MISSING" | "LINK_INSERTED" | "OUT_OF_ORDER" | "SEAL_REMOVED"; detail: string }[];
+  pending: number;
+  beforeSealing: number;
+}
 export interface AuditReport {
   total: number;
   invalid: number;

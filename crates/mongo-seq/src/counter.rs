@@ -226,7 +226,7 @@ impl Counters {
         Ok(counter)
     }
 
-    /// Drops the numbers every counter holds (after `resetAll`).
+    /// Drops the numbers every counter holds (after `rewindAll`).
     pub(crate) fn discard_all(&self) {
         let by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
         for counter in by_id.values() {

@@ -169,7 +169,7 @@ impl Error {
     pub fn codes() -> impl Iterator<Item = &'static str> {
         // `SEQUENCE_CONFLICT` is the core's too (a counter recording another definition), so
         // it is listed once, with the core's.
-        SeqError::CODES.iter().copied().chain(["WAIT_TIMEOUT"])
+        SeqError::codes().chain(["WAIT_TIMEOUT"])
     }
 }
 

@@ -258,7 +258,7 @@
 //! | `MALFORMED_COUNTER` | the counter's number is not an integer, or outside what the sequence's counter can hold; left as it is |
 //! | `MALFORMED_DOCUMENT` | a number field read back holds a non-integer |
 //! | `BACKWARDS_REFUSED` | `set_next` would move the counter backwards (see `set_next_forced`) |
-//! | `RESET_REFUSED` | `reset_all` found counters a sidecar keeps (see `reset_all_forced`) |
+//! | `REWIND_REFUSED` | `rewind_all` found counters a sidecar keeps (see `rewind_all_forced`) |
 //! | `GAPLESS_REFUSED` | not from this crate's calls: the npm package's mongoose plugin refuses `doc.setNext()` on a sequence whose counters a sidecar keeps |
 //! | `TOO_MANY_RETRIES` | `insert_optimistic` lost `max_attempts` races, or an insert found its number taken 10 times in a row |
 //! | `UNIQUE_INDEX_CONFLICT` | the counters collection has another unique index (another tool's counters share it): give mongo-seq its own collection, or import them |
@@ -335,7 +335,7 @@ pub use wait::WaitOptions;
 /// The core's types that this crate's API returns or takes.
 pub use mongo_seq_core::{
     AdoptOutcome, CounterSource, CounterState, ImportAction, ImportReport, ImportedCounter,
-    IndexChange, Period, Reset, ResetOutcome, SeqError, SequenceSpec, SetNextOutcome,
+    IndexChange, Period, Reset, RewindOutcome, SeqError, SequenceSpec, SetNextOutcome,
     SkippedCounter, VoidOutcome,
 };
 

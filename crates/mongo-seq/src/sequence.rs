@@ -19,7 +19,7 @@ use crate::target::Target;
 // The counter's recorded definition, rewritten on purpose.
 mod definition;
 mod periodic;
-mod reset;
+mod rewind;
 mod void;
 
 pub use periodic::Issued;

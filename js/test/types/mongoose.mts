@@ -1,7 +1,7 @@
 // Compile-time test of `mongo-seq/mongoose` (ESM declarations), with mongoose's own types.
 import { Schema, model, type Model } from "mongoose";
 import { sequencePlugin, type SequencePluginOptions, type SequenceStatics, type SequenceMethods } from "mongo-seq/mongoose";
-import type { SequenceNumber, CounterState, ResetOutcome } from "mongo-seq";
+import type { SequenceNumber, CounterState, RewindOutcome } from "mongo-seq";
 
 interface Order {
   tenantId: string;
@@ -31,13 +31,13 @@ export async function usage(): Promise<void> {
   const users = new Schema<Order, Model<Order, {}, SequenceMethods> & SequenceStatics, SequenceMethods>({ tenantId: String });
   users.plugin(sequencePlugin, { field: "_id", seedFromMax: true });
   const Users = model<Order, Model<Order, {}, SequenceMethods> & SequenceStatics>("User", users);
-  const reset: ResetOutcome = await Users.resetSequence("User._id", { force: true });
-  const resetField: ResetOutcome = await Users.resetSequence({ field: "_id" });
+  const rewound: RewindOutcome = await Users.rewindSequence("User._id", { force: true });
+  const rewindField: RewindOutcome = await Users.rewindSequence({ field: "_id" });
   const numbered: SequenceNumber = await new Users({ tenantId: "t1" }).setNext();
   const byName: SequenceNumber = await new Users({ tenantId: "t1" }).setNext("User._id");
   const forced: SequenceNumber = await new Users({ tenantId: "t1" }).setNext("User._id", { force: true });
   const forcedField: SequenceNumber = await new Users({ tenantId: "t1" }).setNext({ field: "_id", force: true });
-  void [reset, resetField, numbered, byName, forced, forcedField];
+  void [rewound, rewindField, numbered, byName, forced, forcedField];
   // typegoose's overwriteModelName moves over as it is: (modelName, model) => name.
   const named: SequencePluginOptions = { field: "n", sequence: (modelName, model) => `${modelName}.${model.collection.collectionName}` };
   void named;

@@ -28,12 +28,14 @@ not exist. Run it when the sidecar has caught up: documents inserted a moment ag
 numbered yet. A sequence that resets (--reset yearly|monthly|daily, or a trigger's `reset`) \
 is audited per period, each period's series on its own (duplicates, gaps, grid and counter within \
 the period): a number's period is the one written beside it in `<field>Period`; a numbered \
-document without one is reported (exit 1)."
+document without one is reported (exit 1). With a date field (the trigger's `date_field`, or \
+--date-field) each number dated before the number before it in its series is listed and fails \
+the check (--no-chronological skips it)."
 )]
 pub struct CheckArgs {
     /// Check the triggers of this sidecar config: connection, collection, field, sequence
     /// options, counters and `match` all come from it.
-    #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with = "sequence")]
+    #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with_all = ["sequence", "date_field"])]
     pub config: Option<PathBuf>,
     /// With --config: only the trigger with this name (default: every trigger).
     #[arg(long, requires = "config")]
@@ -48,6 +50,18 @@ pub struct CheckArgs {
     /// Also fail (exit 1) when there are gaps (implied for a gapless trigger with --config).
     #[arg(long)]
     pub gapless: bool,
+    /// Without --config: each document's issue date (`date_field`, a sequence that resets);
+    /// the date order is then checked (see --chronological).
+    #[arg(long, value_name = "FIELD")]
+    pub date_field: Option<String>,
+    /// Check the date order too: each number whose date (the trigger's `date_field`) is earlier
+    /// than the date of the number before it in its series is listed, and fails the check
+    /// (exit 1). On by default for a trigger with a `date_field`.
+    #[arg(long, overrides_with = "no_chronological")]
+    pub chronological: bool,
+    /// Do not check the date order (see --chronological).
+    #[arg(long)]
+    pub no_chronological: bool,
     /// Print the full report as JSON instead of the one-line summary (with --config: an array,
     /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
     /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
@@ -57,6 +71,14 @@ pub struct CheckArgs {
 
 pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
     let (uri, targets) = targets(args)?;
+    if args.chronological {
+        if let Some(undated) = targets.iter().find(|t| t.date_field().is_none()) {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--chronological needs the date of each document: the trigger `{}` has no `date_field` (with flags: --date-field)",
+                undated.trigger.id
+            )));
+        }
+    }
     let reports = runtime()?.block_on(async {
         let client = crate::server::connect(&uri)
             .await
@@ -75,7 +97,8 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             );
             let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
             let gapless = target.gapless() || args.gapless;
-            let summary = audit_collection(&mongo, &ledger, &target, gapless)
+            let date_order = target.date_field().filter(|_| !args.no_chronological);
+            let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order)
                 .await
                 .map_err(CliError::runtime)?;
             reports.push((target, summary));
@@ -151,6 +174,7 @@ fn flags_target(args: &CheckArgs) -> Result<(String, CheckTarget), CliError> {
     let (config, trigger) = args.flags.config(TriggerKeys {
         sequence: args.sequence.clone(),
         gapless: args.gapless,
+        date_field: args.date_field.clone(),
         numbers_only: true,
         ..TriggerKeys::default()
     })?;

@@ -14,8 +14,8 @@ mod health;
 mod import;
 mod location;
 mod logging;
-mod reset;
 mod retry;
+mod rewind;
 mod sequence;
 mod set_next;
 mod sidecar;
@@ -38,8 +38,8 @@ pub use health::HealthArgs;
 pub use import::{ImportArgs, Source};
 pub use location::{CountersLocation, UriArg};
 pub use logging::{LogFormat, LOG_LEVELS};
-pub use reset::ResetArgs;
 pub use retry::RetryArgs;
+pub use rewind::RewindArgs;
 pub use sequence::SequenceFlags;
 pub use set_next::SetNextArgs;
 pub use sidecar::SidecarArgs;
@@ -61,7 +61,7 @@ pub fn version() -> &'static str {
 pub const EXIT_CODES: &str = "Exit status: 0 success; 1 failure, or a check that found \
 problems, or an import with --apply that found nothing to import; 2 usage or configuration \
 error (nothing was done); 3 refused without --force, nothing written (set-next backwards: \
-BACKWARDS_REFUSED; reset of a gapless sequence or of counters a sidecar keeps: RESET_REFUSED; \
+BACKWARDS_REFUSED; rewind of a gapless sequence or of counters a sidecar keeps: REWIND_REFUSED; \
 void of a number a document holds, not issued, voided already, or during a gapless intent); \
 4 the sidecar stopped because another running sidecar has its instance id (DUPLICATE_INSTANCE).";
 
@@ -109,7 +109,7 @@ pub enum Subcommand {
     Void(VoidArgs),
     /// Set every counter of a sequence (each scope) back to its start (refused for a gapless
     /// sequence, or counters a sidecar keeps, without --force).
-    Reset(ResetArgs),
+    Rewind(RewindArgs),
     /// Number the dead letters of a config's triggers now (documents a trigger could not number,
     /// repaired since); the lease holder also retries them every `dead_letter_retry_ms`.
     Retry(RetryArgs),
@@ -190,7 +190,7 @@ fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
         Subcommand::SetNext(args) => set_next::run(&args),
         Subcommand::Adopt(args) => adopt::run(&args),
         Subcommand::Void(args) => void::run(&args),
-        Subcommand::Reset(args) => reset::run(&args),
+        Subcommand::Rewind(args) => rewind::run(&args),
         Subcommand::Retry(args) => retry::run(&args),
         Subcommand::Health(args) => health::run(&args),
         Subcommand::Import(args) => import::run(&args),

@@ -269,7 +269,7 @@ mod tests {
             doc! {"_id": "c", "definition": {"start": 1_i64, "step": 1_i64, "max": 9_i64}},
             filter.clone()
         ));
-        // resetAll's form: the condition inside `$and`, beside the counters' own `$or`.
+        // rewindAll's form: the condition inside `$and`, beside the counters' own `$or`.
         let nested = doc! {"$or": [{"_id": "c"}], "$and": [{"$or": [{"definition": {"$exists": false}}, {"definition": {"start": 1_i64, "step": 1_i64}}]}]};
         assert!(m(doc! {"_id": "c"}, nested.clone()));
         assert!(!m(

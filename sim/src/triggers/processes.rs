@@ -95,7 +95,7 @@ fn start(
         .map(|watched| {
             let mongo = SimMongo::new(
                 SimMongo::client(world, &name, read_preference),
-                watched.target(),
+                watched.context(),
                 skew,
                 pause_every_s,
                 settings.lease.ttl,

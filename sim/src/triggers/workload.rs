@@ -153,7 +153,7 @@ async fn void_one(world: &World, client: &Client) {
     let Ok(plan) = VoidNumbers::new(spec.numbering.sequence(), &request) else {
         return;
     };
-    let outcome = crate::executor::run_plan(client, plan, &mut gapless.target()).await;
+    let outcome = crate::executor::run_plan(client, plan, &mut gapless.context()).await;
     world.note("user", || match &outcome {
         Ok(_) => format!("void {}/{number}: voided", gapless.collection),
         Err(e) => format!("void {}/{number}: {e:?}", gapless.collection),

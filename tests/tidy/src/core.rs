@@ -9,7 +9,7 @@ const CORE: &str = "crates/mongo-seq-core";
 
 /// The core's dependencies: data, JSON and error derives. Anything else must be just as free of
 /// I/O, clocks and randomness before it joins this list.
-const CORE_DEPENDENCIES: [&str; 3] = ["serde", "serde_json", "thiserror"];
+const CORE_DEPENDENCIES: [&str; 4] = ["serde", "serde_json", "sha2", "thiserror"];
 
 /// What reaches the outside world or a clock: files, sockets, processes, threads, the
 /// environment, time, randomness, printing, and the shells' runtime and driver.

@@ -13,6 +13,8 @@ mod architecture;
 #[cfg(test)]
 mod core;
 #[cfg(test)]
+mod error_tables;
+#[cfg(test)]
 pub(crate) mod imports;
 #[cfg(test)]
 mod library;

@@ -1,6 +1,6 @@
 //! Which counters only a mongo-seq sidecar's gapless numbering may move: the rule every tool
-//! that would move a sequence's counters outside that numbering applies — [`ResetSequence`]
-//! (`resetAll`) and [`CheckNotKept`] (what a caller runs before taking a number on purpose
+//! that would move a sequence's counters outside that numbering applies — [`RewindSequence`]
+//! (`rewindAll`) and [`CheckNotKept`] (what a caller runs before taking a number on purpose
 //! outside the sidecar, the mongoose plugin's `doc.setNext()`).
 //!
 //! A counter is kept when it holds a pending gapless intent (a sidecar is numbering a batch
@@ -18,7 +18,7 @@
 //!  └─ otherwise ─► done {counters: n}
 //! ```
 //!
-//! [`ResetSequence`]: crate::counter::reset::ResetSequence
+//! [`RewindSequence`]: crate::counter::rewind::RewindSequence
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -16,7 +16,7 @@ pub mod kept;
 pub mod largest;
 pub mod range;
 pub mod reservation;
-pub mod reset;
+pub mod rewind;
 pub mod seed;
 pub mod seed_collection;
 pub mod set_next;

@@ -59,11 +59,19 @@ pub fn holders(field: &str, key: &CounterKey, number: Value) -> Value {
 
 /// The read of the series' documents an audit makes ([`members`]), each with what [`holding`]
 /// reads of it: its `_id`, the number, the period beside it (a series that resets) and the
-/// scope values.
-pub fn read_members(spec: &SequenceSpec, field: &str, matching: Option<&Value>) -> Command {
+/// scope values; and its date in `date_field`, when given (the audit's date order).
+pub fn read_members(
+    spec: &SequenceSpec,
+    field: &str,
+    matching: Option<&Value>,
+    date_field: Option<&str>,
+) -> Command {
     let mut projection = Map::new();
     projection.insert("_id".to_owned(), json!(1));
     projection.insert(field.to_owned(), json!(1));
+    if let Some(date_field) = date_field {
+        projection.insert(date_field.to_owned(), json!(1));
+    }
     if spec.reset().is_periodic() {
         projection.insert(period_field(field), json!(1));
     }
@@ -157,7 +165,7 @@ mod tests {
             filter,
             options,
             ..
-        } = read_members(&yearly, "no", Some(&issued))
+        } = read_members(&yearly, "no", Some(&issued), Some("issuedAt"))
         else {
             panic!("not a find");
         };
@@ -165,9 +173,10 @@ mod tests {
         assert_eq!(filter, members("no", Some(&issued)));
         assert_eq!(
             options.projection,
-            Some(json!({"_id": 1, "no": 1, "noPeriod": 1, "t": 1}))
+            Some(json!({"_id": 1, "no": 1, "issuedAt": 1, "noPeriod": 1, "t": 1}))
         );
-        let Command::Find { options, .. } = read_members(&spec(json!({"name": "p"})), "no", None)
+        let Command::Find { options, .. } =
+            read_members(&spec(json!({"name": "p"})), "no", None, None)
         else {
             panic!("not a find");
         };

@@ -99,8 +99,8 @@ kinds! {
     WriteConcernFailed => "WRITE_CONCERN_FAILED",
     /// Another unique index on the counters collection refused a write.
     UniqueIndexConflict => "UNIQUE_INDEX_CONFLICT",
-    /// `reset_all` refused.
-    ResetRefused => "RESET_REFUSED",
+    /// `rewind_all` refused.
+    RewindRefused => "REWIND_REFUSED",
     /// A number taken on purpose outside a sidecar's gapless numbering (the mongoose plugin's
     /// `doc.setNext()`) refused.
     GaplessRefused => "GAPLESS_REFUSED",

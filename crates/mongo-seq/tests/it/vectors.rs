@@ -2,7 +2,7 @@
 //! has a layer of its own: options given as configuration (`SequenceOptions::try_from` →
 //! `Sequences::sequence` → `Sequence::options`), counter ids (`Sequence::scoped` →
 //! `counter_id`), formats (`Sequence::format`), and the plans of `current`, `set_next`,
-//! `seed_from_max`, `reset_all` and reservations run by the library's loop ([`run_plan`]) with
+//! `seed_from_max`, `rewind_all` and reservations run by the library's loop ([`run_plan`]) with
 //! the vectors' replies, commands compared one by one. (The core replays every case natively,
 //! `crates/mongo-seq-core/tests/it/vectors/mod.rs`; the driver's side of each command is covered
 //! against the server by the other tests here.)
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use mongo_seq::core::{
     AdoptDefinition, Command, CurrentValue, Plan, Reply, Reservation, ReserveRequest,
-    ResetSequence, SeedFromMax, SetNext, Spelling,
+    RewindSequence, SeedFromMax, SetNext, Spelling,
 };
 use mongo_seq::{run_plan, Error, Execute, Period, SeqError, SequenceOptions, Sequences};
 use mongodb::options::{ClientOptions, ServerAddress};
@@ -176,13 +176,13 @@ async fn run(seqs: &Sequences, case: &Value, problems: &mut Vec<String>) -> Opti
                 .and_then(|s| AdoptDefinition::new(&s.with_gapless(gapless), counter_id));
             drive(plan, case, problems).await
         }
-        "resetAll" => {
+        "rewindAll" => {
             let gapless = input["gapless"].as_bool();
-            let reset = match input["existing"].as_bool() {
-                Some(true) => ResetSequence::of_existing,
-                _ => ResetSequence::new,
+            let rewind = match input["existing"].as_bool() {
+                Some(true) => RewindSequence::of_existing,
+                _ => RewindSequence::new,
             };
-            let plan = spec().map_err(core).map(|s| reset(&s, force, gapless));
+            let plan = spec().map_err(core).map(|s| rewind(&s, force, gapless));
             drive(plan, case, problems).await
         }
         "reserve" => {

@@ -16,7 +16,10 @@ use std::collections::BTreeMap;
 
 use mongo_seq_core::ledger::entry::{entries_of, filed_under};
 use mongo_seq_core::numbering::series::{holding, read_members, Holding};
-use mongo_seq_core::{account, audit, unnumbered, Collection, Command, CurrentValue, QueryOptions};
+use mongo_seq_core::{
+    account, audit, chronology, document_date, unnumbered, Collection, Command, CurrentValue,
+    QueryOptions,
+};
 use mongodb::Client;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -51,6 +54,11 @@ impl CheckTarget {
     /// Gaps make the summary unclean.
     pub fn gapless(&self) -> bool {
         self.trigger.numbering.gapless()
+    }
+
+    /// The field holding each document's issue date (the trigger's `date_field`).
+    pub fn date_field(&self) -> Option<&str> {
+        self.trigger.numbering.date_field()
     }
 }
 
@@ -87,6 +95,13 @@ pub struct CheckSummary {
     pub dead_letter_list: Vec<Value>,
     /// Integers off the grid `start + k·step` (counted per occurrence).
     pub off_grid: u64,
+    /// Numbers whose date is earlier than the number's before them in their series (with the
+    /// date order checked).
+    pub earlier_dated: u64,
+    /// The date order of each series (the core's `chronology`: dated, undated, earlier, the
+    /// first examples), by counter id; empty when the date order is not checked.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub chronology: BTreeMap<String, Value>,
     /// As a JSON number, or a decimal string beyond 2^53 − 1 (like the counters).
     #[serde(serialize_with = "exact_option")]
     pub largest: Option<i64>,
@@ -156,6 +171,12 @@ impl CheckSummary {
         }
         if self.without_period > 0 {
             odd.push_str(&format!(", {} without a period", self.without_period));
+        }
+        if self.earlier_dated > 0 {
+            odd.push_str(&format!(
+                ", {} dated before the number before them",
+                self.earlier_dated
+            ));
         }
         let mut accounted = String::new();
         for (n, what) in [
@@ -237,12 +258,14 @@ impl From<mongodb::error::Error> for CheckError {
 
 /// Audits `target` through `mongo` (its documents collection is the target's collection, its
 /// state collection the trigger's) and `ledger` (whose documents collection is the ledger).
-/// `gapless`: unexplained gaps are problems (a gapless trigger, or `--gapless`).
+/// `gapless`: unexplained gaps are problems (a gapless trigger, or `--gapless`). `date_order`:
+/// the field of each document's issue date, whose order along the numbers is checked too.
 pub async fn audit_collection<M: Mongo>(
     mongo: &M,
     ledger: &M,
     target: &CheckTarget,
     gapless: bool,
+    date_order: Option<&str>,
 ) -> Result<CheckSummary, SidecarError> {
     let spec = target.trigger.numbering.sequence();
     let field = target.field();
@@ -250,21 +273,33 @@ pub async fn audit_collection<M: Mongo>(
     // matches `match` now (a cancelled invoice keeps its number), and the unnumbered ones that
     // match.
     let matching = target.trigger.filter.clone().map(Value::Object);
-    let find = read_members(spec, field, matching.as_ref());
+    let find = read_members(spec, field, matching.as_ref(), date_order);
     let mut summary = CheckSummary {
         counters_ok: true,
         ..CheckSummary::default()
     };
     let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut dated: BTreeMap<String, Vec<(i64, Option<i64>)>> = BTreeMap::new();
     // The `_id`s of documents without a number, and of those whose number is not an integer.
     let (mut missing, mut invalid) = (Vec::new(), Vec::new());
     for document in documents(mongo.execute(find).await?, "find")? {
         summary.documents += 1;
         let id = document.get("_id").cloned().unwrap_or(Value::Null);
         match holding(spec, field, &document) {
-            Holding::Number { value, counter, .. } => {
+            Holding::Number {
+                number,
+                value,
+                counter,
+            } => {
                 summary.numbered += 1;
                 let counter_id = counter.unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
+                if let Some(date_field) = date_order {
+                    let date = document_date(&document, date_field);
+                    dated
+                        .entry(counter_id.clone())
+                        .or_default()
+                        .push((number, date));
+                }
                 groups.entry(counter_id).or_default().push(value.clone());
             }
             Holding::WithoutPeriod => {
@@ -315,6 +350,17 @@ pub async fn audit_collection<M: Mongo>(
                 .into_iter()
                 .map(|p| format!("{counter_id}: {p}")),
         );
+        if let Some(date_field) = date_order {
+            let order = chronology(&dated.remove(&counter_id).unwrap_or_default(), spec.step());
+            summary.earlier_dated += order.earlier;
+            if let Some(first) = order.examples.first() {
+                summary.problems.push(format!(
+                    "{counter_id}: {} numbers dated before the number before them in `{date_field}` (first: {} after {})",
+                    order.earlier, first.number, first.previous
+                ));
+            }
+            summary.chronology.insert(counter_id.clone(), exact(&order));
+        }
         summary.counters.insert(counter_id.clone(), counter);
         summary.reports.insert(counter_id.clone(), exact(&report));
         summary.accounts.insert(counter_id, exact(&account));

@@ -9,6 +9,16 @@ use super::CheckSummary;
 /// Most gap ranges a human line shows (`--json` has up to the core's `MAX_RUNS`).
 const SHOWN_GAPS: usize = 5;
 
+/// Most numbers out of date order a human line shows (`--json` has the core's examples).
+const SHOWN_EARLIER: usize = 3;
+
+/// A date (milliseconds since the epoch, as a report holds it) in RFC 3339.
+fn date(ms: Option<&Value>) -> String {
+    ms.and_then(Value::as_i64)
+        .and_then(|ms| bson::DateTime::from_millis(ms).try_to_rfc3339_string().ok())
+        .unwrap_or_else(|| ms.map(text).unwrap_or_default())
+}
+
 /// The human report's lines below the summary line: each counter's account, each dead letter.
 pub fn lines(summary: &CheckSummary) -> Vec<String> {
     let mut lines = Vec::new();
@@ -65,6 +75,37 @@ pub fn lines(summary: &CheckSummary) -> Vec<String> {
             }
         }
         lines.push(line);
+    }
+    for (counter_id, order) in &summary.chronology {
+        let earlier = order.get("earlier").and_then(Value::as_u64).unwrap_or(0);
+        if earlier == 0 {
+            continue;
+        }
+        let examples: Vec<String> = order
+            .get("examples")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(SHOWN_EARLIER)
+            .map(|e| {
+                format!(
+                    "{} ({}) after {} ({})",
+                    n_of(e, "number"),
+                    date(e.get("dateMs")),
+                    n_of(e, "previous"),
+                    date(e.get("previousDateMs"))
+                )
+            })
+            .collect();
+        let more = if earlier > examples.len() as u64 {
+            ", …"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "  {counter_id}: {earlier} numbers dated before the number before them: {}{more}",
+            examples.join(", ")
+        ));
     }
     for letter in &summary.dead_letter_list {
         let id = letter

@@ -1,5 +1,5 @@
 //! The tools on any sequence, one no trigger of a config uses (the npm package's, the mongoose
-//! plugin's, the Atlas recipe's counter): `set-next`, `counters` and `reset` take the sequence's
+//! plugin's, the Atlas recipe's counter): `set-next`, `counters` and `rewind` take the sequence's
 //! options as flags, validated as the config file's keys are.
 
 use crate::common;
@@ -198,8 +198,8 @@ async fn set_next_and_counters_take_any_sequence_options_as_flags() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3() {
-    let (db, plain, _) = test_db("any_reset").await;
+async fn rewind_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3() {
+    let (db, plain, _) = test_db("any_rewind").await;
     let uri = mongodb_uri();
     let counters: Collection<Document> = plain.database(&db).collection("counters");
     let ns = format!("{db}.counters");
@@ -216,7 +216,7 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
         .unwrap();
     let tool = |args: &[&str]| on_counters(args, &uri, &ns);
     let (code, out, err) = tool(&[
-        "reset",
+        "rewind",
         "invoices",
         "--start",
         "100",
@@ -226,7 +226,7 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         out.trim(),
-        format!("reset 3 counters of sequence `invoices` in {ns}, next 100")
+        format!("rewound 3 counters of sequence `invoices` in {ns}, next 100")
     );
     for id in ["invoices", "invoices/tenant=acme", "invoices/tenant=globex"] {
         assert_eq!(
@@ -249,10 +249,10 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
     );
 
     // A sidecar's counter: refused (exit 3, nothing written) unless forced.
-    let (code, _, err) = tool(&["reset", "kept", "--step", "1"]);
+    let (code, _, err) = tool(&["rewind", "kept", "--step", "1"]);
     assert_eq!(code, 3, "{err}");
     assert!(
-        err.contains("RESET_REFUSED") && err.contains("--force"),
+        err.contains("REWIND_REFUSED") && err.contains("--force"),
         "{err}"
     );
     assert_eq!(
@@ -263,9 +263,12 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
             .unwrap(),
         5
     );
-    let (code, out, err) = tool(&["reset", "kept", "--step", "1", "--force"]);
+    let (code, out, err) = tool(&["rewind", "kept", "--step", "1", "--force"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("reset 1 counter of sequence `kept`"), "{out}");
+    assert!(
+        out.contains("rewound 1 counter of sequence `kept`"),
+        "{out}"
+    );
     assert_eq!(
         counter_doc(&counters, "kept")
             .await
@@ -289,14 +292,14 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
         .await
         .unwrap();
     let (code, _, err) = run_bin(
-        &["reset", "ledger", "--config", gapless.to_str().unwrap()],
+        &["rewind", "ledger", "--config", gapless.to_str().unwrap()],
         &[],
     );
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("gapless"), "{err}");
     let (code, out, err) = run_bin(
         &[
-            "reset",
+            "rewind",
             "ledger",
             "--config",
             plain_trigger.to_str().unwrap(),
@@ -305,22 +308,22 @@ async fn reset_sets_every_scope_back_and_refuses_a_sidecars_counters_with_exit_3
     );
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("reset 1 counter of sequence `ledger`"),
+        out.contains("rewound 1 counter of sequence `ledger`"),
         "{out}"
     );
     // A name no counter has: refused, nothing made (mongoose-sequence's counterReset('wrong')).
-    let (code, out, err) = tool(&["reset", "invoice", "--step", "1"]);
+    let (code, out, err) = tool(&["rewind", "invoice", "--step", "1"]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(
-        err.contains("`invoice` has no counter: nothing to reset") && err.contains(&ns),
+        err.contains("`invoice` has no counter: nothing to rewind") && err.contains(&ns),
         "{err}"
     );
     assert_eq!(counters.count_documents(doc! {}).await.unwrap(), 6);
     // Without options: never guessed.
-    let (code, _, err) = tool(&["reset", "invoices"]);
+    let (code, _, err) = tool(&["rewind", "invoices"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("reset needs the options of sequence `invoices`"),
+        err.contains("rewind needs the options of sequence `invoices`"),
         "{err}"
     );
     plain.database(&db).drop().await.ok();

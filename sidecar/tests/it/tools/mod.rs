@@ -5,6 +5,7 @@
 mod any_sequence;
 mod check;
 mod counters;
+mod date_order;
 mod dead_letters;
 mod definitions;
 mod ledger;

@@ -27,7 +27,7 @@ fn flags(cli: &Cli) -> &SequenceFlags {
         Subcommand::Counters(args) => &args.options,
         Subcommand::SetNext(args) => &args.options,
         Subcommand::Adopt(args) => &args.options,
-        Subcommand::Reset(args) => &args.options,
+        Subcommand::Rewind(args) => &args.options,
         other => panic!("no sequence flags: {other:?}"),
     }
 }
@@ -51,7 +51,7 @@ fn every_tool_takes_every_sequence_option_of_the_core_s_table() {
         &["counters", "--sequence", "s"],
         &["set-next", "s", "5"],
         &["adopt", "s"],
-        &["reset", "s"],
+        &["rewind", "s"],
     ];
     let options: Vec<_> = SequenceSpec::trigger_options().collect();
     assert_eq!(options.len(), 11, "the options a trigger sets");

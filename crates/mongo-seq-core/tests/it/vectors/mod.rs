@@ -16,7 +16,7 @@ use mongo_seq_core::{
     CompleteIntent, CompletePending, CounterKey, CurrentValue, FinishIntent, GaplessReserve, Holds,
     ImportCounters, ImportRequest, InsertNumbered, Lease, Note, NumberBatch, NumberGapless,
     OptimisticInsert, Plan, Refill, RenewLease, Reply, Reservation, ReserveRequest, ReservedRange,
-    ResetSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
+    RewindSequence, SeedFromExisting, SeedFromMax, SeqError, SequenceSpec, SetNext, Step,
 };
 use mongo_seq_core::{VoidNumbers, VoidRequest};
 use serde::Serialize;
@@ -119,14 +119,14 @@ fn run(case: &Value, trace: &mut Trace) -> Outcome {
                 .and_then(|spec| AdoptDefinition::new(&spec.with_gapless(gapless), counter_id));
             drive(plan, &steps, trace)
         }
-        "resetAll" => {
+        "rewindAll" => {
             let force = arg(input, "force").as_bool().unwrap_or(false);
             let gapless = arg(input, "gapless").as_bool();
-            let reset = match arg(input, "existing").as_bool() {
-                Some(true) => ResetSequence::of_existing,
-                _ => ResetSequence::new,
+            let rewind = match arg(input, "existing").as_bool() {
+                Some(true) => RewindSequence::of_existing,
+                _ => RewindSequence::new,
             };
-            let plan = spec(input).map(|spec| reset(&spec, force, gapless));
+            let plan = spec(input).map(|spec| rewind(&spec, force, gapless));
             drive(plan, &steps, trace)
         }
         "checkNotKept" => drive(
@@ -467,10 +467,7 @@ fn every_error_code_has_a_vector() {
     for file in FILES.into_iter().chain([AUDIT]) {
         collect_codes(&load(file), &mut codes);
     }
-    let missing: Vec<_> = SeqError::CODES
-        .iter()
-        .filter(|c| !codes.contains(**c))
-        .collect();
+    let missing: Vec<_> = SeqError::codes().filter(|c| !codes.contains(*c)).collect();
     assert!(
         missing.is_empty(),
         "error codes without a vector: {missing:?}"

@@ -235,7 +235,7 @@ async fn every_write_carries_w_majority_and_every_read_its_read_concern_whatever
     seqs.sequence("imported", None)?
         .seed_from_collection(&documents, "_id")
         .await?;
-    seqs.sequence("imported", None)?.reset_all().await?;
+    seqs.sequence("imported", None)?.rewind_all().await?;
     let commands = monitor.commands();
     for name in ["findAndModify", "insert", "find", "update"] {
         assert!(

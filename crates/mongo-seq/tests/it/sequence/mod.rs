@@ -1,5 +1,5 @@
 //! Sequences against the driver and the server (js/test/sequence.test.mjs): numbers, blocks,
-//! current, set_next, seeds, scopes, formats, counters of other shapes, reset_all and exact
+//! current, set_next, seeds, scopes, formats, counters of other shapes, rewind_all and exact
 //! 64-bit values; command counts by command monitoring.
 
 use crate::common;

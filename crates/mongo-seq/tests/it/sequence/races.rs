@@ -1,5 +1,5 @@
 //! Sequences (js/test/sequence.test.mjs), continued: other writers on the same counter (the
-//! tutorial, the Atlas recipe), reset_all, first use by many handles, cancelled calls.
+//! tutorial, the Atlas recipe), rewind_all, first use by many handles, cancelled calls.
 
 use crate::common;
 
@@ -70,8 +70,8 @@ async fn the_tutorial_s_own_code_interleaved_on_one_counter_issues_no_number_twi
 }
 
 #[tokio::test]
-async fn reset_all_sets_every_counter_of_the_sequence_back_and_drops_the_blocks() -> TestResult {
-    let s = setup("seq_reset").await;
+async fn rewind_all_sets_every_counter_of_the_sequence_back_and_drops_the_blocks() -> TestResult {
+    let s = setup("seq_rewind").await;
     let orders = s
         .seqs()
         .sequence("orders", SequenceOptions::new().scope(["tenant"]).block(10))?;
@@ -79,8 +79,8 @@ async fn reset_all_sets_every_counter_of_the_sequence_back_and_drops_the_blocks(
     let globex = orders.scoped(&doc! { "tenant": "globex" })?;
     acme.next_many(3).await?;
     globex.next().await?;
-    let outcome = orders.reset_all().await?;
-    assert_eq!((outcome.reset, outcome.next), (2, 1));
+    let outcome = orders.rewind_all().await?;
+    assert_eq!((outcome.rewound, outcome.next), (2, 1));
     assert_eq!(
         (acme.next().await?, globex.next().await?),
         (1, 1),
@@ -92,11 +92,11 @@ async fn reset_all_sets_every_counter_of_the_sequence_back_and_drops_the_blocks(
         .await?;
     let before = common::snapshot(&s.db).await;
     assert_eq!(
-        orders.reset_all().await.unwrap_err().code(),
-        Some("RESET_REFUSED")
+        orders.rewind_all().await.unwrap_err().code(),
+        Some("REWIND_REFUSED")
     );
     assert_eq!(common::snapshot(&s.db).await, before);
-    assert_eq!(orders.reset_all_forced().await?.reset, 3);
+    assert_eq!(orders.rewind_all_forced().await?.rewound, 3);
     s.drop_db().await;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `resetAll`: every counter of a sequence back to its start — the counter without a scope and
+//! `rewindAll`: every counter of a sequence back to its start — the counter without a scope and
 //! every scoped one (`<name>` and `<name>/…`, [`SequenceSpec::counters_of`], and the one the
 //! `counterId` option names), what
 //! mongoose-sequence's `counterReset(id)` does without a reference. The next number of each is
@@ -15,11 +15,11 @@
 //!
 //! ```text
 //! find {$or: counters_of(name)} projection {_id, intent, epoch, definition}
-//!  ├─ none ────────────────────────────► done {reset: 0}; of_existing: INVALID_ARGUMENT
-//!  ├─ gapless, a pending intent, or (mode unknown) a gapless definition or an epoch, and no force ─► RESET_REFUSED
+//!  ├─ none ────────────────────────────► done {rewound: 0}; of_existing: INVALID_ARGUMENT
+//!  ├─ gapless, a pending intent, or (mode unknown) a gapless definition or an epoch, and no force ─► REWIND_REFUSED
 //!  ├─ a counter of another definition ─► SEQUENCE_CONFLICT
 //!  └─ updateMany {$or: counters_of(name), $and: [{$or: definition absent or D}][, intent absent[, epoch absent]]}
-//!                {$set: {<counterField>: start - step, definition: D}[, $unset: {intent}]} ─► done {reset: n}
+//!                {$set: {<counterField>: start - step, definition: D}[, $unset: {intent}]} ─► done {rewound: n}
 //! ```
 //!
 //! The sequence's [definition](crate::counter::definition) is checked like a reservation's: a
@@ -28,13 +28,13 @@
 //! ours (`$and: [{$or: [{definition: {$exists: false}}, {definition: D}]}]`, beside the
 //! counters' own `$or`) and `$set`s it.
 //!
-//! [`ResetSequence::of_existing`] is the reset of a sequence the caller names as one that exists
-//! (mongoose-sequence's `counterReset(id)`, the plugin's `resetSequence`, `mongo-seq reset`): a
+//! [`RewindSequence::of_existing`] is the rewind of a sequence the caller names as one that exists
+//! (mongoose-sequence's `counterReset(id)`, the plugin's `rewindSequence`, `mongo-seq rewind`): a
 //! name no counter has is a typo far more often than a wish, so it is refused, nothing written,
-//! rather than "reset 0 counters" (a sequence is created by its first number, never by a reset).
+//! rather than "rewound 0 counters" (a sequence is created by its first number, never by a rewind).
 //!
 //! The conditions a check passed are in the update's filter too, so a counter that became a
-//! trigger's (or got an intent) in between is left alone, and `reset` counts what was written.
+//! trigger's (or got an intent) in between is left alone, and `rewound` counts what was written.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -49,20 +49,20 @@ use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::options::SequenceSpec;
 
-/// What `resetAll` did: how many counters it set back, and the number each issues next.
+/// What `rewindAll` did: how many counters it set back, and the number each issues next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResetOutcome {
-    pub reset: u64,
+pub struct RewindOutcome {
+    pub rewound: u64,
     pub next: i64,
 }
 
-/// The reset plan; see the module docs.
-pub type ResetSequence = MachinePlan<ResetMachine>;
+/// The rewind plan; see the module docs.
+pub type RewindSequence = MachinePlan<RewindMachine>;
 
-/// The state of a [`ResetSequence`].
+/// The state of a [`RewindSequence`].
 #[derive(Debug, Clone)]
-pub struct ResetMachine {
+pub struct RewindMachine {
     spec: SequenceSpec,
     force: bool,
     gapless: Option<bool>,
@@ -71,14 +71,14 @@ pub struct ResetMachine {
     updating: bool,
 }
 
-impl ResetSequence {
+impl RewindSequence {
     /// `gapless`: whether the sequence is gapless, when the caller knows (`None`: a counter a
     /// sidecar trigger keeps counts as gapless); `force` resets anyway.
     pub fn new(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
         Self::build(spec, force, gapless, false)
     }
 
-    /// [`ResetSequence::new`] for a sequence named as one that exists: none of its counters
+    /// [`RewindSequence::new`] for a sequence named as one that exists: none of its counters
     /// found is `INVALID_ARGUMENT` (`sequence`), nothing written.
     pub fn of_existing(spec: &SequenceSpec, force: bool, gapless: Option<bool>) -> Self {
         Self::build(spec, force, gapless, true)
@@ -86,7 +86,7 @@ impl ResetSequence {
 
     fn build(spec: &SequenceSpec, force: bool, gapless: Option<bool>, existing: bool) -> Self {
         let command = kept::find_counters(spec);
-        let machine = ResetMachine {
+        let machine = RewindMachine {
             spec: spec.clone(),
             force,
             gapless,
@@ -98,15 +98,15 @@ impl ResetSequence {
     }
 }
 
-impl ResetMachine {
-    fn outcome(&self, reset: u64) -> Step<ResetOutcome> {
-        Step::Done(ResetOutcome {
-            reset,
+impl RewindMachine {
+    fn outcome(&self, rewound: u64) -> Step<RewindOutcome> {
+        Step::Done(RewindOutcome {
+            rewound,
             next: self.spec.start(),
         })
     }
 
-    /// Why the counters found may not be reset without force, if they may not.
+    /// Why the counters found may not be rewound without force, if they may not.
     fn refusal(&self, counters: &[Value]) -> Option<String> {
         if self.force {
             return None;
@@ -114,7 +114,7 @@ impl ResetMachine {
         kept::refusal(counters, self.gapless)
     }
 
-    fn update(&mut self) -> Step<ResetOutcome> {
+    fn update(&mut self) -> Step<RewindOutcome> {
         let mut filter = Map::new();
         filter.insert("$or".to_owned(), self.spec.counters_of());
         let mut condition = Map::new();
@@ -146,10 +146,10 @@ impl ResetMachine {
     }
 }
 
-impl Machine for ResetMachine {
-    type Output = ResetOutcome;
+impl Machine for RewindMachine {
+    type Output = RewindOutcome;
 
-    fn on_reply(&mut self, reply: Reply) -> Result<Step<ResetOutcome>, SeqError> {
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<RewindOutcome>, SeqError> {
         if self.updating {
             let result = reply.into_write_result("updateMany")?;
             if let Some(error) = result.write_errors.into_iter().next() {
@@ -166,7 +166,7 @@ impl Machine for ResetMachine {
                 return Err(SeqError::InvalidArgument {
                     argument: "sequence".to_owned(),
                     reason: format!(
-                        "`{}` has no counter: nothing to reset (a sequence is created by its first number, never by a reset)",
+                        "`{}` has no counter: nothing to rewind (a sequence is created by its first number, never by a rewind)",
                         self.spec.name()
                     ),
                 });
@@ -176,7 +176,7 @@ impl Machine for ResetMachine {
         // Kept counters first: a gapless trigger's counter records `gapless`, which the
         // package's definition lacks, and "kept by a sidecar" is the answer its user needs.
         if let Some(reason) = self.refusal(&counters) {
-            return Err(SeqError::ResetRefused {
+            return Err(SeqError::RewindRefused {
                 name: self.spec.name().to_owned(),
                 counters: u64::try_from(counters.len()).unwrap_or(u64::MAX),
                 reason,
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn resets_every_scope_and_counts_them() {
-        let mut plan = ResetSequence::new(&spec(), false, None);
+        let mut plan = RewindSequence::new(&spec(), false, None);
         let Ok(Step::Command(Command::Find { filter, .. })) = plan.current_step() else {
             panic!("find first")
         };
@@ -240,22 +240,28 @@ mod tests {
             n: 2,
             ..WriteResult::default()
         }));
-        assert_eq!(done, Ok(Step::Done(ResetOutcome { reset: 2, next: 10 })));
+        assert_eq!(
+            done,
+            Ok(Step::Done(RewindOutcome {
+                rewound: 2,
+                next: 10
+            }))
+        );
     }
 
     #[test]
     fn refuses_gapless_counters_unless_forced() {
         let counters = json!([{"_id": "orders/tenant=a", "epoch": 3}]);
         for (gapless, refused) in [(None, true), (Some(true), true), (Some(false), false)] {
-            let mut plan = ResetSequence::new(&spec(), false, gapless);
+            let mut plan = RewindSequence::new(&spec(), false, gapless);
             let step = plan.feed(found(counters.clone()));
             assert_eq!(
                 step.as_ref().err().map(SeqError::code),
-                refused.then_some("RESET_REFUSED"),
+                refused.then_some("REWIND_REFUSED"),
                 "{gapless:?}: {step:?}"
             );
         }
-        let mut plan = ResetSequence::new(&spec(), false, Some(false));
+        let mut plan = RewindSequence::new(&spec(), false, Some(false));
         let error = plan
             .feed(found(json!([{"_id": "orders", "intent": {"first": 1}}])))
             .unwrap_err();
@@ -263,7 +269,7 @@ mod tests {
             error.to_string().contains("pending gapless intent"),
             "{error}"
         );
-        let mut forced = ResetSequence::new(&spec(), true, Some(true));
+        let mut forced = RewindSequence::new(&spec(), true, Some(true));
         let Ok(Step::Command(Command::UpdateMany { filter, update, .. })) =
             forced.feed(found(counters))
         else {
@@ -277,10 +283,10 @@ mod tests {
     fn a_gapless_trigger_s_counter_is_kept_before_its_definition_differs() {
         // The package's definition lacks `gapless`: "kept" is the answer, not SEQUENCE_CONFLICT.
         let counter = json!([{"_id": "orders", "definition": {"start": {"$numberLong": "10"}, "step": {"$numberLong": "1"}, "gapless": true}}]);
-        let mut plan = ResetSequence::new(&spec(), false, None);
+        let mut plan = RewindSequence::new(&spec(), false, None);
         let error = plan.feed(found(counter.clone())).unwrap_err();
-        assert_eq!(error.code(), "RESET_REFUSED", "{error}");
-        let mut forced = ResetSequence::new(&spec(), true, None);
+        assert_eq!(error.code(), "REWIND_REFUSED", "{error}");
+        let mut forced = RewindSequence::new(&spec(), true, None);
         assert_eq!(
             forced.feed(found(counter)).unwrap_err().code(),
             "SEQUENCE_CONFLICT"
@@ -288,20 +294,23 @@ mod tests {
     }
 
     #[test]
-    fn nothing_to_reset() {
-        let mut plan = ResetSequence::new(&spec(), false, None);
+    fn nothing_to_rewind() {
+        let mut plan = RewindSequence::new(&spec(), false, None);
         assert_eq!(
             plan.feed(found(json!([]))),
-            Ok(Step::Done(ResetOutcome { reset: 0, next: 10 }))
+            Ok(Step::Done(RewindOutcome {
+                rewound: 0,
+                next: 10
+            }))
         );
         // Named as an existing sequence: refused.
-        let mut existing = ResetSequence::of_existing(&spec(), true, None);
+        let mut existing = RewindSequence::of_existing(&spec(), true, None);
         let error = existing.feed(found(json!([]))).unwrap_err();
         assert_eq!(error.code(), "INVALID_ARGUMENT");
         assert!(
             error
                 .to_string()
-                .contains("`orders` has no counter: nothing to reset"),
+                .contains("`orders` has no counter: nothing to rewind"),
             "{error}"
         );
     }

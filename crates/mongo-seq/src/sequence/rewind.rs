@@ -1,6 +1,6 @@
-//! Setting every counter of a sequence back to `start` (`reset_all`).
+//! Setting every counter of a sequence back to `start` (`rewind_all`).
 
-use mongo_seq_core::{ResetOutcome, ResetSequence};
+use mongo_seq_core::{RewindOutcome, RewindSequence};
 
 use super::Sequence;
 use crate::counter::Counters;
@@ -11,7 +11,7 @@ impl Sequence {
     /// (mongoose-sequence's `counterReset(id)` without a reference): for a collection whose
     /// documents were removed, since numbers already stored would be issued again. Counters a
     /// `mongo-seq` sidecar keeps (a lease `epoch`, a pending gapless `intent`) are
-    /// `RESET_REFUSED`, nothing written (see [`reset_all_forced`](Self::reset_all_forced)).
+    /// `REWIND_REFUSED`, nothing written (see [`rewind_all_forced`](Self::rewind_all_forced)).
     /// Drops the numbers this process holds for the sequence. Returns how many counters were set
     /// back and the number each issues next.
     ///
@@ -19,28 +19,28 @@ impl Sequence {
     /// # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
     /// let ids = seqs.sequence("ids", None)?;
     /// ids.next_many(10).await?;
-    /// let outcome = ids.reset_all().await?;
-    /// assert_eq!((outcome.reset, outcome.next), (1, 1));
+    /// let outcome = ids.rewind_all().await?;
+    /// assert_eq!((outcome.rewound, outcome.next), (1, 1));
     /// assert_eq!(ids.next().await?, 1);
     /// # Ok(()) }
     /// ```
-    pub async fn reset_all(&self) -> Result<ResetOutcome> {
-        self.reset_all_with(false).await
+    pub async fn rewind_all(&self) -> Result<RewindOutcome> {
+        self.rewind_all_with(false).await
     }
 
-    /// [`reset_all`](Self::reset_all), also over the counters a sidecar keeps.
+    /// [`rewind_all`](Self::rewind_all), also over the counters a sidecar keeps.
     ///
     /// ```no_run
     /// # async fn example(seqs: mongo_seq::Sequences) -> mongo_seq::Result<()> {
-    /// seqs.sequence("ids", None)?.reset_all_forced().await?;
+    /// seqs.sequence("ids", None)?.rewind_all_forced().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn reset_all_forced(&self) -> Result<ResetOutcome> {
-        self.reset_all_with(true).await
+    pub async fn rewind_all_forced(&self) -> Result<RewindOutcome> {
+        self.rewind_all_with(true).await
     }
 
-    async fn reset_all_with(&self, force: bool) -> Result<ResetOutcome> {
-        let mut plan = ResetSequence::new(&self.shared.spec, force, None);
+    async fn rewind_all_with(&self, force: bool) -> Result<RewindOutcome> {
+        let mut plan = RewindSequence::new(&self.shared.spec, force, None);
         let mut discard = DiscardAll(Some(&self.shared.counters));
         let outcome = self.run(&mut plan).await;
         if outcome.is_err() {
@@ -50,7 +50,7 @@ impl Sequence {
     }
 }
 
-/// Drops every counter's block when dropped, unless disarmed (see `reset_all`).
+/// Drops every counter's block when dropped, unless disarmed (see `rewind_all`).
 struct DiscardAll<'a>(Option<&'a Counters>);
 
 impl Drop for DiscardAll<'_> {
