@@ -1,7 +1,7 @@
 """Rewrites the expected commands of the vector files from what the core sends now, keeping each
 file's formatting everywhere else, and prints every change that is not the counter definition's
 condition or field for review. Usage:
-    VECTORS_BLESS=/tmp/bless.jsonl cargo test --workspace -p mongo-seq-core --test vectors -- --test-threads=1
+    VECTORS_BLESS=/tmp/bless.jsonl cargo test -p mongo-seq-core --test it vectors:: -- --test-threads=1
     python3 scripts/bless-vectors.py /tmp/bless.jsonl tests/vectors
 then read `git diff tests/vectors` (never accept it unread)."""
 import json, sys, copy

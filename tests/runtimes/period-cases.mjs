@@ -1,5 +1,5 @@
 // Replays the core's part of tests/vectors/periods.json through the Wasm core, as the native
-// runner does (crates/mongo-seq-core/tests/vectors.rs, `period_vectors`): an instant passes
+// runner does (crates/mongo-seq-core/tests/it/vectors/mod.rs, `period_vectors`): an instant passes
 // checkInstant; a local date gives its period (periodOf), the counter id in that period
 // (counterId, read back by counterKey), the next period's first date (nextPeriodStart) and the
 // formatted id (formatValue). The host's part (instant → local date, Intl) is replayed by
@@ -94,7 +94,7 @@ const NO_DB = { databaseName: "vectors", collection: () => ({}) };
  * `localDates(timeZone, [instant])` is `localDate`, and a sequence of the case's options gives
  * the case's `period` for the instant (`periodOf`: the core's window over Intl) — asked twice,
  * cold and warm —, and the core's `PeriodWindows` answered by `localDates` gives its `window`
- * (the native replay: crates/mongo-seq/tests/local_dates.rs).
+ * (the native replay: crates/mongo-seq/tests/it/local_dates.rs).
  */
 export function runHostPeriodVectors({ core, localDates, Sequences }, vectors = parseExact(readFileSync(PERIOD_FILE, "utf8"))) {
   const failures = [];

@@ -1,7 +1,7 @@
 // Replays tests/vectors/core.json (and audit.json, seal.json; ledger.json: `runLedgerVectors`) through the Wasm core as JS sees it (the package's `core`
 // export): inputs go in as JS values (exact integers as BigInt), outputs come back as JS
 // values and are compared, as canonical JSON text, with the expected ones. Mirrors the native
-// runner crates/mongo-seq-core/tests/vectors.rs, including its plan-protocol checks. Every plan
+// runner crates/mongo-seq-core/tests/it/vectors/mod.rs, including its plan-protocol checks. Every plan
 // is driven twice: through start()/feed() with JS values, and through the text forms the
 // package runs (commandJson()/feedJson()), which must give the same commands and outcome.
 import { readFileSync } from "node:fs";

@@ -54,13 +54,22 @@ fn main() {
         worker(&args[1..]);
         return;
     }
-    // libtest's flags (`--nocapture`, `--test-threads`, …) are ignored; other words filter.
+    // libtest's flags (`--nocapture`, `--test-threads`, …) are ignored but `--list`, which
+    // lists the cases as libtest does instead of running them; other words filter.
     let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let mut ran = 0;
-    for (name, case) in CASES {
-        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
-            continue;
+    let chosen = CASES.into_iter().filter(|(name, _)| {
+        filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+    });
+    if args.iter().any(|a| a == "--list") {
+        let names: Vec<&str> = chosen.map(|(name, _)| name).collect();
+        for name in &names {
+            println!("{name}: test");
         }
+        println!("\n{} tests, 0 benchmarks", names.len());
+        return;
+    }
+    let mut ran = 0;
+    for (name, case) in chosen {
         let started = Instant::now();
         if let Err(error) = case() {
             println!("test {name} ... FAILED\n{error}");

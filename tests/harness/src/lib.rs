@@ -3,6 +3,8 @@
 //! - [`mongodb_uri`] starts the embedded test server (mongo-java-server, see
 //!   `tests/mongo-server/`) once per test binary, or returns `MONGODB_URI` when that is set
 //!   (meant for a real replica set); tests never know which one they got.
+//! - [`mongodb_uri_apart`] is another embedded server of the test binary, for a test whose
+//!   load would slow the others (the embedded server runs one command at a time).
 //! - [`unique_db_name`] gives each test its own database, so tests can share one server.
 //! - [`CommandLog`] counts the commands a client sends, through the driver's command monitoring.
 //!
@@ -32,12 +34,26 @@ struct EmbeddedServer {
 }
 
 static SERVER: OnceLock<EmbeddedServer> = OnceLock::new();
+static APART: OnceLock<EmbeddedServer> = OnceLock::new();
 
 /// The connection string tests use: `MONGODB_URI` if set, else the embedded test server's.
 pub fn mongodb_uri() -> String {
+    uri_or(&SERVER)
+}
+
+/// For a test whose load would slow the tests beside it (10,000 documents written in batches
+/// of 1,000): `MONGODB_URI` if set (a replica set takes it), else a second embedded server,
+/// started on first use, for the tests that ask for one. The embedded server runs one command
+/// at a time, so on the shared one such a test holds up the others' commands, lease renewals
+/// included; a test binary per test file used to keep them apart.
+pub fn mongodb_uri_apart() -> String {
+    uri_or(&APART)
+}
+
+fn uri_or(server: &OnceLock<EmbeddedServer>) -> String {
     match std::env::var("MONGODB_URI") {
         Ok(uri) if !uri.trim().is_empty() => uri,
-        _ => SERVER.get_or_init(start_embedded_server).uri.clone(),
+        _ => server.get_or_init(start_embedded_server).uri.clone(),
     }
 }
 
@@ -125,8 +141,11 @@ fn launcher_path() -> PathBuf {
 }
 
 fn start_embedded_server() -> EmbeddedServer {
+    // One log per server: a test binary may start two.
+    static STARTED: AtomicU32 = AtomicU32::new(0);
+    let n = STARTED.fetch_add(1, Ordering::Relaxed);
     let log_path =
-        std::env::temp_dir().join(format!("mongo-test-server-{}.log", std::process::id()));
+        std::env::temp_dir().join(format!("mongo-test-server-{}-{n}.log", std::process::id()));
     let log = std::fs::File::create(&log_path).expect("create test server log");
     let mut child = Command::new(launcher_path())
         .args(["--port", "0"])

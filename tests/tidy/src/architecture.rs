@@ -368,8 +368,14 @@ fn spans_and_paths() {
     assert_eq!(as_path("SequenceSpec::KEYS"), None);
     assert_eq!(as_path("/healthz"), None);
     assert_eq!(as_path("w: \"majority\""), None);
-    assert!(exists(&root(), "crates/mongo-seq-core/tests/no_panic*.rs"));
-    assert!(!exists(&root(), "crates/mongo-seq-core/tests/nothing*.rs"));
+    assert!(exists(
+        &root(),
+        "crates/mongo-seq-core/tests/it/no_panic*.rs"
+    ));
+    assert!(!exists(
+        &root(),
+        "crates/mongo-seq-core/tests/it/nothing*.rs"
+    ));
     assert_eq!(
         links("see [leases](crates/x.rs), [y](https://e.org)"),
         ["crates/x.rs"]

@@ -22,9 +22,13 @@ pub fn relative(path: &Path) -> String {
         .replace('\\', "/")
 }
 
-/// Folders never searched: build output, installed packages, version control.
+/// Folders never searched: build output, installed packages and tools (`.tools/`, where
+/// `scripts/setup` puts its ~40,000 files), version control.
 fn skipped(name: &str) -> bool {
-    matches!(name, "target" | "node_modules" | ".git" | "dist" | "wasm")
+    matches!(
+        name,
+        "target" | "node_modules" | ".git" | ".tools" | "dist" | "wasm"
+    )
 }
 
 /// Every file under `dir` whose name ends with one of `extensions`, sorted.

@@ -25,6 +25,55 @@ fn no_product_file_is_longer_than_the_limit() {
     );
 }
 
+/// Test binaries Cargo finds in a crate's `tests/` (a `x.rs`, or a folder `x/` with `main.rs`),
+/// relative to the root.
+fn test_binaries(tests: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(tests) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            (path.is_file() && path.extension().is_some_and(|e| e == "rs"))
+                || path.join("main.rs").is_file()
+        })
+        .map(|path| relative(&path))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn one_integration_test_binary_per_crate() {
+    // Every test binary links tokio and the driver again: one per crate (`tests/it/main.rs` and
+    // its modules) compiles and links a change once. The library's `processes.rs` is apart: its
+    // `main` (`harness = false`) is also the worker processes it starts, which a test of libtest
+    // could only be by passing as a test in every other run.
+    const APART: [&str; 1] = ["crates/mongo-seq/tests/processes.rs"];
+    let mut more = Vec::new();
+    for krate in crates() {
+        let binaries: Vec<String> = test_binaries(&krate.dir.join("tests"))
+            .into_iter()
+            .filter(|binary| !APART.contains(&binary.as_str()))
+            .collect();
+        if binaries.len() > 1 {
+            more.push(format!("{}: {binaries:?}", krate.name()));
+        }
+    }
+    assert!(
+        more.is_empty(),
+        "crates with more than one integration-test binary (make the files modules of \
+         `tests/it/main.rs`): {more:#?}"
+    );
+    for apart in APART {
+        assert!(
+            crate::source::root().join(apart).is_file(),
+            "{apart} is gone: take it off the list"
+        );
+    }
+}
+
 #[test]
 fn anyhow_is_only_at_a_binary_s_edge() {
     // A binary's `src/main.rs` and `src/cli/` may turn errors into messages with anyhow; every
