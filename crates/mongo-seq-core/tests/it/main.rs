@@ -8,5 +8,6 @@ mod completion_order;
 mod no_panic;
 mod no_panic_gapless;
 mod no_panic_protocols;
+mod no_panic_seals;
 mod seal_vectors;
 mod vectors;
