@@ -11,7 +11,7 @@ use common::*;
 use mongodb::bson::{doc, Document};
 use mongodb::Collection;
 
-use super::{json, series_2026, stepped_config};
+use super::{check_yearly_invoices, json, series_2026, stepped_config};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -279,25 +279,9 @@ async fn check_audits_each_period_s_series_on_its_own() {
         .await
         .unwrap();
     let check = |extra: &[&str]| {
-        let mut args = vec![
-            "check",
-            "--uri",
-            &uri,
-            "--db",
-            &db,
-            "--collection",
-            "invoices",
-            "--field",
-            "number",
-            "--sequence",
-            "inv",
-            "--reset",
-            "yearly",
-            "--time-zone",
-            "Europe/Paris",
-        ];
+        let mut args = vec!["--time-zone", "Europe/Paris"];
         args.extend_from_slice(extra);
-        run_bin(&args, &[])
+        check_yearly_invoices(&uri, &db, &args)
     };
     let (code, out, err) = check(&["--gapless"]);
     assert_eq!(code, 0, "{out}{err}");

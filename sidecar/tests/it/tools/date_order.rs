@@ -9,6 +9,8 @@ use mongodb::bson::{doc, DateTime, Document};
 use mongodb::Collection;
 use serde_json::Value;
 
+use super::check_yearly_invoices;
+
 fn day(d: i64) -> DateTime {
     // 2026-03-01T00:00:00Z plus `d` days.
     DateTime::from_millis(1_772_323_200_000 + d * 86_400_000)
@@ -37,25 +39,7 @@ async fn a_number_dated_before_its_predecessor_fails_the_check() {
         .insert_one(doc! { "_id": "inv/2026", "seq": 5_i64 })
         .await
         .unwrap();
-    let check = |extra: &[&str]| {
-        let mut args = vec![
-            "check",
-            "--uri",
-            &uri,
-            "--db",
-            &db,
-            "--collection",
-            "invoices",
-            "--field",
-            "number",
-            "--sequence",
-            "inv",
-            "--reset",
-            "yearly",
-        ];
-        args.extend_from_slice(extra);
-        run_bin(&args, &[])
-    };
+    let check = |extra: &[&str]| check_yearly_invoices(&uri, &db, extra);
 
     // A date field: the date order is checked by default.
     let (code, out, err) = check(&["--date-field", "issuedAt"]);

@@ -24,6 +24,28 @@ fn on_counters(args: &[&str], uri: &str, ns: &str) -> (i32, String, String) {
     run_bin(&all, &[])
 }
 
+/// `check` of the yearly series `inv` numbered in `number` of `db.invoices` on `uri`, with
+/// `extra` flags: exit code, stdout, stderr.
+fn check_yearly_invoices(uri: &str, db: &str, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "check",
+        "--uri",
+        uri,
+        "--db",
+        db,
+        "--collection",
+        "invoices",
+        "--field",
+        "number",
+        "--sequence",
+        "inv",
+        "--reset",
+        "yearly",
+    ];
+    args.extend_from_slice(extra);
+    run_bin(&args, &[])
+}
+
 /// The counters of `counters`, in `_id` order.
 async fn all_counters(counters: &Collection<Document>) -> Vec<Document> {
     let mut found = Vec::new();
