@@ -245,10 +245,8 @@ impl RecordDeletionsMachine {
             .or_else(|| {
                 let id = record.entry.document.as_ref()?;
                 counter
-                    .pending
-                    .iter()
-                    .find(|p| &p.id == id && p.number == record.entry.number)
-                    .map(|p| seal_document(&p.seal))
+                    .recorded_seal(id, record.entry.number)
+                    .map(seal_document)
             })
             .unwrap_or(Value::Null);
         let mut entry = record.entry.clone();
@@ -367,6 +365,7 @@ impl RecordDeletionsMachine {
                         self.spec.sequence(),
                         &record.entry.counter_id,
                         vec![key],
+                        record.entry.document.iter().cloned().collect(),
                     )));
                 }
                 Ok(self.next(|r| &mut r.recorded))

@@ -308,6 +308,7 @@ impl VoidMachine {
                     &self.spec,
                     self.counter_id(),
                     keys,
+                    Vec::new(),
                 )));
             }
             let first = self.entries.first();

@@ -42,10 +42,12 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
 use crate::ledger::entry::LedgerEntry;
-use crate::numbering::spec::NumberingSpec;
+use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{
     Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
+use crate::protocol::machine::{Machine, MachinePlan};
+use crate::protocol::plan::Step;
 use crate::protocol::reply::Reply;
 use crate::seal::link::{Link, Seal};
 use crate::sequence::field::stored_value;
@@ -96,6 +98,9 @@ pub struct CounterSeal {
     /// Ledger entries (voids, deletions) whose links moved the head, stored until their
     /// entries are written (an appender that crashed in between leaves them here).
     pub records: Vec<Value>,
+    /// Seals whose documents were gone when they were written (deleted after their number was
+    /// final, before its seal reached it): kept until their deletions' records take them.
+    pub orphans: Vec<PendingSeal>,
 }
 
 impl CounterSeal {
@@ -151,12 +156,36 @@ impl CounterSeal {
                 )))
             }
         };
+        let orphans = match seal.get("orphans") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| PendingSeal::read(item).map_err(|r| bad(format!("`orphans`: {r}"))))
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(bad(format!(
+                    "`orphans` must be an array, got {}",
+                    ejson::describe(other)
+                )))
+            }
+        };
         Ok(Self {
             present: true,
             head,
             pending,
             records,
+            orphans,
         })
+    }
+
+    /// The seal recorded for document `id` holding `number`, not on the document (pending, or
+    /// an orphan).
+    pub fn recorded_seal(&self, id: &Value, number: i64) -> Option<&Seal> {
+        self.pending
+            .iter()
+            .chain(&self.orphans)
+            .find(|p| &p.id == id && p.number == number)
+            .map(|p| &p.seal)
     }
 
     /// Whether a record of `key` (a ledger entry's `_id`) moved the head already.
@@ -292,14 +321,29 @@ pub fn append_command(
     }
 }
 
-/// Drops written records (`keys`: their entries' `_id`s) from the counter.
-pub fn pull_command(spec: &SequenceSpec, counter_id: &str, keys: Vec<Value>) -> Command {
+/// Drops written records (`keys`: their entries' `_id`s) from the counter, and the orphan
+/// seals of the documents whose deletions they record (`documents`).
+pub fn pull_command(
+    spec: &SequenceSpec,
+    counter_id: &str,
+    keys: Vec<Value>,
+    documents: Vec<Value>,
+) -> Command {
+    let mut pull = Map::new();
+    pull.insert(
+        format!("{FIELD}.records"),
+        json!({ "_id": { "$in": keys } }),
+    );
+    if !documents.is_empty() {
+        pull.insert(
+            format!("{FIELD}.orphans"),
+            json!({ "id": { "$in": documents } }),
+        );
+    }
     Command::FindOneAndUpdate {
         collection: Collection::Counters,
         filter: Value::Object(spec.id_filter(counter_id)),
-        update: json!({
-            "$pull": { format!("{FIELD}.records"): { "_id": { "$in": keys } } },
-        }),
+        update: json!({ "$pull": pull }),
         options: UpdateOptions {
             upsert: false,
             return_document: ReturnDocument::After,
@@ -340,14 +384,113 @@ pub fn write_command(
     })
 }
 
-/// Checks the seals' write: a write error fails (`WRITE_FAILED`); a statement that matched
-/// nothing is a document sealed already (a repeated write) or gone (its deletion record says
-/// so), both fine.
-pub fn read_written(reply: Reply) -> Result<(), SeqError> {
+/// Checks a write: a write error fails (`WRITE_FAILED`).
+pub fn read_written(reply: Reply) -> Result<u64, SeqError> {
     let result = reply.into_write_result("update")?;
     match result.write_errors.into_iter().next() {
         Some(error) => Err(error.into()),
-        None => Ok(()),
+        None => Ok(result.n),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum WritePhase {
+    Update,
+    /// Some statements matched nothing: which documents hold their seal.
+    FindSealed,
+    Orphans,
+}
+
+/// Writes recorded seals on their documents ([`write_command`]); a document that matched
+/// nothing and holds no seal was deleted after its number was final: its seal is kept in the
+/// counter's `seal.orphans` for its deletion's record (the next finish replaces `pending`).
+pub type WriteSeals = MachinePlan<WriteSealsMachine>;
+
+/// The state of a [`WriteSeals`].
+#[derive(Debug, Clone)]
+pub struct WriteSealsMachine {
+    numbering: NumberingSpec,
+    counter_id: String,
+    seals: Vec<PendingSeal>,
+    epoch: i64,
+    phase: WritePhase,
+}
+
+impl WriteSeals {
+    /// `None`: nothing to write.
+    pub fn new(
+        numbering: &NumberingSpec,
+        counter_id: &str,
+        seals: Vec<PendingSeal>,
+        epoch: i64,
+    ) -> Option<Self> {
+        let command = write_command(numbering, &seals, epoch)?;
+        let machine = WriteSealsMachine {
+            numbering: numbering.clone(),
+            counter_id: counter_id.to_owned(),
+            seals,
+            epoch,
+            phase: WritePhase::Update,
+        };
+        Some(MachinePlan::begin(machine, Ok(Step::Command(command))))
+    }
+}
+
+impl Machine for WriteSealsMachine {
+    type Output = ();
+
+    fn on_reply(&mut self, reply: Reply) -> Result<Step<()>, SeqError> {
+        match self.phase {
+            WritePhase::Update => {
+                let matched = read_written(reply)?;
+                if matched >= self.seals.len() as u64 {
+                    return Ok(Step::Done(()));
+                }
+                self.phase = WritePhase::FindSealed;
+                let ids: Vec<Value> = self.seals.iter().map(|p| p.id.clone()).collect();
+                let mut filter = Map::new();
+                filter.insert("_id".to_owned(), json!({ "$in": ids }));
+                filter.insert(self.numbering.seal_field(), json!({ "$exists": true }));
+                Ok(Step::Command(Command::Find {
+                    collection: Collection::Documents,
+                    filter: Value::Object(filter),
+                    options: QueryOptions {
+                        projection: Some(json!({ "_id": 1 })),
+                        majority: true,
+                        ..QueryOptions::default()
+                    },
+                    after_cluster_time: None,
+                }))
+            }
+            WritePhase::FindSealed => {
+                let sealed = id_keys(&reply.into_documents("find")?);
+                let orphans: Vec<Value> = self
+                    .seals
+                    .iter()
+                    .filter(|p| !sealed.contains(&id_key(&p.id)))
+                    .map(PendingSeal::to_document)
+                    .collect();
+                if orphans.is_empty() {
+                    return Ok(Step::Done(()));
+                }
+                self.phase = WritePhase::Orphans;
+                let mut filter = self.numbering.sequence().id_filter(&self.counter_id);
+                filter.insert("epoch".to_owned(), epoch_condition(self.epoch));
+                Ok(Step::Command(Command::FindOneAndUpdate {
+                    collection: Collection::Counters,
+                    filter: Value::Object(filter),
+                    update: json!({
+                        "$push": { format!("{FIELD}.orphans"): { "$each": orphans } },
+                    }),
+                    options: UpdateOptions {
+                        upsert: false,
+                        return_document: ReturnDocument::After,
+                    },
+                }))
+            }
+            // Fenced (a later holder): it wrote the same seals, and keeps its own orphans.
+            WritePhase::Orphans => Ok(Step::Done(())),
+        }
     }
 }
 
