@@ -36,4 +36,5 @@
 
 pub mod canonical;
 pub mod link;
+pub mod read;
 pub mod verify;
