@@ -42,22 +42,14 @@ use crate::protocol::reply::Reply;
 use crate::seal::link::{Link, LinkKind, Seal};
 use crate::seal::verify::{verify_series, SeriesSealReport, StoredLink};
 use crate::sequence::counter_id::CounterKey;
-use crate::sequence::field::{outermost_paths, path_problem, stored_value};
-use crate::sequence::options::SequenceSpec;
+use crate::sequence::field::{outermost_paths, stored_value};
+use crate::sequence::options::{seal_field, SequenceSpec};
 use crate::sequence::period::period_field;
 
 /// Counters read per page.
 pub const COUNTER_PAGE: u64 = 100;
 /// Documents read per page (one series').
 pub const DOCUMENT_PAGE: u64 = 1_000;
-/// The most fields a series seals (a link is hashed per number: a handful of values).
-pub const MAX_SEAL_FIELDS: usize = 64;
-
-/// The field a sealed series keeps each number's seal in, beside the number: `<field>Seal`.
-pub fn seal_field(field: &str) -> String {
-    format!("{field}Seal")
-}
-
 /// The plan verifying every series of a sealed sequence; see the module docs.
 pub type VerifySeal = MachinePlan<VerifySealMachine>;
 
@@ -66,7 +58,6 @@ pub type VerifySeal = MachinePlan<VerifySealMachine>;
 pub struct VerifySealMachine {
     spec: SequenceSpec,
     field: String,
-    seal_fields: Vec<String>,
     projection: Value,
     phase: Phase,
     /// The counters of the page read, not verified yet.
@@ -104,12 +95,21 @@ struct SeriesRead {
 }
 
 impl VerifySeal {
-    /// The verification of the sequence `spec` numbered in `field` whose links seal
-    /// `seal_fields`; `INVALID_ARGUMENT` naming `field` or `sealFields` when they are not paths,
-    /// or `sealFields` is empty (nothing is sealed).
-    pub fn new(spec: &SequenceSpec, field: &str, seal_fields: &[String]) -> Result<Self, SeqError> {
+    /// The verification of the sealed sequence `spec` (its `sealFields`) numbered in `field`;
+    /// `INVALID_ARGUMENT` naming `field` when it is not a field path, or `sealFields` when the
+    /// sequence seals nothing.
+    pub fn new(spec: &SequenceSpec, field: &str) -> Result<Self, SeqError> {
         crate::sequence::field::check_field_path("field", field)?;
-        check_seal_fields(seal_fields)?;
+        if !spec.sealed() {
+            return Err(SeqError::invalid_argument(
+                "sealFields",
+                format!(
+                    "sequence `{}` seals no field: nothing to verify (a sealed series lists its `sealFields`)",
+                    spec.name()
+                ),
+            ));
+        }
+        let seal_fields = spec.seal_fields();
         let seal = seal_field(field);
         let period = period_field(field);
         let mut paths: Vec<&str> = vec!["_id", field, &seal];
@@ -125,7 +125,6 @@ impl VerifySeal {
         let machine = VerifySealMachine {
             spec: spec.clone(),
             field: field.to_owned(),
-            seal_fields: seal_fields.to_vec(),
             projection: Value::Object(projection),
             phase: Phase::Counters,
             counters: VecDeque::new(),
@@ -137,37 +136,6 @@ impl VerifySeal {
         let first = machine.counters_page(None);
         Ok(MachinePlan::begin(machine, Ok(Step::Command(first))))
     }
-}
-
-/// Checks a list of sealed field paths: 1 to [`MAX_SEAL_FIELDS`] distinct paths.
-pub fn check_seal_fields(seal_fields: &[String]) -> Result<(), SeqError> {
-    let invalid = |reason: String| SeqError::invalid_argument("sealFields", reason);
-    if seal_fields.is_empty() {
-        return Err(invalid(
-            "must list the fields the series seals (it seals none: nothing to verify)".to_owned(),
-        ));
-    }
-    if seal_fields.len() > MAX_SEAL_FIELDS {
-        return Err(invalid(format!(
-            "at most {MAX_SEAL_FIELDS} fields, got {}",
-            seal_fields.len()
-        )));
-    }
-    for (index, field) in seal_fields.iter().enumerate() {
-        if let Some(reason) = path_problem(field, true) {
-            return Err(invalid(format!(
-                "{} {reason}",
-                ejson::quoted(&ejson::truncate(field))
-            )));
-        }
-        if seal_fields
-            .get(..index)
-            .is_some_and(|before| before.contains(field))
-        {
-            return Err(invalid(format!("{} is listed twice", ejson::quoted(field))));
-        }
-    }
-    Ok(())
 }
 
 /// A `find` read `majority`.
@@ -341,7 +309,7 @@ impl VerifySealMachine {
                 number,
                 period.as_deref(),
                 document,
-                &self.seal_fields,
+                self.spec.seal_fields(),
             );
             series.links.push(StoredLink { link, seal });
         }
