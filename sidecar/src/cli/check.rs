@@ -9,9 +9,11 @@ use serde_json::{json, Value};
 use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{load_config, runtime, CliError};
 use crate::connection::Connection;
+use crate::tools::check::seal::{self, verify_seal};
 use crate::tools::check::{
     audit_collection, ensure_exists, report, CheckError, CheckSummary, CheckTarget,
 };
+use mongo_seq_core::seal::verify::SeriesSealReport;
 
 #[derive(Debug, Args)]
 #[command(
@@ -30,7 +32,14 @@ is audited per period, each period's series on its own (duplicates, gaps, grid a
 the period): a number's period is the one written beside it in `<field>Period`; a numbered \
 document without one is reported (exit 1). With a date field (the trigger's `date_field`, or \
 --date-field) each number dated before the number before it in its series is listed and fails \
-the check (--no-chronological skips it)."
+the check (--no-chronological skips it). With --seal, check verifies a sealed series' chains \
+instead (a trigger's `seal_fields`; with flags, --seal-fields): every link re-computed from the \
+documents, the ledger and the counters, per series (counter) the links verified, the first and \
+last hash, and each link that does not verify with its reason — FIELD_CHANGED (a sealed field \
+changed), LINK_MISSING (a sealed document deleted without a record, or the last links removed), \
+LINK_INSERTED, OUT_OF_ORDER, SEAL_REMOVED —, the first one named on standard error (exit 1); \
+numbers issued but not sealed yet, and numbers from before the series was sealed, are counted, \
+not failed."
 )]
 pub struct CheckArgs {
     /// Check the triggers of this sidecar config: connection, collection, field, sequence
@@ -62,6 +71,11 @@ pub struct CheckArgs {
     /// Do not check the date order (see --chronological).
     #[arg(long)]
     pub no_chronological: bool,
+    /// Verify the sealed chains instead of the accounts (the trigger's `seal_fields`; with
+    /// flags: --seal-fields): any link that does not verify fails the check (exit 1). With
+    /// --config, its triggers that seal (one named by --trigger must).
+    #[arg(long, conflicts_with_all = ["gapless", "chronological", "date_field"])]
+    pub seal: bool,
     /// Print the full report as JSON instead of the one-line summary (with --config: an array,
     /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
     /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
@@ -78,6 +92,9 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
                 undated.trigger.id
             )));
         }
+    }
+    if args.seal {
+        return run_seal(args, &uri, targets);
     }
     let reports = runtime()?.block_on(async {
         let client = crate::server::connect(&uri)
@@ -149,14 +166,118 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
     }
 }
 
+/// `check --seal`: each target's chains verified (the core's plan), reported, the exit status.
+fn run_seal(args: &CheckArgs, uri: &str, targets: Vec<CheckTarget>) -> Result<(), CliError> {
+    let verified = runtime()?.block_on(async {
+        let client = crate::server::connect(uri)
+            .await
+            .map_err(CliError::runtime)?;
+        let mut verified = Vec::with_capacity(targets.len());
+        for target in targets {
+            ensure_exists(&client, &target).await.map_err(|e| match e {
+                CheckError::Missing(missing) => CliError::usage(missing),
+                CheckError::Failed(e) => CliError::runtime(e),
+            })?;
+            let mongo = Connection::for_trigger(
+                &client,
+                &target.trigger.ns,
+                &target.counters,
+                &target.state,
+            )
+            .with_ledger(&client, &target.ledger);
+            let reports = verify_seal(&mongo, &target)
+                .await
+                .map_err(CliError::runtime)?;
+            verified.push((target, reports));
+        }
+        Ok::<_, CliError>(verified)
+    })?;
+    if args.json {
+        let json = |(target, reports): &(CheckTarget, Vec<SeriesSealReport>)| {
+            let mut value = json!({
+                "collection": target.trigger.ns.to_string(),
+                "field": target.field(),
+                "seal": seal::to_json(reports),
+            });
+            if let (true, Some(object)) = (target.named, value.as_object_mut()) {
+                object.insert("trigger".to_owned(), json!(target.trigger.id));
+            }
+            value
+        };
+        let value = match args.config {
+            Some(_) => Value::Array(verified.iter().map(json).collect()),
+            None => verified.first().map(json).unwrap_or_default(),
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        for (target, reports) in &verified {
+            println!(
+                "{}",
+                seal::line(&target.trigger.ns, target.field(), reports)
+            );
+            for line in seal::lines(reports) {
+                println!("{line}");
+            }
+        }
+    }
+    let mut clean = true;
+    for (target, reports) in &verified {
+        let problems = seal::problems(reports);
+        if !problems.is_empty() {
+            clean = false;
+            eprintln!(
+                "mongo-seq: check --seal failed for {} field {}: {}",
+                target.trigger.ns,
+                target.field(),
+                problems.join("; ")
+            );
+        }
+    }
+    if clean {
+        Ok(())
+    } else {
+        Err(CliError::CheckFailed)
+    }
+}
+
 /// The connection string and what to check: the config's triggers, or the one the flags give.
 fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
     let Some(path) = &args.config else {
         let (uri, target) = flags_target(args)?;
+        if args.seal && !target.trigger.numbering.sequence().sealed() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal needs --seal-fields: the fields the series' seals chain"
+            )));
+        }
         return Ok((uri, vec![target]));
     };
     let config = load_config(path)?;
-    let targets = super::triggers_named(&config, path, args.trigger.as_deref())?
+    let mut chosen = super::triggers_named(&config, path, args.trigger.as_deref())?;
+    if args.seal {
+        let sealed = |t: &&crate::config::TriggerSpec| t.numbering.sequence().sealed();
+        if let Some(unsealed) = chosen
+            .iter()
+            .find(|t| !sealed(t))
+            .filter(|_| args.trigger.is_some())
+        {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal: the trigger `{}` of {} has no `seal_fields` (a sealed series lists the fields its seals chain)",
+                unsealed.id,
+                path.display()
+            )));
+        }
+        chosen.retain(sealed);
+        if chosen.is_empty() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal: no trigger of {} has `seal_fields` (a sealed series lists the fields its seals chain)",
+                path.display()
+            )));
+        }
+    }
+    let targets = chosen
         .into_iter()
         .map(|t| CheckTarget {
             trigger: t.clone(),
@@ -173,7 +294,8 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
 fn flags_target(args: &CheckArgs) -> Result<(String, CheckTarget), CliError> {
     let (config, trigger) = args.flags.config(TriggerKeys {
         sequence: args.sequence.clone(),
-        gapless: args.gapless,
+        // A sealed series is gapless (only the gapless protocol seals).
+        gapless: args.gapless || args.seal,
         date_field: args.date_field.clone(),
         numbers_only: true,
         ..TriggerKeys::default()
