@@ -11,6 +11,7 @@ mod definitions;
 mod ledger;
 mod operator_cli;
 mod seal;
+mod seal_pages;
 mod sequence_flags;
 
 use crate::common::{config_toml, run_bin, test_db};
