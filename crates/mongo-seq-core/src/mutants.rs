@@ -49,11 +49,36 @@ pub enum Mutant {
     /// one batch comes again in the next, and a secondary may answer from before the number:
     /// the product before the fix of simulator CI seed 1,287).
     BatchReadBeforeOwnWrites,
+    /// A sealed series' seals written with the numbers, before the intent is cleared (a number
+    /// a completion later moves keeps the seal of the number it held first).
+    SealBeforeFinal,
+    /// A void of a sealed series recorded without its link in the chain.
+    VoidOutsideChain,
 }
 
 impl Mutant {
     /// Every mutant, the names [`FromStr`] reads.
-    pub const KNOWN: [Mutant; 13] = [
+    pub const KNOWN: [Mutant; 15] = [
+        Mutant::NoEpochCondition,
+        Mutant::TokenBeforeBatch,
+        Mutant::ReadAheadToken,
+        Mutant::SkipPendingIntent,
+        Mutant::RenewWithoutEpoch,
+        Mutant::CounterW1,
+        Mutant::UnfencedCompletion,
+        Mutant::UnanchoredSkipRead,
+        Mutant::UnconditionedNumbering,
+        Mutant::ReadBeforeOwnWrites,
+        Mutant::IgnoreDefinition,
+        Mutant::SkipDeletionRecord,
+        Mutant::BatchReadBeforeOwnWrites,
+        Mutant::SealBeforeFinal,
+        Mutant::VoidOutsideChain,
+    ];
+
+    /// The mutants the simulator's workload can catch (its mutant check runs each; every
+    /// known one: `UnconditionedNumbering` by the `on = "match"` triggers).
+    pub const ALL: [Mutant; 13] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::ReadAheadToken,
@@ -68,10 +93,6 @@ impl Mutant {
         Mutant::SkipDeletionRecord,
         Mutant::BatchReadBeforeOwnWrites,
     ];
-
-    /// The mutants the simulator's workload can catch (its mutant check runs each; every
-    /// known one: `UnconditionedNumbering` by the `on = "match"` triggers).
-    pub const ALL: [Mutant; 13] = Mutant::KNOWN;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -88,6 +109,8 @@ impl Mutant {
             Mutant::IgnoreDefinition => "ignore-definition",
             Mutant::SkipDeletionRecord => "skip-deletion-record",
             Mutant::BatchReadBeforeOwnWrites => "batch-read-before-own-writes",
+            Mutant::SealBeforeFinal => "seal-before-final",
+            Mutant::VoidOutsideChain => "void-outside-chain",
         }
     }
 }

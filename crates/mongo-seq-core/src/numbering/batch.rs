@@ -121,6 +121,8 @@ pub struct NumberBatchMachine<G: GaplessGroups = WithGapless> {
     documents: VecDeque<Value>,
     /// Unnumbered documents per counter, waiting for their reservation.
     waiting: BTreeMap<String, Vec<Value>>,
+    /// A sealed series': the waiting documents by `_id` key, whose values their seals take.
+    sealed_documents: BTreeMap<String, Value>,
     actions: VecDeque<Action>,
     /// The group whose reservation is running.
     reserving: (String, Vec<Value>),
@@ -198,6 +200,7 @@ impl<G: GaplessGroups> MachinePlan<NumberBatchMachine<G>> {
             periods: BTreeMap::new(),
             documents: documents.into(),
             waiting: BTreeMap::new(),
+            sealed_documents: BTreeMap::new(),
             actions: VecDeque::new(),
             reserving: (String::new(), Vec::new()),
             statements: Vec::new(),
@@ -269,6 +272,9 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
             }
         };
         let Some(stored) = self.numbering.stored(&document) else {
+            if self.numbering.sequence().sealed() {
+                self.sealed_documents.insert(id_key(&id), document);
+            }
             self.waiting.entry(counter_id).or_default().push(id);
             return;
         };
@@ -313,7 +319,18 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
                 .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let plan = G::start(&self.numbering, &counter_id, ids, self.epoch, self.after)?;
+                let documents = ids
+                    .iter()
+                    .filter_map(|id| self.sealed_documents.remove(&id_key(id)))
+                    .collect();
+                let plan = G::start(
+                    &self.numbering,
+                    &counter_id,
+                    ids,
+                    documents,
+                    self.epoch,
+                    self.after,
+                )?;
                 launch(plan, &mut self.notes, |plan| {
                     self.phase = Phase::Gapless(plan);
                 })?

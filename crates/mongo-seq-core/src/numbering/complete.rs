@@ -10,6 +10,7 @@ use crate::lease::document::epoch_condition;
 use crate::numbering::intent::{
     plan_completion, read_command, read_counter_extras, FinishIntent, FinishOutcome, Holds, Intent,
 };
+use crate::numbering::sealing::{CounterSeal, Issued};
 use crate::numbering::series::{holding, Holding};
 use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{
@@ -158,6 +159,8 @@ pub struct CompleteIntentMachine {
     /// the primary right after its own claim and stamp).
     after: Option<ClusterTime>,
     taken: Vec<i64>,
+    /// A sealed series' counter seal, as the claim returned it.
+    seal: Option<CounterSeal>,
     claims: u32,
     rounds: u32,
     modified: u64,
@@ -185,6 +188,7 @@ impl CompleteIntent {
             epoch,
             after,
             taken,
+            seal: None,
             claims: 0,
             rounds: 0,
             modified: 0,
@@ -305,6 +309,10 @@ impl CompleteIntentMachine {
         for scope in self.numbering.sequence().scope() {
             projection.insert(scope.clone(), json!(1));
         }
+        // A sealed series' values, sealed once the numbers are final.
+        for path in self.numbering.sequence().seal_fields() {
+            projection.insert(path.clone(), json!(1));
+        }
         Ok(Step::Command(anchored_find(
             self.numbering.present_filter(&self.intent.ids),
             QueryOptions::projection(Value::Object(projection)),
@@ -342,12 +350,14 @@ impl CompleteIntentMachine {
                     seq: completion.seq,
                 });
             }
-            let plan = FinishIntent::new(
-                self.numbering.sequence(),
+            let plan = FinishIntent::sealing(
+                &self.numbering,
                 &self.counter_id,
                 &self.intent,
                 completion.seq,
                 self.epoch,
+                self.seal.take(),
+                self.issued(&documents),
             )?;
             return launch(plan, &mut self.notes, |plan| {
                 self.phase = CompletionPhase::Finish(plan);
@@ -407,6 +417,28 @@ impl CompleteIntentMachine {
         finished(outcome, &self.counter_id, self.epoch, &mut self.notes)?;
         Ok(Step::Done(self.modified))
     }
+
+    /// The documents holding the intent's final numbers, as just read (a sealed series';
+    /// empty otherwise).
+    fn issued(&self, documents: &[Value]) -> Vec<Issued> {
+        if !self.numbering.sequence().sealed() {
+            return Vec::new();
+        }
+        let step = self.numbering.sequence().step();
+        documents
+            .iter()
+            .filter_map(|d| match self.holds(d) {
+                Holds::Number(number) if self.intent.position(number, step).is_some() => {
+                    Some(Issued {
+                        id: d.get("_id")?.clone(),
+                        number,
+                        document: d.clone(),
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 impl Machine for CompleteIntentMachine {
@@ -417,7 +449,12 @@ impl Machine for CompleteIntentMachine {
         advance_after_write(&mut self.after, reply.operation_time());
         match std::mem::replace(&mut self.phase, CompletionPhase::Idle) {
             CompletionPhase::Claim => match reply {
-                Reply::Document { .. } => Ok(self.stamp()),
+                Reply::Document { document } => {
+                    if self.numbering.sequence().sealed() {
+                        self.seal = Some(CounterSeal::read(&document, &self.counter_id)?);
+                    }
+                    Ok(self.stamp())
+                }
                 Reply::None => {
                     self.phase = CompletionPhase::Check;
                     Ok(Step::Command(read_command(

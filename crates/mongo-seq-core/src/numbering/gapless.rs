@@ -49,6 +49,8 @@
 //! → `WRITE_FAILED`. Running out of rounds → `TOO_MANY_RETRIES`. Outputs count the documents
 //! that received their first number.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
 use crate::error::SeqError;
@@ -58,6 +60,7 @@ use crate::numbering::complete::{
 use crate::numbering::intent::{
     FinishIntent, FinishOutcome, GaplessReservation, GaplessReserve, Intent,
 };
+use crate::numbering::sealing::{self, CounterSeal, Issued};
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::QueryOptions;
 use crate::protocol::concern::{advance_after_write, anchored_find, ClusterTime};
@@ -84,6 +87,7 @@ enum GroupPhase {
         intent: Intent,
         last: i64,
         numbers: Vec<i64>,
+        seal: Option<CounterSeal>,
     },
     Finish(Box<FinishIntent>),
     /// Completing an intent: our own (then done) or a pending one (then look again).
@@ -102,6 +106,8 @@ pub struct NumberGaplessMachine {
     /// The counter's period (a periodic sequence's), for the formatted ids.
     period: Option<Period>,
     ids: Vec<Value>,
+    /// A sealed series': the documents as delivered, by `_id` key (their sealed values).
+    documents: BTreeMap<String, Value>,
     epoch: i64,
     /// The events' newest cluster time, then its own latest write's: the reads that drop
     /// documents are causally after both.
@@ -122,11 +128,29 @@ impl NumberGapless {
         epoch: i64,
         after: Option<ClusterTime>,
     ) -> Result<Self, SeqError> {
+        Self::with_documents(numbering, counter_id, ids, Vec::new(), epoch, after)
+    }
+
+    /// [`NumberGapless::new`] with the documents as the events delivered them: a sealed
+    /// series seals their values once their numbers are final.
+    pub fn with_documents(
+        numbering: &NumberingSpec,
+        counter_id: &str,
+        ids: Vec<Value>,
+        documents: Vec<Value>,
+        epoch: i64,
+        after: Option<ClusterTime>,
+    ) -> Result<Self, SeqError> {
+        let documents = documents
+            .into_iter()
+            .filter_map(|d| Some((id_key(d.get("_id")?), d)))
+            .collect();
         let mut machine = NumberGaplessMachine {
             numbering: numbering.clone(),
             counter_id: counter_id.to_owned(),
             period: numbering.sequence().period_of_counter_id(counter_id),
             ids,
+            documents,
             epoch,
             after,
             rounds: 0,
@@ -170,7 +194,11 @@ impl NumberGaplessMachine {
 
     fn on_reservation(&mut self, reservation: GaplessReservation) -> Result<Step<u64>, SeqError> {
         match reservation {
-            GaplessReservation::Reserved { range, intent } => {
+            GaplessReservation::Reserved {
+                range,
+                intent,
+                seal,
+            } => {
                 let mut numbers = Vec::new();
                 let mut updates = Vec::new();
                 for (index, id) in (0u64..).zip(&intent.ids) {
@@ -184,10 +212,15 @@ impl NumberGaplessMachine {
                         numbers.push(number);
                     }
                 }
+                // Mutant (simulator only): seals written with numbers that are not final yet.
+                if crate::mutants::active(crate::mutants::Mutant::SealBeforeFinal) {
+                    self.seal_early(&mut updates, &intent, &numbers, seal.as_ref())?;
+                }
                 self.phase = GroupPhase::Write {
                     intent,
                     last: range.last,
                     numbers,
+                    seal,
                 };
                 Ok(Step::Command(ordered_update(updates)))
             }
@@ -250,17 +283,20 @@ impl NumberGaplessMachine {
         intent: Intent,
         last: i64,
         numbers: &[i64],
+        seal: Option<CounterSeal>,
     ) -> Result<Step<u64>, SeqError> {
         let applied = read_applied(reply, numbers, &self.counter_id, &mut self.notes)?;
         self.count(applied.modified);
         let all = u64::try_from(numbers.len()).unwrap_or(u64::MAX);
         if applied.matched == all && applied.taken.is_empty() {
-            let plan = FinishIntent::new(
-                self.numbering.sequence(),
+            let plan = FinishIntent::sealing(
+                &self.numbering,
                 &self.counter_id,
                 &intent,
                 last,
                 self.epoch,
+                seal,
+                self.issued(&intent, numbers)?,
             )?;
             launch(plan, &mut self.notes, |plan| {
                 self.phase = GroupPhase::Finish(plan);
@@ -276,6 +312,61 @@ impl NumberGaplessMachine {
     fn on_finished(&mut self, outcome: FinishOutcome) -> Result<Step<u64>, SeqError> {
         finished(outcome, &self.counter_id, self.epoch, &mut self.notes)?;
         Ok(Step::Done(self.numbered))
+    }
+
+    /// The intent's documents with the numbers they now hold, as delivered (a sealed series';
+    /// empty otherwise).
+    fn issued(&self, intent: &Intent, numbers: &[i64]) -> Result<Vec<Issued>, SeqError> {
+        if !self.numbering.sequence().sealed() {
+            return Ok(Vec::new());
+        }
+        intent
+            .ids
+            .iter()
+            .zip(numbers)
+            .map(|(id, &number)| {
+                let document = self.documents.get(&id_key(id)).cloned().ok_or_else(|| {
+                    SeqError::invalid_argument(
+                        "documents",
+                        "a sealed series' batch needs each document as delivered",
+                    )
+                })?;
+                Ok(Issued {
+                    id: id.clone(),
+                    number,
+                    document,
+                })
+            })
+            .collect()
+    }
+
+    /// The mutant's seals, in the numbering statements (see [`Mutant::SealBeforeFinal`]).
+    ///
+    /// [`Mutant::SealBeforeFinal`]: crate::mutants::Mutant::SealBeforeFinal
+    fn seal_early(
+        &self,
+        updates: &mut [crate::protocol::command::UpdateStatement],
+        intent: &Intent,
+        numbers: &[i64],
+        seal: Option<&CounterSeal>,
+    ) -> Result<(), SeqError> {
+        let Some(counter) = seal else { return Ok(()) };
+        let issued = self.issued(intent, numbers)?;
+        let seals = sealing::chain(
+            &self.numbering,
+            &self.counter_id,
+            counter.head.as_deref(),
+            &issued,
+        )?;
+        for (update, pending) in updates.iter_mut().zip(&seals) {
+            if let Some(Value::Object(set)) = update.update.get_mut("$set") {
+                set.insert(
+                    self.numbering.seal_field(),
+                    sealing::seal_document(&pending.seal),
+                );
+            }
+        }
+        Ok(())
     }
 }
 
@@ -295,7 +386,8 @@ impl Machine for NumberGaplessMachine {
                 intent,
                 last,
                 numbers,
-            } => self.on_written(reply, intent, last, &numbers),
+                seal,
+            } => self.on_written(reply, intent, last, &numbers, seal),
             GroupPhase::Finish(plan) => resume(plan, reply, notes, |plan| {
                 self.phase = GroupPhase::Finish(plan);
             })?

@@ -89,7 +89,7 @@ impl Intent {
     }
 
     /// Whether `n` is one of the intent's numbers, and its position.
-    fn position(&self, n: i64, step: i64) -> Option<u64> {
+    pub(crate) fn position(&self, n: i64, step: i64) -> Option<u64> {
         let offset = i128::from(n).checked_sub(i128::from(self.first))?;
         let step = i128::from(step);
         if offset.checked_rem(step)? != 0 {

@@ -17,6 +17,7 @@ pub mod gapless;
 pub mod held_twice;
 pub mod intent;
 pub mod pending;
+pub mod sealing;
 pub mod seed_from_existing;
 pub mod series;
 pub mod spec;

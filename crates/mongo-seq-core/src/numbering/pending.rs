@@ -1,7 +1,7 @@
 //! [`CompletePending`]: a new holder completes every intent left pending on a sequence's
 //! counters before it numbers anything (the diagram is in [`crate::numbering::gapless`]'s docs).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::error::SeqError;
 use crate::numbering::complete::{fenced, CompleteIntent};
 use crate::numbering::intent::read_counter_extras;
+use crate::numbering::sealing::{self, CounterSeal};
 use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
@@ -36,6 +37,8 @@ pub type CompletePending = MachinePlan<CompletePendingMachine>;
 enum PendingPhase {
     Idle,
     Find,
+    /// Writing the seals a counter recorded (a sealed series).
+    WriteSeals,
     Complete(Box<CompleteIntent>),
 }
 
@@ -45,6 +48,8 @@ pub struct CompletePendingMachine {
     numbering: NumberingSpec,
     epoch: i64,
     counters: VecDeque<Value>,
+    /// The counters whose recorded seals were written.
+    sealed: BTreeSet<String>,
     /// The counter whose intent is being completed.
     completing: String,
     report: PendingReport,
@@ -58,17 +63,30 @@ impl CompletePending {
             numbering: numbering.clone(),
             epoch,
             counters: VecDeque::new(),
+            sealed: BTreeSet::new(),
             completing: String::new(),
             report: PendingReport::default(),
             notes: Vec::new(),
             phase: PendingPhase::Find,
         };
-        let find = Command::Find {
-            collection: Collection::Counters,
-            filter: json!({
+        let filter = if numbering.sequence().sealed() {
+            // Also the counters whose last batch's seals may not be on their documents yet.
+            json!({ "$and": [
+                { "$or": numbering.sequence().counters_of() },
+                { "$or": [
+                    { "intent": { "$exists": true } },
+                    { format!("{}.pending.0", sealing::FIELD): { "$exists": true } },
+                ] },
+            ] })
+        } else {
+            json!({
                 "$or": numbering.sequence().counters_of(),
                 "intent": { "$exists": true },
-            }),
+            })
+        };
+        let find = Command::Find {
+            collection: Collection::Counters,
+            filter,
             options: QueryOptions::default(),
             after_cluster_time: None,
         };
@@ -89,6 +107,17 @@ impl CompletePendingMachine {
             let unfenced = crate::mutants::active(crate::mutants::Mutant::UnfencedCompletion);
             if counter_epoch > self.epoch && !unfenced {
                 return Err(fenced(&counter_id, self.epoch, counter_epoch));
+            }
+            // The seals recorded by the last finish first: the intent's finish replaces them.
+            if self.numbering.sequence().sealed() && self.sealed.insert(counter_id.clone()) {
+                let seal = CounterSeal::read(&counter, &counter_id)?;
+                if let Some(write) =
+                    sealing::write_command(&self.numbering, &seal.pending, self.epoch)
+                {
+                    self.counters.push_front(counter);
+                    self.phase = PendingPhase::WriteSeals;
+                    return Ok(Step::Command(write));
+                }
             }
             let Some(intent) = intent else { continue };
             self.notes.push(Note::CompletingIntent {
@@ -136,6 +165,10 @@ impl Machine for CompletePendingMachine {
         match std::mem::replace(&mut self.phase, PendingPhase::Idle) {
             PendingPhase::Find => {
                 self.counters = reply.into_documents("find")?.into();
+                self.next()
+            }
+            PendingPhase::WriteSeals => {
+                sealing::read_written(reply)?;
                 self.next()
             }
             PendingPhase::Complete(plan) => resume(plan, reply, &mut self.notes, |plan| {

@@ -110,3 +110,17 @@ async fn with_checkpoint_zero_every_batch_also_stores_its_token() {
     ]);
     assert_eq!(counts, expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sealed_batch_costs_one_command_more_than_a_gapless_one() {
+    let trigger = "gapless = true\nseal_fields = [\"i\"]";
+    let (counts, batches) = commands_of_100("cmds_sealed", trigger, NO_CHECKPOINT).await;
+    println!("sealed gapless mode, 100 documents in {batches} batch(es): {counts:?}");
+    // A gapless batch's five, and the seals' update (the head moves in the intent's finish).
+    let expected = BTreeMap::from([
+        ("find".to_owned(), 2 * batches),
+        ("findAndModify".to_owned(), 2 * batches),
+        ("update".to_owned(), 2 * batches),
+    ]);
+    assert_eq!(counts, expected);
+}

@@ -13,6 +13,7 @@ mod on_match;
 mod pipeline;
 mod post_images;
 mod read_ahead;
+mod sealed;
 mod sharding;
 mod stream;
 mod stream_cut;

@@ -54,7 +54,7 @@ fn every_tool_takes_every_sequence_option_of_the_core_s_table() {
         &["rewind", "s"],
     ];
     let options: Vec<_> = SequenceSpec::trigger_options().collect();
-    assert_eq!(options.len(), 11, "the options a trigger sets");
+    assert_eq!(options.len(), 12, "the options a trigger sets");
     for tool in tools {
         for option in &options {
             let flag = format!("--{}", option.flag);

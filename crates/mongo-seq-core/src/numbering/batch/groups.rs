@@ -20,6 +20,7 @@ pub trait GaplessGroups: Clone + std::fmt::Debug {
         numbering: &NumberingSpec,
         counter_id: &str,
         ids: Vec<Value>,
+        documents: Vec<Value>,
         epoch: Option<i64>,
         after: Option<ClusterTime>,
     ) -> Result<Self::Plan, SeqError>;
@@ -35,13 +36,14 @@ impl GaplessGroups for WithGapless {
         numbering: &NumberingSpec,
         counter_id: &str,
         ids: Vec<Value>,
+        documents: Vec<Value>,
         epoch: Option<i64>,
         after: Option<ClusterTime>,
     ) -> Result<NumberGapless, SeqError> {
         let epoch = epoch.ok_or_else(|| {
             SeqError::invalid_argument("gapless", "gapless numbering needs a lease epoch")
         })?;
-        NumberGapless::new(numbering, counter_id, ids, epoch, after)
+        NumberGapless::with_documents(numbering, counter_id, ids, documents, epoch, after)
     }
 }
 
@@ -68,6 +70,7 @@ impl GaplessGroups for Leaseless {
     fn start(
         _: &NumberingSpec,
         _: &str,
+        _: Vec<Value>,
         _: Vec<Value>,
         _: Option<i64>,
         _: Option<ClusterTime>,

@@ -2,6 +2,7 @@
 //! update (the diagram is in the parent module's docs).
 
 use super::*;
+use crate::numbering::sealing::CounterSeal;
 
 /// Outcome of [`GaplessReserve`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -11,6 +12,10 @@ pub enum GaplessReservation {
     Reserved {
         range: ReservedRange,
         intent: Intent,
+        /// A sealed series' counter seal as the reservation left it (the intent keeps every
+        /// other writer of the head away until it is cleared).
+        #[serde(skip)]
+        seal: Option<CounterSeal>,
     },
     /// An earlier intent is pending: complete it, then reserve again.
     Pending { intent: Intent },
@@ -206,12 +211,27 @@ impl Machine for GaplessReserveMachine {
                     ));
                 }
                 let intent = self.intent(&range);
-                Ok(Step::Done(GaplessReservation::Reserved { range, intent }))
+                let seal = if self.spec.sealed() {
+                    Some(CounterSeal::read(&document, &self.counter_id)?)
+                } else {
+                    None
+                };
+                Ok(Step::Done(GaplessReservation::Reserved {
+                    range,
+                    intent,
+                    seal,
+                }))
             }
             (ReservePhase::Update(_), Reply::None) => self.again(),
             (ReservePhase::Insert(range), Reply::Inserted) => {
                 let intent = self.intent(&range);
-                Ok(Step::Done(GaplessReservation::Reserved { range, intent }))
+                // A new counter: it has sealed nothing.
+                let seal = self.spec.sealed().then(CounterSeal::default);
+                Ok(Step::Done(GaplessReservation::Reserved {
+                    range,
+                    intent,
+                    seal,
+                }))
             }
             (ReservePhase::Insert(_), Reply::DuplicateKey) => self.again(),
             (_, other) => Err(unexpected(&other, "a gapless reservation command")),

@@ -9,11 +9,11 @@ fn code(raw: Value) -> &'static str {
 
 #[test]
 fn keys_are_the_normalized_options_keys() {
-    // `counterId` and `maxBlock` are left out of the normalized options when unset, `reset`, `timeZone`
+    // `counterId`, `maxBlock` and `sealFields` are left out of the normalized options when unset, `reset`, `timeZone`
     // and `yearStart` when the sequence never resets; a periodic sequence has no
     // `counterId`: the two together name every key.
     let named = SequenceSpec::parse(
-        &json!({"name": "orders", "counterId": "orders.seq", "block": 2, "maxBlock": 5}),
+        &json!({"name": "orders", "counterId": "orders.seq", "block": 2, "maxBlock": 5, "sealFields": ["total"]}),
     )
     .expect("valid");
     let yearly = SequenceSpec::parse(&json!({"name": "orders", "reset": "yearly"})).expect("valid");
@@ -75,7 +75,7 @@ fn errors() {
 fn trigger_keys() {
     assert_eq!(
         SequenceSpec::trigger_keys().collect::<Vec<_>>().join(", "),
-        "start, step, min, max, scope, format, reset, timeZone, yearStart, counterField, counterId"
+        "start, step, min, max, scope, format, reset, timeZone, yearStart, counterField, counterId, sealFields"
     );
     let keys = |v: Value| v.as_object().cloned().unwrap();
     let spec = SequenceSpec::parse_trigger("o", &keys(json!({"step": 10, "scope": ["t"]})));
