@@ -407,7 +407,7 @@ impl JsSequenceSpec {
         #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
     ) -> Result<JsPlan, JsValue> {
         let field = args::string("field", &field)?;
-        mongo_seq_core::seal::read::VerifySeal::new(&self.0, &field)
+        mongo_seq_core::VerifySeal::new(&self.0, &field)
             .js()
             .map(JsPlan::wrap)
     }

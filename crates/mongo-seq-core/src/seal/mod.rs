@@ -36,5 +36,4 @@
 
 pub mod canonical;
 pub mod link;
-pub mod read;
 pub mod verify;

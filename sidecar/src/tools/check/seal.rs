@@ -3,7 +3,7 @@
 //! lines. The verdict is the core's (`verified`, the failures by number); this module runs the
 //! plan and prints.
 
-use mongo_seq_core::seal::read::VerifySeal;
+use mongo_seq_core::VerifySeal;
 use mongo_seq_core::seal::verify::SeriesSealReport;
 use serde_json::Value;
 

@@ -263,3 +263,15 @@ fn what_is_not_a_sealed_series_is_refused_by_name() {
         assert!(error.to_string().contains("`field`"), "{error}");
     }
 }
+
+#[test]
+fn a_malformed_counter_seal_fails_naming_the_counter() {
+    let mut plan = plan();
+    let error = plan
+        .feed(documents(vec![
+            json!({"_id": "inv/2026", "seal": {"hash": 7}}),
+        ]))
+        .unwrap_err();
+    assert_eq!(error.code(), "MALFORMED_COUNTER");
+    assert!(error.to_string().contains("inv/2026"), "{error}");
+}

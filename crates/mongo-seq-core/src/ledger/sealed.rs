@@ -34,6 +34,7 @@ use serde_json::{json, Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::{LedgerKind, RecordedEntry};
+use crate::numbering::sealing::{self, CounterSeal};
 use crate::numbering::series::holders;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
@@ -200,28 +201,32 @@ impl VerifySealMachine {
     }
 
     /// The next counter's first read, the next page of counters, or the reports.
-    fn next_counter(&mut self) -> Step<Vec<SeriesSealReport>> {
+    fn next_counter(&mut self) -> Result<Step<Vec<SeriesSealReport>>, SeqError> {
         while let Some(counter) = self.counters.pop_front() {
-            if let Some(series) = self.series_of(&counter) {
+            if let Some(series) = self.series_of(&counter)? {
                 let command = self.documents_page(&series);
                 self.series = Some(series);
                 self.phase = Phase::Documents;
-                return Step::Command(command);
+                return Ok(Step::Command(command));
             }
         }
-        match self.more_after.take() {
+        Ok(match self.more_after.take() {
             Some(after) => {
                 self.phase = Phase::Counters;
                 Step::Command(self.counters_page(Some(&after)))
             }
             None => Step::Done(std::mem::take(&mut self.reports)),
-        }
+        })
     }
 
     /// The series of a counter document, `None` for one that is not a counter of the sequence.
-    fn series_of(&self, counter: &Value) -> Option<SeriesRead> {
-        let counter_id = self.spec.counter_id_of(counter.get("_id"))?;
-        self.spec.check_counter_id(&counter_id).ok()?;
+    fn series_of(&self, counter: &Value) -> Result<Option<SeriesRead>, SeqError> {
+        let Some(counter_id) = self.spec.counter_id_of(counter.get("_id")) else {
+            return Ok(None);
+        };
+        if self.spec.check_counter_id(&counter_id).is_err() {
+            return Ok(None);
+        }
         let key = match CounterKey::parse(&counter_id) {
             Ok(key) => key,
             // The `counterId` option's id of an unscoped sequence that never resets: its
@@ -233,33 +238,25 @@ impl VerifySealMachine {
                     period: None,
                 }
             }
-            Err(_) => return None,
+            Err(_) => return Ok(None),
         };
-        let seal = counter.get("seal");
-        let head = seal
-            .and_then(|seal| seal.get("hash"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let mut pending = BTreeMap::new();
-        for entry in seal
-            .and_then(|seal| seal.get("pending"))
-            .and_then(Value::as_array)
+        // The writer's reading of the counter (a malformed `seal` fails the verification,
+        // MALFORMED_COUNTER naming the counter: a chain is not repaired by guessing).
+        let sealed = CounterSeal::read(counter, &counter_id)?;
+        let pending = sealed
+            .pending
             .into_iter()
-            .flatten()
-        {
-            let id = entry.get("id").map(Value::to_string);
-            let number = entry.get("number").and_then(|n| ejson::read_i64(n).ok());
-            let sealed = entry.get("seal").and_then(|s| Seal::read(s).ok());
-            if let (Some(id), Some(number), Some(sealed)) = (id, number, sealed) {
-                pending.insert((id, number), sealed);
-            }
-        }
-        let records = seal
+            .map(|p| ((p.id.to_string(), p.number), p.seal))
+            .collect();
+        let head = sealed.head;
+        // Void and deletion entries not written to the ledger yet (their links are in the chain).
+        let records = counter
+            .get(sealing::FIELD)
             .and_then(|seal| seal.get("records"))
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        Some(SeriesRead {
+        Ok(Some(SeriesRead {
             counter_id,
             key,
             head,
@@ -267,10 +264,13 @@ impl VerifySealMachine {
             records,
             links: Vec::new(),
             last: None,
-        })
+        }))
     }
 
-    fn on_counters(&mut self, counters: Vec<Value>) -> Step<Vec<SeriesSealReport>> {
+    fn on_counters(
+        &mut self,
+        counters: Vec<Value>,
+    ) -> Result<Step<Vec<SeriesSealReport>>, SeqError> {
         let full = u64::try_from(counters.len()).unwrap_or(u64::MAX) >= COUNTER_PAGE;
         self.more_after = counters
             .last()
@@ -332,7 +332,7 @@ impl VerifySealMachine {
         &mut self,
         mut series: SeriesRead,
         entries: Vec<Value>,
-    ) -> Step<Vec<SeriesSealReport>> {
+    ) -> Result<Step<Vec<SeriesSealReport>>, SeqError> {
         let period = series.key.period.map(|period| period.text());
         let mut recorded: Vec<(LedgerKind, i64)> = Vec::new();
         let records = std::mem::take(&mut series.records);
@@ -428,16 +428,14 @@ impl Machine for VerifySealMachine {
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError> {
         let documents = reply.into_documents("find")?;
-        Ok(match (self.phase, self.series.take()) {
+        match (self.phase, self.series.take()) {
             (Phase::Counters, _) => self.on_counters(documents),
-            (Phase::Documents, Some(series)) => self.on_documents(series, documents),
+            (Phase::Documents, Some(series)) => Ok(self.on_documents(series, documents)),
             (Phase::Ledger, Some(series)) => self.on_ledger(series, documents),
-            (_, None) => {
-                return Err(SeqError::unexpected_reply(
-                    "a series' read without a series (a bug)",
-                ))
-            }
-        })
+            (_, None) => Err(SeqError::unexpected_reply(
+                "a series' read without a series (a bug)",
+            )),
+        }
     }
 }
 
