@@ -3,8 +3,8 @@
 //! lines. The verdict is the core's (`verified`, the failures by number); this module runs the
 //! plan and prints.
 
-use mongo_seq_core::VerifySeal;
 use mongo_seq_core::seal::verify::SeriesSealReport;
+use mongo_seq_core::VerifySeal;
 use serde_json::Value;
 
 use super::CheckTarget;
