@@ -93,86 +93,11 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             )));
         }
     }
-    if args.seal {
-        return run_seal(args, &uri, targets);
-    }
-    let reports = runtime()?.block_on(async {
+    let found = runtime()?.block_on(async {
         let client = crate::server::connect(&uri)
             .await
             .map_err(CliError::runtime)?;
-        let mut reports = Vec::with_capacity(targets.len());
-        for target in targets {
-            ensure_exists(&client, &target).await.map_err(|e| match e {
-                CheckError::Missing(missing) => CliError::usage(missing),
-                CheckError::Failed(e) => CliError::runtime(e),
-            })?;
-            let mongo = Connection::for_trigger(
-                &client,
-                &target.trigger.ns,
-                &target.counters,
-                &target.state,
-            );
-            let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
-            let gapless = target.gapless() || args.gapless;
-            let date_order = target.date_field().filter(|_| !args.no_chronological);
-            let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order)
-                .await
-                .map_err(CliError::runtime)?;
-            reports.push((target, summary));
-        }
-        Ok::<_, CliError>(reports)
-    })?;
-    if args.json {
-        let json = |(target, summary): &(CheckTarget, CheckSummary)| {
-            let mut value = serde_json::to_value(summary).unwrap_or_default();
-            if let (true, Some(object)) = (target.named, value.as_object_mut()) {
-                object.insert("trigger".to_owned(), json!(target.trigger.id));
-            }
-            value
-        };
-        let value = match args.config {
-            Some(_) => Value::Array(reports.iter().map(json).collect()),
-            None => reports.first().map(json).unwrap_or_default(),
-        };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
-    } else {
-        for (target, summary) in &reports {
-            println!("{}", summary.line(target));
-            for line in report::lines(summary) {
-                println!("{line}");
-            }
-        }
-    }
-    let mut clean = true;
-    for (target, summary) in &reports {
-        let problems = summary.problems();
-        if !problems.is_empty() {
-            clean = false;
-            eprintln!(
-                "mongo-seq: check failed for {} field {}: {}",
-                target.trigger.ns,
-                target.field(),
-                problems.join(", ")
-            );
-        }
-    }
-    if clean {
-        Ok(())
-    } else {
-        Err(CliError::CheckFailed)
-    }
-}
-
-/// `check --seal`: each target's chains verified (the core's plan), reported, the exit status.
-fn run_seal(args: &CheckArgs, uri: &str, targets: Vec<CheckTarget>) -> Result<(), CliError> {
-    let verified = runtime()?.block_on(async {
-        let client = crate::server::connect(uri)
-            .await
-            .map_err(CliError::runtime)?;
-        let mut verified = Vec::with_capacity(targets.len());
+        let mut found = Vec::with_capacity(targets.len());
         for target in targets {
             ensure_exists(&client, &target).await.map_err(|e| match e {
                 CheckError::Missing(missing) => CliError::usage(missing),
@@ -185,54 +110,51 @@ fn run_seal(args: &CheckArgs, uri: &str, targets: Vec<CheckTarget>) -> Result<()
                 &target.state,
             )
             .with_ledger(&client, &target.ledger);
-            let reports = verify_seal(&mongo, &target)
-                .await
-                .map_err(CliError::runtime)?;
-            verified.push((target, reports));
+            let checked = if args.seal {
+                Found::Chains(verify_seal(&mongo, &target).await)
+            } else {
+                let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
+                let gapless = target.gapless() || args.gapless;
+                let date_order = target.date_field().filter(|_| !args.no_chronological);
+                let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order).await;
+                Found::Accounts(summary)
+            };
+            found.push((target, checked.map_err(CliError::runtime)?));
         }
-        Ok::<_, CliError>(verified)
+        Ok::<_, CliError>(found)
     })?;
     if args.json {
-        let json = |(target, reports): &(CheckTarget, Vec<SeriesSealReport>)| {
-            let mut value = json!({
-                "collection": target.trigger.ns.to_string(),
-                "field": target.field(),
-                "seal": seal::to_json(reports),
-            });
+        let json = |(target, found): &(CheckTarget, Found<CheckSummary, Vec<SeriesSealReport>>)| {
+            let mut value = found.json(target);
             if let (true, Some(object)) = (target.named, value.as_object_mut()) {
                 object.insert("trigger".to_owned(), json!(target.trigger.id));
             }
             value
         };
         let value = match args.config {
-            Some(_) => Value::Array(verified.iter().map(json).collect()),
-            None => verified.first().map(json).unwrap_or_default(),
+            Some(_) => Value::Array(found.iter().map(json).collect()),
+            None => found.first().map(json).unwrap_or_default(),
         };
         println!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
     } else {
-        for (target, reports) in &verified {
-            println!(
-                "{}",
-                seal::line(&target.trigger.ns, target.field(), reports)
-            );
-            for line in seal::lines(reports) {
+        for (target, found) in &found {
+            for line in found.lines(target) {
                 println!("{line}");
             }
         }
     }
     let mut clean = true;
-    for (target, reports) in &verified {
-        let problems = seal::problems(reports);
-        if !problems.is_empty() {
+    for (target, found) in &found {
+        if let Some(failure) = found.failure() {
             clean = false;
             eprintln!(
-                "mongo-seq: check --seal failed for {} field {}: {}",
+                "mongo-seq: check{} failed for {} field {}: {failure}",
+                if args.seal { " --seal" } else { "" },
                 target.trigger.ns,
                 target.field(),
-                problems.join("; ")
             );
         }
     }
@@ -240,6 +162,62 @@ fn run_seal(args: &CheckArgs, uri: &str, targets: Vec<CheckTarget>) -> Result<()
         Ok(())
     } else {
         Err(CliError::CheckFailed)
+    }
+}
+
+/// What `check` found for one target: its accounts, or (`--seal`) its sealed chains; `A` and
+/// `C` are what the check of each gave (a result while it runs).
+enum Found<A, C> {
+    Accounts(A),
+    Chains(C),
+}
+
+impl<A, C, E> Found<Result<A, E>, Result<C, E>> {
+    fn map_err<F>(self, f: impl FnOnce(E) -> F) -> Result<Found<A, C>, F> {
+        Ok(match self {
+            Self::Accounts(found) => Found::Accounts(found.map_err(f)?),
+            Self::Chains(found) => Found::Chains(found.map_err(f)?),
+        })
+    }
+}
+
+impl Found<CheckSummary, Vec<SeriesSealReport>> {
+    /// The report as `--json` prints it.
+    fn json(&self, target: &CheckTarget) -> Value {
+        match self {
+            Self::Accounts(summary) => serde_json::to_value(summary).unwrap_or_default(),
+            Self::Chains(reports) => json!({
+                "collection": target.trigger.ns.to_string(),
+                "field": target.field(),
+                "seal": seal::to_json(reports),
+            }),
+        }
+    }
+
+    /// The human report: the summary line, then the details.
+    fn lines(&self, target: &CheckTarget) -> Vec<String> {
+        match self {
+            Self::Accounts(summary) => {
+                let mut lines = vec![summary.line(target)];
+                lines.extend(report::lines(summary));
+                lines
+            }
+            Self::Chains(reports) => {
+                let mut lines = vec![seal::line(&target.trigger.ns, target.field(), reports)];
+                lines.extend(seal::lines(reports));
+                lines
+            }
+        }
+    }
+
+    /// Why the check fails, if it does.
+    fn failure(&self) -> Option<String> {
+        let (problems, separator) = match self {
+            Self::Accounts(summary) => (summary.problems(), ", "),
+            // Each names a series' first failure, in a sentence of its own.
+            Self::Chains(reports) => (seal::problems(reports), "; "),
+        };
+        (!problems.is_empty()).then(|| problems.join(separator))
     }
 }
 

@@ -12,7 +12,7 @@ use mongodb::bson::{doc, Bson, DateTime, Document};
 use mongodb::Collection;
 use serde_json::{json, Map, Value};
 
-use super::json as parse;
+use super::{check_yearly_invoices, json as parse};
 
 const FIELDS: [&str; 2] = ["total", "customer.name"];
 
@@ -165,27 +165,9 @@ async fn write_series(label: &str) -> Written {
 
 /// `check --seal` of the series, with `extra` flags: exit code, stdout, stderr.
 fn check_seal(db: &str, extra: &[&str]) -> (i32, String, String) {
-    let uri = mongodb_uri();
-    let mut args = vec![
-        "check",
-        "--seal",
-        "--uri",
-        &uri,
-        "--db",
-        db,
-        "--collection",
-        "invoices",
-        "--field",
-        "number",
-        "--sequence",
-        "inv",
-        "--reset",
-        "yearly",
-        "--seal-fields",
-        "total,customer.name",
-    ];
+    let mut args = vec!["--seal", "--seal-fields", "total,customer.name"];
     args.extend_from_slice(extra);
-    run_bin(&args, &[])
+    check_yearly_invoices(&mongodb_uri(), db, &args)
 }
 
 /// The 2026 series' failures as (number, kind, reason), from `check --seal --json`.
