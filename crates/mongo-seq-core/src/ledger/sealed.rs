@@ -11,7 +11,8 @@
 //!   not written yet (`seal.records`); a deletion's `removed` is the issue link the document
 //!   held (`{fields, seal}`), so the chain is walked through it.
 //! - The head: the counter's `seal.hash`. The anchor: the head of the latest earlier sealed
-//!   period's counter of the same scope (counter ids of one scope sort by period).
+//!   period's counter of the same scope (counter ids of one scope sort together, by period),
+//!   as the writer anchors a period's first link.
 //!
 //! ```text
 //! find counters {$or: counters_of(name)[, _id > last]} sort _id, COUNTER_PAGE ─▶ per counter:
@@ -24,17 +25,15 @@
 //! Memory: one series' links at a time (each its number, two hashes and the sealed values:
 //! about 300 bytes plus those values, some 300 MB for a million-link series of small values),
 //! one reply (at most a page of documents, or one counter's ledger entries, which are sparse),
-//! and each scope's last head. Reads are `majority`: a verdict never rests on a write that may
+//! and the last head read. Reads are `majority`: a verdict never rests on a write that may
 //! roll back.
-
-use std::collections::{BTreeMap, VecDeque};
 
 use serde_json::{json, Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::{LedgerKind, RecordedEntry};
-use crate::numbering::sealing::{self, CounterSeal};
+use crate::numbering::sealing::{self, CounterSeal, PendingSeal};
 use crate::numbering::series::holders;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
@@ -61,14 +60,16 @@ pub struct VerifySealMachine {
     field: String,
     projection: Value,
     phase: Phase,
-    /// The counters of the page read, not verified yet.
-    counters: VecDeque<Value>,
+    /// The counters of the page read, not verified yet, last first.
+    counters: Vec<Value>,
     /// The `_id` of the last counter read, when its page was full (more may follow).
     more_after: Option<Value>,
     /// The series being read.
     series: Option<SeriesRead>,
-    /// Each scope's last head, by its counter id without the period: the next period's anchor.
-    anchors: BTreeMap<String, String>,
+    /// The last head read and its scope (its counter id without the period): the anchor of the
+    /// scope's next period. A scope's counters are read one after the other (the ids of one
+    /// scope share their text up to the period, so they sort together, periods in order).
+    anchor: Option<(String, String)>,
     reports: Vec<SeriesSealReport>,
 }
 
@@ -86,7 +87,7 @@ struct SeriesRead {
     key: CounterKey,
     head: Option<String>,
     /// Pending seals by the document's `_id` (its JSON text) and number.
-    pending: BTreeMap<(String, i64), Seal>,
+    pending: Vec<PendingSeal>,
     /// Ledger entries the counter records as not written yet.
     records: Vec<Value>,
     links: Vec<StoredLink>,
@@ -128,10 +129,10 @@ impl VerifySeal {
             field: field.to_owned(),
             projection: Value::Object(projection),
             phase: Phase::Counters,
-            counters: VecDeque::new(),
+            counters: Vec::new(),
             more_after: None,
             series: None,
-            anchors: BTreeMap::new(),
+            anchor: None,
             reports: Vec::new(),
         };
         let first = machine.counters_page(None);
@@ -202,7 +203,7 @@ impl VerifySealMachine {
 
     /// The next counter's first read, the next page of counters, or the reports.
     fn next_counter(&mut self) -> Result<Step<Vec<SeriesSealReport>>, SeqError> {
-        while let Some(counter) = self.counters.pop_front() {
+        while let Some(counter) = self.counters.pop() {
             if let Some(series) = self.series_of(&counter)? {
                 let command = self.documents_page(&series);
                 self.series = Some(series);
@@ -243,11 +244,7 @@ impl VerifySealMachine {
         // The writer's reading of the counter (a malformed `seal` fails the verification,
         // MALFORMED_COUNTER naming the counter: a chain is not repaired by guessing).
         let sealed = CounterSeal::read(counter, &counter_id)?;
-        let pending = sealed
-            .pending
-            .into_iter()
-            .map(|p| ((p.id.to_string(), p.number), p.seal))
-            .collect();
+        let pending = sealed.pending;
         let head = sealed.head;
         // Void and deletion entries not written to the ledger yet (their links are in the chain).
         let records = counter
@@ -276,7 +273,7 @@ impl VerifySealMachine {
             .last()
             .filter(|_| full)
             .and_then(|last| last.get("_id").cloned());
-        self.counters.extend(counters);
+        self.counters.extend(counters.into_iter().rev());
         self.next_counter()
     }
 
@@ -303,7 +300,11 @@ impl VerifySealMachine {
             // A seal that is not one ({hash, previous}) was edited: read as none.
             let seal = stored_value(document, &seal_field)
                 .and_then(|seal| Seal::read(seal).ok())
-                .or_else(|| series.pending.get(&(id.to_string(), number)).cloned());
+                .or_else(|| {
+                    let pending = series.pending.iter();
+                    let mut mine = pending.filter(|p| p.number == number && p.id == id);
+                    mine.next().map(|p| p.seal.clone())
+                });
             let link = Link::issued(
                 &series.counter_id,
                 number,
@@ -359,7 +360,10 @@ impl VerifySealMachine {
         }
         .id()
         .unwrap_or_else(|_| series.counter_id.clone());
-        let anchor = self.anchors.get(&scope).map(String::as_str);
+        let anchor = match &self.anchor {
+            Some((of, head)) if *of == scope => Some(head.as_str()),
+            _ => None,
+        };
         let report = verify_series(
             &series.counter_id,
             &series.links,
@@ -368,7 +372,7 @@ impl VerifySealMachine {
         );
         self.reports.push(report);
         if let Some(head) = series.head {
-            self.anchors.insert(scope, head);
+            self.anchor = Some((scope, head));
         }
         self.next_counter()
     }

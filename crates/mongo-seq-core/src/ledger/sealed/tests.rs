@@ -275,3 +275,41 @@ fn a_malformed_counter_seal_fails_naming_the_counter() {
     assert_eq!(error.code(), "MALFORMED_COUNTER");
     assert!(error.to_string().contains("inv/2026"), "{error}");
 }
+
+#[test]
+fn each_scope_is_anchored_on_its_own_earlier_period() {
+    let spec = SequenceSpec::parse(
+        &json!({"name": "inv", "reset": "yearly", "scope": ["t"], "sealFields": ["total"]}),
+    )
+    .unwrap();
+    let mut plan = VerifySeal::new(&spec, "no").unwrap();
+    let sealed = |series: &str, previous: Option<&str>| {
+        let (scope, period) = series[6..].split_once('/').unwrap();
+        let document = json!({"_id": series, "no": 1, "noPeriod": period, "t": scope, "total": 1});
+        let link = Link::issued(series, 1, Some(period), &document, &["total".to_owned()]);
+        let seal = link.seal(previous).unwrap();
+        (with_seal(document, &seal), seal.hash)
+    };
+    let (a_2025, head_a) = sealed("inv/t=a/2025", None);
+    let (a_2026, head_a_2026) = sealed("inv/t=a/2026", Some(&head_a));
+    // Scope b's first sealed period: its first link names nothing, whatever scope a's head is.
+    let (b_2026, head_b) = sealed("inv/t=b/2026", None);
+    let counter = |id: &str, head: &str| json!({"_id": id, "seal": {"hash": head}});
+    plan.feed(documents(vec![
+        counter("inv/t=a/2025", &head_a),
+        json!({"_id": "inv/t=a/2025-x"}), // not a counter of the sequence
+        counter("inv/t=a/2026", &head_a_2026),
+        counter("inv/t=b/2026", &head_b),
+    ]))
+    .unwrap();
+    for document in [a_2025, a_2026, b_2026] {
+        plan.feed(documents(vec![document])).unwrap();
+        let step = plan.feed(documents(vec![])).unwrap();
+        if let Step::Done(reports) = step {
+            assert_eq!(reports.len(), 3);
+            assert!(reports.iter().all(|r| r.verified), "{reports:?}");
+            return;
+        }
+    }
+    panic!("not done");
+}
