@@ -16,6 +16,7 @@ pub mod mutants;
 pub mod rng;
 pub mod runner;
 pub mod schedule;
+pub mod sealing;
 pub mod sidecar;
 pub mod trace;
 pub mod triggers;

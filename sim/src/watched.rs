@@ -1,6 +1,6 @@
 //! The watched collections of the simulated world and their triggers: `orders` (default
 //! mode) and `ledger` (gapless) number inserted documents; `invoices` and `credits` number
-//! documents on issue (`on = "match"`, series that reset in Paris). Both the sidecars'
+//! documents on issue (`on = "match"`, series that reset in Paris; `credits` sealed). Both the sidecars'
 //! processes ([`crate::triggers`]) and the clerk issuing documents ([`crate::issuing`]) read
 //! them here.
 
@@ -28,6 +28,8 @@ pub struct Watched {
     pub gapless: bool,
     /// A trigger that numbers on issue (`on = "match"`, a periodic series), or on insert.
     pub issue: Option<Issue>,
+    /// A sealed series' fields (`sealFields`; empty: not sealed).
+    pub seal_fields: &'static [&'static str],
 }
 
 /// How an `on = "match"` trigger numbers (`crate::issuing`): documents matching
@@ -54,16 +56,19 @@ pub fn condition() -> Map<String, Value> {
 pub const WATCHED: [Watched; 4] = [
     Watched {
         collection: "orders",
+        seal_fields: &[],
         gapless: false,
         issue: None,
     },
     Watched {
         collection: "ledger",
+        seal_fields: &[],
         gapless: true,
         issue: None,
     },
     Watched {
         collection: "invoices",
+        seal_fields: &[],
         gapless: false,
         issue: Some(Issue {
             reset: "yearly",
@@ -73,6 +78,7 @@ pub const WATCHED: [Watched; 4] = [
     },
     Watched {
         collection: "credits",
+        seal_fields: &["issuedAt"],
         gapless: true,
         issue: Some(Issue {
             reset: "monthly",
@@ -107,6 +113,9 @@ impl Watched {
                 options["format"] = json!(format);
                 format_field = Some(field);
             }
+        }
+        if !self.seal_fields.is_empty() {
+            options["sealFields"] = json!(self.seal_fields);
         }
         let sequence = SequenceSpec::parse(&options).expect("a sequence");
         let mut numbering =

@@ -96,6 +96,7 @@ pub fn check(world: &World, sidecars: &Sidecars) -> Vec<String> {
             let backfilled = |ns: &str| w.backfill_scans.get(ns).copied().unwrap_or(0);
             let entries: Vec<&crate::model::state::Entry> = w.cluster.history(primary).collect();
             violations.extend(crate::issuing::check(node, &entries, &counters, backfilled));
+            violations.extend(crate::sealing::check(node, &entries));
         }
         violations.extend(check_epochs(&history));
         let _ = &sidecars.shared;
