@@ -10,9 +10,11 @@
 //!   `deletion`, the deleted document's sealed values), and the entries the counter records as
 //!   not written yet (`seal.records`); a deletion's `removed` is the issue link the document
 //!   held (`{fields, seal}`), so the chain is walked through it.
-//! - The head: the counter's `seal.hash`. The anchor: the head of the latest earlier sealed
-//!   period's counter of the same scope (counter ids of one scope sort together, by period),
-//!   as the writer anchors a period's first link.
+//! - The head: the counter's `seal.hash`. The anchor: a link of the latest earlier sealed
+//!   period of the same scope (counter ids of one scope sort together, by period): the one the
+//!   period's first link names. The writer anchors a period on the earlier period's head as it
+//!   was then, and a late document of the earlier period may extend that chain afterwards, so
+//!   the anchor is not always the earlier counter's head now ([`anchor`]).
 //!
 //! ```text
 //! find counters {$or: counters_of(name)[, _id > last]} sort _id, COUNTER_PAGE ─▶ per counter:
@@ -25,8 +27,11 @@
 //! Memory: one series' links at a time (each its number, two hashes and the sealed values:
 //! about 300 bytes plus those values, some 300 MB for a million-link series of small values),
 //! one reply (at most a page of documents, or one counter's ledger entries, which are sparse),
-//! and the last head read. Reads are `majority`: a verdict never rests on a write that may
+//! and the hashes of the latest sealed series read (the next period's anchor is one of them).
+//! Reads are `majority`: a verdict never rests on a write that may
 //! roll back.
+
+use std::collections::BinaryHeap;
 
 use serde_json::{json, Map, Value};
 
@@ -66,10 +71,10 @@ pub struct VerifySealMachine {
     more_after: Option<Value>,
     /// The series being read.
     series: Option<SeriesRead>,
-    /// The last head read and its scope (its counter id without the period): the anchor of the
-    /// scope's next period. A scope's counters are read one after the other (the ids of one
-    /// scope share their text up to the period, so they sort together, periods in order).
-    anchor: Option<(String, String)>,
+    /// The latest sealed series read: the anchor of its scope's next period is one of its links.
+    /// A scope's counters are read one after the other (the ids of one scope share their text
+    /// up to the period, so they sort together, periods in order).
+    earlier: Option<Earlier>,
     reports: Vec<SeriesSealReport>,
 }
 
@@ -86,7 +91,7 @@ struct SeriesRead {
     counter_id: String,
     key: CounterKey,
     head: Option<String>,
-    /// Pending seals by the document's `_id` (its JSON text) and number.
+    /// The seals the counter records as pending (the last batch's).
     pending: Vec<PendingSeal>,
     /// Ledger entries the counter records as not written yet.
     records: Vec<Value>,
@@ -132,7 +137,7 @@ impl VerifySeal {
             counters: Vec::new(),
             more_after: None,
             series: None,
-            anchor: None,
+            earlier: None,
             reports: Vec::new(),
         };
         let first = machine.counters_page(None);
@@ -360,22 +365,58 @@ impl VerifySealMachine {
         }
         .id()
         .unwrap_or_else(|_| series.counter_id.clone());
-        let anchor = match &self.anchor {
-            Some((of, head)) if *of == scope => Some(head.as_str()),
-            _ => None,
-        };
+        let earlier = self
+            .earlier
+            .as_ref()
+            .filter(|earlier| earlier.scope == scope);
         let report = verify_series(
             &series.counter_id,
             &series.links,
-            anchor,
+            anchor(&series.links, earlier),
             series.head.as_deref(),
         );
         self.reports.push(report);
         if let Some(head) = series.head {
-            self.anchor = Some((scope, head));
+            // Sorted as a binary heap, like the accounts' lists (one sort in the Wasm module).
+            let hashes = series.links.iter().filter_map(|s| s.seal.as_ref());
+            let hashes = hashes
+                .map(|seal| seal.hash.clone())
+                .collect::<BinaryHeap<_>>();
+            self.earlier = Some(Earlier {
+                scope,
+                head,
+                hashes: hashes.into_sorted_vec(),
+            });
         }
         self.next_counter()
     }
+}
+
+/// A sealed series read: its scope, its head and its links' hashes (sorted).
+#[derive(Debug, Clone)]
+struct Earlier {
+    scope: String,
+    head: String,
+    hashes: Vec<String>,
+}
+
+/// The anchor of a period's chain: the link of the earlier period (`earlier`, none when the
+/// scope has no earlier sealed period) that the period's lowest link naming one of them names
+/// — the earlier head as it was when the period began —, else the earlier head (the period's
+/// first link then misses it: `LINK_MISSING`).
+fn anchor<'a>(links: &'a [StoredLink], earlier: Option<&'a Earlier>) -> Option<&'a str> {
+    let earlier = earlier?;
+    let named = links
+        .iter()
+        .filter_map(|stored| Some((stored, stored.seal.as_ref()?.previous.as_deref()?)))
+        .filter(|(_, previous)| {
+            earlier
+                .hashes
+                .binary_search_by(|h| h.as_str().cmp(previous))
+                .is_ok()
+        })
+        .min_by_key(|(stored, _)| (stored.link.number, stored.link.kind as u8));
+    Some(named.map_or(earlier.head.as_str(), |(_, previous)| previous))
 }
 
 /// The links a ledger entry (or a record of one) holds: its own, a void or a deletion, and a

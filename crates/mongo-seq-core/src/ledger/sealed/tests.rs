@@ -313,3 +313,33 @@ fn each_scope_is_anchored_on_its_own_earlier_period() {
     }
     panic!("not done");
 }
+
+#[test]
+fn a_period_begun_before_a_late_link_of_the_earlier_one_verifies() {
+    // 2025: 1, 2; 2026's first link names 2025's head then (2's); then a late 2025 document
+    // (dated 2025, issued after 2026 began) extends 2025's chain with 3.
+    let mut plan = plan();
+    let mut previous_2025 = None;
+    let (one, one_seal) = invoice("inv/2025", 1, &mut previous_2025);
+    let (two, two_seal) = invoice("inv/2025", 2, &mut previous_2025);
+    let mut previous_2026 = previous_2025.clone();
+    let (three, three_seal) = invoice("inv/2025", 3, &mut previous_2025);
+    let (first, first_seal) = invoice("inv/2026", 1, &mut previous_2026);
+    plan.feed(documents(vec![
+        json!({"_id": "inv/2025", "seal": {"hash": previous_2025}}),
+        json!({"_id": "inv/2026", "seal": {"hash": previous_2026}}),
+    ]))
+    .unwrap();
+    plan.feed(documents(vec![
+        with_seal(one, &one_seal),
+        with_seal(two, &two_seal),
+        with_seal(three, &three_seal),
+    ]))
+    .unwrap();
+    plan.feed(documents(vec![])).unwrap();
+    plan.feed(documents(vec![with_seal(first, &first_seal)]))
+        .unwrap();
+    let reports = done(plan.feed(documents(vec![])).unwrap());
+    assert!(reports.iter().all(|r| r.verified), "{reports:?}");
+    assert_eq!(reports[1].first.as_ref().unwrap().number, 1);
+}
