@@ -43,18 +43,11 @@ pub fn problems(reports: &[SeriesSealReport]) -> Vec<String> {
                 report.series,
                 first.number,
                 first.kind.name(),
-                reason(first),
+                first.reason.code(),
                 first.detail
             ))
         })
         .collect()
-}
-
-fn reason(failure: &mongo_seq_core::seal::verify::SealFailure) -> String {
-    serde_json::to_value(failure.reason)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// The reports as JSON (integers beyond 2^53 − 1 as decimal strings, like `check`'s).
@@ -122,7 +115,7 @@ pub fn lines(reports: &[SeriesSealReport]) -> Vec<String> {
                 "    {first}number {} ({}): {}: {}",
                 failure.number,
                 failure.kind.name(),
-                reason(failure),
+                failure.reason.code(),
                 failure.detail
             ));
         }
