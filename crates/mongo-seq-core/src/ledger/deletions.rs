@@ -24,21 +24,25 @@
 //! nothing fills it after.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::counter::document::read_spec_counter;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::LedgerEntry;
 use crate::numbering::intent::{read_command, read_counter_extras, Intent};
+use crate::numbering::sealing::{self, seal_document, CounterSeal};
 use crate::numbering::series::{holders, holding, Holding};
 use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{Command, QueryOptions};
 use crate::protocol::concern::{anchored_find, ClusterTime};
 use crate::protocol::machine::{Machine, MachinePlan};
+use crate::protocol::plan::Retries;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
+use crate::seal::link::Link;
 use crate::sequence::counter_id::CounterKey;
+use crate::sequence::field::stored_value;
 
 /// One `delete` event: the document's `_id`, its pre-image when the event had one, when.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,13 +77,22 @@ pub struct DeletionReport {
 struct Record {
     entry: LedgerEntry,
     key: CounterKey,
+    /// The document as it was (a sealed series' deletion seals its values).
+    before: Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     ReadCounter,
     FindHeld,
+    /// A sealed series: whether the deletion is recorded already (a replayed event), before
+    /// its link moves the head.
+    FindRecorded,
+    /// A sealed series: moving the head over the deletion's link.
+    Append,
     Insert,
+    /// A sealed series: the entry written, its record dropped from the counter.
+    Pull,
 }
 
 /// The deletion records plan; see the module docs.
@@ -91,6 +104,9 @@ pub struct RecordDeletionsMachine {
     spec: NumberingSpec,
     records: Vec<Record>,
     index: usize,
+    /// A sealed series: the counter's seal as read for the current record.
+    sealed: Option<CounterSeal>,
+    retries: Retries,
     phase: Phase,
     report: DeletionReport,
 }
@@ -114,6 +130,8 @@ impl RecordDeletions {
             spec: spec.clone(),
             records,
             index: 0,
+            sealed: None,
+            retries: Retries::default(),
             phase: Phase::ReadCounter,
             report,
         };
@@ -145,7 +163,11 @@ fn record_of(
         LedgerEntry::deletion(&counter_id, number, deletion.id.clone(), by, deletion.at_ms)?;
     // The sequence's name, also where the counter's id is the `counterId` option's.
     entry.sequence = spec.sequence().name().to_owned();
-    Ok(Some(Record { entry, key }))
+    Ok(Some(Record {
+        entry,
+        key,
+        before: before.clone(),
+    }))
 }
 
 /// Whether `n` is one of `intent`'s numbers (`first, first + step, …`, `count` of them).
@@ -200,6 +222,67 @@ impl RecordDeletionsMachine {
         )
     }
 
+    /// A sealed series: the deletion's link after the head, with the issue link the document
+    /// held (`removed`: its values and its seal, from the document, else from the seals its
+    /// counter recorded and had not written yet).
+    fn append(&mut self, record: &Record) -> Result<Step<DeletionReport>, SeqError> {
+        let Some(counter) = self.sealed.clone() else {
+            return Ok(self.insert(record));
+        };
+        let counter_id = record.entry.counter_id.clone();
+        let sequence = self.spec.sequence();
+        let period = sequence.period_of_counter_id(&counter_id).map(|p| p.text());
+        let fields = Link::issued(
+            &counter_id,
+            record.entry.number,
+            period.as_deref(),
+            &record.before,
+            sequence.seal_fields(),
+        )
+        .fields;
+        let held = stored_value(&record.before, &self.spec.seal_field())
+            .cloned()
+            .or_else(|| {
+                let id = record.entry.document.as_ref()?;
+                counter
+                    .pending
+                    .iter()
+                    .find(|p| &p.id == id && p.number == record.entry.number)
+                    .map(|p| seal_document(&p.seal))
+            })
+            .unwrap_or(Value::Null);
+        let mut entry = record.entry.clone();
+        entry.removed = Some(json!({ "fields": fields.clone(), "seal": held }));
+        let mut entries = [entry];
+        sealing::seal_entries(
+            sequence,
+            &counter_id,
+            counter.head.as_deref(),
+            &mut entries,
+            &[fields],
+        )?;
+        let [entry] = entries;
+        let command = sealing::append_command(
+            sequence,
+            &counter_id,
+            &counter,
+            std::slice::from_ref(&entry),
+        );
+        if let Some(sealed) = self.records.get_mut(self.index) {
+            sealed.entry = entry;
+        }
+        self.phase = Phase::Append;
+        Ok(Step::Command(command))
+    }
+
+    fn insert(&mut self, record: &Record) -> Step<DeletionReport> {
+        self.phase = Phase::Insert;
+        Step::Command(Command::InsertOne {
+            collection: crate::protocol::command::Collection::Ledger,
+            document: record.entry.to_document(),
+        })
+    }
+
     fn transition(&mut self, reply: Reply) -> Result<Step<DeletionReport>, SeqError> {
         let Some(record) = self.records.get(self.index).cloned() else {
             return Err(unexpected(&reply, "a finished plan"));
@@ -217,6 +300,22 @@ impl RecordDeletionsMachine {
                 if beyond || intent.is_some_and(|intent| in_intent(&intent, n, step)) {
                     return Ok(self.next(|r| &mut r.not_final));
                 }
+                self.sealed = None;
+                if sequence.sealed() {
+                    let counter = CounterSeal::read(&document, counter_id)?;
+                    // Its link moved the head already (a replayed event): write its entry.
+                    let key = LedgerEntry::key(counter_id, n);
+                    if let Some(stored) =
+                        counter.records.iter().find(|r| r.get("_id") == Some(&key))
+                    {
+                        self.phase = Phase::Insert;
+                        return Ok(Step::Command(Command::InsertOne {
+                            collection: crate::protocol::command::Collection::Ledger,
+                            document: stored.clone(),
+                        }));
+                    }
+                    self.sealed = Some(counter);
+                }
                 self.phase = Phase::FindHeld;
                 Ok(Step::Command(self.held_command(&record)))
             }
@@ -231,16 +330,49 @@ impl RecordDeletionsMachine {
                 if crate::mutants::active(crate::mutants::Mutant::SkipDeletionRecord) {
                     return Ok(self.next(|r| &mut r.recorded));
                 }
-                self.phase = Phase::Insert;
-                Ok(Step::Command(Command::InsertOne {
-                    collection: crate::protocol::command::Collection::Ledger,
-                    document: record.entry.to_document(),
-                }))
+                if self.sealed.is_some() {
+                    self.phase = Phase::FindRecorded;
+                    let key = LedgerEntry::key(&record.entry.counter_id, record.entry.number);
+                    return Ok(Step::Command(Command::FindOne {
+                        collection: crate::protocol::command::Collection::Ledger,
+                        filter: json!({ "_id": key }),
+                        options: None,
+                    }));
+                }
+                Ok(self.insert(&record))
             }
+            (Phase::FindRecorded, Reply::Document { .. }) => Ok(self.next(|r| &mut r.recorded)),
+            (Phase::FindRecorded, Reply::None) => self.append(&record),
+            (Phase::FindRecorded, other) => Err(unexpected(&other, "findOne")),
+            (Phase::Append, Reply::Document { .. }) => {
+                let record = self.records.get(self.index).cloned().unwrap_or(record);
+                Ok(self.insert(&record))
+            }
+            // The head moved, or an intent started: every check again.
+            (Phase::Append, Reply::None) => {
+                self.retries
+                    .bump("deletion record (sealed)", &record.entry.counter_id)?;
+                self.phase = Phase::ReadCounter;
+                Ok(Step::Command(read_command(
+                    self.spec.sequence(),
+                    &record.entry.counter_id,
+                )))
+            }
+            (Phase::Append, other) => Err(unexpected(&other, "findAndModify")),
             (Phase::Insert, Reply::Inserted | Reply::DuplicateKey) => {
+                if self.spec.sequence().sealed() {
+                    self.phase = Phase::Pull;
+                    let key = LedgerEntry::key(&record.entry.counter_id, record.entry.number);
+                    return Ok(Step::Command(sealing::pull_command(
+                        self.spec.sequence(),
+                        &record.entry.counter_id,
+                        vec![key],
+                    )));
+                }
                 Ok(self.next(|r| &mut r.recorded))
             }
             (Phase::Insert, other) => Err(unexpected(&other, "insertOne")),
+            (Phase::Pull, _) => Ok(self.next(|r| &mut r.recorded)),
         }
     }
 }

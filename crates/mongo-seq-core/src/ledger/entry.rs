@@ -22,6 +22,8 @@ use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
+use crate::numbering::sealing::seal_document;
+use crate::seal::link::{Link, LinkKind, Seal};
 use crate::sequence::counter_id::CounterKey;
 
 /// The reason of every deletion record.
@@ -70,6 +72,11 @@ pub struct LedgerEntry {
     pub by: String,
     /// The deleted document's `_id` (Extended JSON); `None` for a void.
     pub document: Option<Value>,
+    /// A sealed series': the entry's own link's seal (see [`crate::numbering::sealing`]).
+    pub seal: Option<Seal>,
+    /// A sealed series' deletion: the issue link the document held, `{fields, seal}`, so the
+    /// chain stays walkable without it.
+    pub removed: Option<Value>,
 }
 
 impl LedgerEntry {
@@ -90,6 +97,8 @@ impl LedgerEntry {
             at_ms,
             by: check_text("by", by)?,
             document: None,
+            seal: None,
+            removed: None,
         })
     }
 
@@ -110,6 +119,8 @@ impl LedgerEntry {
             at_ms,
             by: check_text("by", by)?,
             document: Some(document),
+            seal: None,
+            removed: None,
         })
     }
 
@@ -137,7 +148,28 @@ impl LedgerEntry {
         if let Some(id) = &self.document {
             document.insert("document".to_owned(), id.clone());
         }
+        if let Some(seal) = &self.seal {
+            document.insert("seal".to_owned(), seal_document(seal));
+        }
+        if let Some(removed) = &self.removed {
+            document.insert("removed".to_owned(), removed.clone());
+        }
         Value::Object(document)
+    }
+
+    /// The entry's link in its sealed series: a void seals no field, a deletion the values the
+    /// document held (`fields`).
+    pub fn link(&self, period: Option<String>, fields: Map<String, Value>) -> Link {
+        Link {
+            series: self.counter_id.clone(),
+            kind: match self.kind {
+                LedgerKind::Void => LinkKind::Void,
+                LedgerKind::Deleted => LinkKind::Deletion,
+            },
+            number: self.number,
+            period,
+            fields,
+        }
     }
 }
 

@@ -41,7 +41,7 @@
 //! after they stopped); a gapless series' are safe (INTENT_PENDING while a batch is written).
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::counter::document::read_spec_counter;
 use crate::counter::set_next::check_on_grid;
@@ -49,9 +49,11 @@ use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::{LedgerEntry, LedgerKind};
 use crate::numbering::intent::{read_command, read_counter_extras};
+use crate::numbering::sealing::{self, CounterSeal};
 use crate::numbering::series::holders;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
+use crate::protocol::plan::Retries;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::counter_id::CounterKey;
@@ -157,8 +159,12 @@ enum Phase {
     ReadCounter,
     FindHeld,
     FindLedger,
+    /// A sealed series: moving the head over the voids' links.
+    Append,
     /// Inserting entry `i`.
     Insert(usize),
+    /// A sealed series: the voids written, their records dropped from the counter.
+    Pull,
     /// Entry `i` was a duplicate key: reading whose it is.
     ReadTaken(usize),
 }
@@ -173,6 +179,10 @@ pub struct VoidMachine {
     key: CounterKey,
     field: String,
     entries: Vec<LedgerEntry>,
+    /// A sealed series' counter seal, as read; `Some` once the voids' links moved the head.
+    sealed: Option<CounterSeal>,
+    appended: bool,
+    retries: Retries,
     phase: Phase,
 }
 
@@ -228,6 +238,9 @@ impl VoidNumbers {
             key,
             field: request.field.clone(),
             entries,
+            sealed: None,
+            appended: false,
+            retries: Retries::default(),
             phase: Phase::ReadCounter,
         };
         let first = read_command(spec, &request.counter_id);
@@ -284,6 +297,19 @@ impl VoidMachine {
 
     fn insert(&mut self, index: usize) -> Result<Step<VoidOutcome>, SeqError> {
         let Some(entry) = self.entries.get(index) else {
+            if self.appended && self.phase != Phase::Pull {
+                self.phase = Phase::Pull;
+                let keys = self
+                    .entries
+                    .iter()
+                    .map(|e| LedgerEntry::key(&e.counter_id, e.number))
+                    .collect();
+                return Ok(Step::Command(sealing::pull_command(
+                    &self.spec,
+                    self.counter_id(),
+                    keys,
+                )));
+            }
             let first = self.entries.first();
             return Ok(Step::Done(VoidOutcome {
                 counter_id: self.counter_id().to_owned(),
@@ -364,6 +390,49 @@ impl VoidMachine {
         )
     }
 
+    /// A sealed series: the voids' links after the head read, or ALREADY_VOIDED when another
+    /// void's link for one of the numbers moved the head already (its entry not written yet).
+    fn read_seal(&mut self, document: &Value) -> Result<(), SeqError> {
+        if !self.spec.sealed() {
+            return Ok(());
+        }
+        let counter = CounterSeal::read(document, self.counter_id())?;
+        if let Some(entry) = self
+            .entries
+            .iter()
+            .find(|e| counter.has_record(&LedgerEntry::key(&e.counter_id, e.number)))
+        {
+            return Err(self.already(entry.number, None, &[]));
+        }
+        self.sealed = Some(counter);
+        Ok(())
+    }
+
+    /// Seals the voids after the head and moves it over them (a sealed series; the mutant
+    /// leaves them out of the chain), else inserts them.
+    fn append(&mut self) -> Result<Step<VoidOutcome>, SeqError> {
+        let outside = crate::mutants::active(crate::mutants::Mutant::VoidOutsideChain);
+        let Some(counter) = self.sealed.clone().filter(|_| !outside) else {
+            return self.insert(0);
+        };
+        let counter_id = self.counter_id().to_owned();
+        let fields = vec![Map::new(); self.entries.len()];
+        sealing::seal_entries(
+            &self.spec,
+            &counter_id,
+            counter.head.as_deref(),
+            &mut self.entries,
+            &fields,
+        )?;
+        self.phase = Phase::Append;
+        Ok(Step::Command(sealing::append_command(
+            &self.spec,
+            &counter_id,
+            &counter,
+            &self.entries,
+        )))
+    }
+
     fn check_counter(&self, document: &Value) -> Result<(), SeqError> {
         let counter_id = self.counter_id();
         let last = read_spec_counter(&self.spec, document, counter_id)?;
@@ -394,6 +463,7 @@ impl VoidMachine {
             (Phase::ReadCounter, Reply::None) => Err(self.not_issued(self.number_of(None), None)),
             (Phase::ReadCounter, Reply::Document { document }) => {
                 self.check_counter(&document)?;
+                self.read_seal(&document)?;
                 self.phase = Phase::FindHeld;
                 Ok(Step::Command(self.held_command()))
             }
@@ -418,8 +488,21 @@ impl VoidMachine {
                     let number = self.number_of(entry.get("_id").and_then(|id| id.get("number")));
                     return Err(self.already(number, Some(entry), &[]));
                 }
+                self.append()
+            }
+            (Phase::Append, Reply::Document { .. }) => {
+                self.appended = true;
                 self.insert(0)
             }
+            // The head moved, or an intent started: every check again.
+            (Phase::Append, Reply::None) => {
+                let counter_id = self.counter_id().to_owned();
+                self.retries.bump("void (sealed)", &counter_id)?;
+                self.phase = Phase::ReadCounter;
+                Ok(Step::Command(read_command(&self.spec, self.counter_id())))
+            }
+            (Phase::Append, other) => Err(unexpected(&other, "findAndModify")),
+            (Phase::Pull, _) => self.insert(self.entries.len()),
             (Phase::Insert(index), Reply::Inserted) => self.insert(index.saturating_add(1)),
             (Phase::Insert(index), Reply::DuplicateKey) => {
                 let entry = self.entries.get(index);

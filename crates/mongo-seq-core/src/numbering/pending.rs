@@ -39,6 +39,13 @@ enum PendingPhase {
     Find,
     /// Writing the seals a counter recorded (a sealed series).
     WriteSeals,
+    /// Writing a crashed appender's ledger entries (their links moved the head): the rest.
+    InsertRecords {
+        counter_id: String,
+        rest: VecDeque<Value>,
+        keys: Vec<Value>,
+    },
+    PullRecords,
     Complete(Box<CompleteIntent>),
 }
 
@@ -76,6 +83,7 @@ impl CompletePending {
                 { "$or": [
                     { "intent": { "$exists": true } },
                     { format!("{}.pending.0", sealing::FIELD): { "$exists": true } },
+                    { format!("{}.records.0", sealing::FIELD): { "$exists": true } },
                 ] },
             ] })
         } else {
@@ -111,41 +119,92 @@ impl CompletePendingMachine {
             // The seals recorded by the last finish first: the intent's finish replaces them.
             if self.numbering.sequence().sealed() && self.sealed.insert(counter_id.clone()) {
                 let seal = CounterSeal::read(&counter, &counter_id)?;
-                if let Some(write) =
-                    sealing::write_command(&self.numbering, &seal.pending, self.epoch)
-                {
-                    self.counters.push_front(counter);
+                let keys: Vec<Value> = seal
+                    .records
+                    .iter()
+                    .filter_map(|r| r.get("_id").cloned())
+                    .collect();
+                let write = sealing::write_command(&self.numbering, &seal.pending, self.epoch);
+                self.counters.push_front(counter);
+                if !seal.records.is_empty() {
+                    // After the seals' write (when there is one), the records' entries.
+                    self.phase = PendingPhase::InsertRecords {
+                        counter_id,
+                        rest: seal.records.into(),
+                        keys,
+                    };
+                    return match write {
+                        Some(write) => Ok(Step::Command(write)),
+                        None => self.insert_record(),
+                    };
+                }
+                if let Some(write) = write {
                     self.phase = PendingPhase::WriteSeals;
                     return Ok(Step::Command(write));
                 }
+                self.counters.pop_front();
+                let Some(intent) = intent else { continue };
+                return self.complete(counter_id, intent);
             }
             let Some(intent) = intent else { continue };
-            self.notes.push(Note::CompletingIntent {
-                counter_id: counter_id.clone(),
-                first: intent.first,
-                count: intent.count,
-                epoch: intent.epoch,
-                before_reserving: false,
-            });
-            let plan = CompleteIntent::new(
-                &self.numbering,
-                &counter_id,
-                &intent,
-                Vec::new(),
-                self.epoch,
-                None,
-            )?;
-            self.completing = counter_id;
-            let step = launch(plan, &mut self.notes, |plan| {
-                self.phase = PendingPhase::Complete(plan);
-            })?;
-            if let Step::Command(command) =
-                step.and_then(|numbered| Ok(self.completed(numbered)))?
-            {
-                return Ok(Step::Command(command));
-            }
+            return self.complete(counter_id, intent);
         }
         Ok(Step::Done(self.report.clone()))
+    }
+
+    /// Completes `counter_id`'s pending `intent`.
+    fn complete(
+        &mut self,
+        counter_id: String,
+        intent: crate::numbering::intent::Intent,
+    ) -> Result<Step<PendingReport>, SeqError> {
+        self.notes.push(Note::CompletingIntent {
+            counter_id: counter_id.clone(),
+            first: intent.first,
+            count: intent.count,
+            epoch: intent.epoch,
+            before_reserving: false,
+        });
+        let plan = CompleteIntent::new(
+            &self.numbering,
+            &counter_id,
+            &intent,
+            Vec::new(),
+            self.epoch,
+            None,
+        )?;
+        self.completing = counter_id;
+        let step = launch(plan, &mut self.notes, |plan| {
+            self.phase = PendingPhase::Complete(plan);
+        })?;
+        match step.and_then(|numbered| Ok(self.completed(numbered)))? {
+            Step::Command(command) => Ok(Step::Command(command)),
+            Step::Done(()) => self.next(),
+        }
+    }
+
+    /// The next record's entry (insertOne; a duplicate key: written already), then the pull.
+    fn insert_record(&mut self) -> Result<Step<PendingReport>, SeqError> {
+        let PendingPhase::InsertRecords {
+            counter_id,
+            rest,
+            keys,
+        } = &mut self.phase
+        else {
+            return Err(SeqError::unexpected_reply("no record is being written"));
+        };
+        match rest.pop_front() {
+            Some(record) => Ok(Step::Command(Command::InsertOne {
+                collection: Collection::Ledger,
+                document: record,
+            })),
+            None => {
+                let pull =
+                    sealing::pull_command(self.numbering.sequence(), counter_id, keys.clone());
+                self.phase = PendingPhase::PullRecords;
+                Ok(Step::Command(pull))
+            }
+        }
     }
 
     fn completed(&mut self, numbered: u64) -> Step<()> {
@@ -171,6 +230,16 @@ impl Machine for CompletePendingMachine {
                 sealing::read_written(reply)?;
                 self.next()
             }
+            phase @ PendingPhase::InsertRecords { .. } => {
+                // The seals' write before the first record, or a record's insert.
+                match reply {
+                    Reply::Inserted | Reply::DuplicateKey => {}
+                    reply => sealing::read_written(reply)?,
+                }
+                self.phase = phase;
+                self.insert_record()
+            }
+            PendingPhase::PullRecords => self.next(),
             PendingPhase::Complete(plan) => resume(plan, reply, &mut self.notes, |plan| {
                 self.phase = PendingPhase::Complete(plan);
             })?

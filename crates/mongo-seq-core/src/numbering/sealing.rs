@@ -41,8 +41,11 @@ use serde_json::{json, Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
+use crate::ledger::entry::LedgerEntry;
 use crate::numbering::spec::NumberingSpec;
-use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
+use crate::protocol::command::{
+    Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
+};
 use crate::protocol::reply::Reply;
 use crate::seal::link::{Link, Seal};
 use crate::sequence::field::stored_value;
@@ -90,6 +93,9 @@ pub struct CounterSeal {
     pub head: Option<String>,
     /// The last batch's seals, recorded when its intent was cleared.
     pub pending: Vec<PendingSeal>,
+    /// Ledger entries (voids, deletions) whose links moved the head, stored until their
+    /// entries are written (an appender that crashed in between leaves them here).
+    pub records: Vec<Value>,
 }
 
 impl CounterSeal {
@@ -135,11 +141,29 @@ impl CounterSeal {
                 )))
             }
         };
+        let records = match seal.get("records") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items.clone(),
+            Some(other) => {
+                return Err(bad(format!(
+                    "`records` must be an array, got {}",
+                    ejson::describe(other)
+                )))
+            }
+        };
         Ok(Self {
             present: true,
             head,
             pending,
+            records,
         })
+    }
+
+    /// Whether a record of `key` (a ledger entry's `_id`) moved the head already.
+    pub fn has_record(&self, key: &Value) -> bool {
+        self.records
+            .iter()
+            .any(|record| record.get("_id") == Some(key))
     }
 
     /// The finish's filter condition: the head as read (compare-and-set), or no seal yet.
@@ -198,16 +222,89 @@ pub fn chain(
     Ok(seals)
 }
 
-/// The `$set` of the update that clears the intent: the new head and the batch's seals.
+/// The `$set` of the update that clears the intent: the new head and the batch's seals
+/// (`seal.records` left as they are: an appender's).
 pub(crate) fn finish_set(set: &mut Map<String, Value>, head: Option<&str>, seals: &[PendingSeal]) {
     let last = seals.last().map(|s| s.seal.hash.as_str()).or(head);
+    set.insert(format!("{FIELD}.hash"), last.into());
     set.insert(
-        FIELD.to_owned(),
-        json!({
-            "hash": last,
-            "pending": seals.iter().map(PendingSeal::to_document).collect::<Vec<_>>(),
-        }),
+        format!("{FIELD}.pending"),
+        seals
+            .iter()
+            .map(PendingSeal::to_document)
+            .collect::<Vec<_>>()
+            .into(),
     );
+}
+
+/// Seals ledger entries (voids, deletions: `fields` per entry, the values each link seals) in
+/// the order given, the first after `head`.
+pub fn seal_entries(
+    spec: &SequenceSpec,
+    counter_id: &str,
+    head: Option<&str>,
+    entries: &mut [LedgerEntry],
+    fields: &[Map<String, Value>],
+) -> Result<(), SeqError> {
+    let period = spec.period_of_counter_id(counter_id).map(|p| p.text());
+    let mut previous = head.map(str::to_owned);
+    for (index, entry) in entries.iter_mut().enumerate() {
+        let link = entry.link(
+            period.clone(),
+            fields.get(index).cloned().unwrap_or_default(),
+        );
+        let seal = link.seal(previous.as_deref())?;
+        previous = Some(seal.hash.clone());
+        entry.seal = Some(seal);
+    }
+    Ok(())
+}
+
+/// Moves the head over sealed `entries` (compare-and-set on the head as read, and only while
+/// no intent is pending: the intent's numbers are not final) and stores them in
+/// `seal.records` until they are written.
+pub fn append_command(
+    spec: &SequenceSpec,
+    counter_id: &str,
+    counter: &CounterSeal,
+    entries: &[LedgerEntry],
+) -> Command {
+    let mut filter = spec.id_filter(counter_id);
+    filter.insert("intent".to_owned(), json!({ "$exists": false }));
+    counter.add_condition(&mut filter);
+    let last = entries
+        .iter()
+        .rev()
+        .find_map(|e| e.seal.as_ref().map(|s| s.hash.clone()))
+        .or_else(|| counter.head.clone());
+    let records: Vec<Value> = entries.iter().map(LedgerEntry::to_document).collect();
+    Command::FindOneAndUpdate {
+        collection: Collection::Counters,
+        filter: Value::Object(filter),
+        update: json!({
+            "$set": { format!("{FIELD}.hash"): last },
+            "$push": { format!("{FIELD}.records"): { "$each": records } },
+        }),
+        options: UpdateOptions {
+            upsert: false,
+            return_document: ReturnDocument::After,
+        },
+    }
+}
+
+/// Drops written records (`keys`: their entries' `_id`s) from the counter.
+pub fn pull_command(spec: &SequenceSpec, counter_id: &str, keys: Vec<Value>) -> Command {
+    Command::FindOneAndUpdate {
+        collection: Collection::Counters,
+        filter: Value::Object(spec.id_filter(counter_id)),
+        update: json!({
+            "$pull": { format!("{FIELD}.records"): { "_id": { "$in": keys } } },
+        }),
+        options: UpdateOptions {
+            upsert: false,
+            return_document: ReturnDocument::After,
+        },
+    }
 }
 
 /// The update writing `seals` on their documents (`None`: nothing to write): each only where

@@ -327,6 +327,12 @@ impl<'a> Walk<'a> {
                     Some(self.last_issued.map_or(link.number, |n| n.max(link.number)));
                 self.issued.insert(link.number);
             }
+            // A void accounts for a number no document held (reserved and lost, skipped):
+            // the next issue follows it.
+            LinkKind::Void if !self.issued.contains(&link.number) => {
+                self.last_issued =
+                    Some(self.last_issued.map_or(link.number, |n| n.max(link.number)));
+            }
             LinkKind::Void | LinkKind::Deletion => {
                 if !self.issued.contains(&link.number) {
                     self.fail(

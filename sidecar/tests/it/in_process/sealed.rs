@@ -267,3 +267,161 @@ async fn seals_recorded_but_not_written_are_written_by_the_next_holder_as_record
     assert_eq!(report.links, 4, "{report:?}");
     plain.database(&db).drop().await.ok();
 }
+
+/// The ledger's entries of `counter_id` as links: a void's, a deletion's and the issue link a
+/// deletion removed.
+async fn ledger_links(db: &str, counter_id: &str, fields: &[String]) -> Vec<StoredLink> {
+    let ledger: Collection<Document> = client().await.database(db).collection("mongo_seq_ledger");
+    let entries: Vec<Document> = ledger
+        .find(doc! { "_id.counter": counter_id })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut links = Vec::new();
+    for entry in entries {
+        let value = json(&entry);
+        let number = entry
+            .get_document("_id")
+            .unwrap()
+            .get_i64("number")
+            .unwrap();
+        let seal = value.get("seal").map(|s| Seal::read(s).unwrap());
+        let kind = entry.get_str("kind").unwrap();
+        let removed = value.get("removed");
+        let sealed_fields = removed
+            .and_then(|r| r.get("fields"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let link = Link::from_json(
+            "link",
+            &serde_json::json!({
+                "series": counter_id,
+                "kind": if kind == "void" { "void" } else { "deletion" },
+                "number": number,
+                "fields": sealed_fields,
+            }),
+        )
+        .unwrap();
+        links.push(StoredLink { link, seal });
+        if let Some(removed) = removed {
+            let mut issue = Link::issued(counter_id, number, None, &Value::Null, fields);
+            issue.fields = sealed_fields;
+            links.push(StoredLink {
+                link: issue,
+                seal: removed.get("seal").map(|s| Seal::read(s).unwrap()),
+            });
+        }
+    }
+    links
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn voids_and_deletions_are_links_of_the_chain() {
+    let (db, plain, coll) = test_db("sealed_ledger").await;
+    let sequence = format!("{db}.orders");
+    let database = plain.database(&db);
+    database
+        .run_command(doc! { "create": "orders" })
+        .await
+        .unwrap();
+    database
+        .run_command(
+            doc! { "collMod": "orders", "changeStreamPreAndPostImages": { "enabled": true } },
+        )
+        .await
+        .unwrap();
+    let trigger = "gapless = true\nseal_fields = [\"total\"]";
+    let text = config_toml(&db, trigger, "");
+    let path = write_config(&format!("{db}-sealed-void"), &text);
+    let run = start(config(&db, trigger, ""), options().await, false);
+    wait_running(&run).await;
+    coll.insert_many((1..=3).map(|i| doc! { "_id": i, "total": i * 10 }))
+        .await
+        .unwrap();
+    sealed(&coll, 3).await;
+    // A sealed document deleted: its deletion is recorded as a link.
+    coll.delete_one(doc! { "_id": 2 }).await.unwrap();
+    let ledger: Collection<Document> = database.collection("mongo_seq_ledger");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while ledger.count_documents(doc! {}).await.unwrap() < 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "deletion not recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A number lost (taken by hand from the counter) and voided by a clerk.
+    let counters: Collection<Document> = database.collection("counters");
+    counters
+        .update_one(doc! { "_id": &sequence }, doc! { "$inc": { "seq": 1_i64 } })
+        .await
+        .unwrap();
+    let (code, out, err) = run_bin(
+        &[
+            "void",
+            &sequence,
+            "4",
+            "--reason",
+            "lost in a crash",
+            "--config",
+            path.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    // The next documents chain after the void.
+    coll.insert_one(doc! { "_id": 5, "total": 50 })
+        .await
+        .unwrap();
+    sealed(&coll, 3).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while coll
+        .count_documents(doc! { "_id": 5, "seqSeal": { "$exists": true } })
+        .await
+        .unwrap()
+        < 1
+    {
+        assert!(tokio::time::Instant::now() < deadline, "5 not sealed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    run.stop().await;
+    let fields = ["total".to_owned()];
+    let mut links: Vec<StoredLink> = all(&coll)
+        .await
+        .iter()
+        .map(|d| {
+            let value = json(d);
+            StoredLink {
+                link: Link::issued(&sequence, d.get_i64("seq").unwrap(), None, &value, &fields),
+                seal: value.get("seqSeal").map(|s| Seal::read(s).unwrap()),
+            }
+        })
+        .collect();
+    links.extend(ledger_links(&db, &sequence, &fields).await);
+    let counter = counters
+        .find_one(doc! { "_id": &sequence })
+        .await
+        .unwrap()
+        .unwrap();
+    let seal = counter.get_document("seal").unwrap();
+    assert!(
+        seal.get_array("records").map_or(true, Vec::is_empty),
+        "records left: {seal:?}"
+    );
+    let head = seal.get_str("hash").ok();
+    let report = verify_series(&sequence, &links, None, head);
+    assert!(report.verified, "{report:?}");
+    // issue 1, 2, 3, deletion 2, void 4, issue 5.
+    assert_eq!(report.links, 6, "{report:?}");
+    // A void left out of the chain would be a link the chain does not hold.
+    let outside: Vec<StoredLink> = links
+        .iter()
+        .filter(|l| l.link.kind != mongo_seq_core::seal::link::LinkKind::Void)
+        .cloned()
+        .collect();
+    assert!(!verify_series(&sequence, &outside, None, head).verified);
+    plain.database(&db).drop().await.ok();
+}

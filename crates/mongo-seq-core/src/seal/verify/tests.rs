@@ -139,11 +139,14 @@ fn a_link_inserted_beside_another_is_found_whichever_is_read_first() {
 }
 
 #[test]
-fn an_issue_out_of_order_and_a_void_of_a_number_not_issued_are_refused() {
+fn an_issue_out_of_order_and_a_deletion_of_a_number_not_issued_are_refused() {
     let mut links = chain(3, None);
     let mut previous = head(&links);
     links.push(append(&mut previous, link(LinkKind::Issue, 5, json!(500))));
-    links.push(append(&mut previous, link(LinkKind::Void, 9, Value::Null)));
+    links.push(append(
+        &mut previous,
+        link(LinkKind::Deletion, 9, Value::Null),
+    ));
     let report = verify_series(SERIES, &links, None, previous.as_deref());
     assert_eq!(
         reasons(&report),
@@ -152,6 +155,18 @@ fn an_issue_out_of_order_and_a_void_of_a_number_not_issued_are_refused() {
             (9, SealFailureReason::OutOfOrder)
         ]
     );
+}
+
+#[test]
+fn a_void_of_a_number_no_document_held_accounts_for_it() {
+    // 4 was reserved and lost (or skipped): its void is the link before 5.
+    let mut links = chain(3, None);
+    let mut previous = head(&links);
+    links.push(append(&mut previous, link(LinkKind::Void, 4, Value::Null)));
+    links.push(append(&mut previous, link(LinkKind::Issue, 5, json!(500))));
+    let report = verify_series(SERIES, &links, None, previous.as_deref());
+    assert!(report.verified, "{report:?}");
+    assert_eq!(report.links, 5);
 }
 
 #[test]
