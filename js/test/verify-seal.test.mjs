@@ -26,7 +26,8 @@ const invoice = (year, no) => ({ _id: year * 100 + no, no, noPeriod: String(year
 
 /**
  * 2025: invoices 1 and 2; 2026, chained to 2025's head: 1 to 4, invoice 3 deleted (its deletion
- * recorded with the link it held), 2 voided, invoice 4's seal still pending in the counter.
+ * recorded with the link it held), 5 voided (no document held it), invoice 4's seal still
+ * pending in the counter.
  */
 async function writeSeries(db) {
   const docs = db.collection("invoices");
@@ -43,14 +44,14 @@ async function writeSeries(db) {
   await docs.insertOne(documents[3]); // its seal is pending in the counter
   const removed = { fields: issue(2026, documents[2]).fields, seal: seals[2] };
   const deletion = append(chain, { ...issue(2026, documents[2]), kind: "deletion" });
-  const voided = append(chain, { series: "inv/2026", kind: "void", number: 2, period: "2026", fields: {} });
+  const voided = append(chain, { series: "inv/2026", kind: "void", number: 5, period: "2026", fields: {} });
   const entry = (number, kind, reason) => ({ _id: { counter: "inv/2026", number }, sequence: "inv", kind, reason, at: new Date(0), by: "test" });
   await db.collection("mongo_seq_ledger").insertMany([
     { ...entry(3, "deleted", "document deleted"), document: 202603, seal: deletion, removed },
-    { ...entry(2, "void", "printed twice"), seal: voided },
+    { ...entry(5, "void", "reserved and lost"), seal: voided },
   ]);
   // The counter's head is the void's; invoice 4's seal (before the deletion and the void) is pending.
-  await db.collection("counters").insertOne({ _id: "inv/2026", seq: 4, seal: { hash: chain.last, pending: [{ id: 202604, number: 4, seal: seals[3] }] } });
+  await db.collection("counters").insertOne({ _id: "inv/2026", seq: 5, seal: { hash: chain.last, pending: [{ id: 202604, number: 4, seal: seals[3] }] } });
   return docs;
 }
 
@@ -68,7 +69,7 @@ test("verifySeal(): an intact sealed series verifies, period after period, a pen
       { series: "inv/2026", links: 6, verified: true, failures: [], pending: 0 },
     ],
   );
-  assert.deepEqual(reports[1].last, { number: 2, kind: "void", hash: (await db.collection("counters").findOne({ _id: "inv/2026" })).seal.hash });
+  assert.deepEqual(reports[1].last, { number: 5, kind: "void", hash: (await db.collection("counters").findOne({ _id: "inv/2026" })).seal.hash });
 
   // A sealed field changed by hand: its link is named, the rest verifies.
   await docs.updateOne({ _id: 202602 }, { $set: { total: 21 } });

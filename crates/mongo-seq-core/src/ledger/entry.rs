@@ -50,6 +50,14 @@ impl LedgerKind {
         }
     }
 
+    /// The kind of its link in a sealed series.
+    pub fn link_kind(self) -> LinkKind {
+        match self {
+            Self::Void => LinkKind::Void,
+            Self::Deleted => LinkKind::Deletion,
+        }
+    }
+
     /// The kind a stored `kind` names, if any.
     pub fn from_name(name: &str) -> Option<Self> {
         [Self::Void, Self::Deleted]
@@ -162,10 +170,7 @@ impl LedgerEntry {
     pub fn link(&self, period: Option<String>, fields: Map<String, Value>) -> Link {
         Link {
             series: self.counter_id.clone(),
-            kind: match self.kind {
-                LedgerKind::Void => LinkKind::Void,
-                LedgerKind::Deleted => LinkKind::Deletion,
-            },
+            kind: self.kind.link_kind(),
             number: self.number,
             period,
             fields,

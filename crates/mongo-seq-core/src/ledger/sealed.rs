@@ -38,7 +38,7 @@ use serde_json::{json, Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::{LedgerKind, RecordedEntry};
-use crate::numbering::sealing::{self, CounterSeal, PendingSeal};
+use crate::numbering::sealing::{CounterSeal, PendingSeal};
 use crate::numbering::series::holders;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{Machine, MachinePlan};
@@ -249,15 +249,7 @@ impl VerifySealMachine {
         // The writer's reading of the counter (a malformed `seal` fails the verification,
         // MALFORMED_COUNTER naming the counter: a chain is not repaired by guessing).
         let sealed = CounterSeal::read(counter, &counter_id)?;
-        let pending = sealed.pending;
-        let head = sealed.head;
-        // Void and deletion entries not written to the ledger yet (their links are in the chain).
-        let records = counter
-            .get(sealing::FIELD)
-            .and_then(|seal| seal.get("records"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let (head, pending, records) = (sealed.head, sealed.pending, sealed.records);
         Ok(Some(SeriesRead {
             counter_id,
             key,
@@ -428,38 +420,34 @@ fn recorded_links(
     entry: &Value,
     links: &mut Vec<StoredLink>,
 ) {
-    let removed = entry.get("removed");
-    let fields = |value: Option<&Value>| match value.and_then(|v| v.get("fields")) {
+    let seal = |value: Option<&Value>| value.and_then(|seal| Seal::read(seal).ok());
+    // A deletion's link seals the values the document held, as its removed link does; a void's
+    // seals none.
+    let removed = entry
+        .get("removed")
+        .filter(|_| read.kind == LedgerKind::Deleted);
+    let fields = match removed.and_then(|removed| removed.get("fields")) {
         Some(Value::Object(fields)) => fields.clone(),
         _ => Map::new(),
     };
-    let link = |kind: LinkKind, fields: Map<String, Value>| Link {
+    let link = |kind: LinkKind| Link {
         series: series.to_owned(),
         kind,
         number: read.number,
         period: period.map(str::to_owned),
-        fields,
+        fields: fields.clone(),
     };
-    let own = match read.kind {
-        LedgerKind::Void => link(LinkKind::Void, Map::new()),
-        LedgerKind::Deleted => link(LinkKind::Deletion, fields(removed)),
-    };
-    if let Some(seal) = entry.get("seal").and_then(|s| Seal::read(s).ok()) {
+    if let Some(seal) = seal(entry.get("seal")) {
         links.push(StoredLink {
-            link: own,
+            link: link(read.kind.link_kind()),
             seal: Some(seal),
         });
     }
-    if read.kind == LedgerKind::Deleted {
-        if let Some(seal) = removed
-            .and_then(|removed| removed.get("seal"))
-            .and_then(|s| Seal::read(s).ok())
-        {
-            links.push(StoredLink {
-                link: link(LinkKind::Issue, fields(removed)),
-                seal: Some(seal),
-            });
-        }
+    if let Some(seal) = seal(removed.and_then(|removed| removed.get("seal"))) {
+        links.push(StoredLink {
+            link: link(LinkKind::Issue),
+            seal: Some(seal),
+        });
     }
 }
 

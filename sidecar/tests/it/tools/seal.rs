@@ -72,9 +72,9 @@ impl Written {
 }
 
 /// The sealed series `inv` (yearly) numbered in `number` of `db.invoices`, sealing `total` and
-/// `customer.name`: in 2025 numbers 1 and 2; in 2026, chained to 2025's head, numbers 1 to 5 — 3's
-/// document deleted (its deletion recorded with the link it held), 2 voided, 5's seal still
-/// pending in the counter.
+/// `customer.name`: in 2025 numbers 1 and 2; in 2026, chained to 2025's head, numbers 1 to 4 —
+/// 3's document deleted (its deletion recorded with the link it held) —, 5 voided (no document
+/// held it), 6 numbered, its seal still pending in the counter.
 async fn write_series(label: &str) -> Written {
     let (db, plain, _) = test_db(label).await;
     let database = plain.database(&db);
@@ -100,7 +100,7 @@ async fn write_series(label: &str) -> Written {
         .unwrap();
 
     let mut chain = Chain(Some(head_2025));
-    let documents: Vec<Value> = (1..=5).map(|n| invoice(2026, n, n * 10)).collect();
+    let documents: Vec<Value> = [1, 2, 3, 4, 6].map(|n| invoice(2026, n, n * 10)).to_vec();
     let mut seals = Vec::new();
     for document in &documents[..4] {
         seals.push(chain.append(&issue(2026, document)));
@@ -135,24 +135,24 @@ async fn write_series(label: &str) -> Written {
         "removed",
         doc! { "fields": bson(&Value::Object(removed_fields)), "seal": seal_bson(&seals[2]) },
     );
-    // A void (the chain's rule: of a number issued before it).
+    // A void of a number no document held (reserved and lost).
     let void = Link {
         series: "inv/2026".to_owned(),
         kind: LinkKind::Void,
-        number: 2,
+        number: 5,
         period: Some("2026".to_owned()),
         fields: Map::new(),
     };
-    let mut voided = entry(2, "void", "printed twice");
+    let mut voided = entry(5, "void", "reserved and lost");
     voided.insert("seal", seal_bson(&chain.append(&void)));
     ledger.insert_many([deleted, voided]).await.unwrap();
-    // Invoice 5: numbered, its seal recorded in the counter, not on the document yet.
-    let five = chain.append(&issue(2026, &documents[4]));
+    // Invoice 6: numbered, its seal recorded in the counter, not on the document yet.
+    let six = chain.append(&issue(2026, &documents[4]));
     invoices.insert_one(bson(&documents[4])).await.unwrap();
     counters
-        .insert_one(doc! { "_id": "inv/2026", "seq": 5_i64, "seal": {
-            "hash": &five.hash,
-            "pending": [{ "id": 202_605_i64, "number": 5_i64, "seal": seal_bson(&five) }],
+        .insert_one(doc! { "_id": "inv/2026", "seq": 6_i64, "seal": {
+            "hash": &six.hash,
+            "pending": [{ "id": 202_606_i64, "number": 6_i64, "seal": seal_bson(&six) }],
         } })
         .await
         .unwrap();
@@ -255,10 +255,13 @@ async fn an_intact_sealed_series_verifies_and_a_pending_seal_counts() {
     let config_report = parse(&out);
     assert_eq!(config_report[0]["trigger"], "invoices", "{config_report}");
     assert_eq!(config_report[0]["seal"], report["seal"], "{config_report}");
+    // The accounts agree: every number held, voided or recorded deleted.
+    let (code, out, err) = check_yearly_invoices(&mongodb_uri(), &written.db, &["--gapless"]);
+    assert_eq!(code, 0, "{out}{err}");
     // 2026's first link names 2025's head: the periods are chained.
     assert_eq!(
-        series[1]["last"]["number"], 5,
-        "the pending seal is invoice 5's: {report}"
+        series[1]["last"]["number"], 6,
+        "the pending seal is invoice 6's: {report}"
     );
 }
 
@@ -341,24 +344,22 @@ async fn a_removed_seal_and_the_heads_last_link_removed_are_found() {
         failures_2026(&written.db),
         [
             failure(2, "issue", "SEAL_REMOVED"),
-            // Its void then names a number the chain has not issued.
-            failure(2, "void", "OUT_OF_ORDER"),
             failure(3, "issue", "LINK_MISSING")
         ]
     );
 
     let written = write_series("seal_tail").await;
-    // Invoice 5 (the head's link, its seal pending in the counter) deleted without a record.
+    // Invoice 6 (the head's link, its seal pending in the counter) deleted without a record.
     written
         .invoices()
-        .delete_one(doc! { "_id": 202_605_i64 })
+        .delete_one(doc! { "_id": 202_606_i64 })
         .await
         .unwrap();
     let failures = failures_2026(&written.db);
     assert_eq!(
         failures,
-        [failure(2, "issue", "LINK_MISSING")],
-        "the chain ends at the void of 2"
+        [failure(5, "issue", "LINK_MISSING")],
+        "the chain ends at the void of 5"
     );
 }
 

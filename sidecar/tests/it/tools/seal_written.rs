@@ -1,6 +1,7 @@
 //! `check --seal` of a series the sidecar itself sealed (a gapless trigger with `seal_fields`,
-//! two periods): the reader finds the writer's chain intact, the audit agrees, and a sealed
-//! value changed by hand afterwards is named.
+//! two periods, a deletion it recorded, a number voided with `mongo-seq void`): the reader finds
+//! the writer's chain intact, the audit agrees, and a sealed value changed by hand afterwards is
+//! named.
 
 use crate::common;
 
@@ -36,6 +37,21 @@ async fn sealed(coll: &Collection<Document>, n: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
     let (db, plain, coll) = test_db("seal_written").await;
+    let database = plain.database(&db);
+    // Pre-images: a deletion's record keeps the link the document held.
+    database
+        .run_command(doc! { "create": "orders" })
+        .await
+        .unwrap();
+    database
+        .run_command(
+            doc! { "collMod": "orders", "changeStreamPreAndPostImages": { "enabled": true } },
+        )
+        .await
+        .unwrap();
+    let path = write_config(&format!("{db}-written"), &config_toml(&db, TRIGGER, ""));
+    let path = path.to_str().unwrap();
+    let sequence = format!("{db}.orders");
     let run = start(config(&db, TRIGGER, ""), options().await, false);
     wait_running(&run).await;
     for i in 0..3 {
@@ -50,10 +66,39 @@ async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
     .await
     .unwrap();
     sealed(&coll, 7).await;
+    // 2026's number 2 deleted: the trigger records it, a link of the chain.
+    coll.delete_one(doc! { "seqPeriod": "2026", "seq": 2_i64 })
+        .await
+        .unwrap();
+    let ledger: Collection<Document> = database.collection("mongo_seq_ledger");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while ledger.count_documents(doc! {}).await.unwrap() < 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "deletion not recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A number lost (taken by hand from the counter) and voided by a clerk.
+    database
+        .collection::<Document>("counters")
+        .update_one(
+            doc! { "_id": format!("{sequence}/2026") },
+            doc! { "$inc": { "seq": 1_i64 } },
+        )
+        .await
+        .unwrap();
+    let voided = [
+        "void", &sequence, "5", "--period", "2026", "--reason", "lost", "--config", path,
+    ];
+    let (code, out, err) = run_bin(&voided, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    coll.insert_one(doc! { "customer": { "name": "e" }, "total": 1, "issuedAt": date(2026, 2, 1) })
+        .await
+        .unwrap();
+    sealed(&coll, 7).await; // 6 of the 7 left, and the new one
     run.stop().await;
 
-    let path = write_config(&format!("{db}-written"), &config_toml(&db, TRIGGER, ""));
-    let path = path.to_str().unwrap();
     let (code, out, err) = run_bin(&["check", "--seal", "--json", "--config", path], &[]);
     assert_eq!(code, 0, "{out}{err}");
     let report = parse(&out);
@@ -69,12 +114,12 @@ async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
             )
         })
         .collect();
-    let sequence = format!("{db}.orders");
     assert_eq!(
         summary,
         [
             (json!(format!("{sequence}/2025")), json!(3), json!(true)),
-            (json!(format!("{sequence}/2026")), json!(4), json!(true)),
+            // Issues 1 to 4 (2's from its deletion's record), 2's deletion, 5's void, 6.
+            (json!(format!("{sequence}/2026")), json!(7), json!(true)),
         ],
         "{report}"
     );
@@ -84,7 +129,7 @@ async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
 
     // A sealed value changed by hand (a nested field of a sealed document): named, exit 1.
     coll.update_one(
-        doc! { "seqPeriod": "2026", "seq": 2_i64 },
+        doc! { "seqPeriod": "2026", "seq": 3_i64 },
         doc! { "$set": { "customer.name": "someone else" } },
     )
     .await
@@ -93,7 +138,7 @@ async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains(&format!(
-            "{sequence}/2026: the sealed chain breaks at number 2 (issue): FIELD_CHANGED"
+            "{sequence}/2026: the sealed chain breaks at number 3 (issue): FIELD_CHANGED"
         )),
         "{err}"
     );
