@@ -185,6 +185,18 @@ pub fn entries_of(sequence: &str) -> Value {
     Value::Object(filter)
 }
 
+/// The filter of the ledger's entries of one counter: a range of `_id`s (`{counter, number}`
+/// compares field by field, in order), so the `_id` index finds them, every integer `number`
+/// of them.
+pub fn entries_filed_under(counter_id: &str) -> Value {
+    let mut range = Map::new();
+    range.insert("$gte".to_owned(), LedgerEntry::key(counter_id, i64::MIN));
+    range.insert("$lte".to_owned(), LedgerEntry::key(counter_id, i64::MAX));
+    let mut filter = Map::new();
+    filter.insert("_id".to_owned(), Value::Object(range));
+    Value::Object(filter)
+}
+
 /// The counter id a stored entry is filed under (its `_id.counter`), when it has one.
 pub fn filed_under(document: &Value) -> Option<&str> {
     document.get("_id")?.get("counter")?.as_str()

@@ -20,7 +20,7 @@
 //! find counters {$or: counters_of(name)[, _id > last]} sort _id, COUNTER_PAGE ─▶ per counter:
 //!   find documents {scope values, <field>Period, <field> ≥ last[, _id ∉ read at last]}
 //!        sort <field>, DOCUMENT_PAGE, again until a page is short
-//!   find ledger {_id.counter} ─▶ verify_series(links, anchor, head) ─▶ its report
+//!   find ledger {_id: {counter, MIN}..{counter, MAX}} ─▶ verify_series(links, anchor, head) ─▶ its report
 //! next counter; a full page of counters ─▶ the next page; else done: the reports by counter id
 //! ```
 //!
@@ -37,7 +37,7 @@ use serde_json::{json, Map, Value};
 
 use crate::ejson;
 use crate::error::SeqError;
-use crate::ledger::entry::{LedgerKind, RecordedEntry};
+use crate::ledger::entry::{entries_filed_under, LedgerKind, RecordedEntry};
 use crate::numbering::sealing::{CounterSeal, PendingSeal};
 use crate::numbering::series::holders;
 use crate::protocol::command::{Collection, Command, QueryOptions};
@@ -317,7 +317,7 @@ impl VerifySealMachine {
             self.phase = Phase::Ledger;
             find(
                 Collection::Ledger,
-                json!({ "_id.counter": series.counter_id }),
+                entries_filed_under(&series.counter_id),
                 None,
                 None,
             )
