@@ -118,7 +118,7 @@ async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
         summary,
         [
             (json!(format!("{sequence}/2025")), json!(3), json!(true)),
-            // Issues 1 to 4 (2's from its deletion's record), 2's deletion, 5's void, 6.
+            // Numbers 1 to 4 issued (2's link from its deletion's record), 2's deletion, 5's void, 6.
             (json!(format!("{sequence}/2026")), json!(7), json!(true)),
         ],
         "{report}"
