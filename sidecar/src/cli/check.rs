@@ -9,9 +9,11 @@ use serde_json::{json, Value};
 use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{load_config, runtime, CliError};
 use crate::connection::Connection;
+use crate::tools::check::seal::{self, verify_seal};
 use crate::tools::check::{
     audit_collection, ensure_exists, report, CheckError, CheckSummary, CheckTarget,
 };
+use mongo_seq_core::seal::verify::SeriesSealReport;
 
 #[derive(Debug, Args)]
 #[command(
@@ -30,7 +32,14 @@ is audited per period, each period's series on its own (duplicates, gaps, grid a
 the period): a number's period is the one written beside it in `<field>Period`; a numbered \
 document without one is reported (exit 1). With a date field (the trigger's `date_field`, or \
 --date-field) each number dated before the number before it in its series is listed and fails \
-the check (--no-chronological skips it)."
+the check (--no-chronological skips it). With --seal, check verifies a sealed series' chains \
+instead (a trigger's `seal_fields`; with flags, --seal-fields): every link re-computed from the \
+documents, the ledger and the counters, per series (counter) the links verified, the first and \
+last hash, and each link that does not verify with its reason — FIELD_CHANGED (a sealed field \
+changed), LINK_MISSING (a sealed document deleted without a record, or the last links removed), \
+LINK_INSERTED, OUT_OF_ORDER, SEAL_REMOVED —, the first one named on standard error (exit 1); \
+numbers issued but not sealed yet, and numbers from before the series was sealed, are counted, \
+not failed."
 )]
 pub struct CheckArgs {
     /// Check the triggers of this sidecar config: connection, collection, field, sequence
@@ -62,6 +71,11 @@ pub struct CheckArgs {
     /// Do not check the date order (see --chronological).
     #[arg(long)]
     pub no_chronological: bool,
+    /// Verify the sealed chains instead of the accounts (the trigger's `seal_fields`; with
+    /// flags: --seal-fields): any link that does not verify fails the check (exit 1). With
+    /// --config, its triggers that seal (one named by --trigger must).
+    #[arg(long, conflicts_with_all = ["gapless", "chronological", "date_field"])]
+    pub seal: bool,
     /// Print the full report as JSON instead of the one-line summary (with --config: an array,
     /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
     /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
@@ -79,11 +93,11 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let reports = runtime()?.block_on(async {
+    let found = runtime()?.block_on(async {
         let client = crate::server::connect(&uri)
             .await
             .map_err(CliError::runtime)?;
-        let mut reports = Vec::with_capacity(targets.len());
+        let mut found = Vec::with_capacity(targets.len());
         for target in targets {
             ensure_exists(&client, &target).await.map_err(|e| match e {
                 CheckError::Missing(missing) => CliError::usage(missing),
@@ -94,51 +108,53 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
                 &target.trigger.ns,
                 &target.counters,
                 &target.state,
-            );
-            let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
-            let gapless = target.gapless() || args.gapless;
-            let date_order = target.date_field().filter(|_| !args.no_chronological);
-            let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order)
-                .await
-                .map_err(CliError::runtime)?;
-            reports.push((target, summary));
+            )
+            .with_ledger(&client, &target.ledger);
+            let checked = if args.seal {
+                Found::Chains(verify_seal(&mongo, &target).await)
+            } else {
+                let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
+                let gapless = target.gapless() || args.gapless;
+                let date_order = target.date_field().filter(|_| !args.no_chronological);
+                let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order).await;
+                Found::Accounts(summary)
+            };
+            found.push((target, checked.map_err(CliError::runtime)?));
         }
-        Ok::<_, CliError>(reports)
+        Ok::<_, CliError>(found)
     })?;
     if args.json {
-        let json = |(target, summary): &(CheckTarget, CheckSummary)| {
-            let mut value = serde_json::to_value(summary).unwrap_or_default();
+        let json = |(target, found): &(CheckTarget, Found<CheckSummary, Vec<SeriesSealReport>>)| {
+            let mut value = found.json(target);
             if let (true, Some(object)) = (target.named, value.as_object_mut()) {
                 object.insert("trigger".to_owned(), json!(target.trigger.id));
             }
             value
         };
         let value = match args.config {
-            Some(_) => Value::Array(reports.iter().map(json).collect()),
-            None => reports.first().map(json).unwrap_or_default(),
+            Some(_) => Value::Array(found.iter().map(json).collect()),
+            None => found.first().map(json).unwrap_or_default(),
         };
         println!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
     } else {
-        for (target, summary) in &reports {
-            println!("{}", summary.line(target));
-            for line in report::lines(summary) {
+        for (target, found) in &found {
+            for line in found.lines(target) {
                 println!("{line}");
             }
         }
     }
     let mut clean = true;
-    for (target, summary) in &reports {
-        let problems = summary.problems();
-        if !problems.is_empty() {
+    for (target, found) in &found {
+        if let Some(failure) = found.failure() {
             clean = false;
             eprintln!(
-                "mongo-seq: check failed for {} field {}: {}",
+                "mongo-seq: check{} failed for {} field {}: {failure}",
+                if args.seal { " --seal" } else { "" },
                 target.trigger.ns,
                 target.field(),
-                problems.join(", ")
             );
         }
     }
@@ -149,14 +165,97 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
     }
 }
 
+/// What `check` found for one target: its accounts, or (`--seal`) its sealed chains; `A` and
+/// `C` are what the check of each gave (a result while it runs).
+enum Found<A, C> {
+    Accounts(A),
+    Chains(C),
+}
+
+impl<A, C, E> Found<Result<A, E>, Result<C, E>> {
+    fn map_err<F>(self, f: impl FnOnce(E) -> F) -> Result<Found<A, C>, F> {
+        Ok(match self {
+            Self::Accounts(found) => Found::Accounts(found.map_err(f)?),
+            Self::Chains(found) => Found::Chains(found.map_err(f)?),
+        })
+    }
+}
+
+impl Found<CheckSummary, Vec<SeriesSealReport>> {
+    /// The report as `--json` prints it.
+    fn json(&self, target: &CheckTarget) -> Value {
+        match self {
+            Self::Accounts(summary) => serde_json::to_value(summary).unwrap_or_default(),
+            Self::Chains(reports) => json!({
+                "collection": target.trigger.ns.to_string(),
+                "field": target.field(),
+                "seal": seal::to_json(reports),
+            }),
+        }
+    }
+
+    /// The human report: the summary line, then the details.
+    fn lines(&self, target: &CheckTarget) -> Vec<String> {
+        match self {
+            Self::Accounts(summary) => {
+                let mut lines = vec![summary.line(target)];
+                lines.extend(report::lines(summary));
+                lines
+            }
+            Self::Chains(reports) => {
+                let mut lines = vec![seal::line(&target.trigger.ns, target.field(), reports)];
+                lines.extend(seal::lines(reports));
+                lines
+            }
+        }
+    }
+
+    /// Why the check fails, if it does.
+    fn failure(&self) -> Option<String> {
+        let (problems, separator) = match self {
+            Self::Accounts(summary) => (summary.problems(), ", "),
+            // Each names a series' first failure, in a sentence of its own.
+            Self::Chains(reports) => (seal::problems(reports), "; "),
+        };
+        (!problems.is_empty()).then(|| problems.join(separator))
+    }
+}
+
 /// The connection string and what to check: the config's triggers, or the one the flags give.
 fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
     let Some(path) = &args.config else {
         let (uri, target) = flags_target(args)?;
+        if args.seal && !target.trigger.numbering.sequence().sealed() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal needs --seal-fields: the fields the series' seals chain"
+            )));
+        }
         return Ok((uri, vec![target]));
     };
     let config = load_config(path)?;
-    let targets = super::triggers_named(&config, path, args.trigger.as_deref())?
+    let mut chosen = super::triggers_named(&config, path, args.trigger.as_deref())?;
+    if args.seal {
+        let sealed = |t: &&crate::config::TriggerSpec| t.numbering.sequence().sealed();
+        if let Some(unsealed) = chosen
+            .iter()
+            .find(|t| !sealed(t))
+            .filter(|_| args.trigger.is_some())
+        {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal: the trigger `{}` of {} has no `seal_fields` (a sealed series lists the fields its seals chain)",
+                unsealed.id,
+                path.display()
+            )));
+        }
+        chosen.retain(sealed);
+        if chosen.is_empty() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal: no trigger of {} has `seal_fields` (a sealed series lists the fields its seals chain)",
+                path.display()
+            )));
+        }
+    }
+    let targets = chosen
         .into_iter()
         .map(|t| CheckTarget {
             trigger: t.clone(),
@@ -173,7 +272,8 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
 fn flags_target(args: &CheckArgs) -> Result<(String, CheckTarget), CliError> {
     let (config, trigger) = args.flags.config(TriggerKeys {
         sequence: args.sequence.clone(),
-        gapless: args.gapless,
+        // A sealed series is gapless (only the gapless protocol seals).
+        gapless: args.gapless || args.seal,
         date_field: args.date_field.clone(),
         numbers_only: true,
         ..TriggerKeys::default()

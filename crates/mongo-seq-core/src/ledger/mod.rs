@@ -4,7 +4,8 @@
 //! [`dead_letter`] (documents a trigger cannot number) and [`retry_round`] (a round retrying
 //! them: what it reads, which are numbered or gone), [`entry`] (the ledger's entries, written
 //! and read back: a voided number, a deleted document's number), [`mod@void`] (the plan that voids numbers) and
-//! [`deletions`] (the plan a gapless trigger records deleted documents' numbers with).
+//! [`deletions`] (the plan a gapless trigger records deleted documents' numbers with), and
+//! [`sealed`] (a sealed series' chains read back and verified: `VerifySeal`).
 
 pub mod account;
 pub mod audit;
@@ -13,4 +14,5 @@ pub mod dead_letter;
 pub mod deletions;
 pub mod entry;
 pub mod retry_round;
+pub mod sealed;
 pub mod void;

@@ -11,6 +11,7 @@
 //! lines are [`report`]'s.
 
 pub mod report;
+pub mod seal;
 
 use std::collections::BTreeMap;
 

@@ -10,6 +10,9 @@ mod dead_letters;
 mod definitions;
 mod ledger;
 mod operator_cli;
+mod seal;
+mod seal_pages;
+mod seal_written;
 mod sequence_flags;
 
 use crate::common::{config_toml, run_bin, test_db};
