@@ -33,7 +33,27 @@ document without one is reported (exit 1). With a date field (the trigger's `dat
 the check (--no-chronological skips it)."
 )]
 pub struct CheckArgs {
-    /// Check the triggers of this sidecar config: connection, collection, field, sequence
+    #[command(flatten)]
+    pub audited: AuditedArgs,
+    /// Check the date order too: each number whose date (the trigger's `date_field`) is earlier
+    /// than the date of the number before it in its series is listed, and fails the check
+    /// (exit 1). On by default for a trigger with a `date_field`.
+    #[arg(long, overrides_with = "no_chronological")]
+    pub chronological: bool,
+    /// Do not check the date order (see --chronological).
+    #[arg(long)]
+    pub no_chronological: bool,
+    /// Print the full report as JSON instead of the one-line summary (with --config: an array,
+    /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
+    /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `check` and `report` audit: a config's triggers, or the one the flags describe.
+#[derive(Debug, Args)]
+pub struct AuditedArgs {
+    /// Audit the triggers of this sidecar config: connection, collection, field, sequence
     /// options, counters and `match` all come from it.
     #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with_all = ["sequence", "date_field"])]
     pub config: Option<PathBuf>,
@@ -51,26 +71,13 @@ pub struct CheckArgs {
     #[arg(long)]
     pub gapless: bool,
     /// Without --config: each document's issue date (`date_field`, a sequence that resets);
-    /// the date order is then checked (see --chronological).
+    /// the date order is then checked (see `check --chronological`).
     #[arg(long, value_name = "FIELD")]
     pub date_field: Option<String>,
-    /// Check the date order too: each number whose date (the trigger's `date_field`) is earlier
-    /// than the date of the number before it in its series is listed, and fails the check
-    /// (exit 1). On by default for a trigger with a `date_field`.
-    #[arg(long, overrides_with = "no_chronological")]
-    pub chronological: bool,
-    /// Do not check the date order (see --chronological).
-    #[arg(long)]
-    pub no_chronological: bool,
-    /// Print the full report as JSON instead of the one-line summary (with --config: an array,
-    /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
-    /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
-    let (uri, targets) = targets(args)?;
+    let (uri, targets) = targets(&args.audited)?;
     if args.chronological {
         if let Some(undated) = targets.iter().find(|t| t.date_field().is_none()) {
             return Err(CliError::usage(anyhow::anyhow!(
@@ -79,32 +86,7 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let reports = runtime()?.block_on(async {
-        let client = crate::server::connect(&uri)
-            .await
-            .map_err(CliError::runtime)?;
-        let mut reports = Vec::with_capacity(targets.len());
-        for target in targets {
-            ensure_exists(&client, &target).await.map_err(|e| match e {
-                CheckError::Missing(missing) => CliError::usage(missing),
-                CheckError::Failed(e) => CliError::runtime(e),
-            })?;
-            let mongo = Connection::for_trigger(
-                &client,
-                &target.trigger.ns,
-                &target.counters,
-                &target.state,
-            );
-            let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
-            let gapless = target.gapless() || args.gapless;
-            let date_order = target.date_field().filter(|_| !args.no_chronological);
-            let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order)
-                .await
-                .map_err(CliError::runtime)?;
-            reports.push((target, summary));
-        }
-        Ok::<_, CliError>(reports)
-    })?;
+    let reports = audit_all(&uri, targets, args.audited.gapless, !args.no_chronological)?;
     if args.json {
         let json = |(target, summary): &(CheckTarget, CheckSummary)| {
             let mut value = serde_json::to_value(summary).unwrap_or_default();
@@ -113,7 +95,7 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             }
             value
         };
-        let value = match args.config {
+        let value = match args.audited.config {
             Some(_) => Value::Array(reports.iter().map(json).collect()),
             None => reports.first().map(json).unwrap_or_default(),
         };
@@ -149,8 +131,44 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
     }
 }
 
+/// Audits each of `targets` on `uri` (`gapless`: gaps are findings for every target;
+/// `chronological`: the date order of the targets with a date field is checked).
+pub(super) fn audit_all(
+    uri: &str,
+    targets: Vec<CheckTarget>,
+    gapless: bool,
+    chronological: bool,
+) -> Result<Vec<(CheckTarget, CheckSummary)>, CliError> {
+    runtime()?.block_on(async {
+        let client = crate::server::connect(uri)
+            .await
+            .map_err(CliError::runtime)?;
+        let mut reports = Vec::with_capacity(targets.len());
+        for target in targets {
+            ensure_exists(&client, &target).await.map_err(|e| match e {
+                CheckError::Missing(missing) => CliError::usage(missing),
+                CheckError::Failed(e) => CliError::runtime(e),
+            })?;
+            let mongo = Connection::for_trigger(
+                &client,
+                &target.trigger.ns,
+                &target.counters,
+                &target.state,
+            );
+            let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
+            let gapless = target.gapless() || gapless;
+            let date_order = target.date_field().filter(|_| chronological);
+            let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order)
+                .await
+                .map_err(CliError::runtime)?;
+            reports.push((target, summary));
+        }
+        Ok(reports)
+    })
+}
+
 /// The connection string and what to check: the config's triggers, or the one the flags give.
-fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
+pub(super) fn targets(args: &AuditedArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
     let Some(path) = &args.config else {
         let (uri, target) = flags_target(args)?;
         return Ok((uri, vec![target]));
@@ -170,7 +188,7 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
 }
 
 /// The trigger the flags describe, validated as a file's (errors name the flags).
-fn flags_target(args: &CheckArgs) -> Result<(String, CheckTarget), CliError> {
+fn flags_target(args: &AuditedArgs) -> Result<(String, CheckTarget), CliError> {
     let (config, trigger) = args.flags.config(TriggerKeys {
         sequence: args.sequence.clone(),
         gapless: args.gapless,

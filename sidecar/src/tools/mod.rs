@@ -7,3 +7,4 @@
 pub mod check;
 pub mod counters;
 pub mod health_check;
+pub mod report;

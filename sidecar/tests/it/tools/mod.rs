@@ -10,6 +10,7 @@ mod dead_letters;
 mod definitions;
 mod ledger;
 mod operator_cli;
+mod report;
 mod sequence_flags;
 
 use crate::common::{config_toml, run_bin, test_db};

@@ -21,7 +21,7 @@ fn sample(value: OptionValue) -> &'static str {
 /// The sequence flags a parsed command line carries.
 fn flags(cli: &Cli) -> &SequenceFlags {
     match &cli.subcommand {
-        Subcommand::Check(args) => &args.flags.options,
+        Subcommand::Check(args) => &args.audited.flags.options,
         Subcommand::Void(args) => &args.flags.options,
         Subcommand::Retry(args) => &args.flags.options,
         Subcommand::Counters(args) => &args.options,
