@@ -96,6 +96,8 @@ pub struct RawTrigger {
     pub time_zone: Option<Value>,
     /// The month a yearly series' (fiscal) year starts (the core's `yearStart`, default 1).
     pub year_start: Option<Value>,
+    /// A sealed series' fields (the core's `sealFields`; a gapless trigger only).
+    pub seal_fields: Option<Value>,
     /// Extended JSON (a flag can say `null`, which TOML cannot).
     #[serde(rename = "match")]
     pub filter: Option<Map<String, Value>>,
@@ -154,6 +156,7 @@ sequence_option_fields! {
     "yearStart" => year_start,
     "counterField" => counter_field,
     "counterId" => counter_id,
+    "sealFields" => seal_fields,
 }
 
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {

@@ -15,7 +15,8 @@
 //!
 //! In the definition: `start`, `step`, `min`, `max`, `reset`, `timeZone` and `yearStart` (a
 //! sequence that resets: they decide which period a number belongs to), `format`, `gapless`
-//! (numbered by a gapless trigger: [`SequenceSpec::with_gapless`]). Not in it: `block`,
+//! (numbered by a gapless trigger: [`SequenceSpec::with_gapless`]), `sealFields` (a sealed
+//! series: another process sealing other fields would break the chain). Not in it: `block`,
 //! `refillAhead` (per process), `counterField`, `counterId`, `scope` (layout: they decide which
 //! document is the counter, not what it hands out), and a bound that is exactly a number type's
 //! limit ([`TYPE_LIMITS`]: the mongoose plugin bounds a `Number` field's sequence at 2^53 − 1, an
@@ -77,7 +78,7 @@ impl CounterDefinition {
     }
 
     /// Every option of a definition, in canonical order; `None` leaves the key out.
-    fn entries(spec: &SequenceSpec) -> [(&'static str, Option<Value>); 9] {
+    fn entries(spec: &SequenceSpec) -> [(&'static str, Option<Value>); 10] {
         let reset = spec.reset();
         let periodic = reset.is_periodic();
         [
@@ -93,6 +94,11 @@ impl CounterDefinition {
             ),
             ("format", spec.format().map(|f| f.as_str().into())),
             ("gapless", spec.gapless().then_some(Value::Bool(true))),
+            (
+                "sealFields",
+                spec.sealed()
+                    .then(|| spec.seal_fields().iter().cloned().collect()),
+            ),
         ]
     }
 

@@ -184,6 +184,9 @@ impl Reservation {
         caller: Option<RefillCaller>,
     ) -> Result<Self, SeqError> {
         spec.check_counter_id(&request.counter_id)?;
+        spec.refuse_sealed(
+            "a reservation of numbers (next(), a block, a trigger that is not gapless)",
+        )?;
         let min_count = request.validate(spec.counter_field())?;
         let (_, bounded) = spec.limit();
         let upsert = spec.start() == spec.step() && !bounded && request.extra_filter.is_empty();

@@ -115,6 +115,11 @@ impl NumberingSpec {
         format_field_required: bool,
     ) -> Result<Self, SeqError> {
         let sequence = sequence.with_gapless(gapless);
+        sequence.refuse_sealed(if format_field_required {
+            "a trigger that is not gapless (set gapless = true)"
+        } else {
+            "a call that numbers documents"
+        })?;
         let not_id =
             "cannot be `_id`: _id cannot change after insert (the number is linked to _id instead)";
         if is_id(field) {
@@ -274,7 +279,7 @@ impl NumberingSpec {
     }
 
     /// The paths of a document that batch numbering reads: `_id`, the scope fields, the
-    /// numbered field, the date field — sorted, none inside another (a projection refuses overlapping paths).
+    /// numbered field, the date field, the sealed fields — sorted, none inside another (a projection refuses overlapping paths).
     /// Projected to these (a backfill page, a change stream's `fullDocument`), a document is
     /// numbered exactly as the whole one would be.
     pub fn document_fields(&self) -> Vec<String> {
@@ -282,6 +287,7 @@ impl NumberingSpec {
             .into_iter()
             .chain(self.sequence.scope().iter().map(String::as_str))
             .chain(self.date_field.as_deref())
+            .chain(self.sequence.seal_fields().iter().map(String::as_str))
             .collect();
         paths.sort_unstable();
         paths.dedup();
@@ -297,6 +303,12 @@ impl NumberingSpec {
             }
         }
         fields
+    }
+
+    /// The field a sealed series writes each number's seal in, beside the number:
+    /// `<field>Seal` (`{hash, previous}`: see [`crate::seal`]).
+    pub fn seal_field(&self) -> String {
+        format!("{}Seal", self.field)
     }
 
     /// The field holding, on a document of a gapless intent that was completed (after a crash,

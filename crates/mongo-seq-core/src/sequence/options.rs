@@ -17,6 +17,7 @@
 //! | `yearStart` | integer or null   | 1       | the month (1..=12) a `yearly` sequence's (fiscal) year starts in; the year is named after the calendar year it ends in |
 //! | `counterField` | string         | `seq`   | the counter document's number field, see [`crate::sequence::counter_field`] |
 //! | `counterId` | string or document or null | none | the counter's `_id` when it is not the name (unscoped only), see [`crate::sequence::counter_field`] |
+//! | `sealFields` | array of field paths | `[]` | a sealed series: the fields each number's seal chains (gapless triggers only), see [`crate::seal`] |
 //!
 //! Integers may be JSON numbers, integral doubles up to 2^53, or Extended JSON
 //! (`{"$numberLong": "…"}`), so values beyond 2^53 survive a trip through JavaScript.
@@ -46,6 +47,9 @@ mod periodic;
 mod blocks;
 // The `scope` option and the counter ids.
 mod counter_ids;
+// `sealFields`: a sealed series.
+mod sealing;
+pub use sealing::MAX_SEAL_FIELDS;
 // Every option's spellings and description: `SequenceSpec::OPTIONS`.
 mod table;
 use blocks::{check_block_steps, is_default_max_block, parse_blocks, MaxBlock};
@@ -82,6 +86,9 @@ pub struct SequenceSpec {
     /// The counter's `_id` when the options give one (else the name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     counter_id: Option<Value>,
+    /// Left out of the normalized options when empty (not sealed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    seal_fields: Vec<String>,
     /// Numbered by a gapless trigger: no option, but part of the counters' definition.
     #[serde(skip)]
     gapless: bool,
@@ -118,7 +125,7 @@ fn integer(map: &Map<String, Value>, key: &str) -> Result<Option<i64>, SeqError>
 impl SequenceSpec {
     /// Every option key, in the order of the table above: the first column of
     /// [`SequenceSpec::OPTIONS`] (the Wasm exports it as `optionKeys()`, for the mongoose plugin).
-    pub const KEYS: [&'static str; 15] = table::keys_of(&Self::OPTIONS);
+    pub const KEYS: [&'static str; 16] = table::keys_of(&Self::OPTIONS);
 
     /// The keys a trigger (the sidecar's `[[trigger]]`) does not set: `name` (the trigger
     /// names its sequence itself), `block`, `refillAhead` and `maxBlock` (a trigger reserves
@@ -242,6 +249,7 @@ impl SequenceSpec {
             ));
         }
         let max_block = check_block_steps(block, max_block, step)?;
+        let seal_fields = sealing::parse_seal_fields(map.get("sealFields"))?;
         Ok(Self {
             name,
             start,
@@ -258,6 +266,7 @@ impl SequenceSpec {
             year_start,
             counter_field,
             counter_id,
+            seal_fields,
             gapless: false,
         })
     }

@@ -51,7 +51,7 @@ const fn option(
 
 impl SequenceSpec {
     /// Every option, in the order of the module's table: the one list of them.
-    pub const OPTIONS: [SequenceOption; 15] = [
+    pub const OPTIONS: [SequenceOption; 16] = [
         option("name", "name", "sequence", OptionValue::Text, "The sequence's name (its counter's `_id` unless scoped, periodic or given a counter id)."),
         option("start", "start", "start", OptionValue::Integer, "First number of the sequence [default: 1]."),
         option("step", "step", "step", OptionValue::Integer, "Step between numbers, negative to count down [default: 1]."),
@@ -67,6 +67,7 @@ impl SequenceSpec {
         option("yearStart", "year_start", "year-start", OptionValue::Integer, "The month (1-12) a yearly series' fiscal year starts in, named after the calendar year it ends in [default: 1]."),
         option("counterField", "counter_field", "counter-field", OptionValue::Text, "The counter documents' number field [default: seq] (`seq_value` for the Atlas recipe's)."),
         option("counterId", "counter_id", "counter-id", OptionValue::CounterId, "The counter's `_id` when it is not the sequence name: a string, or a document such as {\"db\": \"shop\", \"coll\": \"orders\"}."),
+        option("sealFields", "seal_fields", "seal-fields", OptionValue::Fields, "A sealed series: the fields each number's SHA-256 seal chains to the one before, besides its number, period and series (a gapless trigger only)."),
     ];
 
     /// The options a trigger (the sidecar's `[[trigger]]`, a tool's flags) may set: see
