@@ -233,6 +233,11 @@ fn trigger_section(out: &mut String, trigger: &TriggerReport) {
     let date_field = d.date_field.clone().unwrap_or_else(|| {
         "none (a document's issue date is its ObjectId's creation time)".to_owned()
     });
+    let sealed = if d.seal_fields.is_empty() {
+        "none (not sealed)".to_owned()
+    } else {
+        d.seal_fields.join(", ")
+    };
     for (name, value) in [
         ("Sequence", d.sequence.clone()),
         ("Start, step", format!("{}, {}", d.start, d.step)),
@@ -252,6 +257,7 @@ fn trigger_section(out: &mut String, trigger: &TriggerReport) {
             .to_owned(),
         ),
         ("Date field", date_field),
+        ("Sealed fields", sealed),
     ] {
         let _ = write!(out, "<tr><th>{name}</th><td>{}</td></tr>", escape(&value));
     }

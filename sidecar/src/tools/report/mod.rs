@@ -82,6 +82,8 @@ pub struct Definition {
     pub gapless: bool,
     /// The field holding each document's issue date (else the ObjectId's time is used).
     pub date_field: Option<String>,
+    /// The fields each number's seal covers (empty: the series is not sealed).
+    pub seal_fields: Vec<String>,
 }
 
 /// One series (a counter: a scope's values and a period).
@@ -151,6 +153,7 @@ impl Definition {
                 .and_then(|v| v.as_str().map(str::to_owned)),
             gapless: target.gapless(),
             date_field: target.date_field().map(str::to_owned),
+            seal_fields: spec.seal_fields().to_vec(),
         }
     }
 }

@@ -156,6 +156,7 @@ async fn report_accounts_for_every_number_of_the_period_asked_for() {
     assert_eq!(trigger["definition"]["sequence"], "inv", "{trigger}");
     assert_eq!(trigger["definition"]["reset"], "yearly", "{trigger}");
     assert_eq!(trigger["definition"]["date_field"], "issuedAt", "{trigger}");
+    assert_eq!(trigger["definition"]["seal_fields"], json!([]), "{trigger}");
     assert_eq!(
         (
             trigger["dead_letters"].as_u64(),
@@ -316,6 +317,7 @@ fn two_series(broken: bool) -> AuditReport {
             format: Some("INV-{yyyy}-{seq:06}".to_owned()),
             gapless: true,
             date_field: Some("issuedAt".to_owned()),
+            seal_fields: vec!["total".to_owned(), "customer.vatId".to_owned()],
         },
         documents: 10,
         numbered: 9,
@@ -489,6 +491,7 @@ fn the_page_renders_in_a_browser_and_a_broken_chain_is_red_at_the_top() {
         "<tr><th>Voided</th><td>1 (1 “&lt;script&gt;document.title='pwned'&lt;/script&gt;”)</td></tr>",
         "<tr><th>Unexplained gaps</th><td>0</td></tr>",
         "INV-{yyyy}-{seq:06}",
+        "<tr><th>Sealed fields</th><td>total, customer.vatId</td></tr>",
         "no tenant",
         "2026-03-05T00:00:00Z",
         "Numbers issued per day (UTC): 4 numbers on 3 days, the most on 2026-03-01 (2).",
