@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use mongo_seq_core::DayCount;
 
-use super::html::escape;
+use super::escape::escape;
 
 const WIDTH: f64 = 600.0;
 const HEIGHT: f64 = 90.0;

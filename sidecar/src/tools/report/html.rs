@@ -9,56 +9,11 @@ use mongo_seq_core::seal::verify::SeriesSealReport;
 use mongo_seq_core::{read_date, Class, DatedNumber};
 use serde_json::Value;
 
+use super::escape::escape;
 use super::{chart, AuditReport, Chain, SeriesReport, TriggerReport};
 
 /// The page's style: sober, printable on A4 (colours kept when printed).
-const STYLE: &str = r#"
-@page { size: A4; margin: 16mm 14mm; }
-html { font: 10.5pt/1.4 "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; color: #111; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
-body { max-width: 190mm; margin: 0 auto; padding: 6mm 4mm; }
-h1 { font-size: 17pt; margin: 0 0 1mm; }
-h2 { font-size: 13pt; border-bottom: 1px solid #888; margin: 8mm 0 2mm; padding-bottom: 1mm; }
-h3 { font-size: 11.5pt; margin: 6mm 0 1.5mm; }
-h4 { font-size: 10.5pt; margin: 3mm 0 1mm; }
-table { border-collapse: collapse; margin: 1.5mm 0; break-inside: avoid; }
-th, td { border: 1px solid #c8c8c8; padding: 0.8mm 2mm; text-align: left; vertical-align: top; }
-th { background: #f1f1f1; font-weight: 600; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
-h2 code, h3 code { font-size: inherit; }
-code, .hash { font-family: "DejaVu Sans Mono", Menlo, monospace; font-size: 8.5pt; word-break: break-all; }
-.meta { color: #555; margin: 0 0 2mm; }
-.verdict { padding: 2mm 3mm; margin: 3mm 0; font-weight: 600; }
-.verdict-clean { color: #1b5e20; border: 1px solid #2e7d32; }
-.verdict-findings { color: #7a4a00; border: 1px solid #b26a00; }
-.verdict-broken, .chain-broken { color: #b00020; border: 2px solid #b00020; background: #fdecee; }
-.chain { padding: 1.5mm 3mm; margin: 1mm 0 2mm; }
-.chain-verified { color: #1b5e20; border: 1px solid #2e7d32; }
-.chain-not-sealed { color: #555; border: 1px dashed #999; }
-td.status-broken { color: #b00020; font-weight: 700; }
-td.status-verified { color: #1b5e20; }
-ul.problems { margin: 1mm 0; padding-left: 5mm; color: #7a4a00; }
-section.series { border-top: 1px solid #ddd; margin-top: 4mm; }
-figure { margin: 2mm 0; break-inside: avoid; }
-figcaption { color: #555; font-size: 9pt; }
-.chart { max-width: 160mm; display: block; }
-@media print { body { max-width: none; padding: 0; } }
-"#;
-
-/// `text` safe in HTML text and in a quoted attribute.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+const STYLE: &str = include_str!("style.css");
 
 /// An instant (milliseconds since the epoch) in RFC 3339; none: "no date".
 fn date(ms: Option<i64>) -> String {

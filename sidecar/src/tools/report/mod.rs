@@ -7,6 +7,7 @@
 //! [`AuditReport`], the `--json` output, from which [`html`] renders the page.
 
 pub mod chart;
+pub mod escape;
 pub mod html;
 
 use mongo_seq_core::seal::verify::SeriesSealReport;

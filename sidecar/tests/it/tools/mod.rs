@@ -11,6 +11,7 @@ mod definitions;
 mod ledger;
 mod operator_cli;
 mod report;
+mod report_page;
 mod sequence_flags;
 
 use crate::common::{config_toml, run_bin, test_db};
