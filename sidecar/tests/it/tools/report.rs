@@ -12,7 +12,7 @@ use mongodb::bson::{doc, DateTime, Document};
 use mongodb::Collection;
 use serde_json::{json, Value};
 
-use super::json;
+use super::{json, on_yearly_invoices};
 
 /// A void reason that would run as a script if it were not escaped.
 pub(super) const HOSTILE: &str = "<script>document.title='pwned'</script>";
@@ -95,25 +95,8 @@ async fn report_accounts_for_every_number_of_the_period_asked_for() {
     let page = artifacts().join(format!("{db}.html"));
     let page_arg = page.to_str().unwrap().to_owned();
     let report = |extra: &[&str]| {
-        let mut args = vec![
-            "report",
-            "--uri",
-            &uri,
-            "--db",
-            &db,
-            "--collection",
-            "invoices",
-            "--field",
-            "number",
-            "--sequence",
-            "inv",
-            "--reset",
-            "yearly",
-            "--date-field",
-            "issuedAt",
-        ];
-        args.extend_from_slice(extra);
-        run_bin(&args, &[])
+        let dated = [&["--date-field", "issuedAt"], extra].concat();
+        on_yearly_invoices("report", &uri, &db, &dated)
     };
 
     // Refused before anything is read or written, naming the flag (exit 2).
