@@ -119,26 +119,8 @@ pub(super) fn run(args: &ReportArgs) -> Result<(), CliError> {
     for broken in &report.broken_chains {
         eprintln!("mongo-seq: report: {broken}: the chain of seals is BROKEN");
     }
-    for trigger in &report.triggers {
-        let problems: Vec<String> = trigger
-            .problems
-            .iter()
-            .cloned()
-            .chain(
-                trigger
-                    .series
-                    .iter()
-                    .flat_map(|s| s.problems.iter().map(move |p| format!("{}: {p}", s.series))),
-            )
-            .collect();
-        if !problems.is_empty() {
-            eprintln!(
-                "mongo-seq: report found problems for {} field {}: {}",
-                trigger.collection,
-                trigger.field,
-                problems.join(", ")
-            );
-        }
+    for finding in report.findings() {
+        eprintln!("mongo-seq: report: {finding}");
     }
     Err(CliError::CheckFailed)
 }

@@ -113,16 +113,14 @@ fn verdict(out: &mut String, report: &AuditReport) {
             names.join(", ")
         );
     }
-    let findings: usize = report
-        .triggers
-        .iter()
-        .map(|t| t.problems.len() + t.series.iter().map(|s| s.problems.len()).sum::<usize>())
-        .sum();
-    if findings > 0 {
+    let findings = report.findings();
+    if !findings.is_empty() {
         let _ = writeln!(
             out,
-            "<p class=\"verdict verdict-findings\">{findings} findings: see the series below.</p>"
+            "<p class=\"verdict verdict-findings\">{} findings:</p>",
+            findings.len()
         );
+        problems(out, &findings);
     } else if report.clean {
         out.push_str(
             "<p class=\"verdict verdict-clean\">Every number is accounted for; no finding.</p>\n",

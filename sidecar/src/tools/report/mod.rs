@@ -263,8 +263,47 @@ impl AuditReport {
         }
     }
 
+    /// Every finding, named by its trigger or series (the chains apart: `broken_chains`).
+    pub fn findings(&self) -> Vec<String> {
+        let mut findings = Vec::new();
+        for trigger in &self.triggers {
+            let own = trigger.problems.iter();
+            findings.extend(own.map(|p| format!("{}: {p}", trigger.trigger)));
+            for series in &trigger.series {
+                let of_series = series.problems.iter();
+                findings.extend(of_series.map(|p| format!("{}: {p}", series.series)));
+            }
+        }
+        findings
+    }
+
     /// The report as `--json` writes it: every integer beyond 2^53 − 1 a decimal string.
     pub fn to_json(&self) -> Value {
         super::counters::exact_numbers(serde_json::to_value(self).unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_period_selects_its_own_series_and_those_within_it() {
+        let asked = Period::parse("2026");
+        for (id, selected) in [
+            ("inv/2026", true),
+            ("inv/2026-03", true),
+            ("inv/tenant=acme/2026-12-31", true),
+            ("inv/2025", false),
+            ("inv/2025-12", false),
+            // No period: a sequence that never resets, or an id that does not read back.
+            ("inv", true),
+            ("inv/tenant=acme", true),
+            ("(unscoped: MISSING_SCOPE_FIELD)", true),
+        ] {
+            assert_eq!(in_period(id, asked), selected, "{id}");
+            assert!(in_period(id, None), "{id}: every period");
+        }
+        assert!(!in_period("inv/2026", Period::parse("2026-03")));
     }
 }

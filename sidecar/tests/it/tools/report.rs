@@ -99,6 +99,18 @@ async fn report_accounts_for_every_number_of_the_period_asked_for() {
         on_yearly_invoices("report", &uri, &db, &dated)
     };
 
+    let (code, out, _) = run_bin(&["report", "--help"], &[]);
+    assert_eq!(code, 0);
+    for says in [
+        "--period",
+        "--html",
+        "--json",
+        "chain of seals",
+        "Exit status",
+    ] {
+        assert!(out.contains(says), "--help says {says}: {out}");
+    }
+
     // Refused before anything is read or written, naming the flag (exit 2).
     for (extra, says) in [
         (vec!["--period", "2026-13", "--json", "-"], "--period"),

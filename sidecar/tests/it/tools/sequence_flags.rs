@@ -22,6 +22,7 @@ fn sample(value: OptionValue) -> &'static str {
 fn flags(cli: &Cli) -> &SequenceFlags {
     match &cli.subcommand {
         Subcommand::Check(args) => &args.audited.flags.options,
+        Subcommand::Report(args) => &args.audited.flags.options,
         Subcommand::Void(args) => &args.flags.options,
         Subcommand::Retry(args) => &args.flags.options,
         Subcommand::Counters(args) => &args.options,
@@ -34,8 +35,9 @@ fn flags(cli: &Cli) -> &SequenceFlags {
 
 #[test]
 fn every_tool_takes_every_sequence_option_of_the_core_s_table() {
-    let tools: [&[&str]; 7] = [
+    let tools: [&[&str]; 8] = [
         &["check", "--db", "d", "--collection", "c"],
+        &["report", "--db", "d", "--collection", "c", "--json", "-"],
         &[
             "void",
             "s",
@@ -54,7 +56,7 @@ fn every_tool_takes_every_sequence_option_of_the_core_s_table() {
         &["rewind", "s"],
     ];
     let options: Vec<_> = SequenceSpec::trigger_options().collect();
-    assert_eq!(options.len(), 11, "the options a trigger sets");
+    assert_eq!(options.len(), 12, "the options a trigger sets");
     for tool in tools {
         for option in &options {
             let flag = format!("--{}", option.flag);
