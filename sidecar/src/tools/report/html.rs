@@ -35,13 +35,17 @@ fn dated(number: Option<&DatedNumber>) -> String {
 }
 
 /// A stored JSON value as text: a string as itself, an Extended JSON date in RFC 3339, an
-/// Extended JSON integer as its digits, anything else as JSON.
+/// ObjectId as `ObjectId(hex)`, an Extended JSON integer as its digits, anything else as JSON.
 fn value_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
         Value::Object(map) if map.contains_key("$date") => {
             read_date(value).map_or_else(|_| value.to_string(), |ms| date(Some(ms)))
         }
+        Value::Object(map) if map.contains_key("$oid") => match map.get("$oid") {
+            Some(Value::String(hex)) => format!("ObjectId({hex})"),
+            _ => value.to_string(),
+        },
         Value::Object(map) => match map.get("$numberLong").or_else(|| map.get("$numberInt")) {
             Some(Value::String(digits)) => digits.clone(),
             _ => value.to_string(),
@@ -115,12 +119,18 @@ fn verdict(out: &mut String, report: &AuditReport) {
     }
     let findings = report.findings();
     if !findings.is_empty() {
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "<p class=\"verdict verdict-findings\">{} findings:</p>",
-            findings.len()
+            "<div class=\"verdict verdict-findings\">{} {}:",
+            findings.len(),
+            if findings.len() == 1 {
+                "finding"
+            } else {
+                "findings"
+            }
         );
         problems(out, &findings);
+        out.push_str("</div>\n");
     } else if report.clean {
         out.push_str(
             "<p class=\"verdict verdict-clean\">Every number is accounted for; no finding.</p>\n",
@@ -431,7 +441,11 @@ fn issued_per_day(out: &mut String, series: &SeriesReport) {
         return;
     };
     let total: u64 = series.days.iter().map(|d| d.count).sum();
-    let busiest = series.days.iter().max_by_key(|d| d.count);
+    // The first of the busiest days.
+    let busiest = series
+        .days
+        .iter()
+        .reduce(|best, day| if day.count > best.count { day } else { best });
     let _ = writeln!(
         out,
         "<figure>{svg}<figcaption>Numbers issued per day (UTC): {total} numbers on {} days{}{}.</figcaption></figure>",

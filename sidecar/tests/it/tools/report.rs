@@ -184,6 +184,10 @@ async fn report_accounts_for_every_number_of_the_period_asked_for() {
     // The page: written, the hostile reason as text.
     let written = std::fs::read_to_string(&page).unwrap();
     assert!(written.contains("&lt;script&gt;document.title="), "escaped");
+    assert!(
+        written.contains("<div class=\"verdict verdict-findings\">1 finding:<ul class=\"problems\"><li>inv/2026: 1 numbers dated before"),
+        "the finding at the top: {written}"
+    );
     assert!(!written.contains("<script"), "no script in the page");
 
     // Without --period: every period's series; as a file.

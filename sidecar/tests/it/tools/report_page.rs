@@ -1,6 +1,6 @@
-//! The auditor's report's HTML page in a headless Chromium: a screenshot kept under
-//! `target/test-artifacts/report/`, the rendered text checked, a broken chain's red checked
-//! through the browser's computed style. The chain reports are `verify_series`'s over links
+//! The auditor's report's HTML page in a headless Chromium: a screenshot and a print to PDF
+//! kept under `target/test-artifacts/report/`, the rendered text checked, a broken chain's red
+//! checked through the browser's computed style. The chain reports are `verify_series`'s over links
 //! sealed by hand (a verified chain and a broken one); the rest of the report comes from the
 //! core's functions (`account`, `chronology`, `issue_days`), as `report` makes it.
 
@@ -160,7 +160,10 @@ fn browser() -> PathBuf {
 
 /// Runs the browser headless on `page` with `args`: its standard output.
 fn chromium(page: &Path, args: &[&str]) -> String {
-    let out = Command::new(browser())
+    // Bounded: a browser that hangs fails the test after two minutes.
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(browser())
         .args([
             "--headless",
             "--no-sandbox",
@@ -202,6 +205,19 @@ fn rendered(name: &str, page: &str) -> String {
     assert!(
         std::fs::metadata(&screenshot).map(|m| m.len()).unwrap_or(0) > 1000,
         "a screenshot of {name}"
+    );
+    let pdf = dir.join(format!("{name}.pdf"));
+    chromium(
+        &path,
+        &[
+            "--no-pdf-header-footer",
+            &format!("--print-to-pdf={}", pdf.display()),
+        ],
+    );
+    let printed = std::fs::read(&pdf).unwrap_or_default();
+    assert!(
+        printed.starts_with(b"%PDF") && printed.len() > 1000,
+        "{name} printed"
     );
     let probe = "<script>for (const el of document.querySelectorAll('.verdict, .chain, td[class^=status]')) el.setAttribute('data-color', getComputedStyle(el).color);</script></body>";
     let probed = dir.join(format!("{name}.probed.html"));
