@@ -239,8 +239,24 @@ const RED: &str = "rgb(176, 0, 32)";
 
 #[test]
 fn the_page_renders_in_a_browser_and_a_broken_chain_is_red_at_the_top() {
-    let broken = html::render(&two_series(true));
-    let intact = html::render(&two_series(false));
+    // A broken chain is a finding (exit 1), named in the JSON.
+    let (broken, intact) = (two_series(true), two_series(false));
+    assert_eq!((broken.clean, intact.clean), (false, true));
+    assert_eq!(broken.broken_chains, ["inv/2026"]);
+    let json = broken.to_json();
+    let statuses: Vec<&str> = json["triggers"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["chain"]["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["verified", "broken", "not_sealed"]);
+    assert_eq!(
+        json["triggers"][0]["series"][1]["chain"]["failures"][0]["reason"],
+        "FIELD_CHANGED"
+    );
+    let broken = html::render(&broken);
+    let intact = html::render(&intact);
     for page in [&broken, &intact] {
         // Self-contained: nothing to fetch, no script.
         for outside in [
