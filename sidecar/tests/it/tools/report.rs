@@ -116,7 +116,10 @@ async fn report_accounts_for_every_number_of_the_period_asked_for() {
         (vec!["--period", "2026-13", "--json", "-"], "--period"),
         (vec!["--period", "26", "--html", &page_arg], "--period"),
         (vec!["--period", "NaN", "--json", "-"], "--period"),
-        (vec!["--period", "9223372036854775808", "--json", "-"], "--period"),
+        (
+            vec!["--period", "9223372036854775808", "--json", "-"],
+            "--period",
+        ),
         (vec!["--period", "", "--json", "-"], "--period"),
         (vec!["--period", "0000", "--json", "-"], "--period"),
         (vec!["--period", "2026"], "--html"),
