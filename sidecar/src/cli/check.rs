@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{json, Value};
 
+use mongo_seq_core::seal::verify::SeriesSealReport;
+
 use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{load_config, runtime, CliError};
 use crate::connection::Connection;
@@ -13,7 +15,6 @@ use crate::tools::check::seal::{self, verify_seal};
 use crate::tools::check::{
     audit_collection, ensure_exists, report, CheckError, CheckSummary, CheckTarget,
 };
-use mongo_seq_core::seal::verify::SeriesSealReport;
 
 #[derive(Debug, Args)]
 #[command(
@@ -42,27 +43,8 @@ numbers issued but not sealed yet, and numbers from before the series was sealed
 not failed."
 )]
 pub struct CheckArgs {
-    /// Check the triggers of this sidecar config: connection, collection, field, sequence
-    /// options, counters and `match` all come from it.
-    #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with_all = ["sequence", "date_field"])]
-    pub config: Option<PathBuf>,
-    /// With --config: only the trigger with this name (default: every trigger).
-    #[arg(long, requires = "config")]
-    pub trigger: Option<String>,
-    /// Counter (sequence) name; default `<db>.<collection>` like the sidecar's.
-    #[arg(long)]
-    pub sequence: Option<String>,
-    /// Without --config: the trigger, as a `[[trigger]]` with the same keys (the formatted ids
-    /// are not read: `--format` needs no `--format-field`).
     #[command(flatten)]
-    pub flags: TriggerFlags,
-    /// Also fail (exit 1) when there are gaps (implied for a gapless trigger with --config).
-    #[arg(long)]
-    pub gapless: bool,
-    /// Without --config: each document's issue date (`date_field`, a sequence that resets);
-    /// the date order is then checked (see --chronological).
-    #[arg(long, value_name = "FIELD")]
-    pub date_field: Option<String>,
+    pub audited: AuditedArgs,
     /// Check the date order too: each number whose date (the trigger's `date_field`) is earlier
     /// than the date of the number before it in its series is listed, and fails the check
     /// (exit 1). On by default for a trigger with a `date_field`.
@@ -83,8 +65,34 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
+/// What `check` and `report` audit: a config's triggers, or the one the flags describe.
+#[derive(Debug, Args)]
+pub struct AuditedArgs {
+    /// Audit the triggers of this sidecar config: connection, collection, field, sequence
+    /// options, counters and `match` all come from it.
+    #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with_all = ["sequence", "date_field"])]
+    pub config: Option<PathBuf>,
+    /// With --config: only the trigger with this name (default: every trigger).
+    #[arg(long, requires = "config")]
+    pub trigger: Option<String>,
+    /// Counter (sequence) name; default `<db>.<collection>` like the sidecar's.
+    #[arg(long)]
+    pub sequence: Option<String>,
+    /// Without --config: the trigger, as a `[[trigger]]` with the same keys (the formatted ids
+    /// are not read: `--format` needs no `--format-field`).
+    #[command(flatten)]
+    pub flags: TriggerFlags,
+    /// Also fail (exit 1) when there are gaps (implied for a gapless trigger with --config).
+    #[arg(long)]
+    pub gapless: bool,
+    /// Without --config: each document's issue date (`date_field`, a sequence that resets);
+    /// the date order is then checked (see `check --chronological`).
+    #[arg(long, value_name = "FIELD")]
+    pub date_field: Option<String>,
+}
+
 pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
-    let (uri, targets) = targets(args)?;
+    let (uri, targets) = targets(&args.audited, args.seal)?;
     if args.chronological {
         if let Some(undated) = targets.iter().find(|t| t.date_field().is_none()) {
             return Err(CliError::usage(anyhow::anyhow!(
@@ -93,36 +101,26 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let found = runtime()?.block_on(async {
-        let client = crate::server::connect(&uri)
-            .await
-            .map_err(CliError::runtime)?;
-        let mut found = Vec::with_capacity(targets.len());
-        for target in targets {
-            ensure_exists(&client, &target).await.map_err(|e| match e {
-                CheckError::Missing(missing) => CliError::usage(missing),
-                CheckError::Failed(e) => CliError::runtime(e),
-            })?;
-            let mongo = Connection::for_trigger(
-                &client,
-                &target.trigger.ns,
-                &target.counters,
-                &target.state,
-            )
-            .with_ledger(&client, &target.ledger);
-            let checked = if args.seal {
-                Found::Chains(verify_seal(&mongo, &target).await)
-            } else {
-                let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
-                let gapless = target.gapless() || args.gapless;
-                let date_order = target.date_field().filter(|_| !args.no_chronological);
-                let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order).await;
-                Found::Accounts(summary)
+    let audits = audit_all(
+        &uri,
+        targets,
+        Audit {
+            accounts: !args.seal,
+            seals: args.seal,
+            gapless: args.audited.gapless,
+            chronological: !args.no_chronological,
+        },
+    )?;
+    let found: Vec<(CheckTarget, Found<CheckSummary, Vec<SeriesSealReport>>)> = audits
+        .into_iter()
+        .map(|(target, audited)| {
+            let found = match (audited.summary, audited.seals) {
+                (_, Some(seals)) => Found::Chains(seals),
+                (summary, None) => Found::Accounts(summary.unwrap_or_default()),
             };
-            found.push((target, checked.map_err(CliError::runtime)?));
-        }
-        Ok::<_, CliError>(found)
-    })?;
+            (target, found)
+        })
+        .collect();
     if args.json {
         let json = |(target, found): &(CheckTarget, Found<CheckSummary, Vec<SeriesSealReport>>)| {
             let mut value = found.json(target);
@@ -131,7 +129,7 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             }
             value
         };
-        let value = match args.config {
+        let value = match args.audited.config {
             Some(_) => Value::Array(found.iter().map(json).collect()),
             None => found.first().map(json).unwrap_or_default(),
         };
@@ -165,20 +163,10 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
     }
 }
 
-/// What `check` found for one target: its accounts, or (`--seal`) its sealed chains; `A` and
-/// `C` are what the check of each gave (a result while it runs).
+/// What `check` found for one target: its accounts, or (`--seal`) its sealed chains.
 enum Found<A, C> {
     Accounts(A),
     Chains(C),
-}
-
-impl<A, C, E> Found<Result<A, E>, Result<C, E>> {
-    fn map_err<F>(self, f: impl FnOnce(E) -> F) -> Result<Found<A, C>, F> {
-        Ok(match self {
-            Self::Accounts(found) => Found::Accounts(found.map_err(f)?),
-            Self::Chains(found) => Found::Chains(found.map_err(f)?),
-        })
-    }
 }
 
 impl Found<CheckSummary, Vec<SeriesSealReport>> {
@@ -221,11 +209,83 @@ impl Found<CheckSummary, Vec<SeriesSealReport>> {
     }
 }
 
+/// What to audit of each target: its accounts (`gapless`: gaps are findings for every target;
+/// `chronological`: the date order of the targets with a date field), its sealed chains (the
+/// targets that seal).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Audit {
+    pub accounts: bool,
+    pub seals: bool,
+    pub gapless: bool,
+    pub chronological: bool,
+}
+
+/// One target's audit: its accounts, its chains' reports (`None`: not asked, or not sealed).
+#[derive(Debug)]
+pub(super) struct Audited {
+    pub summary: Option<CheckSummary>,
+    pub seals: Option<Vec<SeriesSealReport>>,
+}
+
+/// Audits each of `targets` on `uri`, as `audit` says.
+pub(super) fn audit_all(
+    uri: &str,
+    targets: Vec<CheckTarget>,
+    audit: Audit,
+) -> Result<Vec<(CheckTarget, Audited)>, CliError> {
+    runtime()?.block_on(async {
+        let client = crate::server::connect(uri)
+            .await
+            .map_err(CliError::runtime)?;
+        let mut reports = Vec::with_capacity(targets.len());
+        for target in targets {
+            ensure_exists(&client, &target).await.map_err(|e| match e {
+                CheckError::Missing(missing) => CliError::usage(missing),
+                CheckError::Failed(e) => CliError::runtime(e),
+            })?;
+            let mongo = Connection::for_trigger(
+                &client,
+                &target.trigger.ns,
+                &target.counters,
+                &target.state,
+            )
+            .with_ledger(&client, &target.ledger);
+            let summary = if audit.accounts {
+                let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
+                let gapless = target.gapless() || audit.gapless;
+                let date_order = target.date_field().filter(|_| audit.chronological);
+                Some(
+                    audit_collection(&mongo, &ledger, &target, gapless, date_order)
+                        .await
+                        .map_err(CliError::runtime)?,
+                )
+            } else {
+                None
+            };
+            let sealed = target.trigger.numbering.sequence().sealed();
+            let seals = if audit.seals && sealed {
+                Some(
+                    verify_seal(&mongo, &target)
+                        .await
+                        .map_err(CliError::runtime)?,
+                )
+            } else {
+                None
+            };
+            reports.push((target, Audited { summary, seals }));
+        }
+        Ok(reports)
+    })
+}
+
 /// The connection string and what to check: the config's triggers, or the one the flags give.
-fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
+pub(super) fn targets(
+    args: &AuditedArgs,
+    seal: bool,
+) -> Result<(String, Vec<CheckTarget>), CliError> {
     let Some(path) = &args.config else {
-        let (uri, target) = flags_target(args)?;
-        if args.seal && !target.trigger.numbering.sequence().sealed() {
+        let (uri, target) = flags_target(args, seal)?;
+        if seal && !target.trigger.numbering.sequence().sealed() {
             return Err(CliError::usage(anyhow::anyhow!(
                 "--seal needs --seal-fields: the fields the series' seals chain"
             )));
@@ -234,7 +294,7 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
     };
     let config = load_config(path)?;
     let mut chosen = super::triggers_named(&config, path, args.trigger.as_deref())?;
-    if args.seal {
+    if seal {
         let sealed = |t: &&crate::config::TriggerSpec| t.numbering.sequence().sealed();
         if let Some(unsealed) = chosen
             .iter()
@@ -269,11 +329,11 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
 }
 
 /// The trigger the flags describe, validated as a file's (errors name the flags).
-fn flags_target(args: &CheckArgs) -> Result<(String, CheckTarget), CliError> {
+fn flags_target(args: &AuditedArgs, seal: bool) -> Result<(String, CheckTarget), CliError> {
     let (config, trigger) = args.flags.config(TriggerKeys {
         sequence: args.sequence.clone(),
         // A sealed series is gapless (only the gapless protocol seals).
-        gapless: args.gapless || args.seal,
+        gapless: args.gapless || seal,
         date_field: args.date_field.clone(),
         numbers_only: true,
         ..TriggerKeys::default()

@@ -30,6 +30,7 @@ use crate::counter::document::read_spec_counter;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::LedgerEntry;
+use crate::ledger::sealed_records;
 use crate::numbering::intent::{read_command, read_counter_extras, Intent};
 use crate::numbering::sealing::{self, seal_document, CounterSeal};
 use crate::numbering::series::{holders, holding, Holding};
@@ -252,7 +253,7 @@ impl RecordDeletionsMachine {
         let mut entry = record.entry.clone();
         entry.removed = Some(json!({ "fields": fields.clone(), "seal": held }));
         let mut entries = [entry];
-        sealing::seal_entries(
+        sealed_records::seal_entries(
             sequence,
             &counter_id,
             counter.head.as_deref(),
@@ -260,7 +261,7 @@ impl RecordDeletionsMachine {
             &[fields],
         )?;
         let [entry] = entries;
-        let command = sealing::append_command(
+        let command = sealed_records::append_command(
             sequence,
             &counter_id,
             &counter,

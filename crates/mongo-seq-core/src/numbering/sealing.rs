@@ -41,17 +41,17 @@ use serde_json::{json, Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
-use crate::ledger::entry::LedgerEntry;
-use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
+use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{
     Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
 };
-use crate::protocol::machine::{Machine, MachinePlan};
-use crate::protocol::plan::Step;
 use crate::protocol::reply::Reply;
 use crate::seal::link::{Link, Seal};
 use crate::sequence::field::stored_value;
 use crate::sequence::options::SequenceSpec;
+
+mod write;
+pub use write::{WriteSeals, WriteSealsMachine};
 
 /// The counter document's sub-document holding the series' head and pending seals.
 pub const FIELD: &str = "seal";
@@ -266,61 +266,6 @@ pub(crate) fn finish_set(set: &mut Map<String, Value>, head: Option<&str>, seals
     );
 }
 
-/// Seals ledger entries (voids, deletions: `fields` per entry, the values each link seals) in
-/// the order given, the first after `head`.
-pub fn seal_entries(
-    spec: &SequenceSpec,
-    counter_id: &str,
-    head: Option<&str>,
-    entries: &mut [LedgerEntry],
-    fields: &[Map<String, Value>],
-) -> Result<(), SeqError> {
-    let period = spec.period_of_counter_id(counter_id).map(|p| p.text());
-    let mut previous = head.map(str::to_owned);
-    for (index, entry) in entries.iter_mut().enumerate() {
-        let link = entry.link(
-            period.clone(),
-            fields.get(index).cloned().unwrap_or_default(),
-        );
-        let seal = link.seal(previous.as_deref())?;
-        previous = Some(seal.hash.clone());
-        entry.seal = Some(seal);
-    }
-    Ok(())
-}
-
-/// Moves the head over sealed `entries` (compare-and-set on the head as read, and only while
-/// no intent is pending: the intent's numbers are not final) and stores them in
-/// `seal.records` until they are written.
-pub fn append_command(
-    spec: &SequenceSpec,
-    counter_id: &str,
-    counter: &CounterSeal,
-    entries: &[LedgerEntry],
-) -> Command {
-    let mut filter = spec.id_filter(counter_id);
-    filter.insert("intent".to_owned(), json!({ "$exists": false }));
-    counter.add_condition(&mut filter);
-    let last = entries
-        .iter()
-        .rev()
-        .find_map(|e| e.seal.as_ref().map(|s| s.hash.clone()))
-        .or_else(|| counter.head.clone());
-    let records: Vec<Value> = entries.iter().map(LedgerEntry::to_document).collect();
-    Command::FindOneAndUpdate {
-        collection: Collection::Counters,
-        filter: Value::Object(filter),
-        update: json!({
-            "$set": { format!("{FIELD}.hash"): last },
-            "$push": { format!("{FIELD}.records"): { "$each": records } },
-        }),
-        options: UpdateOptions {
-            upsert: false,
-            return_document: ReturnDocument::After,
-        },
-    }
-}
-
 /// Drops written records (`keys`: their entries' `_id`s) from the counter, and the orphan
 /// seals of the documents whose deletions they record (`documents`).
 pub fn pull_command(
@@ -390,107 +335,6 @@ pub fn read_written(reply: Reply) -> Result<u64, SeqError> {
     match result.write_errors.into_iter().next() {
         Some(error) => Err(error.into()),
         None => Ok(result.n),
-    }
-}
-
-#[derive(Debug, Clone)]
-enum WritePhase {
-    Update,
-    /// Some statements matched nothing: which documents hold their seal.
-    FindSealed,
-    Orphans,
-}
-
-/// Writes recorded seals on their documents ([`write_command`]); a document that matched
-/// nothing and holds no seal was deleted after its number was final: its seal is kept in the
-/// counter's `seal.orphans` for its deletion's record (the next finish replaces `pending`).
-pub type WriteSeals = MachinePlan<WriteSealsMachine>;
-
-/// The state of a [`WriteSeals`].
-#[derive(Debug, Clone)]
-pub struct WriteSealsMachine {
-    numbering: NumberingSpec,
-    counter_id: String,
-    seals: Vec<PendingSeal>,
-    epoch: i64,
-    phase: WritePhase,
-}
-
-impl WriteSeals {
-    /// `None`: nothing to write.
-    pub fn new(
-        numbering: &NumberingSpec,
-        counter_id: &str,
-        seals: Vec<PendingSeal>,
-        epoch: i64,
-    ) -> Option<Self> {
-        let command = write_command(numbering, &seals, epoch)?;
-        let machine = WriteSealsMachine {
-            numbering: numbering.clone(),
-            counter_id: counter_id.to_owned(),
-            seals,
-            epoch,
-            phase: WritePhase::Update,
-        };
-        Some(MachinePlan::begin(machine, Ok(Step::Command(command))))
-    }
-}
-
-impl Machine for WriteSealsMachine {
-    type Output = ();
-
-    fn on_reply(&mut self, reply: Reply) -> Result<Step<()>, SeqError> {
-        match self.phase {
-            WritePhase::Update => {
-                let matched = read_written(reply)?;
-                if matched >= self.seals.len() as u64 {
-                    return Ok(Step::Done(()));
-                }
-                self.phase = WritePhase::FindSealed;
-                let ids: Vec<Value> = self.seals.iter().map(|p| p.id.clone()).collect();
-                let mut filter = Map::new();
-                filter.insert("_id".to_owned(), json!({ "$in": ids }));
-                filter.insert(self.numbering.seal_field(), json!({ "$exists": true }));
-                Ok(Step::Command(Command::Find {
-                    collection: Collection::Documents,
-                    filter: Value::Object(filter),
-                    options: QueryOptions {
-                        projection: Some(json!({ "_id": 1 })),
-                        majority: true,
-                        ..QueryOptions::default()
-                    },
-                    after_cluster_time: None,
-                }))
-            }
-            WritePhase::FindSealed => {
-                let sealed = id_keys(&reply.into_documents("find")?);
-                let orphans: Vec<Value> = self
-                    .seals
-                    .iter()
-                    .filter(|p| !sealed.contains(&id_key(&p.id)))
-                    .map(PendingSeal::to_document)
-                    .collect();
-                if orphans.is_empty() {
-                    return Ok(Step::Done(()));
-                }
-                self.phase = WritePhase::Orphans;
-                let mut filter = self.numbering.sequence().id_filter(&self.counter_id);
-                filter.insert("epoch".to_owned(), epoch_condition(self.epoch));
-                Ok(Step::Command(Command::FindOneAndUpdate {
-                    collection: Collection::Counters,
-                    filter: Value::Object(filter),
-                    update: json!({
-                        "$push": { format!("{FIELD}.orphans"): { "$each": orphans } },
-                    }),
-                    options: UpdateOptions {
-                        upsert: false,
-                        return_document: ReturnDocument::After,
-                    },
-                }))
-            }
-            // Fenced (a later holder): it wrote the same seals, and keeps its own orphans.
-            WritePhase::Orphans => Ok(Step::Done(())),
-        }
     }
 }
 
