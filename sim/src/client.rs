@@ -725,6 +725,7 @@ mod tests {
                 delete_pause_ms: (100, 1500),
                 delete_newest: None,
                 delete_gapless_only: false,
+                void_after_delete: false,
                 mutant: None,
             },
             false,

@@ -16,14 +16,19 @@ pub enum Focus {
     /// takes the lease over at once; the frozen one wakes up later with its batch in flight (a
     /// stale holder completing an intent its successor finished: `unfenced-completion`).
     StaleIncarnations,
+    /// A sealed gapless series' newest documents deleted often, each number voided at once by a
+    /// clerk (the void races the deletion's record), and numbers moved by completions
+    /// (`seal-before-final`, `void-outside-chain`).
+    SealedDeletions,
 }
 
 impl Focus {
-    pub const ALL: [Focus; 1] = [Focus::StaleIncarnations];
+    pub const ALL: [Focus; 2] = [Focus::StaleIncarnations, Focus::SealedDeletions];
 
     pub fn name(self) -> &'static str {
         match self {
             Focus::StaleIncarnations => "stale-incarnations",
+            Focus::SealedDeletions => "sealed-deletions",
         }
     }
 
@@ -46,6 +51,13 @@ impl Focus {
                 config.delete_pause_ms = (50, 400);
                 config.delete_newest = Some(12);
                 config.delete_gapless_only = true;
+            }
+            Focus::SealedDeletions => {
+                config.ledger = true;
+                config.delete_pause_ms = (20, 200);
+                config.delete_newest = Some(3);
+                config.delete_gapless_only = true;
+                config.void_after_delete = true;
             }
         }
     }

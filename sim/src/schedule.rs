@@ -77,6 +77,7 @@ fn draw_config(
         delete_pause_ms: (100, 1500),
         delete_newest: None,
         delete_gapless_only: false,
+        void_after_delete: false,
         mutant,
     };
     let processes = rng.between(2, 4);

@@ -103,7 +103,8 @@ pub fn check(node: &Node, entries: &[&Entry], watched: &Watched) -> Vec<String> 
                 });
         }
         let records = counter_records(node, watched.collection);
-        for (counter_id, links) in ledger_links(node, watched.collection, &records) {
+        for (counter_id, links) in ledger_links(node, watched.collection, &records, &mut violations)
+        {
             series.entry(counter_id).or_default().extend(links);
         }
         // The series' counters in period order. A period's first link names the period
@@ -212,6 +213,7 @@ fn ledger_links(
     node: &Node,
     collection: &str,
     records: &[Document],
+    violations: &mut Vec<String>,
 ) -> BTreeMap<String, Vec<StoredLink>> {
     let mut entries: Vec<Document> = node
         .committed
@@ -242,6 +244,12 @@ fn ledger_links(
             continue;
         }
         let value = json(entry);
+        if value.get("seal").is_none() {
+            violations.push(format!(
+                "{counter_id} (sealed): ledger entry of number {number} ({}) is outside the chain: it has no seal",
+                entry.get_str("kind").unwrap_or("?")
+            ));
+        }
         let period = counter_id.split_once('/').map(|(_, p)| p.to_owned());
         let removed = value.get("removed");
         let fields = removed
@@ -255,13 +263,19 @@ fn ledger_links(
             LinkKind::Deletion
         };
         let series = links.entry(counter_id.to_owned()).or_default();
+        // A void seals no field (one that raced a deletion's record keeps its removed link).
+        let own = if kind == LinkKind::Void {
+            serde_json::Map::new()
+        } else {
+            fields.clone()
+        };
         series.push(StoredLink {
             link: Link {
                 series: counter_id.to_owned(),
                 kind,
                 number,
                 period: period.clone(),
-                fields: fields.clone(),
+                fields: own,
             },
             seal: value.get("seal").and_then(|s| Seal::read(s).ok()),
         });

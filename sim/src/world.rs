@@ -82,6 +82,9 @@ pub struct Config {
     pub delete_newest: Option<usize>,
     /// The user deletes from the gapless collection only.
     pub delete_gapless_only: bool,
+    /// A clerk voids the number of each gapless document the user deletes, at once (before the
+    /// trigger records the deletion: the void races the record).
+    pub void_after_delete: bool,
     pub mutant: Option<Mutant>,
 }
 

@@ -78,7 +78,7 @@ impl Mutant {
 
     /// The mutants the simulator's workload can catch (its mutant check runs each; every
     /// known one: `UnconditionedNumbering` by the `on = "match"` triggers).
-    pub const ALL: [Mutant; 13] = [
+    pub const ALL: [Mutant; 15] = [
         Mutant::NoEpochCondition,
         Mutant::TokenBeforeBatch,
         Mutant::ReadAheadToken,
@@ -92,6 +92,8 @@ impl Mutant {
         Mutant::IgnoreDefinition,
         Mutant::SkipDeletionRecord,
         Mutant::BatchReadBeforeOwnWrites,
+        Mutant::SealBeforeFinal,
+        Mutant::VoidOutsideChain,
     ];
 
     pub fn name(self) -> &'static str {

@@ -44,9 +44,14 @@ pub async fn writer(world: World, name: String, options: ClientOptions) {
 /// collection or renames it away (the next insert recreates it).
 pub async fn deleter(world: World) {
     let client = Client::new(&world, "user", ClientOptions::default());
-    let (pause_ms, newest, gapless_only) = world.with(|w| {
+    let (pause_ms, newest, gapless_only, void_after_delete) = world.with(|w| {
         let c = &w.config;
-        (c.delete_pause_ms, c.delete_newest, c.delete_gapless_only)
+        (
+            c.delete_pause_ms,
+            c.delete_newest,
+            c.delete_gapless_only,
+            c.void_after_delete,
+        )
     });
     loop {
         world.pause(pause_ms.0, pause_ms.1).await;
@@ -109,6 +114,12 @@ pub async fn deleter(world: World) {
             world.fault("document-deleted", "user", || {
                 format!("delete {} {{_id: {id}}}", watched.ns())
             });
+            let held = world.with(|w| {
+                let primary = w.cluster.primary()?;
+                let collection = w.cluster.node(primary).data.collection(&watched.ns())?;
+                let document = collection.documents().find(|d| d.get("_id") == Some(&id))?;
+                document.get(FIELD).and_then(integer)
+            });
             let _ = client
                 .run(
                     DB,
@@ -121,6 +132,9 @@ pub async fn deleter(world: World) {
                     None,
                 )
                 .await;
+            if let Some(number) = held.filter(|_| watched.gapless && void_after_delete) {
+                void_number(&world, &client, number).await;
+            }
         }
     }
 }
@@ -141,6 +155,12 @@ async fn void_one(world: &World, client: &Client) {
         return;
     };
     let number = i64::try_from(world.between(1, u64::try_from(last).unwrap_or(1))).unwrap_or(1);
+    void_number(world, client, number).await;
+}
+
+/// The clerk's void of `number` of the gapless `ledger` series.
+async fn void_number(world: &World, client: &Client, number: i64) {
+    let gapless = &WATCHED[1];
     let request = VoidRequest {
         counter_id: gapless.collection.to_owned(),
         numbers: vec![number],

@@ -30,9 +30,8 @@ use crate::counter::document::read_spec_counter;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::LedgerEntry;
-use crate::ledger::sealed_records;
 use crate::numbering::intent::{read_command, read_counter_extras, Intent};
-use crate::numbering::sealing::{self, seal_document, CounterSeal};
+use crate::numbering::sealing::CounterSeal;
 use crate::numbering::series::{holders, holding, Holding};
 use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{Command, QueryOptions};
@@ -41,9 +40,7 @@ use crate::protocol::machine::{Machine, MachinePlan};
 use crate::protocol::plan::Retries;
 use crate::protocol::plan::Step;
 use crate::protocol::reply::{unexpected, Reply};
-use crate::seal::link::Link;
 use crate::sequence::counter_id::CounterKey;
-use crate::sequence::field::stored_value;
 
 /// One `delete` event: the document's `_id`, its pre-image when the event had one, when.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,9 +89,16 @@ enum Phase {
     /// A sealed series: moving the head over the deletion's link.
     Append,
     Insert,
+    /// A sealed series: the entry of a record found in the counter (its own, replayed, or a
+    /// void's that raced it), then the void's entry given the removed link, then the pull.
+    InsertStored,
+    KeepRemoved,
     /// A sealed series: the entry written, its record dropped from the counter.
     Pull,
 }
+
+// A sealed series' deletion records: links of the chain.
+mod sealed;
 
 /// The deletion records plan; see the module docs.
 pub type RecordDeletions = MachinePlan<RecordDeletionsMachine>;
@@ -223,57 +227,6 @@ impl RecordDeletionsMachine {
         )
     }
 
-    /// A sealed series: the deletion's link after the head, with the issue link the document
-    /// held (`removed`: its values and its seal, from the document, else from the seals its
-    /// counter recorded and had not written yet).
-    fn append(&mut self, record: &Record) -> Result<Step<DeletionReport>, SeqError> {
-        let Some(counter) = self.sealed.clone() else {
-            return Ok(self.insert(record));
-        };
-        let counter_id = record.entry.counter_id.clone();
-        let sequence = self.spec.sequence();
-        let period = sequence.period_of_counter_id(&counter_id).map(|p| p.text());
-        let fields = Link::issued(
-            &counter_id,
-            record.entry.number,
-            period.as_deref(),
-            &record.before,
-            sequence.seal_fields(),
-        )
-        .fields;
-        let held = stored_value(&record.before, &self.spec.seal_field())
-            .cloned()
-            .or_else(|| {
-                let id = record.entry.document.as_ref()?;
-                counter
-                    .recorded_seal(id, record.entry.number)
-                    .map(seal_document)
-            })
-            .unwrap_or(Value::Null);
-        let mut entry = record.entry.clone();
-        entry.removed = Some(json!({ "fields": fields.clone(), "seal": held }));
-        let mut entries = [entry];
-        sealed_records::seal_entries(
-            sequence,
-            &counter_id,
-            counter.head.as_deref(),
-            &mut entries,
-            &[fields],
-        )?;
-        let [entry] = entries;
-        let command = sealed_records::append_command(
-            sequence,
-            &counter_id,
-            &counter,
-            std::slice::from_ref(&entry),
-        );
-        if let Some(sealed) = self.records.get_mut(self.index) {
-            sealed.entry = entry;
-        }
-        self.phase = Phase::Append;
-        Ok(Step::Command(command))
-    }
-
     fn insert(&mut self, record: &Record) -> Step<DeletionReport> {
         self.phase = Phase::Insert;
         Step::Command(Command::InsertOne {
@@ -302,12 +255,14 @@ impl RecordDeletionsMachine {
                 self.sealed = None;
                 if sequence.sealed() {
                     let counter = CounterSeal::read(&document, counter_id)?;
-                    // Its link moved the head already (a replayed event): write its entry.
+                    // Its link moved the head already (a replayed event), or a void's of the
+                    // number did (raced the record): write that entry first.
                     let key = LedgerEntry::key(counter_id, n);
                     if let Some(stored) =
                         counter.records.iter().find(|r| r.get("_id") == Some(&key))
                     {
-                        self.phase = Phase::Insert;
+                        self.sealed = Some(counter.clone());
+                        self.phase = Phase::InsertStored;
                         return Ok(Step::Command(Command::InsertOne {
                             collection: crate::protocol::command::Collection::Ledger,
                             document: stored.clone(),
@@ -340,7 +295,9 @@ impl RecordDeletionsMachine {
                 }
                 Ok(self.insert(&record))
             }
-            (Phase::FindRecorded, Reply::Document { .. }) => Ok(self.next(|r| &mut r.recorded)),
+            (Phase::FindRecorded, Reply::Document { document }) => {
+                Ok(self.keep_removed(&record, Some(&document)))
+            }
             (Phase::FindRecorded, Reply::None) => self.append(&record),
             (Phase::FindRecorded, other) => Err(unexpected(&other, "findOne")),
             (Phase::Append, Reply::Document { .. }) => {
@@ -360,18 +317,17 @@ impl RecordDeletionsMachine {
             (Phase::Append, other) => Err(unexpected(&other, "findAndModify")),
             (Phase::Insert, Reply::Inserted | Reply::DuplicateKey) => {
                 if self.spec.sequence().sealed() {
-                    self.phase = Phase::Pull;
-                    let key = LedgerEntry::key(&record.entry.counter_id, record.entry.number);
-                    return Ok(Step::Command(sealing::pull_command(
-                        self.spec.sequence(),
-                        &record.entry.counter_id,
-                        vec![key],
-                        record.entry.document.iter().cloned().collect(),
-                    )));
+                    return Ok(self.pull(&record));
                 }
                 Ok(self.next(|r| &mut r.recorded))
             }
             (Phase::Insert, other) => Err(unexpected(&other, "insertOne")),
+            (Phase::InsertStored, Reply::Inserted | Reply::DuplicateKey) => {
+                Ok(self.keep_removed(&record, None))
+            }
+            (Phase::InsertStored, other) => Err(unexpected(&other, "insertOne")),
+            (Phase::KeepRemoved, _) => Ok(self.pull(&record)),
+            // The record pulled from the counter, or the removed link kept on a void's entry.
             (Phase::Pull, _) => Ok(self.next(|r| &mut r.recorded)),
         }
     }

@@ -411,8 +411,8 @@ fn anchor<'a>(links: &'a [StoredLink], earlier: Option<&'a Earlier>) -> Option<&
     Some(named.map_or(earlier.head.as_str(), |(_, previous)| previous))
 }
 
-/// The links a ledger entry (or a record of one) holds: its own, a void or a deletion, and a
-/// deletion's `removed` issue link.
+/// The links a ledger entry (or a record of one) holds: its own, a void or a deletion, and the
+/// `removed` issue link (a deletion's, or a void's that raced a deletion's record).
 fn recorded_links(
     series: &str,
     period: Option<&str>,
@@ -422,30 +422,32 @@ fn recorded_links(
 ) {
     let seal = |value: Option<&Value>| value.and_then(|seal| Seal::read(seal).ok());
     // A deletion's link seals the values the document held, as its removed link does; a void's
-    // seals none.
-    let removed = entry
-        .get("removed")
-        .filter(|_| read.kind == LedgerKind::Deleted);
-    let fields = match removed.and_then(|removed| removed.get("fields")) {
+    // seals none (a void that raced a deletion's record keeps the removed link too).
+    let removed = entry.get("removed");
+    let held = match removed.and_then(|removed| removed.get("fields")) {
         Some(Value::Object(fields)) => fields.clone(),
         _ => Map::new(),
     };
-    let link = |kind: LinkKind| Link {
+    let link = |kind: LinkKind, fields: Map<String, Value>| Link {
         series: series.to_owned(),
         kind,
         number: read.number,
         period: period.map(str::to_owned),
-        fields: fields.clone(),
+        fields,
     };
     if let Some(seal) = seal(entry.get("seal")) {
+        let own = match read.kind {
+            LedgerKind::Deleted => held.clone(),
+            LedgerKind::Void => Map::new(),
+        };
         links.push(StoredLink {
-            link: link(read.kind.link_kind()),
+            link: link(read.kind.link_kind(), own),
             seal: Some(seal),
         });
     }
     if let Some(seal) = seal(removed.and_then(|removed| removed.get("seal"))) {
         links.push(StoredLink {
-            link: link(LinkKind::Issue),
+            link: link(LinkKind::Issue, held),
             seal: Some(seal),
         });
     }

@@ -279,15 +279,18 @@ impl NumberingSpec {
     }
 
     /// The paths of a document that batch numbering reads: `_id`, the scope fields, the
-    /// numbered field, the date field, the sealed fields — sorted, none inside another (a projection refuses overlapping paths).
+    /// numbered field, the date field, the sealed fields and the seal — sorted, none inside another (a projection refuses overlapping paths).
     /// Projected to these (a backfill page, a change stream's `fullDocument`), a document is
     /// numbered exactly as the whole one would be.
     pub fn document_fields(&self) -> Vec<String> {
+        let seal_field = self.sequence.sealed().then(|| self.seal_field());
         let mut paths: Vec<&str> = ["_id", self.field.as_str()]
             .into_iter()
             .chain(self.sequence.scope().iter().map(String::as_str))
             .chain(self.date_field.as_deref())
+            // And a deleted document's seal, from its pre-image (its deletion's record keeps it).
             .chain(self.sequence.seal_fields().iter().map(String::as_str))
+            .chain(seal_field.as_deref())
             .collect();
         paths.sort_unstable();
         paths.dedup();
@@ -305,8 +308,7 @@ impl NumberingSpec {
         fields
     }
 
-    /// The field a sealed series writes each number's seal in, beside the number:
-    /// `<field>Seal` (`{hash, previous}`: see [`crate::seal`]).
+    /// Where a sealed series writes a number's seal (`{hash, previous}`): `<field>Seal`.
     pub fn seal_field(&self) -> String {
         format!("{}Seal", self.field)
     }

@@ -139,7 +139,11 @@ impl FinishIntentMachine {
         set.insert("epoch".to_owned(), ejson::long(self.epoch));
         if let Some(sealing) = &self.sealing {
             sealing.counter.add_condition(&mut filter);
-            sealing::finish_set(&mut set, sealing.head.as_deref(), &sealing.seals);
+            // Nothing sealed (every document of the intent gone): the head stays, and a
+            // counter that sealed nothing yet keeps reading its anchor.
+            if !sealing.seals.is_empty() || sealing.counter.present {
+                sealing::finish_set(&mut set, sealing.head.as_deref(), &sealing.seals);
+            }
         }
         Command::FindOneAndUpdate {
             collection: Collection::Counters,
