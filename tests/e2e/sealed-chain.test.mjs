@@ -124,12 +124,14 @@ test("a chain the sidecar wrote re-computes and walks with the docs' Python, and
   const issue3 = await orders.findOne({ seqPeriod: "2025", seq: 3 });
   assert.equal(first2026.seqSeal.previous, issue3.seqSeal.hash);
 
-  // One sealed value changed by hand: its link's hash differs.
-  await orders.updateOne({ seqPeriod: "2026", seq: 2 }, { $set: { total: Decimal128.fromString("105.51") } });
+  // One sealed value changed by hand (a cent more): its link's hash differs.
+  const second = { seqPeriod: "2026", seq: 2 };
+  const { total } = await orders.findOne(second);
+  await orders.updateOne(second, { $set: { total: Decimal128.fromString(`${Number(total.toString()) + 0.01}`) } });
   const changed = walk(await dump(db, sequence));
   assert.notEqual(changed.status, 0, changed.stdout);
   assert.match(changed.stderr, new RegExp(`AssertionError: issue 2 of ${sequence}/2026: hash differs`));
-  await orders.updateOne({ seqPeriod: "2026", seq: 2 }, { $set: { total: Decimal128.fromString("105.50") } });
+  await orders.updateOne(second, { $set: { total } });
   assert.equal(walk(await dump(db, sequence)).status, 0, "the value put back verifies again");
 
   // A link taken out (the void's ledger entry): the chain breaks there.
