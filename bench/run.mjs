@@ -87,6 +87,7 @@ if (has("client")) {
   const { runReservationCpu, runDriverCpu } = await import("./client/package-cpu.mjs");
   const { runRefillAhead } = await import("./client/refill-ahead.mjs");
   const { runRust } = await import("./client/rust.mjs");
+  const { runVerifySeal } = await import("./client/verify-seal.mjs");
   await withServer("client", async ({ uri, db }) => {
     await runBlocks({ uri, dbName: `${db}_a`, suffix: "", numbers: options.clientNumbers, rounds: options.rounds, pairs: options.block1Pairs, report, link: "loopback" });
     await withProxy(uri, LINKS.rtt1ms.delayMs, async (proxy) => {
@@ -94,6 +95,7 @@ if (has("client")) {
       await runRefillAhead({ uri: proxy.uri, dbName: `${db}_e`, numbers: options.busyNumbers, rounds: options.rounds, report, suffix: ".rtt1ms", link: LINKS.rtt1ms.label });
     });
     await runNextMany({ uri, dbName: `${db}_c`, report });
+    await runVerifySeal({ uri, dbName: `${db}_s`, report, rounds: options.rounds });
     await runWarmNext({ uri, dbName: `${db}_d`, calls: options.warmCalls, rounds: options.rounds, report });
     await runRust({ uri, dbName: `${db}_r`, numbers: options.clientNumbers, warmCalls: options.warmCalls, rounds: options.rounds, report });
     await runDriverCpu({ uri, dbName: `${db}_f`, calls: options.profileReservations, report });

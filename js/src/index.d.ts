@@ -1,10 +1,10 @@
 // Type declarations of the mongo-seq package (ESM and CJS entries share them).
 import type { Collection, Db, Document } from "mongodb";
 import type * as CoreModule from "./core.js";
-import type { AdoptOutcome, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, RewindOutcome, SetNextOutcome } from "./core.js";
+import type { AdoptOutcome, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, RewindOutcome, SeriesSealReport, SetNextOutcome } from "./core.js";
 import type { SequenceOptions as CoreSequenceOptions } from "./core.js";
 
-export type { AdoptOutcome, CounterDefinition, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, RewindOutcome, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter, AssignOutcome } from "./core.js";
+export type { AdoptOutcome, CounterDefinition, CoreInteger, CounterState, Integer, NormalizedSequenceOptions, RewindOutcome, SeriesSealReport, SetNextOutcome, MongoSeqError, ImportRequest, ImportReport, ImportedCounter, AssignOutcome } from "./core.js";
 import type { AssignOutcome } from "./core.js";
 import type { ImportRequest, ImportReport } from "./core.js";
 
@@ -132,10 +132,25 @@ export declare class Sequence {
    * counters a mongo-seq sidecar keeps unless `force`. Resolves with how many were rewound.
    */
   rewindAll(options?: { force?: boolean }): Promise<RewindOutcome>;
+  /**
+   * Verifies every series of this sealed sequence (its `sealFields`) as stored — the documents
+   * of `collection` numbered in `field`, the ledger, the counters — each chain re-computed: one
+   * report per series (counter), by counter id; the first failure of a report is the first link
+   * that does not verify. Reads only; INVALID_ARGUMENT naming `sealFields` for a sequence that
+   * seals nothing.
+   */
+  verifySeal(options: VerifySealOptions): Promise<SeriesSealReport[]>;
   /** Moves the counter past the largest number in `field` (default `_id`) of a collection. */
   seedFromMax(collection: Collection<any>, field?: string, options?: ScopeOption): Promise<CounterState>;
   /** Moves the counter past `value` (never backwards). */
   seedFromMax(value: Integer, options?: ScopeOption & PeriodOption): Promise<CounterState>;
+}
+
+export interface VerifySealOptions {
+  /** The collection whose documents hold the numbers (a sidecar's gapless trigger's). */
+  collection: Collection<any>;
+  /** The field holding the number (the trigger's `field`); each seal is in `<field>Seal`. */
+  field: string;
 }
 
 export interface InsertOptions {

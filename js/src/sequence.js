@@ -193,6 +193,21 @@ export class Sequence {
   }
 
   /**
+   * Verifies every series of this sealed sequence (its `sealFields`) as stored: the documents
+   * of `collection` (the driver Collection a mongo-seq sidecar's gapless trigger numbers) holding
+   * numbers in `field`, the ledger and the counters, each chain re-computed. Resolves with one
+   * report per series (counter), by counter id: `{ series, links, first, last, verified,
+   * failures, pending, beforeSealing }`, `failures` by number, the first one the first link that
+   * does not verify (FIELD_CHANGED, LINK_MISSING, LINK_INSERTED, OUT_OF_ORDER, SEAL_REMOVED).
+   * Reads only. INVALID_ARGUMENT naming `sealFields` for a sequence that seals nothing.
+   */
+  async verifySeal(options) {
+    const { collection, field } = checkKnownKeys("verifySeal options", options, ["collection", "field"]);
+    checkCollection(collection, ["find"]);
+    return runPlan(this.#spec.verifySeal(field), { ...this.#runner, documents: collection });
+  }
+
+  /**
    * Moves the counter past existing numbers (imports), never backwards:
    * `seedFromMax(collection, field = "_id", { scope })` past the largest number stored there
    * (among documents with the `scope` document's values), or `seedFromMax(value, { scope })`. Resolves with the counter

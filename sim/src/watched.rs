@@ -1,6 +1,6 @@
 //! The watched collections of the simulated world and their triggers: `orders` (default
 //! mode) and `ledger` (gapless) number inserted documents; `invoices` and `credits` number
-//! documents on issue (`on = "match"`, series that reset in Paris; `credits` sealed). Both the sidecars'
+//! documents on issue (`on = "match"`, series that reset in Paris); `ledger` and `credits` are sealed. Both the sidecars'
 //! processes ([`crate::triggers`]) and the clerk issuing documents ([`crate::issuing`]) read
 //! them here.
 
@@ -62,7 +62,7 @@ pub const WATCHED: [Watched; 4] = [
     },
     Watched {
         collection: "ledger",
-        seal_fields: &[],
+        seal_fields: &["by"],
         gapless: true,
         issue: None,
     },

@@ -138,7 +138,9 @@ pub use ledger::dead_letter::{
 };
 pub use ledger::deletions::{Deletion, DeletionReport, RecordDeletions};
 pub use ledger::entry::{LedgerEntry, LedgerKind, RecordedEntry, DELETED_REASON};
+pub use ledger::issue_days::{issue_date, issue_days, DatedNumber, DayCount, IssueDays};
 pub use ledger::retry_round::{RetryRound, Settled};
+pub use ledger::sealed::VerifySeal;
 pub use ledger::void::{VoidNumbers, VoidOutcome, VoidRequest, MAX_VOIDS};
 pub use numbering::assign::{
     assign_matching, Assign, AssignOutcome, Assigned, Skipped, ASSIGN_PAGE,

@@ -398,6 +398,20 @@ impl JsSequenceSpec {
         Ok(JsPlan::wrap(rewind(&self.0, force, gapless)))
     }
 
+    /// Plan: every series of this sealed sequence (its `sealFields`) numbered in `field`
+    /// verified as stored (the counters, the documents, the ledger); done with one
+    /// `SeriesSealReport` per counter, by counter id.
+    #[wasm_bindgen(js_name = verifySeal)]
+    pub fn verify_seal(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] field: JsValue,
+    ) -> Result<JsPlan, JsValue> {
+        let field = args::string("field", &field)?;
+        mongo_seq_core::VerifySeal::new(&self.0, &field)
+            .js()
+            .map(JsPlan::wrap)
+    }
+
     /// Plan: refuses (GAPLESS_REFUSED) a sequence whose counters a sidecar keeps (a pending
     /// gapless intent, a lease `epoch`: the core's rule, as `rewindAll` applies it), before a
     /// number is taken on purpose outside the sidecar's numbering; done with a `KeptCheck`

@@ -75,6 +75,11 @@ export interface SequenceOptions {
    * or a document such as the Atlas trigger recipe's `{ db, coll }` (its field order kept).
    */
   counterId?: string | { [key: string]: unknown } | null;
+  /**
+   * A sealed series: the fields each number's SHA-256 seal chains (numbered only by a mongo-seq
+   * sidecar's gapless trigger; the package verifies it: `verifySeal`).
+   */
+  sealFields?: string[] | null;
 }
 /** Options after validation, defaults filled in. */
 export interface NormalizedSequenceOptions {
@@ -97,6 +102,8 @@ export interface NormalizedSequenceOptions {
   counterField: string;
   /** Present when the options name the counter's `_id`. */
   counterId?: string | EjsonDocument;
+  /** Present when the series is sealed. */
+  sealFields?: string[];
 }
 
 /** What to reserve; `minCount` (default `count`) accepts a shorter range near the bound. */

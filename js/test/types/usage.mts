@@ -1,7 +1,7 @@
 // Compile-time test of the published declarations (resolved through the package's exports):
 // `npm run typecheck` fails when a declaration and the documented usage disagree.
 import { Sequences, Sequence, isMongoSeqError, core, JS_ERROR_CODES, localDates } from "mongo-seq";
-import type { SequenceNumber, CounterState } from "mongo-seq";
+import type { SequenceNumber, CounterState, SeriesSealReport } from "mongo-seq";
 import type { Collection, Db } from "mongodb";
 
 export async function usage(db: Db, users: Collection): Promise<void> {
@@ -38,6 +38,11 @@ export async function usage(db: Db, users: Collection): Promise<void> {
   const period: string | undefined = invoices.periodOf(new Date());
   const text: string | undefined = invoices.format(entry.value, entry.period);
   await invoices.setNext(10, { period: "2026" });
+  // A sealed series verified as stored.
+  const sealed = seqs.sequence("sealed", { reset: "yearly", sealFields: ["total", "customer.name"] });
+  const reports: SeriesSealReport[] = await sealed.verifySeal({ collection: users, field: "no" });
+  const broken: string | undefined = reports.find((r) => !r.verified)?.failures[0]?.reason;
+  void broken;
   const last: SequenceNumber | null = await invoices.current({ period: "2026" });
   await seqs.insertOne(users, { issuedAt: new Date() }, { sequence: invoices, field: "number", formatField: "ref", dateField: "issuedAt" });
   const outcome2 = await seqs.assign(users, { status: "issued" }, { sequence: invoices, field: "number", formatField: "ref", dateField: "issuedAt", sort: { issuedAt: 1 } });

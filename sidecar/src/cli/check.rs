@@ -6,9 +6,12 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{json, Value};
 
+use mongo_seq_core::seal::verify::SeriesSealReport;
+
 use super::trigger_flags::{TriggerFlags, TriggerKeys, TRIGGER_FLAGS};
 use super::{load_config, runtime, CliError};
 use crate::connection::Connection;
+use crate::tools::check::seal::{self, verify_seal};
 use crate::tools::check::{
     audit_collection, ensure_exists, report, CheckError, CheckSummary, CheckTarget,
 };
@@ -30,10 +33,42 @@ is audited per period, each period's series on its own (duplicates, gaps, grid a
 the period): a number's period is the one written beside it in `<field>Period`; a numbered \
 document without one is reported (exit 1). With a date field (the trigger's `date_field`, or \
 --date-field) each number dated before the number before it in its series is listed and fails \
-the check (--no-chronological skips it)."
+the check (--no-chronological skips it). With --seal, check verifies a sealed series' chains \
+instead (a trigger's `seal_fields`; with flags, --seal-fields): every link re-computed from the \
+documents, the ledger and the counters, per series (counter) the links verified, the first and \
+last hash, and each link that does not verify with its reason — FIELD_CHANGED (a sealed field \
+changed), LINK_MISSING (a sealed document deleted without a record, or the last links removed), \
+LINK_INSERTED, OUT_OF_ORDER, SEAL_REMOVED —, the first one named on standard error (exit 1); \
+numbers issued but not sealed yet, and numbers from before the series was sealed, are counted, \
+not failed."
 )]
 pub struct CheckArgs {
-    /// Check the triggers of this sidecar config: connection, collection, field, sequence
+    #[command(flatten)]
+    pub audited: AuditedArgs,
+    /// Check the date order too: each number whose date (the trigger's `date_field`) is earlier
+    /// than the date of the number before it in its series is listed, and fails the check
+    /// (exit 1). On by default for a trigger with a `date_field`.
+    #[arg(long, overrides_with = "no_chronological")]
+    pub chronological: bool,
+    /// Do not check the date order (see --chronological).
+    #[arg(long)]
+    pub no_chronological: bool,
+    /// Verify the sealed chains instead of the accounts (the trigger's `seal_fields`; with
+    /// flags: --seal-fields): any link that does not verify fails the check (exit 1). With
+    /// --config, its triggers that seal (one named by --trigger must).
+    #[arg(long, conflicts_with_all = ["gapless", "chronological", "date_field"])]
+    pub seal: bool,
+    /// Print the full report as JSON instead of the one-line summary (with --config: an array,
+    /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
+    /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `check` and `report` audit: a config's triggers, or the one the flags describe.
+#[derive(Debug, Args)]
+pub struct AuditedArgs {
+    /// Audit the triggers of this sidecar config: connection, collection, field, sequence
     /// options, counters and `match` all come from it.
     #[arg(long, short, conflicts_with_all = TRIGGER_FLAGS, conflicts_with_all = ["sequence", "date_field"])]
     pub config: Option<PathBuf>,
@@ -51,26 +86,13 @@ pub struct CheckArgs {
     #[arg(long)]
     pub gapless: bool,
     /// Without --config: each document's issue date (`date_field`, a sequence that resets);
-    /// the date order is then checked (see --chronological).
+    /// the date order is then checked (see `check --chronological`).
     #[arg(long, value_name = "FIELD")]
     pub date_field: Option<String>,
-    /// Check the date order too: each number whose date (the trigger's `date_field`) is earlier
-    /// than the date of the number before it in its series is listed, and fails the check
-    /// (exit 1). On by default for a trigger with a `date_field`.
-    #[arg(long, overrides_with = "no_chronological")]
-    pub chronological: bool,
-    /// Do not check the date order (see --chronological).
-    #[arg(long)]
-    pub no_chronological: bool,
-    /// Print the full report as JSON instead of the one-line summary (with --config: an array,
-    /// one report per trigger). Every integer is a JSON number, or a decimal string beyond
-    /// 2^53 − 1 (where JavaScript's `JSON.parse` would lose digits), wherever it is.
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
-    let (uri, targets) = targets(args)?;
+    let (uri, targets) = targets(&args.audited, args.seal)?;
     if args.chronological {
         if let Some(undated) = targets.iter().find(|t| t.date_field().is_none()) {
             return Err(CliError::usage(anyhow::anyhow!(
@@ -79,8 +101,140 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let reports = runtime()?.block_on(async {
-        let client = crate::server::connect(&uri)
+    let audits = audit_all(
+        &uri,
+        targets,
+        Audit {
+            accounts: !args.seal,
+            seals: args.seal,
+            gapless: args.audited.gapless,
+            chronological: !args.no_chronological,
+        },
+    )?;
+    let found: Vec<(CheckTarget, Found<CheckSummary, Vec<SeriesSealReport>>)> = audits
+        .into_iter()
+        .map(|(target, audited)| {
+            let found = match (audited.summary, audited.seals) {
+                (_, Some(seals)) => Found::Chains(seals),
+                (summary, None) => Found::Accounts(summary.unwrap_or_default()),
+            };
+            (target, found)
+        })
+        .collect();
+    if args.json {
+        let json = |(target, found): &(CheckTarget, Found<CheckSummary, Vec<SeriesSealReport>>)| {
+            let mut value = found.json(target);
+            if let (true, Some(object)) = (target.named, value.as_object_mut()) {
+                object.insert("trigger".to_owned(), json!(target.trigger.id));
+            }
+            value
+        };
+        let value = match args.audited.config {
+            Some(_) => Value::Array(found.iter().map(json).collect()),
+            None => found.first().map(json).unwrap_or_default(),
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    } else {
+        for (target, found) in &found {
+            for line in found.lines(target) {
+                println!("{line}");
+            }
+        }
+    }
+    let mut clean = true;
+    for (target, found) in &found {
+        if let Some(failure) = found.failure() {
+            clean = false;
+            eprintln!(
+                "mongo-seq: check{} failed for {} field {}: {failure}",
+                if args.seal { " --seal" } else { "" },
+                target.trigger.ns,
+                target.field(),
+            );
+        }
+    }
+    if clean {
+        Ok(())
+    } else {
+        Err(CliError::CheckFailed)
+    }
+}
+
+/// What `check` found for one target: its accounts, or (`--seal`) its sealed chains.
+enum Found<A, C> {
+    Accounts(A),
+    Chains(C),
+}
+
+impl Found<CheckSummary, Vec<SeriesSealReport>> {
+    /// The report as `--json` prints it.
+    fn json(&self, target: &CheckTarget) -> Value {
+        match self {
+            Self::Accounts(summary) => serde_json::to_value(summary).unwrap_or_default(),
+            Self::Chains(reports) => json!({
+                "collection": target.trigger.ns.to_string(),
+                "field": target.field(),
+                "seal": seal::to_json(reports),
+            }),
+        }
+    }
+
+    /// The human report: the summary line, then the details.
+    fn lines(&self, target: &CheckTarget) -> Vec<String> {
+        match self {
+            Self::Accounts(summary) => {
+                let mut lines = vec![summary.line(target)];
+                lines.extend(report::lines(summary));
+                lines
+            }
+            Self::Chains(reports) => {
+                let mut lines = vec![seal::line(&target.trigger.ns, target.field(), reports)];
+                lines.extend(seal::lines(reports));
+                lines
+            }
+        }
+    }
+
+    /// Why the check fails, if it does.
+    fn failure(&self) -> Option<String> {
+        let (problems, separator) = match self {
+            Self::Accounts(summary) => (summary.problems(), ", "),
+            // Each names a series' first failure, in a sentence of its own.
+            Self::Chains(reports) => (seal::problems(reports), "; "),
+        };
+        (!problems.is_empty()).then(|| problems.join(separator))
+    }
+}
+
+/// What to audit of each target: its accounts (`gapless`: gaps are findings for every target;
+/// `chronological`: the date order of the targets with a date field), its sealed chains (the
+/// targets that seal).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Audit {
+    pub accounts: bool,
+    pub seals: bool,
+    pub gapless: bool,
+    pub chronological: bool,
+}
+
+/// One target's audit: its accounts, its chains' reports (`None`: not asked, or not sealed).
+#[derive(Debug)]
+pub(super) struct Audited {
+    pub summary: Option<CheckSummary>,
+    pub seals: Option<Vec<SeriesSealReport>>,
+}
+
+/// Audits each of `targets` on `uri`, as `audit` says.
+pub(super) fn audit_all(
+    uri: &str,
+    targets: Vec<CheckTarget>,
+    audit: Audit,
+) -> Result<Vec<(CheckTarget, Audited)>, CliError> {
+    runtime()?.block_on(async {
+        let client = crate::server::connect(uri)
             .await
             .map_err(CliError::runtime)?;
         let mut reports = Vec::with_capacity(targets.len());
@@ -94,69 +248,74 @@ pub(super) fn run(args: &CheckArgs) -> Result<(), CliError> {
                 &target.trigger.ns,
                 &target.counters,
                 &target.state,
-            );
-            let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
-            let gapless = target.gapless() || args.gapless;
-            let date_order = target.date_field().filter(|_| !args.no_chronological);
-            let summary = audit_collection(&mongo, &ledger, &target, gapless, date_order)
-                .await
-                .map_err(CliError::runtime)?;
-            reports.push((target, summary));
+            )
+            .with_ledger(&client, &target.ledger);
+            let summary = if audit.accounts {
+                let ledger = Connection::for_tool(&client, Some(&target.ledger), &target.counters);
+                let gapless = target.gapless() || audit.gapless;
+                let date_order = target.date_field().filter(|_| audit.chronological);
+                Some(
+                    audit_collection(&mongo, &ledger, &target, gapless, date_order)
+                        .await
+                        .map_err(CliError::runtime)?,
+                )
+            } else {
+                None
+            };
+            let sealed = target.trigger.numbering.sequence().sealed();
+            let seals = if audit.seals && sealed {
+                Some(
+                    verify_seal(&mongo, &target)
+                        .await
+                        .map_err(CliError::runtime)?,
+                )
+            } else {
+                None
+            };
+            reports.push((target, Audited { summary, seals }));
         }
-        Ok::<_, CliError>(reports)
-    })?;
-    if args.json {
-        let json = |(target, summary): &(CheckTarget, CheckSummary)| {
-            let mut value = serde_json::to_value(summary).unwrap_or_default();
-            if let (true, Some(object)) = (target.named, value.as_object_mut()) {
-                object.insert("trigger".to_owned(), json!(target.trigger.id));
-            }
-            value
-        };
-        let value = match args.config {
-            Some(_) => Value::Array(reports.iter().map(json).collect()),
-            None => reports.first().map(json).unwrap_or_default(),
-        };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
-    } else {
-        for (target, summary) in &reports {
-            println!("{}", summary.line(target));
-            for line in report::lines(summary) {
-                println!("{line}");
-            }
-        }
-    }
-    let mut clean = true;
-    for (target, summary) in &reports {
-        let problems = summary.problems();
-        if !problems.is_empty() {
-            clean = false;
-            eprintln!(
-                "mongo-seq: check failed for {} field {}: {}",
-                target.trigger.ns,
-                target.field(),
-                problems.join(", ")
-            );
-        }
-    }
-    if clean {
-        Ok(())
-    } else {
-        Err(CliError::CheckFailed)
-    }
+        Ok(reports)
+    })
 }
 
 /// The connection string and what to check: the config's triggers, or the one the flags give.
-fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
+pub(super) fn targets(
+    args: &AuditedArgs,
+    seal: bool,
+) -> Result<(String, Vec<CheckTarget>), CliError> {
     let Some(path) = &args.config else {
-        let (uri, target) = flags_target(args)?;
+        let (uri, target) = flags_target(args, seal)?;
+        if seal && !target.trigger.numbering.sequence().sealed() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal needs --seal-fields: the fields the series' seals chain"
+            )));
+        }
         return Ok((uri, vec![target]));
     };
     let config = load_config(path)?;
-    let targets = super::triggers_named(&config, path, args.trigger.as_deref())?
+    let mut chosen = super::triggers_named(&config, path, args.trigger.as_deref())?;
+    if seal {
+        let sealed = |t: &&crate::config::TriggerSpec| t.numbering.sequence().sealed();
+        if let Some(unsealed) = chosen
+            .iter()
+            .find(|t| !sealed(t))
+            .filter(|_| args.trigger.is_some())
+        {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal: the trigger `{}` of {} has no `seal_fields` (a sealed series lists the fields its seals chain)",
+                unsealed.id,
+                path.display()
+            )));
+        }
+        chosen.retain(sealed);
+        if chosen.is_empty() {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--seal: no trigger of {} has `seal_fields` (a sealed series lists the fields its seals chain)",
+                path.display()
+            )));
+        }
+    }
+    let targets = chosen
         .into_iter()
         .map(|t| CheckTarget {
             trigger: t.clone(),
@@ -170,10 +329,11 @@ fn targets(args: &CheckArgs) -> Result<(String, Vec<CheckTarget>), CliError> {
 }
 
 /// The trigger the flags describe, validated as a file's (errors name the flags).
-fn flags_target(args: &CheckArgs) -> Result<(String, CheckTarget), CliError> {
+fn flags_target(args: &AuditedArgs, seal: bool) -> Result<(String, CheckTarget), CliError> {
     let (config, trigger) = args.flags.config(TriggerKeys {
         sequence: args.sequence.clone(),
-        gapless: args.gapless,
+        // A sealed series is gapless (only the gapless protocol seals).
+        gapless: args.gapless || seal,
         date_field: args.date_field.clone(),
         numbers_only: true,
         ..TriggerKeys::default()

@@ -14,6 +14,7 @@ mod health;
 mod import;
 mod location;
 mod logging;
+mod report;
 mod retry;
 mod rewind;
 mod sequence;
@@ -38,6 +39,7 @@ pub use health::HealthArgs;
 pub use import::{ImportArgs, Source};
 pub use location::{CountersLocation, UriArg};
 pub use logging::{LogFormat, LOG_LEVELS};
+pub use report::ReportArgs;
 pub use retry::RetryArgs;
 pub use rewind::RewindArgs;
 pub use sequence::SequenceFlags;
@@ -98,6 +100,10 @@ pub enum Subcommand {
     /// Account for every number of a series: held, voided, deleted, unexplained gaps,
     /// duplicates, dead letters, unnumbered documents, counter.
     Check(CheckArgs),
+    /// The auditor's report of a period: per series the definition, first and last number,
+    /// held, voided, deleted and unexplained numbers, the chain of seals, date order, dead
+    /// letters and numbers per day, as one self-contained HTML page and/or JSON.
+    Report(ReportArgs),
     /// List the counters and their values.
     Counters(CountersArgs),
     /// Make N the next number a counter issues (never backwards without --force).
@@ -186,6 +192,7 @@ fn dispatch(subcommand: Subcommand) -> Result<(), CliError> {
     match subcommand {
         Subcommand::Sidecar(args) => sidecar::run(&args),
         Subcommand::Check(args) => check::run(&args),
+        Subcommand::Report(args) => report::run(&args),
         Subcommand::Counters(args) => counters::run(&args),
         Subcommand::SetNext(args) => set_next::run(&args),
         Subcommand::Adopt(args) => adopt::run(&args),

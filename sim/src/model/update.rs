@@ -1,5 +1,6 @@
-//! Update operators the product emits — `$set`, `$unset`, `$inc`, `$max`, `$min` — and the
-//! document an upsert inserts. Anything else (a replacement document, other operators,
+//! Update operators the product emits — `$set`, `$unset`, `$inc`, `$max`, `$min`, `$push`
+//! (a value or `$each`), `$pull` (a value or a condition on array elements) — and the document
+//! an upsert inserts. Anything else (a replacement document, other operators,
 //! positional paths) is `Unsupported`.
 //!
 //! From the manual (<https://www.mongodb.com/docs/manual/reference/operator/update/>):
@@ -7,6 +8,12 @@
 //!   overflow widens to int64 (<https://www.mongodb.com/docs/manual/reference/operator/update/inc/>);
 //! * `$max`/`$min` set the field when it is missing or the operand is greater/less in the BSON
 //!   comparison order (<https://www.mongodb.com/docs/manual/reference/operator/update/max/>);
+//! * `$push` appends (each of `$each`'s values) to an array, creating it when missing; a field
+//!   that is not an array fails (BadValue, 2)
+//!   (<https://www.mongodb.com/docs/manual/reference/operator/update/push/>);
+//! * `$pull` removes the array's elements equal to the operand, or, for a condition document,
+//!   the elements it matches as a query (a document element) or as a condition on the value;
+//!   a missing field is left alone (<https://www.mongodb.com/docs/manual/reference/operator/update/pull/>);
 //! * dotted paths create embedded documents; a path through a non-document fails
 //!   (PathNotViable, 28); two operators on the same or nested paths fail
 //!   (ConflictingUpdateOperators, 40); `_id` cannot change (ImmutableField, 66);
@@ -20,7 +27,7 @@ use bson::{Bson, Document};
 use super::error::{code, ModelError};
 use super::value::{compare, equal, number, Num};
 
-const OPERATORS: [&str; 5] = ["$set", "$unset", "$inc", "$max", "$min"];
+const OPERATORS: [&str; 7] = ["$set", "$unset", "$inc", "$max", "$min", "$push", "$pull"];
 
 /// Applies `update` to `document` in place.
 pub fn apply(document: &mut Document, update: &Document) -> Result<(), ModelError> {
@@ -106,6 +113,29 @@ fn apply_one(
                 _ => Some(operand.clone()),
             }
         }
+        "$push" => Some(push(current.as_ref(), operand, path)?),
+        "$pull" => match &current {
+            None => None,
+            Some(Bson::Array(items)) => {
+                let mut kept = Vec::with_capacity(items.len());
+                for item in items {
+                    if !pulled(item, operand)? {
+                        kept.push(item.clone());
+                    }
+                }
+                Some(Bson::Array(kept))
+            }
+            Some(other) => {
+                return Err(ModelError::server(
+                    code::BAD_VALUE,
+                    "BadValue",
+                    format!(
+                        "Cannot apply $pull to a non-array value ({})",
+                        type_name(other)
+                    ),
+                ))
+            }
+        },
         _ => {
             return Err(ModelError::unsupported(format!(
                 "update operator {operator}"
@@ -117,6 +147,52 @@ fn apply_one(
         set(document, path, new)?;
     }
     Ok(())
+}
+
+/// `$push`: the array with `operand` (or each of its `$each`) appended.
+fn push(current: Option<&Bson>, operand: &Bson, path: &str) -> Result<Bson, ModelError> {
+    let mut items = match current {
+        None => Vec::new(),
+        Some(Bson::Array(items)) => items.clone(),
+        Some(other) => {
+            return Err(ModelError::server(
+                code::BAD_VALUE,
+                "BadValue",
+                format!(
+                    "The field '{path}' must be an array but is of type {}",
+                    type_name(other)
+                ),
+            ))
+        }
+    };
+    match operand {
+        Bson::Document(modifiers) if modifiers.keys().any(|k| k.starts_with('$')) => {
+            if modifiers.len() != 1 {
+                return Err(ModelError::unsupported("$push modifiers other than $each"));
+            }
+            match modifiers.get("$each") {
+                Some(Bson::Array(each)) => items.extend(each.iter().cloned()),
+                _ => return Err(ModelError::unsupported("$push modifiers other than $each")),
+            }
+        }
+        value => items.push(value.clone()),
+    }
+    Ok(Bson::Array(items))
+}
+
+/// Whether `$pull`'s `operand` removes `item`.
+fn pulled(item: &Bson, operand: &Bson) -> Result<bool, ModelError> {
+    match operand {
+        // A condition on the value (`{$in: […]}`) or a query on a document element.
+        Bson::Document(condition) if condition.keys().all(|k| k.starts_with('$')) => {
+            super::query::matches_condition(&[item], operand)
+        }
+        Bson::Document(query) => match item {
+            Bson::Document(element) => super::query::matches(element, query),
+            _ => Ok(false),
+        },
+        value => Ok(equal(item, value)),
+    }
 }
 
 /// `_id` never changes once a document exists.
@@ -388,9 +464,28 @@ mod tests {
             Err(ModelError::Unsupported(_))
         ));
         assert!(matches!(
-            updated(doc! {}, doc! {"$push": {"a": 1}}),
+            updated(doc! {}, doc! {"$addToSet": {"a": 1}}),
             Err(ModelError::Unsupported(_))
         ));
+    }
+
+    #[test]
+    fn push_and_pull() {
+        let pushed = updated(
+            doc! {},
+            doc! {"$push": {"s.r": {"$each": [{"_id": 1}, {"_id": 2}]}}},
+        )
+        .unwrap();
+        assert_eq!(pushed, doc! {"s": {"r": [{"_id": 1}, {"_id": 2}]}});
+        let again = updated(pushed, doc! {"$push": {"s.r": {"_id": 3}}}).unwrap();
+        assert_eq!(
+            again,
+            doc! {"s": {"r": [{"_id": 1}, {"_id": 2}, {"_id": 3}]}}
+        );
+        let pulled = updated(again, doc! {"$pull": {"s.r": {"_id": {"$in": [1, 3]}}}}).unwrap();
+        assert_eq!(pulled, doc! {"s": {"r": [{"_id": 2}]}});
+        assert_eq!(updated(doc! {}, doc! {"$pull": {"x": 1}}).unwrap(), doc! {});
+        assert!(updated(doc! {"x": 1}, doc! {"$push": {"x": 1}}).is_err());
     }
 
     #[test]

@@ -89,6 +89,12 @@ pub fn check(world: &World, sidecars: &Sidecars) -> Vec<String> {
                         counter,
                         &exempt,
                     ));
+                    // Every number that left the series left a record: the chain is whole.
+                    if exempt.is_empty() {
+                        let entries: Vec<&crate::model::state::Entry> =
+                            w.cluster.history(primary).collect();
+                        violations.extend(crate::sealing::check(node, &entries, watched));
+                    }
                 }
             }
         }
@@ -96,7 +102,9 @@ pub fn check(world: &World, sidecars: &Sidecars) -> Vec<String> {
             let backfilled = |ns: &str| w.backfill_scans.get(ns).copied().unwrap_or(0);
             let entries: Vec<&crate::model::state::Entry> = w.cluster.history(primary).collect();
             violations.extend(crate::issuing::check(node, &entries, &counters, backfilled));
-            violations.extend(crate::sealing::check(node, &entries));
+            for watched in &WATCHED[2..] {
+                violations.extend(crate::sealing::check(node, &entries, watched));
+            }
         }
         violations.extend(check_epochs(&history));
         let _ = &sidecars.shared;

@@ -30,6 +30,7 @@ use crate::counter::document::read_spec_counter;
 use crate::ejson;
 use crate::error::SeqError;
 use crate::ledger::entry::LedgerEntry;
+use crate::ledger::sealed_records;
 use crate::numbering::intent::{read_command, read_counter_extras, Intent};
 use crate::numbering::sealing::{self, seal_document, CounterSeal};
 use crate::numbering::series::{holders, holding, Holding};
@@ -245,16 +246,14 @@ impl RecordDeletionsMachine {
             .or_else(|| {
                 let id = record.entry.document.as_ref()?;
                 counter
-                    .pending
-                    .iter()
-                    .find(|p| &p.id == id && p.number == record.entry.number)
-                    .map(|p| seal_document(&p.seal))
+                    .recorded_seal(id, record.entry.number)
+                    .map(seal_document)
             })
             .unwrap_or(Value::Null);
         let mut entry = record.entry.clone();
         entry.removed = Some(json!({ "fields": fields.clone(), "seal": held }));
         let mut entries = [entry];
-        sealing::seal_entries(
+        sealed_records::seal_entries(
             sequence,
             &counter_id,
             counter.head.as_deref(),
@@ -262,7 +261,7 @@ impl RecordDeletionsMachine {
             &[fields],
         )?;
         let [entry] = entries;
-        let command = sealing::append_command(
+        let command = sealed_records::append_command(
             sequence,
             &counter_id,
             &counter,
@@ -367,6 +366,7 @@ impl RecordDeletionsMachine {
                         self.spec.sequence(),
                         &record.entry.counter_id,
                         vec![key],
+                        record.entry.document.iter().cloned().collect(),
                     )));
                 }
                 Ok(self.next(|r| &mut r.recorded))

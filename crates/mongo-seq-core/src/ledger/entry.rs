@@ -50,6 +50,14 @@ impl LedgerKind {
         }
     }
 
+    /// The kind of its link in a sealed series.
+    pub fn link_kind(self) -> LinkKind {
+        match self {
+            Self::Void => LinkKind::Void,
+            Self::Deleted => LinkKind::Deletion,
+        }
+    }
+
     /// The kind a stored `kind` names, if any.
     pub fn from_name(name: &str) -> Option<Self> {
         [Self::Void, Self::Deleted]
@@ -162,10 +170,7 @@ impl LedgerEntry {
     pub fn link(&self, period: Option<String>, fields: Map<String, Value>) -> Link {
         Link {
             series: self.counter_id.clone(),
-            kind: match self.kind {
-                LedgerKind::Void => LinkKind::Void,
-                LedgerKind::Deleted => LinkKind::Deletion,
-            },
+            kind: self.kind.link_kind(),
             number: self.number,
             period,
             fields,
@@ -177,6 +182,18 @@ impl LedgerEntry {
 pub fn entries_of(sequence: &str) -> Value {
     let mut filter = Map::new();
     filter.insert("sequence".to_owned(), Value::String(sequence.to_owned()));
+    Value::Object(filter)
+}
+
+/// The filter of the ledger's entries of one counter: a range of `_id`s (`{counter, number}`
+/// compares field by field, in order), so the `_id` index finds them, every integer `number`
+/// of them.
+pub fn entries_filed_under(counter_id: &str) -> Value {
+    let mut range = Map::new();
+    range.insert("$gte".to_owned(), LedgerEntry::key(counter_id, i64::MIN));
+    range.insert("$lte".to_owned(), LedgerEntry::key(counter_id, i64::MAX));
+    let mut filter = Map::new();
+    filter.insert("_id".to_owned(), Value::Object(range));
     Value::Object(filter)
 }
 

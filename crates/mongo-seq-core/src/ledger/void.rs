@@ -41,7 +41,7 @@
 //! after they stopped); a gapless series' are safe (INTENT_PENDING while a batch is written).
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::counter::document::read_spec_counter;
 use crate::counter::set_next::check_on_grid;
@@ -168,6 +168,9 @@ enum Phase {
     /// Entry `i` was a duplicate key: reading whose it is.
     ReadTaken(usize),
 }
+
+// A sealed series' voids: links of the chain.
+mod sealed;
 
 /// The void plan; see the module docs.
 pub type VoidNumbers = MachinePlan<VoidMachine>;
@@ -308,6 +311,7 @@ impl VoidMachine {
                     &self.spec,
                     self.counter_id(),
                     keys,
+                    Vec::new(),
                 )));
             }
             let first = self.entries.first();
@@ -390,49 +394,6 @@ impl VoidMachine {
         )
     }
 
-    /// A sealed series: the voids' links after the head read, or ALREADY_VOIDED when another
-    /// void's link for one of the numbers moved the head already (its entry not written yet).
-    fn read_seal(&mut self, document: &Value) -> Result<(), SeqError> {
-        if !self.spec.sealed() {
-            return Ok(());
-        }
-        let counter = CounterSeal::read(document, self.counter_id())?;
-        if let Some(entry) = self
-            .entries
-            .iter()
-            .find(|e| counter.has_record(&LedgerEntry::key(&e.counter_id, e.number)))
-        {
-            return Err(self.already(entry.number, None, &[]));
-        }
-        self.sealed = Some(counter);
-        Ok(())
-    }
-
-    /// Seals the voids after the head and moves it over them (a sealed series; the mutant
-    /// leaves them out of the chain), else inserts them.
-    fn append(&mut self) -> Result<Step<VoidOutcome>, SeqError> {
-        let outside = crate::mutants::active(crate::mutants::Mutant::VoidOutsideChain);
-        let Some(counter) = self.sealed.clone().filter(|_| !outside) else {
-            return self.insert(0);
-        };
-        let counter_id = self.counter_id().to_owned();
-        let fields = vec![Map::new(); self.entries.len()];
-        sealing::seal_entries(
-            &self.spec,
-            &counter_id,
-            counter.head.as_deref(),
-            &mut self.entries,
-            &fields,
-        )?;
-        self.phase = Phase::Append;
-        Ok(Step::Command(sealing::append_command(
-            &self.spec,
-            &counter_id,
-            &counter,
-            &self.entries,
-        )))
-    }
-
     fn check_counter(&self, document: &Value) -> Result<(), SeqError> {
         let counter_id = self.counter_id();
         let last = read_spec_counter(&self.spec, document, counter_id)?;
@@ -490,18 +451,7 @@ impl VoidMachine {
                 }
                 self.append()
             }
-            (Phase::Append, Reply::Document { .. }) => {
-                self.appended = true;
-                self.insert(0)
-            }
-            // The head moved, or an intent started: every check again.
-            (Phase::Append, Reply::None) => {
-                let counter_id = self.counter_id().to_owned();
-                self.retries.bump("void (sealed)", &counter_id)?;
-                self.phase = Phase::ReadCounter;
-                Ok(Step::Command(read_command(&self.spec, self.counter_id())))
-            }
-            (Phase::Append, other) => Err(unexpected(&other, "findAndModify")),
+            (Phase::Append, reply) => self.on_appended(reply),
             (Phase::Pull, _) => self.insert(self.entries.len()),
             (Phase::Insert(index), Reply::Inserted) => self.insert(index.saturating_add(1)),
             (Phase::Insert(index), Reply::DuplicateKey) => {

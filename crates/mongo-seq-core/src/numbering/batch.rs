@@ -250,14 +250,6 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
         }
     }
 
-    fn group(&self, counter_id: String, ids: Vec<Value>) -> Action {
-        if self.numbering.gapless() {
-            Action::Gapless { counter_id, ids }
-        } else {
-            Action::Reserve { counter_id, ids }
-        }
-    }
-
     fn walk(&mut self, document: Value) {
         let Some(id) = document.get("_id").cloned() else {
             return;
@@ -319,10 +311,7 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
                 .and_then(|range| self.reserved(range))?
             }
             Action::Gapless { counter_id, ids } => {
-                let documents = ids
-                    .iter()
-                    .filter_map(|id| self.sealed_documents.remove(&id_key(id)))
-                    .collect();
+                let documents = self.take_sealed(&ids);
                 let plan = G::start(
                     &self.numbering,
                     &counter_id,
@@ -357,18 +346,6 @@ impl<G: GaplessGroups> NumberBatchMachine<G> {
             Step::Command(command) => Some(command),
             Step::Done(()) => None,
         })
-    }
-
-    /// A reservation the counter's epoch condition refused: a later holder stamped it.
-    fn fenced(&self, error: SeqError) -> SeqError {
-        match error {
-            SeqError::ConditionNotMet { counter_id } if self.epoch.is_some() => SeqError::Fenced {
-                counter_id,
-                epoch: self.epoch.unwrap_or_default(),
-                counter_epoch: None,
-            },
-            other => other,
-        }
     }
 
     fn count_numbered(&mut self, numbered: u64) -> Step<()> {

@@ -9,13 +9,13 @@ use serde_json::{json, Value};
 use crate::error::SeqError;
 use crate::numbering::complete::{fenced, CompleteIntent};
 use crate::numbering::intent::read_counter_extras;
-use crate::numbering::sealing::{self, CounterSeal};
+use crate::numbering::sealing::{self, CounterSeal, WriteSeals};
 use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{Collection, Command, QueryOptions};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
-use crate::protocol::reply::Reply;
+use crate::protocol::reply::{unexpected, Reply};
 
 // ---------------------------------------------------------------------------- CompletePending
 
@@ -38,12 +38,14 @@ enum PendingPhase {
     Idle,
     Find,
     /// Writing the seals a counter recorded (a sealed series).
-    WriteSeals,
+    WriteSeals(Box<WriteSeals>),
     /// Writing a crashed appender's ledger entries (their links moved the head): the rest.
     InsertRecords {
         counter_id: String,
         rest: VecDeque<Value>,
         keys: Vec<Value>,
+        /// The deleted documents the records are about (their orphan seals go with them).
+        documents: Vec<Value>,
     },
     PullRecords,
     Complete(Box<CompleteIntent>),
@@ -55,8 +57,9 @@ pub struct CompletePendingMachine {
     numbering: NumberingSpec,
     epoch: i64,
     counters: VecDeque<Value>,
-    /// The counters whose recorded seals were written.
-    sealed: BTreeSet<String>,
+    /// The counters whose records, then recorded seals, were written.
+    records_done: BTreeSet<String>,
+    seals_done: BTreeSet<String>,
     /// The counter whose intent is being completed.
     completing: String,
     report: PendingReport,
@@ -70,7 +73,8 @@ impl CompletePending {
             numbering: numbering.clone(),
             epoch,
             counters: VecDeque::new(),
-            sealed: BTreeSet::new(),
+            records_done: BTreeSet::new(),
+            seals_done: BTreeSet::new(),
             completing: String::new(),
             report: PendingReport::default(),
             notes: Vec::new(),
@@ -116,35 +120,38 @@ impl CompletePendingMachine {
             if counter_epoch > self.epoch && !unfenced {
                 return Err(fenced(&counter_id, self.epoch, counter_epoch));
             }
-            // The seals recorded by the last finish first: the intent's finish replaces them.
-            if self.numbering.sequence().sealed() && self.sealed.insert(counter_id.clone()) {
+            // A crashed appender's records, then the seals the last finish recorded (the
+            // intent's finish replaces them), then the intent.
+            if self.numbering.sequence().sealed() {
                 let seal = CounterSeal::read(&counter, &counter_id)?;
-                let keys: Vec<Value> = seal
-                    .records
-                    .iter()
-                    .filter_map(|r| r.get("_id").cloned())
-                    .collect();
-                let write = sealing::write_command(&self.numbering, &seal.pending, self.epoch);
-                self.counters.push_front(counter);
-                if !seal.records.is_empty() {
-                    // After the seals' write (when there is one), the records' entries.
+                if self.records_done.insert(counter_id.clone()) && !seal.records.is_empty() {
+                    let field = |name: &str| -> Vec<Value> {
+                        seal.records
+                            .iter()
+                            .filter_map(|r| r.get(name).cloned())
+                            .collect()
+                    };
+                    let (keys, documents) = (field("_id"), field("document"));
                     self.phase = PendingPhase::InsertRecords {
                         counter_id,
                         rest: seal.records.into(),
                         keys,
+                        documents,
                     };
-                    return match write {
-                        Some(write) => Ok(Step::Command(write)),
-                        None => self.insert_record(),
-                    };
+                    self.counters.push_front(counter);
+                    return self.insert_record();
                 }
-                if let Some(write) = write {
-                    self.phase = PendingPhase::WriteSeals;
-                    return Ok(Step::Command(write));
+                if self.seals_done.insert(counter_id.clone()) {
+                    if let Some(plan) =
+                        WriteSeals::new(&self.numbering, &counter_id, seal.pending, self.epoch)
+                    {
+                        self.counters.push_front(counter);
+                        return launch(plan, &mut self.notes, |plan| {
+                            self.phase = PendingPhase::WriteSeals(plan);
+                        })?
+                        .and_then(|()| self.next());
+                    }
                 }
-                self.counters.pop_front();
-                let Some(intent) = intent else { continue };
-                return self.complete(counter_id, intent);
             }
             let Some(intent) = intent else { continue };
             return self.complete(counter_id, intent);
@@ -189,6 +196,7 @@ impl CompletePendingMachine {
             counter_id,
             rest,
             keys,
+            documents,
         } = &mut self.phase
         else {
             return Err(SeqError::unexpected_reply("no record is being written"));
@@ -199,8 +207,12 @@ impl CompletePendingMachine {
                 document: record,
             })),
             None => {
-                let pull =
-                    sealing::pull_command(self.numbering.sequence(), counter_id, keys.clone());
+                let pull = sealing::pull_command(
+                    self.numbering.sequence(),
+                    counter_id,
+                    keys.clone(),
+                    documents.clone(),
+                );
                 self.phase = PendingPhase::PullRecords;
                 Ok(Step::Command(pull))
             }
@@ -226,15 +238,15 @@ impl Machine for CompletePendingMachine {
                 self.counters = reply.into_documents("find")?.into();
                 self.next()
             }
-            PendingPhase::WriteSeals => {
-                sealing::read_written(reply)?;
-                self.next()
-            }
+            PendingPhase::WriteSeals(plan) => resume(plan, reply, &mut self.notes, |plan| {
+                self.phase = PendingPhase::WriteSeals(plan);
+            })?
+            .and_then(|()| self.next()),
             phase @ PendingPhase::InsertRecords { .. } => {
-                // The seals' write before the first record, or a record's insert.
+                // A record's insert.
                 match reply {
                     Reply::Inserted | Reply::DuplicateKey => {}
-                    reply => sealing::read_written(reply)?,
+                    other => return Err(unexpected(&other, "insertOne")),
                 }
                 self.phase = phase;
                 self.insert_record()

@@ -41,7 +41,6 @@ use serde_json::{json, Map, Value};
 use crate::ejson;
 use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
-use crate::ledger::entry::LedgerEntry;
 use crate::numbering::spec::NumberingSpec;
 use crate::protocol::command::{
     Collection, Command, QueryOptions, ReturnDocument, UpdateOptions, UpdateStatement,
@@ -50,6 +49,9 @@ use crate::protocol::reply::Reply;
 use crate::seal::link::{Link, Seal};
 use crate::sequence::field::stored_value;
 use crate::sequence::options::SequenceSpec;
+
+mod write;
+pub use write::{WriteSeals, WriteSealsMachine};
 
 /// The counter document's sub-document holding the series' head and pending seals.
 pub const FIELD: &str = "seal";
@@ -96,6 +98,9 @@ pub struct CounterSeal {
     /// Ledger entries (voids, deletions) whose links moved the head, stored until their
     /// entries are written (an appender that crashed in between leaves them here).
     pub records: Vec<Value>,
+    /// Seals whose documents were gone when they were written (deleted after their number was
+    /// final, before its seal reached it): kept until their deletions' records take them.
+    pub orphans: Vec<PendingSeal>,
 }
 
 impl CounterSeal {
@@ -151,12 +156,36 @@ impl CounterSeal {
                 )))
             }
         };
+        let orphans = match seal.get("orphans") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| PendingSeal::read(item).map_err(|r| bad(format!("`orphans`: {r}"))))
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(bad(format!(
+                    "`orphans` must be an array, got {}",
+                    ejson::describe(other)
+                )))
+            }
+        };
         Ok(Self {
             present: true,
             head,
             pending,
             records,
+            orphans,
         })
+    }
+
+    /// The seal recorded for document `id` holding `number`, not on the document (pending, or
+    /// an orphan).
+    pub fn recorded_seal(&self, id: &Value, number: i64) -> Option<&Seal> {
+        self.pending
+            .iter()
+            .chain(&self.orphans)
+            .find(|p| &p.id == id && p.number == number)
+            .map(|p| &p.seal)
     }
 
     /// Whether a record of `key` (a ledger entry's `_id`) moved the head already.
@@ -237,69 +266,29 @@ pub(crate) fn finish_set(set: &mut Map<String, Value>, head: Option<&str>, seals
     );
 }
 
-/// Seals ledger entries (voids, deletions: `fields` per entry, the values each link seals) in
-/// the order given, the first after `head`.
-pub fn seal_entries(
+/// Drops written records (`keys`: their entries' `_id`s) from the counter, and the orphan
+/// seals of the documents whose deletions they record (`documents`).
+pub fn pull_command(
     spec: &SequenceSpec,
     counter_id: &str,
-    head: Option<&str>,
-    entries: &mut [LedgerEntry],
-    fields: &[Map<String, Value>],
-) -> Result<(), SeqError> {
-    let period = spec.period_of_counter_id(counter_id).map(|p| p.text());
-    let mut previous = head.map(str::to_owned);
-    for (index, entry) in entries.iter_mut().enumerate() {
-        let link = entry.link(
-            period.clone(),
-            fields.get(index).cloned().unwrap_or_default(),
-        );
-        let seal = link.seal(previous.as_deref())?;
-        previous = Some(seal.hash.clone());
-        entry.seal = Some(seal);
-    }
-    Ok(())
-}
-
-/// Moves the head over sealed `entries` (compare-and-set on the head as read, and only while
-/// no intent is pending: the intent's numbers are not final) and stores them in
-/// `seal.records` until they are written.
-pub fn append_command(
-    spec: &SequenceSpec,
-    counter_id: &str,
-    counter: &CounterSeal,
-    entries: &[LedgerEntry],
+    keys: Vec<Value>,
+    documents: Vec<Value>,
 ) -> Command {
-    let mut filter = spec.id_filter(counter_id);
-    filter.insert("intent".to_owned(), json!({ "$exists": false }));
-    counter.add_condition(&mut filter);
-    let last = entries
-        .iter()
-        .rev()
-        .find_map(|e| e.seal.as_ref().map(|s| s.hash.clone()))
-        .or_else(|| counter.head.clone());
-    let records: Vec<Value> = entries.iter().map(LedgerEntry::to_document).collect();
-    Command::FindOneAndUpdate {
-        collection: Collection::Counters,
-        filter: Value::Object(filter),
-        update: json!({
-            "$set": { format!("{FIELD}.hash"): last },
-            "$push": { format!("{FIELD}.records"): { "$each": records } },
-        }),
-        options: UpdateOptions {
-            upsert: false,
-            return_document: ReturnDocument::After,
-        },
+    let mut pull = Map::new();
+    pull.insert(
+        format!("{FIELD}.records"),
+        json!({ "_id": { "$in": keys } }),
+    );
+    if !documents.is_empty() {
+        pull.insert(
+            format!("{FIELD}.orphans"),
+            json!({ "id": { "$in": documents } }),
+        );
     }
-}
-
-/// Drops written records (`keys`: their entries' `_id`s) from the counter.
-pub fn pull_command(spec: &SequenceSpec, counter_id: &str, keys: Vec<Value>) -> Command {
     Command::FindOneAndUpdate {
         collection: Collection::Counters,
         filter: Value::Object(spec.id_filter(counter_id)),
-        update: json!({
-            "$pull": { format!("{FIELD}.records"): { "_id": { "$in": keys } } },
-        }),
+        update: json!({ "$pull": pull }),
         options: UpdateOptions {
             upsert: false,
             return_document: ReturnDocument::After,
@@ -340,14 +329,12 @@ pub fn write_command(
     })
 }
 
-/// Checks the seals' write: a write error fails (`WRITE_FAILED`); a statement that matched
-/// nothing is a document sealed already (a repeated write) or gone (its deletion record says
-/// so), both fine.
-pub fn read_written(reply: Reply) -> Result<(), SeqError> {
+/// Checks a write: a write error fails (`WRITE_FAILED`).
+pub fn read_written(reply: Reply) -> Result<u64, SeqError> {
     let result = reply.into_write_result("update")?;
     match result.write_errors.into_iter().next() {
         Some(error) => Err(error.into()),
-        None => Ok(()),
+        None => Ok(result.n),
     }
 }
 

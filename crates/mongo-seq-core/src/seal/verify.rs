@@ -79,6 +79,19 @@ pub enum SealFailureReason {
     SealRemoved,
 }
 
+impl SealFailureReason {
+    /// Its stable code (`FIELD_CHANGED`, …), as reports write it.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::FieldChanged => "FIELD_CHANGED",
+            Self::LinkMissing => "LINK_MISSING",
+            Self::LinkInserted => "LINK_INSERTED",
+            Self::OutOfOrder => "OUT_OF_ORDER",
+            Self::SealRemoved => "SEAL_REMOVED",
+        }
+    }
+}
+
 /// One link that does not verify.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

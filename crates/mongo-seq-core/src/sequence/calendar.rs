@@ -181,6 +181,48 @@ impl LocalDate {
         self.day
     }
 
+    /// The date whose day number (days since 1970-01-01, as [`days_from_civil`] counts) is
+    /// `days`, if its year is 1..=9999 (Howard Hinnant's `civil_from_days`): the UTC day of an
+    /// instant is `of_day_number(ms.div_euclid(86_400_000))`.
+    pub fn of_day_number(days: i64) -> Option<Self> {
+        let shifted = days.checked_add(719_468)?;
+        let era = shifted.checked_div_euclid(146_097)?;
+        let day_of_era = shifted.checked_rem_euclid(146_097)?; // 0..=146_096
+        let year_of_era = day_of_era
+            .checked_sub(day_of_era.checked_div(1460)?)?
+            .checked_add(day_of_era.checked_div(36_524)?)?
+            .checked_sub(day_of_era.checked_div(146_096)?)?
+            .checked_div(365)?; // 0..=399
+        let day_of_year = day_of_era.checked_sub(
+            year_of_era
+                .checked_mul(365)?
+                .checked_add(year_of_era.checked_div(4)?)?
+                .checked_sub(year_of_era.checked_div(100)?)?,
+        )?; // 0..=365, from March 1st
+        let shifted_month = day_of_year
+            .checked_mul(5)?
+            .checked_add(2)?
+            .checked_div(153)?; // 0..=11
+        let day = day_of_year
+            .checked_sub(
+                shifted_month
+                    .checked_mul(153)?
+                    .checked_add(2)?
+                    .checked_div(5)?,
+            )?
+            .checked_add(1)?;
+        let month = if shifted_month < 10 {
+            shifted_month.checked_add(3)?
+        } else {
+            shifted_month.checked_sub(9)?
+        };
+        let year = era
+            .checked_mul(400)?
+            .checked_add(year_of_era)?
+            .checked_add(i64::from(month <= 2))?;
+        Self::new(year, u8::try_from(month).ok()?, u8::try_from(day).ok()?)
+    }
+
     /// The day after, `None` after 9999-12-31.
     pub fn next_day(self) -> Option<Self> {
         if self.day < days_in_month(i64::from(self.year), self.month) {
@@ -371,6 +413,30 @@ mod tests {
         assert_eq!(days_from_civil(1969, 12, 31), Some(-1));
         assert_eq!(days_from_civil(1, 1, 1), Some(-719_162));
         assert_eq!(days_from_civil(9999, 12, 31), Some(2_932_896));
+    }
+
+    #[test]
+    fn day_numbers_turn_back_into_dates() {
+        for (days, date) in [
+            (0, "1970-01-01"),
+            (-1, "1969-12-31"),
+            (20_454, "2026-01-01"),
+            (20_512, "2026-02-28"),
+            (11_016, "2000-02-29"),
+            (-719_162, "0001-01-01"),
+            (2_932_896, "9999-12-31"),
+        ] {
+            let found = LocalDate::of_day_number(days).map(|d| d.to_string());
+            assert_eq!(found.as_deref(), Some(date), "{days}");
+            let back = LocalDate::parse("d", date).unwrap();
+            assert_eq!(
+                days_from_civil(back.year().into(), back.month(), back.day()),
+                Some(days)
+            );
+        }
+        for days in [-719_163, 2_932_897, i64::MIN, i64::MAX] {
+            assert_eq!(LocalDate::of_day_number(days), None, "{days}");
+        }
     }
 
     #[test]

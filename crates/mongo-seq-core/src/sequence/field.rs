@@ -69,6 +69,26 @@ pub fn stored_value<'a>(document: &'a Value, path: &str) -> Option<&'a Value> {
         })
 }
 
+/// `paths` sorted and deduplicated, without those inside another (`a.b` beside `a`): what a
+/// projection takes (the server refuses overlapping paths, a "path collision").
+pub fn outermost_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut sorted: Vec<&str> = paths.into_iter().collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut outermost: Vec<String> = Vec::new();
+    for path in sorted {
+        // Sorted, so a path's ancestors come before it.
+        let inside = outermost.iter().any(|outer| {
+            path.strip_prefix(outer.as_str())
+                .is_some_and(|rest| rest.starts_with('.'))
+        });
+        if !inside {
+            outermost.push(path.to_owned());
+        }
+    }
+    outermost
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -107,5 +127,13 @@ mod tests {
             assert_eq!(error.code(), "INVALID_ARGUMENT", "{bad:?}");
             assert!(error.to_string().contains("`field`"), "{error}");
         }
+    }
+
+    #[test]
+    fn a_projection_takes_the_outermost_paths() {
+        assert_eq!(
+            outermost_paths(["customer.name", "_id", "customer", "no", "customerId", "no"]),
+            ["_id", "customer", "customerId", "no"]
+        );
     }
 }

@@ -49,7 +49,7 @@ mod blocks;
 mod counter_ids;
 // `sealFields`: a sealed series.
 mod sealing;
-pub use sealing::MAX_SEAL_FIELDS;
+pub use sealing::{seal_field, MAX_SEAL_FIELDS};
 // Every option's spellings and description: `SequenceSpec::OPTIONS`.
 mod table;
 use blocks::{check_block_steps, is_default_max_block, parse_blocks, MaxBlock};

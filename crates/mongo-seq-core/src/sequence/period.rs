@@ -172,6 +172,15 @@ impl Period {
         (self.day != 0).then_some(self.day)
     }
 
+    /// This period lies within `outer`: it is `outer`, or a month or day of the year or month
+    /// `outer` is (`2026-03` and `2026-03-15` are within `2026`; `2026` is not within
+    /// `2026-03`). What an auditor's report for a period selects.
+    pub fn is_within(self, outer: Period) -> bool {
+        self.year == outer.year
+            && (outer.month == 0 || outer.month == self.month)
+            && (outer.day == 0 || outer.day == self.day)
+    }
+
     /// The period as text.
     pub fn text(self) -> String {
         let mut out = String::with_capacity(10);
@@ -276,6 +285,23 @@ pub(crate) fn next_start(period: Period, year_start: u8) -> Option<LocalDate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_period_is_within_itself_and_its_year_or_month() {
+        let p = |text: &str| Period::parse(text).unwrap();
+        for (inner, outer, within) in [
+            ("2026", "2026", true),
+            ("2026-03", "2026", true),
+            ("2026-03-15", "2026", true),
+            ("2026-03-15", "2026-03", true),
+            ("2026-10", "2026-01", false),
+            ("2025-03", "2026", false),
+            ("2026", "2026-03", false),
+            ("2026-03", "2026-03-15", false),
+        ] {
+            assert_eq!(p(inner).is_within(p(outer)), within, "{inner} in {outer}");
+        }
+    }
 
     fn date(text: &str) -> LocalDate {
         LocalDate::read(text).unwrap()

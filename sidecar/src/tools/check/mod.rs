@@ -11,14 +11,15 @@
 //! lines are [`report`]'s.
 
 pub mod report;
+pub mod seal;
 
 use std::collections::BTreeMap;
 
 use mongo_seq_core::ledger::entry::{entries_of, filed_under};
 use mongo_seq_core::numbering::series::{holding, read_members, Holding};
 use mongo_seq_core::{
-    account, audit, chronology, document_date, unnumbered, Collection, Command, CurrentValue,
-    QueryOptions,
+    account, audit, chronology, document_date, issue_date, issue_days, unnumbered, Account,
+    ChronologyReport, Collection, Command, CurrentValue, IssueDays, QueryOptions,
 };
 use mongodb::Client;
 use serde::Serialize;
@@ -119,6 +120,24 @@ pub struct CheckSummary {
     pub accounts: BTreeMap<String, Value>,
     /// Why the summary is not clean (the core's verdicts; empty when clean).
     #[serde(skip)]
+    pub problems: Vec<String>,
+    /// The verdicts on documents without a usable number (in `problems` too; in no series).
+    #[serde(skip)]
+    pub document_problems: Vec<String>,
+    /// Each series' facts as the core computed them, by counter id (what `report` shows).
+    #[serde(skip)]
+    pub series: BTreeMap<String, SeriesFacts>,
+}
+
+/// One series (counter) as the audit found it: the core's account and date order, when its
+/// numbers were issued, and its own verdicts (`problems`, without the counter id).
+#[derive(Debug, Clone)]
+pub struct SeriesFacts {
+    pub counter: Option<i64>,
+    pub account: Account,
+    /// With the date order checked.
+    pub chronology: Option<ChronologyReport>,
+    pub issued: IssueDays,
     pub problems: Vec<String>,
 }
 
@@ -273,13 +292,21 @@ pub async fn audit_collection<M: Mongo>(
     // matches `match` now (a cancelled invoice keeps its number), and the unnumbered ones that
     // match.
     let matching = target.trigger.filter.clone().map(Value::Object);
-    let find = read_members(spec, field, matching.as_ref(), date_order);
+    // The date field is read whenever the trigger has one: the issue dates (`report`) use it.
+    let find = read_members(
+        spec,
+        field,
+        matching.as_ref(),
+        date_order.or(target.date_field()),
+    );
     let mut summary = CheckSummary {
         counters_ok: true,
         ..CheckSummary::default()
     };
     let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     let mut dated: BTreeMap<String, Vec<(i64, Option<i64>)>> = BTreeMap::new();
+    // Each number's issue date (the date field, else the ObjectId's time), by counter.
+    let mut issued: BTreeMap<String, Vec<(i64, Option<i64>)>> = BTreeMap::new();
     // The `_id`s of documents without a number, and of those whose number is not an integer.
     let (mut missing, mut invalid) = (Vec::new(), Vec::new());
     for document in documents(mongo.execute(find).await?, "find")? {
@@ -293,6 +320,10 @@ pub async fn audit_collection<M: Mongo>(
             } => {
                 summary.numbered += 1;
                 let counter_id = counter.unwrap_or_else(|e| format!("(unscoped: {})", e.code()));
+                issued
+                    .entry(counter_id.clone())
+                    .or_default()
+                    .push((number, issue_date(&document, target.date_field())));
                 if let Some(date_field) = date_order {
                     let date = document_date(&document, date_field);
                     dated
@@ -344,26 +375,37 @@ pub async fn audit_collection<M: Mongo>(
         summary.off_grid += report.off_grid;
         summary.largest = spec.further(summary.largest, report.largest);
         summary.counters_ok &= report.counter_ok;
-        summary.problems.extend(
-            account
-                .problems(gapless)
-                .into_iter()
-                .map(|p| format!("{counter_id}: {p}")),
-        );
+        let mut problems = account.problems(gapless);
+        let mut order = None;
         if let Some(date_field) = date_order {
-            let order = chronology(&dated.remove(&counter_id).unwrap_or_default(), spec.step());
-            summary.earlier_dated += order.earlier;
-            if let Some(first) = order.examples.first() {
-                summary.problems.push(format!(
-                    "{counter_id}: {} numbers dated before the number before them in `{date_field}` (first: {} after {})",
-                    order.earlier, first.number, first.previous
+            let found = chronology(&dated.remove(&counter_id).unwrap_or_default(), spec.step());
+            summary.earlier_dated += found.earlier;
+            if let Some(first) = found.examples.first() {
+                problems.push(format!(
+                    "{} numbers dated before the number before them in `{date_field}` (first: {} after {})",
+                    found.earlier, first.number, first.previous
                 ));
             }
-            summary.chronology.insert(counter_id.clone(), exact(&order));
+            summary.chronology.insert(counter_id.clone(), exact(&found));
+            order = Some(found);
         }
+        summary
+            .problems
+            .extend(problems.iter().map(|p| format!("{counter_id}: {p}")));
         summary.counters.insert(counter_id.clone(), counter);
         summary.reports.insert(counter_id.clone(), exact(&report));
-        summary.accounts.insert(counter_id, exact(&account));
+        summary.accounts.insert(counter_id.clone(), exact(&account));
+        let issued = issue_days(&issued.remove(&counter_id).unwrap_or_default(), spec.step());
+        summary.series.insert(
+            counter_id,
+            SeriesFacts {
+                counter,
+                account,
+                chronology: order,
+                issued,
+                problems,
+            },
+        );
     }
     // Unnumbered documents: each one waits as a dead letter, or is left silently.
     let waiting = dead_letters::waiting(mongo, &target.trigger.id).await?;
@@ -381,8 +423,11 @@ pub async fn audit_collection<M: Mongo>(
         let verdict = unnumbered(documents, &ids);
         summary.dead_letters += verdict.dead_letters;
         summary.unexplained_unnumbered += verdict.unexplained;
-        summary.problems.extend(verdict.problems(what));
+        summary.document_problems.extend(verdict.problems(what));
     }
+    summary
+        .problems
+        .extend(summary.document_problems.iter().cloned());
     summary.dead_letter_list = waiting
         .into_iter()
         .take(LISTED)

@@ -414,7 +414,7 @@ async fn voids_and_deletions_are_links_of_the_chain() {
     let head = seal.get_str("hash").ok();
     let report = verify_series(&sequence, &links, None, head);
     assert!(report.verified, "{report:?}");
-    // issue 1, 2, 3, deletion 2, void 4, issue 5.
+    // Issued 1 to 3, the deletion of 2, the void of 4, 5 issued after it.
     assert_eq!(report.links, 6, "{report:?}");
     // A void left out of the chain would be a link the chain does not hold.
     let outside: Vec<StoredLink> = links

@@ -10,6 +10,11 @@ mod dead_letters;
 mod definitions;
 mod ledger;
 mod operator_cli;
+mod report;
+mod report_page;
+mod seal;
+mod seal_pages;
+mod seal_written;
 mod sequence_flags;
 
 use crate::common::{config_toml, run_bin, test_db};
@@ -27,8 +32,14 @@ fn on_counters(args: &[&str], uri: &str, ns: &str) -> (i32, String, String) {
 /// `check` of the yearly series `inv` numbered in `number` of `db.invoices` on `uri`, with
 /// `extra` flags: exit code, stdout, stderr.
 fn check_yearly_invoices(uri: &str, db: &str, extra: &[&str]) -> (i32, String, String) {
+    on_yearly_invoices("check", uri, db, extra)
+}
+
+/// `command` (`check`, `report`) of the yearly series `inv` numbered in `number` of
+/// `db.invoices` on `uri`, with `extra` flags: exit code, stdout, stderr.
+fn on_yearly_invoices(command: &str, uri: &str, db: &str, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
-        "check",
+        command,
         "--uri",
         uri,
         "--db",

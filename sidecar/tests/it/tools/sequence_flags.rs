@@ -21,7 +21,8 @@ fn sample(value: OptionValue) -> &'static str {
 /// The sequence flags a parsed command line carries.
 fn flags(cli: &Cli) -> &SequenceFlags {
     match &cli.subcommand {
-        Subcommand::Check(args) => &args.flags.options,
+        Subcommand::Check(args) => &args.audited.flags.options,
+        Subcommand::Report(args) => &args.audited.flags.options,
         Subcommand::Void(args) => &args.flags.options,
         Subcommand::Retry(args) => &args.flags.options,
         Subcommand::Counters(args) => &args.options,
@@ -34,8 +35,9 @@ fn flags(cli: &Cli) -> &SequenceFlags {
 
 #[test]
 fn every_tool_takes_every_sequence_option_of_the_core_s_table() {
-    let tools: [&[&str]; 7] = [
+    let tools: [&[&str]; 8] = [
         &["check", "--db", "d", "--collection", "c"],
+        &["report", "--db", "d", "--collection", "c", "--json", "-"],
         &[
             "void",
             "s",

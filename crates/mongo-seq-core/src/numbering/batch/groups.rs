@@ -81,3 +81,36 @@ impl GaplessGroups for Leaseless {
         ))
     }
 }
+
+impl<G: GaplessGroups> super::NumberBatchMachine<G> {
+    /// A counter's waiting documents: a gapless group, or a reservation.
+    pub(super) fn group(&self, counter_id: String, ids: Vec<Value>) -> super::Action {
+        if self.numbering.gapless() {
+            super::Action::Gapless { counter_id, ids }
+        } else {
+            super::Action::Reserve { counter_id, ids }
+        }
+    }
+
+    /// A sealed series' documents of `ids`, as delivered (their values are sealed).
+    pub(super) fn take_sealed(&mut self, ids: &[Value]) -> Vec<Value> {
+        ids.iter()
+            .filter_map(|id| {
+                self.sealed_documents
+                    .remove(&crate::numbering::spec::id_key(id))
+            })
+            .collect()
+    }
+
+    /// A reservation the counter's epoch condition refused: a later holder stamped it.
+    pub(super) fn fenced(&self, error: SeqError) -> SeqError {
+        match error {
+            SeqError::ConditionNotMet { counter_id } if self.epoch.is_some() => SeqError::Fenced {
+                counter_id,
+                epoch: self.epoch.unwrap_or_default(),
+                counter_epoch: None,
+            },
+            other => other,
+        }
+    }
+}

@@ -3,8 +3,9 @@
 //! series' head and records the batch's seals, then writes them ([`crate::numbering::sealing`]).
 
 use super::*;
-use crate::numbering::sealing::{self, CounterSeal, Issued, PendingSeal};
+use crate::numbering::sealing::{self, CounterSeal, Issued, PendingSeal, WriteSeals};
 use crate::numbering::spec::NumberingSpec;
+use crate::protocol::machine::{launch, resume};
 
 /// Outcome of [`FinishIntent`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,7 +29,7 @@ enum FinishPhase {
     Update,
     Check,
     /// Writing the seals the update recorded.
-    WriteSeals,
+    WriteSeals(Box<WriteSeals>),
 }
 
 /// What a sealed finish seals: the issued documents, and the chain's state once known.
@@ -182,16 +183,21 @@ impl FinishIntentMachine {
         Ok(Step::Command(self.update()))
     }
 
-    fn on_updated(&mut self) -> Step<FinishOutcome> {
+    fn on_updated(&mut self) -> Result<Step<FinishOutcome>, SeqError> {
         let write = self.sealing.as_ref().and_then(|sealing| {
-            sealing::write_command(&sealing.numbering, &sealing.seals, self.epoch)
+            WriteSeals::new(
+                &sealing.numbering,
+                &self.counter_id,
+                sealing.seals.clone(),
+                self.epoch,
+            )
         });
         match write {
-            Some(command) => {
-                self.phase = FinishPhase::WriteSeals;
-                Step::Command(command)
-            }
-            None => Step::Done(FinishOutcome::Finished),
+            Some(plan) => launch(plan, &mut Vec::new(), |plan| {
+                self.phase = FinishPhase::WriteSeals(plan);
+            })?
+            .and_then(|()| Ok(Step::Done(FinishOutcome::Finished))),
+            None => Ok(Step::Done(FinishOutcome::Finished)),
         }
     }
 
@@ -241,16 +247,18 @@ impl Machine for FinishIntentMachine {
                 let anchor = sealing::read_anchor(reply)?;
                 self.seal_from(counter, anchor)
             }
-            (FinishPhase::Update, Reply::Document { .. }) => Ok(self.on_updated()),
+            (FinishPhase::Update, Reply::Document { .. }) => self.on_updated(),
             (FinishPhase::Update, Reply::None) => {
                 self.phase = FinishPhase::Check;
                 Ok(Step::Command(read_command(&self.spec, &self.counter_id)))
             }
             (FinishPhase::Check, Reply::Document { document }) => self.on_check(&document),
             (FinishPhase::Check, Reply::None) => Err(deleted()),
-            (FinishPhase::WriteSeals, reply) => {
-                sealing::read_written(reply)?;
-                Ok(Step::Done(FinishOutcome::Finished))
+            (FinishPhase::WriteSeals(plan), reply) => {
+                resume(plan, reply, &mut Vec::new(), |plan| {
+                    self.phase = FinishPhase::WriteSeals(plan);
+                })?
+                .and_then(|()| Ok(Step::Done(FinishOutcome::Finished)))
             }
             (_, other) => Err(unexpected(&other, "a finish-intent command")),
         }

@@ -216,3 +216,16 @@ fn a_period_chained_to_another_anchor_misses_its_first_link() {
     let report = verify_series(SERIES, &links, Some("another"), head(&links).as_deref());
     assert_eq!(reasons(&report), [(1, SealFailureReason::LinkMissing)]);
 }
+
+#[test]
+fn a_reasons_code_is_its_name_in_reports() {
+    for reason in [
+        SealFailureReason::FieldChanged,
+        SealFailureReason::LinkMissing,
+        SealFailureReason::LinkInserted,
+        SealFailureReason::OutOfOrder,
+        SealFailureReason::SealRemoved,
+    ] {
+        assert_eq!(serde_json::to_value(reason).unwrap(), reason.code());
+    }
+}

@@ -13,6 +13,12 @@ use crate::sequence::field::path_problem;
 /// The most fields one series seals (a link is hashed per number: keep it a handful of values).
 pub const MAX_SEAL_FIELDS: usize = 64;
 
+/// The field a sealed series keeps each number's seal in, beside the number: `<field>Seal`
+/// (`{hash, previous}`, see [`crate::seal`]).
+pub fn seal_field(field: &str) -> String {
+    format!("{field}Seal")
+}
+
 pub(super) fn parse_seal_fields(raw: Option<&Value>) -> Result<Vec<String>, SeqError> {
     let items = match raw {
         None | Some(Value::Null) => return Ok(Vec::new()),
