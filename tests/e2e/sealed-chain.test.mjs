@@ -4,8 +4,8 @@
 // is voided with `mongo-seq void`, a late invoice of the first year arrives after the second
 // began; then what MongoDB holds is dumped as canonical Extended JSON and tests/e2e/sealed_chain.py,
 // with docs/sealed-series.md's own Python functions (its code block, extracted as it is),
-// re-computes every link and walks each year's chain. A value changed by hand, or a link taken
-// out of the dump, makes it fail naming the link.
+// re-computes every link and walks each year's chain, as `mongo-seq check --seal` verifies them.
+// A value changed by hand, or a link taken out of the dump, makes it fail naming the link.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -48,6 +48,14 @@ async function dump(db, sequence) {
   const documents = await db.collection("orders").find({}).sort({ seqPeriod: 1, seq: 1 }).toArray();
   const contents = { sequence, field: "seq", sealFields: SEAL_FIELDS, documents, ledger: await all("mongo_seq_ledger"), counters: await all("counters") };
   return BSON.EJSON.stringify(contents, { relaxed: false });
+}
+
+/** `mongo-seq check --seal --json --config …`: its exit status and each series' (series, links, verified, failures). */
+function checkSeal(config) {
+  const run = spawnSync(BIN, ["check", "--seal", "--json", "--config", config], { encoding: "utf8" });
+  const [report] = JSON.parse(run.stdout || "[{}]");
+  const series = (report.seal ?? []).map((s) => [s.series, s.links, s.verified, s.failures.map((f) => `${f.kind} ${f.number} ${f.reason}`)]);
+  return { status: run.status, series, output: run.stdout + run.stderr };
 }
 
 /** Polls `check` (async, truthy when done) every 50 ms for up to 60 s. */
@@ -119,6 +127,10 @@ test("a chain the sidecar wrote re-computes and walks with the docs' Python, and
       "",
     ].join("\n"),
   );
+  // The product's own reader agrees: both chains verify, five links each.
+  const verified = checkSeal(config);
+  assert.equal(verified.status, 0, verified.output);
+  assert.deepEqual(verified.series, [[`${sequence}/2025`, 5, true, []], [`${sequence}/2026`, 5, true, []]], verified.output);
   // 2026's first link names 2025's head as it was then (issue 3), not its last link.
   const first2026 = await orders.findOne({ seqPeriod: "2026", seq: 1 });
   const issue3 = await orders.findOne({ seqPeriod: "2025", seq: 3 });
@@ -131,6 +143,9 @@ test("a chain the sidecar wrote re-computes and walks with the docs' Python, and
   const changed = walk(await dump(db, sequence));
   assert.notEqual(changed.status, 0, changed.stdout);
   assert.match(changed.stderr, new RegExp(`AssertionError: issue 2 of ${sequence}/2026: hash differs`));
+  const named = checkSeal(config);
+  assert.equal(named.status, 1, named.output);
+  assert.deepEqual(named.series.find(([series]) => series.endsWith("/2026"))?.[3][0], "issue 2 FIELD_CHANGED", named.output);
   await orders.updateOne(second, { $set: { total } });
   assert.equal(walk(await dump(db, sequence)).status, 0, "the value put back verifies again");
 
