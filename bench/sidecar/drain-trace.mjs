@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // A trace of one drain, command by command, as the counting proxy saw it (which command waits
-// for which): the sidecar (default, gapless, or gapless and sealed: `--sealed`, the fields
-// item and qty) or the change-stream consumer's limit draining a
-// backlog of `--docs` documents on a fresh embedded server, loopback or `--delay-ms` each way.
+// for which): the sidecar (default, gapless, or gapless and sealed: `--sealed`, the fields item
+// and qty) or the change-stream consumer's limit draining a backlog of `--docs` documents on a
+// fresh embedded server, loopback or `--delay-ms` each way.
 // Prints the first `--rows` commands of the numbering (after the consumer's start-up), then a
 // summary over the whole drain: per command, how many, their time in flight, and the time no
 // command was in flight at all (the consumer's own work between replies and requests).
 //
-//   node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--sealed] [--docs N]
-//        [--rows N] [--delay-ms MS] [--bin SIDECAR]
+//   node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--sealed]
+//        [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR]
 import { drainOnce } from "./drain.mjs";
 import { SIDECAR_BIN } from "./consumers.mjs";
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// What sealing costs, in more rounds than `make bench` runs: drains of a gapless trigger with
-// and without `seal_fields` (item, qty: every field of the orders), interleaved (the order
-// reversed every other round), each on a fresh server through the proxy of its link, batch 1000; per round
-// the sealed rate ÷ the unsealed one, then the median, and the numbering commands of each by
-// command (what the proxy counted: getMore, heartbeats, lease traffic and resume-token writes
-// left out).
+// What sealing costs, in more rounds than `make bench` runs: drains (batch 1000) of a gapless
+// trigger with and without `seal_fields` (item, qty: every field of the orders), interleaved
+// (the order reversed every other round), each on a fresh server through the proxy of its link;
+// per round the sealed rate ÷ the unsealed one, then the median, and the numbering commands of
+// each by command (what the proxy counted: getMore, heartbeats, lease traffic and resume-token
+// writes left out).
 //
 //   node bench/sidecar/sealed-drain.mjs [--docs N] [--rounds N] [--link rtt0|rtt1ms|rtt4ms] [--bin SIDECAR]
 import { drainOnce } from "./drain.mjs";
@@ -23,7 +23,7 @@ for (let i = 0; i < args.length; i++) {
   else if (args[i] === "--rounds") rounds = Number(value());
   else if (args[i] === "--link") link = value();
   else if (args[i] === "--bin") bin = value();
-  else docs = NaN;
+  else link = undefined; // an unknown argument: the usage below
 }
 if (!(docs > 0) || !(rounds > 0) || !LINKS[link]) {
   console.error("usage: node bench/sidecar/sealed-drain.mjs [--docs N] [--rounds N] [--link rtt0|rtt1ms|rtt4ms] [--bin SIDECAR]");
@@ -31,8 +31,8 @@ if (!(docs > 0) || !(rounds > 0) || !LINKS[link]) {
 }
 
 // Lease traffic and resume-token writes follow time, not batches.
-const LEASE = new Set(["findAndModify mongo_seq_state", "find mongo_seq_state", "update mongo_seq_state"]);
-const numbering = (run) => Object.entries(run.commands.byCollection).filter(([key]) => !LEASE.has(key));
+const TIMED = new Set(["findAndModify mongo_seq_state", "find mongo_seq_state", "update mongo_seq_state"]);
+const numbering = (run) => Object.entries(run.commands.byCollection).filter(([key]) => !TIMED.has(key));
 const modes = [
   { name: "gapless", sealFields: undefined },
   { name: "sealed", sealFields: ["item", "qty"] },
