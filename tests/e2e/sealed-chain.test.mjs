@@ -145,7 +145,7 @@ test("a chain the sidecar wrote re-computes and walks with the docs' Python, and
   assert.match(changed.stderr, new RegExp(`AssertionError: issue 2 of ${sequence}/2026: hash differs`));
   const named = checkSeal(config);
   assert.equal(named.status, 1, named.output);
-  assert.deepEqual(named.series.find(([series]) => series.endsWith("/2026"))?.[3][0], "issue 2 FIELD_CHANGED", named.output);
+  assert.equal(named.series.find(([series]) => series.endsWith("/2026"))?.[3][0], "issue 2 FIELD_CHANGED", named.output);
   await orders.updateOne(second, { $set: { total } });
   assert.equal(walk(await dump(db, sequence)).status, 0, "the value put back verifies again");
 
