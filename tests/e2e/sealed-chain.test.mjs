@@ -54,7 +54,7 @@ async function dump(db, sequence) {
 function checkSeal(config) {
   const run = spawnSync(BIN, ["check", "--seal", "--json", "--config", config], { encoding: "utf8" });
   const [report] = JSON.parse(run.stdout || "[{}]");
-  const series = (report.seal ?? []).map((s) => [s.series, s.links, s.verified, s.failures.map((f) => `${f.kind} ${f.number} ${f.reason}`)]);
+  const series = (report.seal ?? []).map((s) => [s.series, s.links, s.verified, s.failures.map((f) => `number ${f.number} (${f.kind}) ${f.reason}`)]);
   return { status: run.status, series, output: run.stdout + run.stderr };
 }
 
@@ -121,8 +121,8 @@ test("a chain the sidecar wrote re-computes and walks with the docs' Python, and
   assert.equal(
     run.stdout,
     [
-      `${sequence}/2025: issue 1, issue 2, issue 3, deletion 2, issue 4`,
-      `${sequence}/2026: issue 1, issue 2, issue 3, void 4, issue 5`,
+      `${sequence}/2025: issue:1, issue:2, issue:3, deletion:2, issue:4`,
+      `${sequence}/2026: issue:1, issue:2, issue:3, void:4, issue:5`,
       "10 links re-computed",
       "",
     ].join("\n"),
@@ -131,7 +131,7 @@ test("a chain the sidecar wrote re-computes and walks with the docs' Python, and
   const verified = checkSeal(config);
   assert.equal(verified.status, 0, verified.output);
   assert.deepEqual(verified.series, [[`${sequence}/2025`, 5, true, []], [`${sequence}/2026`, 5, true, []]], verified.output);
-  // 2026's first link names 2025's head as it was then (issue 3), not its last link.
+  // 2026's first link names 2025's head as it was then (number 3's issue link), not its last link.
   const first2026 = await orders.findOne({ seqPeriod: "2026", seq: 1 });
   const issue3 = await orders.findOne({ seqPeriod: "2025", seq: 3 });
   assert.equal(first2026.seqSeal.previous, issue3.seqSeal.hash);
@@ -142,10 +142,10 @@ test("a chain the sidecar wrote re-computes and walks with the docs' Python, and
   await orders.updateOne(second, { $set: { total: Decimal128.fromString(`${Number(total.toString()) + 0.01}`) } });
   const changed = walk(await dump(db, sequence));
   assert.notEqual(changed.status, 0, changed.stdout);
-  assert.match(changed.stderr, new RegExp(`AssertionError: issue 2 of ${sequence}/2026: hash differs`));
+  assert.match(changed.stderr, new RegExp(`AssertionError: number 2 \\(issue\\) of ${sequence}/2026: hash differs`));
   const named = checkSeal(config);
   assert.equal(named.status, 1, named.output);
-  assert.equal(named.series.find(([series]) => series.endsWith("/2026"))?.[3][0], "issue 2 FIELD_CHANGED", named.output);
+  assert.equal(named.series.find(([series]) => series.endsWith("/2026"))?.[3][0], "number 2 (issue) FIELD_CHANGED", named.output);
   await orders.updateOne(second, { $set: { total } });
   assert.equal(walk(await dump(db, sequence)).status, 0, "the value put back verifies again");
 

@@ -57,5 +57,5 @@ for series in sorted(links):  # one sequence, no scope: its periods in time orde
     chain = walk(links[series], anchors)
     assert chain[-1]["seal"]["hash"] == heads[series], f"{series}: the counter's head is not the chain's end"
     anchors = {item["seal"]["hash"] for item in chain}
-    print(f"{series}: " + ", ".join(f'{item["link"]["kind"]} {item["link"]["number"]}' for item in chain))
+    print(f"{series}: " + ", ".join(f'{item["link"]["kind"]}:{item["link"]["number"]}' for item in chain))
 print(f"{sum(map(len, links.values()))} links re-computed")
