@@ -9,7 +9,8 @@
 //   mongoose  mongoose-sequence's save() vs mongo-seq's insertOne and insertMany
 //   processes 8 processes on one sequence: block 1 vs block 100 (and the tutorial)
 //   sidecar   the sidecar vs the Atlas-trigger recipe vs the raw bulk-update limit: live and
-//             drain, batch 1/100/1000, default and gapless, over three links; commands, CPU, RSS
+//             drain, batch 1/100/1000, default and gapless (and a sealed gapless drain beside an
+//             unsealed one), over three links; commands, CPU, RSS
 //   sidecar-batching  the default batching flat out (÷ the bulk-update limit, beside batch 100)
 //             and at 500 inserts/s (latency ÷ batch 1's), default and gapless; alone:
 //             node bench/run.mjs --only sidecar-batching
@@ -196,6 +197,9 @@ const GOALS = [
     { goal: `sidecar${mode ? " gapless" : ""} at 500 inserts/s: p99 ≤ 50 ms`, name: `sidecar.batching.r500.b1000${mode}.p99_ms`, atMost: 50 },
   ]),
   { goal: "sidecar drain ≤ 0.01 commands per document", name: "sidecar.b1000.drain.cmds_per_doc", atMost: 0.01 },
+  // Sealed series: sealing costs one command per batch (the seals' update).
+  { goal: "sealed drain ≥ 0.8× the same gapless drain unsealed", name: "sidecar.b1000.sealed.drain.vs_gapless", atLeast: 0.8 },
+  { goal: "sealed drain at 1 ms RTT ≥ 0.8× the same gapless drain unsealed", name: "sidecar.b1000.sealed.drain.vs_gapless.rtt1ms", atLeast: 0.8 },
   { goal: "sidecar default batching flat out ≤ 0.01 commands per document", name: "sidecar.batching.flat.b1000.cmds_per_doc", atMost: 0.01 },
 ];
 

@@ -21,9 +21,10 @@ const SCRIPTS = {
 
 /**
  * The sidecar's configuration for one trigger on `db.orders`; everything else at its defaults.
- * `on: "match"` numbers orders when they become `{status: "issued"}` (numbering on issue).
+ * `on: "match"` numbers orders when they become `{status: "issued"}` (numbering on issue);
+ * `sealFields` (gapless only) seals those fields of every numbered order.
  */
-function sidecarConfig({ uri, db, batchSize, gapless, on = "insert", settings = {} }) {
+function sidecarConfig({ uri, db, batchSize, gapless, on = "insert", sealFields, settings = {} }) {
   return `[mongodb]
 uri = "${uri}"
 counters = "${db}.counters"
@@ -39,7 +40,7 @@ database = "${db}"
 collection = "orders"
 field = "seq"
 gapless = ${gapless}
-${on === "match" ? 'on = "match"\nmatch = { status = "issued" }\n' : ""}`;
+${on === "match" ? 'on = "match"\nmatch = { status = "issued" }\n' : ""}${sealFields ? `seal_fields = ${JSON.stringify(sealFields)}\n` : ""}`;
 }
 
 /** Sums a Prometheus counter over its label sets. */
@@ -65,10 +66,10 @@ function leaseAcquiredAt(logs) {
  * Starts the sidecar (the release build, or `bin`) and resolves once it watches its stream;
  * `settings`: more of its `[sidecar]` settings (`{ batch_delay_ms: 0 }`).
  */
-export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, on = "insert", bin = SIDECAR_BIN, settings }) {
+export async function startSidecarConsumer({ uri, db, batchSize, gapless = false, on = "insert", sealFields, bin = SIDECAR_BIN, settings }) {
   const dir = mkdtempSync(join(tmpdir(), "mongo-seq-bench-"));
   const config = join(dir, "mongo-seq.toml");
-  writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless, on, settings }));
+  writeFileSync(config, sidecarConfig({ uri, db, batchSize, gapless, on, sealFields, settings }));
   const sidecar = await startSidecar(config, [], { bin });
   const metrics = async () => (await fetch(`${sidecar.http}/metrics`)).text();
   const pid = sidecar.child.pid;

@@ -1,19 +1,21 @@
 #!/usr/bin/env node
 // A trace of one drain, command by command, as the counting proxy saw it (which command waits
-// for which): the sidecar (default or gapless) or the change-stream consumer's limit draining a
-// backlog of `--docs` documents on a fresh embedded server, loopback or `--delay-ms` each way.
+// for which): the sidecar (default, gapless, or gapless and sealed: `--sealed`, the fields item
+// and qty) or the change-stream consumer's limit draining a backlog of `--docs` documents on a
+// fresh embedded server, loopback or `--delay-ms` each way.
 // Prints the first `--rows` commands of the numbering (after the consumer's start-up), then a
 // summary over the whole drain: per command, how many, their time in flight, and the time no
 // command was in flight at all (the consumer's own work between replies and requests).
 //
-//   node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--docs N]
-//        [--rows N] [--delay-ms MS] [--bin SIDECAR]
+//   node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--sealed]
+//        [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR]
 import { drainOnce } from "./drain.mjs";
 import { SIDECAR_BIN } from "./consumers.mjs";
 
 const args = process.argv.slice(2);
 let consumer = "sidecar";
 let gapless = false;
+let sealFields;
 let docs = 5000;
 let rows = 40;
 let delayMs = 0;
@@ -22,6 +24,7 @@ for (let i = 0; i < args.length; i++) {
   const value = () => args[++i];
   if (args[i] === "--consumer") consumer = value();
   else if (args[i] === "--gapless") gapless = true;
+  else if (args[i] === "--sealed") [gapless, sealFields] = [true, ["item", "qty"]];
   else if (args[i] === "--docs") docs = Number(value());
   else if (args[i] === "--rows") rows = Number(value());
   else if (args[i] === "--delay-ms") delayMs = Number(value());
@@ -32,11 +35,11 @@ for (let i = 0; i < args.length; i++) {
   }
 }
 if (!["sidecar", "consumer"].includes(consumer) || !(docs > 0) || !(rows >= 0) || !(delayMs >= 0)) {
-  console.error("usage: node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR]");
+  console.error("usage: node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--sealed] [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR]");
   process.exit(2);
 }
 
-const run = await drainOnce({ consumer, batch: 1000, gapless, delayMs, docs, capSeconds: 120, bin, trace: true });
+const run = await drainOnce({ consumer, batch: 1000, gapless, sealFields, delayMs, docs, capSeconds: 120, bin, trace: true });
 const HANDSHAKE = new Set(["hello", "isMaster", "ismaster", "ping", "buildInfo", "endSessions"]);
 const trace = run.trace.filter((c) => !HANDSHAKE.has(c.cmd)).sort((a, b) => a.sent_us - b.sent_us);
 // The numbering starts at the first getMore (the consumer's start-up before it: index, state, lease).
@@ -44,7 +47,7 @@ const from = trace.findIndex((c) => c.cmd === "getMore");
 const numbering = trace.slice(Math.max(0, from));
 const t0 = numbering[0]?.sent_us ?? 0;
 const ms = (us) => ((us - t0) / 1000).toFixed(1);
-const what = `${consumer === "sidecar" ? `sidecar${gapless ? " gapless" : ""}, batch 1000` : "change-stream consumer's limit"}`;
+const what = `${consumer === "sidecar" ? `sidecar${gapless ? " gapless" : ""}${sealFields ? " sealed" : ""}, batch 1000` : "change-stream consumer's limit"}`;
 console.log(`### Trace: ${what}, drain of ${docs} documents, ${delayMs ? `${delayMs} ms each way` : "loopback"} (${Math.round(run.rate)} docs/s)\n`);
 console.log("| sent ms | answered ms | took ms | conn | command | waits behind (answered meanwhile, other connections) |");
 console.log("|---:|---:|---:|---:|---|---|");

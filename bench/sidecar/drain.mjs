@@ -6,7 +6,8 @@
 // the same size (no counter, no stream). Every run gets a fresh server and connects through
 // the proxy of its link (which also counts every command on the wire). With `on: "match"` the
 // backlog is inserted as drafts and then issued by one updateMany (an update event per order),
-// before the sidecar starts: the drain of numbering on issue, beside that of inserts.
+// before the sidecar starts: the drain of numbering on issue, beside that of inserts. With
+// `sealFields` (gapless) the sidecar also seals each order's fields: the cost of sealing.
 import { MongoClient } from "mongodb";
 import { withServer, withProxy } from "../lib/servers.mjs";
 import { startSidecarConsumer, startScriptConsumer, finishRun } from "./consumers.mjs";
@@ -16,7 +17,7 @@ import { orders, insertBacklog } from "./documents.mjs";
  * One consumer run: `{ numbered, seconds, rate, commands, cpuSeconds, rssMiB, batches, capped }`;
  * with `trace`, also the proxy's trace of every command the consumer sent (drain-trace.mjs).
  */
-export async function drainOnce({ consumer, batch = 1000, gapless = false, on = "insert", delayMs, docs, capSeconds, bin, trace = false }) {
+export async function drainOnce({ consumer, batch = 1000, gapless = false, on = "insert", sealFields, delayMs, docs, capSeconds, bin, trace = false }) {
   return withServer("drain", ({ uri, db }) =>
     withProxy(uri, delayMs, async (proxy) => {
       const client = await MongoClient.connect(uri);
@@ -25,7 +26,7 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, on = 
         // The resume point from before the inserts.
         let startAfter;
         if (consumer === "sidecar") {
-          const first = await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, bin });
+          const first = await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, sealFields, bin });
           await first.stop();
         } else {
           // The index the sidecar creates, for the others too: every consumer maintains it.
@@ -46,7 +47,7 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, on = 
 
         const running =
           consumer === "sidecar"
-            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, bin })
+            ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, sealFields, bin })
             : await startScriptConsumer({ kind: consumer, uri: proxy.uri, db, startAfter });
         // From the sidecar's lease taken, before its stream's first read (consumers.mjs).
         const started = running.leaseAt ?? performance.now();

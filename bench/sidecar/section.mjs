@@ -1,24 +1,29 @@
 // The sidecar section: drain and live runs of the Atlas-trigger recipe, the sidecar (batch
-// 1/100/1000, default and gapless) and the raw bulk-update limit, over the links of
-// lib/servers.mjs; figures as ratios of runs made in this invocation.
+// 1/100/1000, default and gapless; drains of a sealed gapless series too) and the raw
+// bulk-update limit, over the links of lib/servers.mjs; figures as ratios of runs made in this
+// invocation.
 import { LINKS, withServer, withProxy, pingMs } from "../lib/servers.mjs";
 import { drainOnce } from "./drain.mjs";
 import { liveOnce, WRITERS } from "./live.mjs";
 import { totalCommands } from "./documents.mjs";
 
+/** The fields a sealed drain seals: every field of the orders (documents.mjs). */
+const SEAL_FIELDS = ["item", "qty"];
+
 /** Figure-name stem of a consumer configuration. */
-function stem({ consumer, batch, gapless, on }) {
+function stem({ consumer, batch, gapless, on, sealFields }) {
   if (consumer === "recipe") return "recipe";
   if (consumer === "consumer") return "consumer";
   if (consumer === "limit") return `limit.b${batch}`;
-  return `b${batch}${gapless ? ".gapless" : ""}${on === "match" ? ".match" : ""}`;
+  return `b${batch}${sealFields ? ".sealed" : gapless ? ".gapless" : ""}${on === "match" ? ".match" : ""}`;
 }
 
-function describe({ consumer, batch, gapless, on }) {
+function describe({ consumer, batch, gapless, on, sealFields }) {
   if (consumer === "recipe") return "Atlas-trigger recipe";
   if (consumer === "consumer") return "change-stream consumer's limit (stream read in batches of 1,000 with read-ahead, one update per batch, nothing else)";
   if (consumer === "limit") return `bulk-update limit, batches of ${batch}`;
-  return `sidecar batch ${batch}${gapless ? " gapless" : ""}${on === "match" ? ', on = "match" (orders issued by an update)' : ""}`;
+  const sealed = sealFields ? `, sealed (seal_fields ${sealFields.join(", ")})` : "";
+  return `sidecar batch ${batch}${gapless ? " gapless" : ""}${sealed}${on === "match" ? ', on = "match" (orders issued by an update)' : ""}`;
 }
 
 /** Lease traffic (acquire, renew, state load) goes to the state collection, by time, not batch. */
@@ -49,15 +54,39 @@ function drainPlan(full) {
   const sidecar = (batch, gapless = false) => ({ consumer: "sidecar", batch, gapless });
   // Numbering on issue beside numbering on insert, on the loopback link.
   const issued = { consumer: "sidecar", batch: 1000, gapless: false, on: "match" };
+  // A sealed series right after the gapless drain it is compared with (which runs again right
+  // after it: reportSealedBesideGapless).
+  const sealed = { consumer: "sidecar", batch: 1000, gapless: true, sealFields: SEAL_FIELDS };
   if (full) {
-    const all = [limit(100), limit(1000), consumer, recipe, ...SIDECARS(true)];
+    const all = [limit(100), limit(1000), consumer, recipe, ...SIDECARS(true), sealed];
     return { rtt0: [...all, issued], rtt1ms: all, rtt4ms: all };
   }
   return {
-    rtt0: [limit(1000), consumer, recipe, ...SIDECARS(false), issued],
-    rtt1ms: [limit(1000), consumer, recipe, sidecar(100), sidecar(1000), sidecar(1000, true)],
+    rtt0: [limit(1000), consumer, recipe, ...SIDECARS(false), sealed, issued],
+    rtt1ms: [limit(1000), consumer, recipe, sidecar(100), sidecar(1000), sidecar(1000, true), sealed],
     rtt4ms: [limit(1000), consumer, recipe, sidecar(1000)],
   };
+}
+
+/**
+ * What sealing costs: the sealed drain ÷ the gapless drains run just before and after it, and
+ * (loopback) the numbering commands per batch of each, by command.
+ */
+function reportSealedBesideGapless({ report, config, sealed, gapless, suffix, link }) {
+  const name = `sidecar.${stem(config)}.drain`;
+  const reference = (gapless[0].rate + gapless[1].rate) / 2;
+  report.add(`${name}.vs_gapless${suffix}`, sealed.rate / reference, "x",
+    `${describe(config)} ÷ the same unsealed (gapless, mean of a drain before and after it: ${gapless.map((g) => Math.round(g.rate)).join(" and ")} docs/s), ${link.label}`);
+  if (suffix) return;
+  // Per numbering batch of 1,000 (a stream batch the sidecar reads may hold several); resume-token
+  // writes left out too: they follow time, not batches (a slower drain makes more).
+  const perBatch = (run) => (numberingCommands(run.commands) - (run.commands.byCollection["update mongo_seq_state"] ?? 0)) / (run.numbered / config.batch);
+  const byCommand = (run) => Object.entries(run.commands.byCollection).filter(([key]) => !LEASE.has(key)).map(([key, n]) => `${key} ${n}`).join(", ");
+  for (const [label, run] of [["sealed", sealed], ["gapless", gapless[0]]]) {
+    console.error(`  ${label} drain of ${run.numbered}: ${byCommand(run)}`);
+  }
+  report.add(`${name}.cmds_per_batch`, perBatch(sealed), "commands/batch", `${describe(config)}, drain: numbering commands per ${config.batch} documents (all but getMore, heartbeats, lease, resume-token writes; start-up included)`, { server: false });
+  report.add("sidecar.b1000.gapless.drain.cmds_per_batch", perBatch(gapless[0]), "commands/batch", "sidecar batch 1000 gapless, drain: the same", { server: false });
 }
 
 export async function runSidecarSection({ options, report }) {
@@ -121,6 +150,8 @@ export async function runSidecarSection({ options, report }) {
       }
       results[stem(config)] = run;
       if (config.consumer === "sidecar") rss.push(run.rssMiB);
+      // The gapless drain again right after the sealed one: their mean is its reference.
+      if (config.sealFields) results["b1000.gapless.after"] = await drainOnce({ ...config, sealFields: undefined, delayMs: link.delayMs, docs: drainDocs, capSeconds: drainCapSeconds });
       if (limits.includes(config)) continue; // reported after its second run
       const name = `sidecar.${stem(config)}`;
       const capped = run.capped ? ` (capped at ${drainCapSeconds} s: ${run.numbered} of ${drainDocs})` : "";
@@ -149,6 +180,7 @@ export async function runSidecarSection({ options, report }) {
       }
       const limit = results[`limit.b${config.batch}`];
       if (limit) report.add(`${name}.drain.vs_limit${suffix}`, run.rate / limit.rate, "x", `${describe(config)} ÷ bulk-update limit (batches of ${config.batch}), drain, ${link.label}`);
+      if (config.sealFields) reportSealedBesideGapless({ report, config, sealed: run, gapless: [results["b1000.gapless"], results["b1000.gapless.after"]], suffix, link });
     }
   }
   report.add("sidecar.rss_mib", Math.max(...rss), "MiB", `sidecar: highest peak RSS (VmHWM) over its ${rss.length} runs`, { server: false });
