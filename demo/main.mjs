@@ -15,10 +15,12 @@ const BIN = join(root, "target", "debug", "mongo-seq");
 const DENO = join(root, "node_modules", ".bin", "deno");
 const say = (line = "") => console.log(line);
 
-/** Runs a command to completion, its output shown; throws on failure. */
-function run(command, args, env = {}) {
+/** Runs a command to completion, its output shown; throws unless it exits with `expected`. */
+function run(command, args, env = {}, expected = 0) {
   const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (${result.status ?? result.signal})`);
+  if (result.status !== expected) {
+    throw new Error(`${command} ${args.join(" ")} exited ${result.status ?? result.signal}, not ${expected}`);
+  }
 }
 
 /** Starts the sidecar; resolves once its change stream is open. */
@@ -71,6 +73,23 @@ try {
 
   say("\nmongo-seq check --db mongo_seq_demo --collection orders --field seq:");
   run(BIN, ["check", "--uri", mongo.uri, "--db", "mongo_seq_demo", "--collection", "orders", "--field", "seq", "--sequence", "orders"]);
+
+  // The invoices are sealed: every seal is re-computed from the invoices, the ledger and the
+  // counters. 2027 shows A-104: deleted before the collection kept pre-images, its sealed link
+  // is gone without a record (the void explains the number, not the deleted invoice).
+  const config = join(root, "demo", "mongo-seq.toml");
+  const asSidecar = { MONGO_SEQ_URI: mongo.uri };
+  say("\nmongo-seq check --seal --config demo/mongo-seq.toml --trigger invoices (every seal re-computed):");
+  run(BIN, ["check", "--seal", "--config", config, "--trigger", "invoices"], asSidecar, 1);
+  say("\nA sealed invoice changed by hand (A-100's total, 100 → 90), and check --seal again:");
+  const tamper = new MongoClient(mongo.uri);
+  await tamper.db("mongo_seq_demo").collection("invoices").updateOne({ ref: "A-100" }, { $set: { total: 90 } });
+  await tamper.close();
+  run(BIN, ["check", "--seal", "--config", config, "--trigger", "invoices"], asSidecar, 1);
+
+  const report = join(dirname(logPath), "invoices-2026.html");
+  say(`\nmongo-seq report --config demo/mongo-seq.toml --trigger invoices --period 2026 --html ${report}:`);
+  run(BIN, ["report", "--config", config, "--trigger", "invoices", "--period", "2026", "--html", report], asSidecar, 1);
 } finally {
   if (sidecar) {
     sidecar.child.kill("SIGTERM");
