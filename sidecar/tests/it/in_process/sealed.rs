@@ -11,7 +11,9 @@ use std::time::Duration;
 use common::*;
 use futures_util::TryStreamExt;
 use mongo_seq_core::seal::link::{Link, Seal};
-use mongo_seq_core::seal::verify::{verify_series, SealFailureReason, StoredLink};
+use mongo_seq_core::seal::verify::{
+    verify_series, SealFailureReason, SeriesSealReport, StoredLink,
+};
 use mongodb::bson::{doc, Bson, DateTime, Document};
 use mongodb::Collection;
 use serde_json::Value;
@@ -76,6 +78,15 @@ fn links(documents: &[Document], period: &str) -> Vec<StoredLink> {
                 seal: value.get("seqSeal").map(|s| Seal::read(s).unwrap()),
             }
         })
+        .collect()
+}
+
+/// A report's failures as (number, reason).
+fn failures(report: &SeriesSealReport) -> Vec<(i64, SealFailureReason)> {
+    report
+        .failures
+        .iter()
+        .map(|f| (f.number, f.reason))
         .collect()
 }
 
@@ -170,11 +181,7 @@ async fn a_sealed_series_chains_every_number_and_every_period() {
     );
     assert!(!report.verified);
     assert_eq!(
-        report
-            .failures
-            .iter()
-            .map(|f| (f.number, f.reason))
-            .collect::<Vec<_>>(),
+        failures(&report),
         [(3, SealFailureReason::FieldChanged)],
         "{report:?}"
     );
@@ -256,11 +263,7 @@ async fn seals_recorded_but_not_written_are_written_by_the_next_holder_as_record
     assert!(head.is_some());
     let report = verify_series(&sequence, &links, None, None);
     assert_eq!(
-        report
-            .failures
-            .iter()
-            .map(|f| (f.number, f.reason))
-            .collect::<Vec<_>>(),
+        failures(&report),
         [(2, SealFailureReason::FieldChanged)],
         "{report:?}"
     );
