@@ -120,6 +120,8 @@ fn flags_config(args: &VoidArgs) -> Result<Config, CliError> {
     let key = super::set_next::counter_key(&args.name, args.period.as_deref())?;
     let keys = TriggerKeys {
         sequence: Some(key.name),
+        // A sealed series is numbered by a gapless trigger only: --seal-fields describes one.
+        gapless: args.flags.options.given("sealFields").is_some(),
         numbers_only: true,
         ..TriggerKeys::default()
     };

@@ -1,7 +1,7 @@
 //! `check --seal` of a series the sidecar itself sealed (a gapless trigger with `seal_fields`,
 //! two periods, a deletion it recorded, a number voided with `mongo-seq void`): the reader finds
 //! the writer's chain intact, the audit agrees, and a sealed value changed by hand afterwards is
-//! named.
+//! named. A sealed series voided by flags (`--seal-fields`): the void is a link after the head.
 
 use crate::common;
 
@@ -142,5 +142,67 @@ async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
         )),
         "{err}"
     );
+    plain.database(&db).drop().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sealed_series_is_voided_by_flags_as_a_link_after_its_head() {
+    let (db, plain) = super::series_2026("void_sealed_flags", "no", &[1, 3]).await;
+    let head = "a".repeat(64);
+    let counters = plain.database(&db).collection::<Document>("counters");
+    counters
+        .update_one(
+            doc! { "_id": "inv/2026" },
+            doc! { "$set": { "seal.hash": &head } },
+        )
+        .await
+        .unwrap();
+    let uri = mongodb_uri();
+    let (code, out, err) = run_bin(
+        &[
+            "void",
+            "inv",
+            "2",
+            "--period",
+            "2026",
+            "--reason",
+            "lost",
+            "--uri",
+            &uri,
+            "--db",
+            &db,
+            "--collection",
+            "orders",
+            "--field",
+            "no",
+            "--reset",
+            "yearly",
+            "--seal-fields",
+            "total",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let entry = plain
+        .database(&db)
+        .collection::<Document>("mongo_seq_ledger")
+        .find_one(doc! {})
+        .await
+        .unwrap()
+        .expect("the void's entry");
+    let seal = entry.get_document("seal").expect("the void is a link");
+    assert_eq!(seal.get_str("previous"), Ok(head.as_str()));
+    let counter = counters
+        .find_one(doc! { "_id": "inv/2026" })
+        .await
+        .unwrap()
+        .unwrap();
+    let moved = counter.get_document("seal").unwrap();
+    assert_eq!(
+        moved.get_str("hash").ok(),
+        seal.get_str("hash").ok(),
+        "the head moved over it"
+    );
+    assert!(moved.get_array("records").map_or(true, Vec::is_empty));
     plain.database(&db).drop().await.ok();
 }
