@@ -235,6 +235,17 @@ pub fn spawn_sidecar(config: &PathBuf, extra: &[&str]) -> Child {
         .expect("start mongo-seq sidecar")
 }
 
+/// Creates `coll` with pre- and post-images kept (`changeStreamPreAndPostImages`, MongoDB
+/// 6.0+): a deletion's event then brings the document as it was, an update's as it left it.
+pub async fn create_with_images(plain: &Client, db: &str, coll: &str) {
+    let database = plain.database(db);
+    database.create_collection(coll).await.unwrap();
+    database
+        .run_command(doc! { "collMod": coll, "changeStreamPreAndPostImages": { "enabled": true } })
+        .await
+        .unwrap();
+}
+
 /// A test's own database: its name, a plain client, and its `orders` collection.
 pub async fn test_db(label: &str) -> (String, Client, Collection<Document>) {
     let db = unique_db_name(label);

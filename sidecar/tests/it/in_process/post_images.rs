@@ -33,18 +33,7 @@ async fn numbers(coll: &Collection<Document>) -> Vec<(String, Option<i64>)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edit_before_the_issue_does_not_reorder_the_numbers() {
     let (db, plain, coll) = test_db("post_images").await;
-    plain
-        .database(&db)
-        .run_command(doc! { "create": coll.name() })
-        .await
-        .unwrap();
-    plain
-        .database(&db)
-        .run_command(
-            doc! { "collMod": coll.name(), "changeStreamPreAndPostImages": { "enabled": true } },
-        )
-        .await
-        .unwrap();
+    create_with_images(&plain, &db, coll.name()).await;
     let trigger =
         "on = \"match\"\nmatch = { status = \"issued\" }\npost_images = true\ngapless = true";
     let run = start(config(&db, trigger, ""), options().await, false);

@@ -326,16 +326,7 @@ async fn voids_and_deletions_are_links_of_the_chain() {
     let (db, plain, coll) = test_db("sealed_ledger").await;
     let sequence = format!("{db}.orders");
     let database = plain.database(&db);
-    database
-        .run_command(doc! { "create": "orders" })
-        .await
-        .unwrap();
-    database
-        .run_command(
-            doc! { "collMod": "orders", "changeStreamPreAndPostImages": { "enabled": true } },
-        )
-        .await
-        .unwrap();
+    create_with_images(&plain, &db, "orders").await;
     let trigger = "gapless = true\nseal_fields = [\"total\"]";
     let text = config_toml(&db, trigger, "");
     let path = write_config(&format!("{db}-sealed-void"), &text);

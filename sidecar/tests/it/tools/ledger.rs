@@ -137,18 +137,7 @@ async fn a_gapless_trigger_records_deleted_documents_numbers_also_those_deleted_
 {
     let (db, plain, coll) = test_db("deleted").await;
     // Pre-images on the collection (MongoDB 6.0+; the test server's patch 7).
-    plain
-        .database(&db)
-        .create_collection("orders")
-        .await
-        .unwrap();
-    plain
-        .database(&db)
-        .run_command(
-            doc! { "collMod": "orders", "changeStreamPreAndPostImages": { "enabled": true } },
-        )
-        .await
-        .unwrap();
+    create_with_images(&plain, &db, "orders").await;
     let cfg = config(&db, "sequence = \"orders\"\ngapless = true", "");
     let instance = cfg.settings.lease.instance_id.clone();
     let run = start(cfg.clone(), options().await, false);

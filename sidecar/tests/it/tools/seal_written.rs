@@ -39,16 +39,7 @@ async fn the_sidecars_own_seals_verify_and_a_later_edit_is_named() {
     let (db, plain, coll) = test_db("seal_written").await;
     let database = plain.database(&db);
     // Pre-images: a deletion's record keeps the link the document held.
-    database
-        .run_command(doc! { "create": "orders" })
-        .await
-        .unwrap();
-    database
-        .run_command(
-            doc! { "collMod": "orders", "changeStreamPreAndPostImages": { "enabled": true } },
-        )
-        .await
-        .unwrap();
+    create_with_images(&plain, &db, "orders").await;
     let path = write_config(&format!("{db}-written"), &config_toml(&db, TRIGGER, ""));
     let path = path.to_str().unwrap();
     let sequence = format!("{db}.orders");
