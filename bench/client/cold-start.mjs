@@ -112,7 +112,7 @@ export async function runColdStart({ samples, report }) {
 
 /**
  * Where the Wasm module's load goes, per runtime (fresh processes, the driver loaded first): its
- * text to bytes for each way it could travel (base64 alone, gzip, brotli as shipped), then
+ * text to bytes for each way it could travel (base64 alone, gzip as shipped, brotli), then
  * `new WebAssembly.Module`, then instantiation, then the first call's core calls (the hot module,
  * the one the first call loads).
  */
@@ -138,7 +138,7 @@ async function runWasmPhases({ samples, report }) {
           calls.push(callsMs);
         }
       }
-      const label = { raw: "base64 alone (no compression)", gzip: "base64, then gunzip", brotli: "base64, then brotli (shipped)" };
+      const label = { raw: "base64 alone (no compression)", gzip: "base64, then gunzip (shipped)", brotli: "base64, then brotli" };
       for (const [encoding, times] of Object.entries(decode)) {
         report.add(`client.cold_start.${runtime}.wasm_decode_ms.${encoding}`, median(times), "ms", `${runtime}: the module's text to bytes: ${label[encoding]} (first in a fresh process, median of ${samples})`, { server: false });
       }

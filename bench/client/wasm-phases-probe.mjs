@@ -1,5 +1,5 @@
 // Where the Wasm module's load goes, in one fresh process (Node, Deno or Bun): turning the
-// embedded text into bytes (base64 alone, or then gunzip, or brotli as shipped), then
+// embedded text into bytes (base64 alone, or then gunzip as shipped, or brotli), then
 // `new WebAssembly.Module` (decoding and validating: V8 and JSC compile function bodies lazily,
 // on their first call), then instantiating it through the wasm-bindgen glue (`initSync`, which
 // also runs the module's start function), then the core calls the package's first call makes

@@ -1,5 +1,6 @@
 // The Wasm modules the package ships (after wasm-opt -Oz; the package carries them inside
-// dist/index.mjs as base64 text, brotli-compressed: js/scripts/build-js.mjs): the hot one, which
+// dist/index.mjs as base64 text, the hot one gzip-, the cold one brotli-compressed:
+// js/scripts/build-js.mjs): the hot one, which
 // the first call loads (raw, gzip and brotli bytes), and the cold one, loaded by the admin paths.
 import { readFileSync, statSync } from "node:fs";
 import { brotliCompressSync, gzipSync, constants } from "node:zlib";
@@ -23,8 +24,8 @@ export function wasmTexts() {
 export function runWasmSize({ report }) {
   const { raw, gzip, brotli } = encodings(readFileSync(WASM_FILE));
   report.add("wasm.bytes", raw.length, "bytes", "the package's hot Wasm module (what the first call loads), raw (after wasm-opt -Oz)", { server: false });
-  report.add("wasm.gzip_bytes", gzip.length, "bytes", "the same, gzip -9", { server: false });
-  report.add("wasm.brotli_bytes", brotli.length, "bytes", "the same, brotli (as embedded in dist/index.mjs, base64)", { server: false });
+  report.add("wasm.gzip_bytes", gzip.length, "bytes", "the same, gzip -9 (as embedded in dist/index.mjs, base64)", { server: false });
+  report.add("wasm.brotli_bytes", brotli.length, "bytes", "the same, brotli", { server: false });
   const cold = encodings(readFileSync(COLD_WASM_FILE));
   report.add("wasm.cold.bytes", cold.raw.length, "bytes", "the cold Wasm module (audit, ledger, import, assign, adopt, void, rewind, seals; loaded on their first use), raw", { server: false });
   report.add("wasm.cold.brotli_bytes", cold.brotli.length, "bytes", "the same, brotli (as embedded in dist/index.mjs, base64)", { server: false });

@@ -23,9 +23,9 @@
 // first `new Sequences(…)`. Every API stays synchronous. Once the import's turn of the event loop
 // is over (an application connecting to MongoDB, awaiting anything), the hot module is decoded
 // (on the runtime's thread pool when compressed) and compiled on the engine's compile threads,
-// in the background, then the cold one: a first call after that only instantiates. A first call
-// made before that finished loads the module as before (from the background's bytes when those
-// are there).
+// in the background (the cold one likewise once the hot one is in use): a first call after that
+// only instantiates. A first call made before that finished loads the module as before (from
+// the background's bytes when those are there).
 import * as hotBindings from "../wasm/mongo_seq_wasm.js";
 import * as coldBindings from "../wasm/mongo_seq_wasm_cold.js";
 import { HOT, COLD } from "mongo-seq:wasm-module";
@@ -54,10 +54,10 @@ function intact(bytes, embedded, zlib) {
 
 /**
  * One embedded module (a function returning `{ name, encoding, text, bytes, crc32 }`) and its
- * glue's `initSync`: `ready()` loads it once; `inBackground(then)` decodes and compiles it off the main
- * thread, then calls `then`.
+ * glue's `initSync`: `ready()` loads it once (then calls `afterLoad`); `inBackground()` decodes
+ * and compiles it off the main thread.
  */
-function moduleLoader(embeddedModule, initSync) {
+function moduleLoader(embeddedModule, initSync, afterLoad) {
   let loaded = false;
   /** What the background load has made so far: the module's bytes, then the compiled module. */
   let decoded;
@@ -67,11 +67,12 @@ function moduleLoader(embeddedModule, initSync) {
     if (!loaded) {
       load();
       loaded = true;
+      afterLoad?.();
     }
   }
 
   /** Any failure is left to the first call's own load, which reports it. */
-  function inBackground(then) {
+  function inBackground() {
     try {
       if (loaded || typeof WebAssembly.compile !== "function") return;
       const embedded = embeddedModule();
@@ -85,7 +86,6 @@ function moduleLoader(embeddedModule, initSync) {
         WebAssembly.compile(bytes).then(
           (module) => {
             if (!loaded) compiled = module;
-            then?.();
           },
           () => {},
         );
@@ -143,9 +143,16 @@ function moduleLoader(embeddedModule, initSync) {
 // `initSync` alone, not the bindings' namespace: a namespace passed as a value keeps all of it in
 // the bundle, wasm-bindgen's asynchronous loader and its `new URL("….wasm", import.meta.url)`
 // included (which webpack then tries to resolve).
-const hot = moduleLoader(HOT, hotBindings.initSync);
 const cold = moduleLoader(COLD, coldBindings.initSync);
-if (typeof setImmediate === "function") setImmediate(() => hot.inBackground(() => cold.inBackground())).unref?.();
+// The cold module compiles in the background once the hot one is in use, not before: it would
+// compete with the hot module's load, and an application that numbers nothing never needs it.
+const hot = moduleLoader(HOT, hotBindings.initSync, () => loadInBackground(cold));
+loadInBackground(hot);
+
+/** `loader.inBackground()` after this turn of the event loop, holding no process open. */
+function loadInBackground(loader) {
+  if (typeof setImmediate === "function") setImmediate(() => loader.inBackground()).unref?.();
+}
 
 /** WASM_LOAD_FAILED: what was looked for, where, what went wrong, and how to fix it. */
 function loadFailed(embedded, problem, likely, cause) {
