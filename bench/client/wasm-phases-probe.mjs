@@ -1,14 +1,16 @@
 // Where the Wasm module's load goes, in one fresh process (Node, Deno or Bun): turning the
-// embedded text into bytes (base64 alone, or then gunzip, or brotli as shipped), then
+// embedded text into bytes (base64 alone, or then gunzip as shipped, or brotli), then
 // `new WebAssembly.Module` (decoding and validating: V8 and JSC compile function bodies lazily,
 // on their first call), then instantiating it through the wasm-bindgen glue (`initSync`, which
-// also runs the module's start function).
+// also runs the module's start function), then the core calls the package's first call makes
+// (`new Sequences(db).sequence(…)`: collection names checked, a SequenceSpec, its options, its
+// counters), each the first in the process (the engine compiles the functions they reach then).
 // The driver is loaded first, as the package's own cold start is measured.
 //   <runtime> bench/client/wasm-phases-probe.mjs TEXTS.json raw|gzip|brotli
 // TEXTS.json: { raw, gzip, brotli } base64 texts (bench/client/cold-start.mjs writes it).
 import { readFileSync } from "node:fs";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { initSync } from "../../js/wasm/mongo_seq_wasm.js";
+import { initSync, checkCollectionName, SequenceSpec } from "../../js/wasm/mongo_seq_wasm.js";
 
 const DECODE = {
   raw: (text) => Buffer.from(text, "base64"),
@@ -27,4 +29,11 @@ const compileMs = performance.now() - started;
 started = performance.now();
 initSync({ module });
 const instantiateMs = performance.now() - started;
-console.log(`PHASES ${JSON.stringify({ decodeMs, compileMs, instantiateMs })}`);
+started = performance.now();
+checkCollectionName("collection", "counters", "cold_start");
+checkCollectionName("ledger", "mongo_seq_ledger", "cold_start");
+const spec = new SequenceSpec({ name: "cold_start" });
+spec.options();
+spec.seriesCounters().warmPathReadsNow();
+const callsMs = performance.now() - started;
+console.log(`PHASES ${JSON.stringify({ decodeMs, compileMs, instantiateMs, callsMs })}`);

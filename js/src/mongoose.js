@@ -94,7 +94,8 @@ function checkPluginOptions(options) {
   if (!hasFormat && formatField !== undefined) {
     throw invalidOption("format", 'is required with `formatField`: the pattern of the formatted id, e.g. "ORD-{seq:06}"');
   }
-  const spec = new core.SequenceSpec({ ...rest, name: typeof sequence === "string" ? sequence : "mongoose" });
+  const input = { ...rest, name: typeof sequence === "string" ? sequence : "mongoose" };
+  const spec = new core.SequenceSpec(input);
   let normalized;
   let periodField;
   try {
@@ -108,13 +109,14 @@ function checkPluginOptions(options) {
       zoneFormatter(normalized.timeZone);
     }
     // `dateField` checked by the core as assign takes it (a sequence that resets, not a numbered path).
-    if (dateField !== undefined) spec.assign(field, formatField, {}, undefined, dateField, 0).free();
+    // (the cold module's: loaded here only for these two options)
+    if (dateField !== undefined) withAdmin(input, (admin) => admin.assign(field, formatField, {}, undefined, dateField, 0).free());
     // The core refuses a seed from a collection for a sequence that resets (the largest number
     // belongs to no period): asked here, before any document is saved (a scoped sequence's
     // plan needs scope values, which only documents have: that refusal is not this one).
     if (seedFromMax) {
       try {
-        spec.seedFromCollection(field, undefined).free();
+        withAdmin(input, (admin) => admin.seedFromCollection(field, undefined).free());
       } catch (error) {
         if (error?.code !== "MISSING_SCOPE_FIELD") throw invalidOption("seedFromMax", error.message);
       }
@@ -123,6 +125,16 @@ function checkPluginOptions(options) {
     spec.free();
   }
   return { field, formatField, periodField, dateField, when: checkWhen(when), seedFromMax, sequence, counters, sequenceOptions: rest, scope: rest.scope ?? [], options: normalized, bound: undefined };
+}
+
+/** `use(admin)` with the cold module's `SequenceAdmin` of `input`, freed after. */
+function withAdmin(input, use) {
+  const admin = new core.SequenceAdmin(input);
+  try {
+    return use(admin);
+  } finally {
+    admin.free();
+  }
 }
 
 /**

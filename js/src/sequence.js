@@ -25,6 +25,9 @@ class Counter {
 
 export class Sequence {
   #spec;
+  /** The options the spec was made from, and the cold module's object made from them on first use (`#admin`). */
+  #input;
+  #adminSpec;
   #runner;
   /** The core's counters of this sequence and its routing; `#counters[handle]` their I/O. */
   #series;
@@ -35,8 +38,9 @@ export class Sequence {
   #clocked;
 
   /** @internal Use `Sequences#sequence()`. */
-  constructor(spec, counters, codec, ledger) {
+  constructor(spec, input, counters, codec, ledger) {
     this.#spec = spec;
+    this.#input = input;
     this.#runner = { counters, ledger, sequence: this, codec };
     this.options = Object.freeze(spec.options());
     this.name = this.options.name;
@@ -127,7 +131,7 @@ export class Sequence {
   async setNext(next, options) {
     const { force, scope, period } = checkKnownKeys("setNext options", options, ["force", "scope", ...PERIOD_OPTIONS]);
     const counterId = this.counterId(scope, period);
-    const plan = this.#spec.setNext(counterId, toCoreInteger(next), checkBoolean("force", force));
+    const plan = this.#admin.setNext(counterId, toCoreInteger(next), checkBoolean("force", force));
     const outcome = await runPlan(plan, this.#runner);
     this.#series.discard(counterId);
     return outcome;
@@ -143,7 +147,7 @@ export class Sequence {
    */
   async adoptDefinition(options) {
     const { scope, period } = checkKnownKeys("adoptDefinition options", options, ["scope", ...PERIOD_OPTIONS]);
-    return runPlan(this.#spec.adoptDefinition(this.counterId(scope, period), undefined), this.#runner);
+    return runPlan(this.#admin.adoptDefinition(this.counterId(scope, period), undefined), this.#runner);
   }
 
   /**
@@ -162,7 +166,7 @@ export class Sequence {
     checkCollection(collection, ["find"]);
     const list = Array.isArray(numbers) ? numbers : [numbers];
     const request = { counterId: this.counterId(scope, period), numbers: list.map(toCoreInteger), field, reason, by, nowMs: Date.now() };
-    return runPlan(this.#spec.voidNumbers(request), { ...this.#runner, documents: collection });
+    return runPlan(this.#admin.voidNumbers(request), { ...this.#runner, documents: collection });
   }
 
   /**
@@ -187,7 +191,7 @@ export class Sequence {
 
   async #rewind(options, existing) {
     const { force } = checkKnownKeys("rewindAll options", options, ["force"]);
-    const outcome = await runPlan(this.#spec.rewindAll(checkBoolean("force", force), undefined, existing), this.#runner);
+    const outcome = await runPlan(this.#admin.rewindAll(checkBoolean("force", force), undefined, existing), this.#runner);
     this.#series.discardAll();
     return outcome;
   }
@@ -204,7 +208,7 @@ export class Sequence {
   async verifySeal(options) {
     const { collection, field } = checkKnownKeys("verifySeal options", options, ["collection", "field"]);
     checkCollection(collection, ["find"]);
-    return runPlan(this.#spec.verifySeal(field), { ...this.#runner, documents: collection });
+    return runPlan(this.#admin.verifySeal(field), { ...this.#runner, documents: collection });
   }
 
   /**
@@ -217,11 +221,11 @@ export class Sequence {
     if (typeof source?.findOne === "function") {
       const [field = "_id", options] = rest;
       const { scope } = checkKnownKeys("seedFromMax options", options, ["scope"]);
-      const plan = this.#spec.seedFromCollection(field, this.#scopeDocument(scope));
+      const plan = this.#admin.seedFromCollection(field, this.#scopeDocument(scope));
       return runPlan(plan, { ...this.#runner, documents: source });
     }
     const { scope, period } = checkKnownKeys("seedFromMax options", rest[0], ["scope", ...PERIOD_OPTIONS]);
-    const plan = this.#spec.seedFromMax(this.counterId(scope, period), toCoreInteger(source));
+    const plan = this.#admin.seedFromMax(this.counterId(scope, period), toCoreInteger(source));
     return runPlan(plan, this.#runner);
   }
 
@@ -232,7 +236,7 @@ export class Sequence {
    * outside the sidecar's numbering (the mongoose plugin's `doc.setNext()`).
    */
   async checkNotKept() {
-    return runPlan(this.#spec.checkNotKept(), this.#runner);
+    return runPlan(this.#admin.checkNotKept(), this.#runner);
   }
 
   /** @internal `count` numbers of the counter `counterId` (the `take` command of insert plans). */
@@ -243,6 +247,18 @@ export class Sequence {
   /** @internal The core's spec, for `Sequences` (inserts). */
   get spec() {
     return this.#spec;
+  }
+
+  /**
+   * @internal The sequence's admin plans (assign, void, setNext, adopt, rewind, seals, seeds):
+   * the cold module's own object, made from the same options on first use (loading that module).
+   */
+  get admin() {
+    return this.#admin;
+  }
+
+  get #admin() {
+    return (this.#adminSpec ??= new core.SequenceAdmin(this.#input));
   }
 
   /** Numbers now, or a ticket and the wait for it. */

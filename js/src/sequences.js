@@ -61,7 +61,8 @@ export class Sequences {
   sequence(name, options) {
     // The core validates every option (unknown keys included), the name, and options that are
     // not an object at all.
-    const spec = new core.SequenceSpec(isDocument(options) ? namedOptions(name, options, this.#codec) : (options ?? { name }));
+    const input = isDocument(options) ? namedOptions(name, options, this.#codec) : (options ?? { name });
+    const spec = new core.SequenceSpec(input);
     const existing = this.#sequences.get(name);
     if (existing !== undefined) {
       const wanted = spec.options();
@@ -74,7 +75,7 @@ export class Sequences {
     let sequence;
     try {
       // A sequence that resets checks its time zone exists (Intl) before any command.
-      sequence = new Sequence(spec, this.#counters, this.#codec, this.#ledger);
+      sequence = new Sequence(spec, input, this.#counters, this.#codec, this.#ledger);
     } catch (error) {
       spec.free();
       throw error;
@@ -139,7 +140,7 @@ export class Sequences {
     const { sequence, field, formatField, dateField, sort } = this.#insertOptions(options, "assign options", ASSIGN_OPTIONS, false);
     const filterDocument = this.#codec.documentArgument("filter", filter);
     const sortDocument = sort === undefined ? undefined : this.#codec.documentArgument("sort", sort);
-    const plan = sequence.spec.assign(field, formatField, filterDocument, sortDocument, dateField, Date.now());
+    const plan = sequence.admin.assign(field, formatField, filterDocument, sortDocument, dateField, Date.now());
     try {
       await this.#ensureNumberingIndex(collection, sequence, field, formatField);
     } catch (error) {

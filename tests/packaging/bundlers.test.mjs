@@ -163,7 +163,7 @@ test("a Wasm module that cannot be loaded: WASM_LOAD_FAILED says what was looked
   const result = await runScript("node", join(out, "app.cjs"), { cwd: out, env: { MONGODB_URI: server.uri, DB_NAME: uniqueDbName("altered") } });
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /WASM_LOAD_FAILED|could not load its WebAssembly core/);
-  assert.match(result.stderr, /in the JavaScript file \S*out\/altered\/app\.cjs, and (it decompressed to|its brotli text did not)/);
+  assert.match(result.stderr, /in the JavaScript file \S*out\/altered\/app\.cjs, and (it decoded to|its \w+ text did not)/);
   assert.match(result.stderr, /the text was altered.*To fix: /);
 
   // The module is loaded on the first call into the core, not by the import (a cold start that
@@ -178,13 +178,30 @@ test("a Wasm module that cannot be loaded: WASM_LOAD_FAILED says what was looked
   const firstCall = await runScript("node", join(probeOut, "probe.cjs"), { cwd: probeOut });
   assert.equal(firstCall.code, 0, describeRun("altered probe", firstCall));
   assert.deepEqual(firstCall.stdout.trim().split("\n"), ["imported", "WASM_LOAD_FAILED"]);
+
+  // The admin paths' module is a second one, loaded on their first use only: with its text
+  // altered, sequences still number (the hot module alone loads) and the audit fails, naming it.
+  const coldOut = join(app, "out", "altered-cold");
+  writeFileSync(
+    join(app, "cold-call.cjs"),
+    'const m = require("mongo-seq"); console.log(m.core.formatSeq("A{seq}", 7));\n' +
+      'try { m.core.audit([1], 1, 1, null); console.log("audited"); } catch (e) { console.log(e.code, e.details?.module); }\n',
+  );
+  await esbuild({ entryPoints: [join(app, "cold-call.cjs")], outfile: join(coldOut, "probe.cjs"), bundle: true, platform: "node", format: "cjs", logLevel: "silent" });
+  alterEmbeddedText(join(coldOut, "probe.cjs"), 1);
+  const coldCall = await runScript("node", join(coldOut, "probe.cjs"), { cwd: coldOut });
+  assert.equal(coldCall.code, 0, describeRun("altered cold probe", coldCall));
+  assert.deepEqual(coldCall.stdout.trim().split("\n"), ["A7", "WASM_LOAD_FAILED cold"]);
 });
 
-/** Changes one character of the module's base64 text inside the bundle `file`, as a build step rewriting literals might. */
-function alterEmbeddedText(file) {
+/**
+ * Changes one character of a module's base64 text inside the bundle `file` (`which`: 0 the hot
+ * module's, the first; 1 the cold one's), as a build step rewriting literals might.
+ */
+function alterEmbeddedText(file, which = 0) {
   const text = readFileSync(file, "utf8");
-  const embedded = /"[A-Za-z0-9+/]{4096,}={0,2}"/.exec(text);
-  assert.ok(embedded, "the bundle holds the module as base64 text");
+  const embedded = [...text.matchAll(/"[A-Za-z0-9+/]{4096,}={0,2}"/g)][which];
+  assert.ok(embedded, `the bundle holds module ${which} as base64 text`);
   const at = embedded.index + 2048;
   writeFileSync(file, text.slice(0, at) + (text[at] === "A" ? "B" : "A") + text.slice(at + 1));
 }

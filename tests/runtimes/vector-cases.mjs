@@ -42,9 +42,12 @@ function isCoreError(error) {
   return error instanceof Error && error.name === "MongoSeqError" && typeof error.code === "string";
 }
 
-/** The spec of a case's `options`, freed by the caller's `using`-like try/finally. */
-function withSpec(core, input, use) {
-  const spec = new core.SequenceSpec(input.options);
+/**
+ * The spec of a case's `options` (`admin`: the cold module's `SequenceAdmin`, whose plans are
+ * the admin paths), freed by the caller's `using`-like try/finally.
+ */
+function withSpec(core, input, use, admin = false) {
+  const spec = admin ? new core.SequenceAdmin(input.options) : new core.SequenceSpec(input.options);
   try {
     return use(spec);
   } finally {
@@ -79,17 +82,17 @@ function runCase(core, testCase, problems) {
     case "current":
       return withSpec(core, input, (spec) => drive(() => spec.current(input.counterId), steps, problems));
     case "void":
-      return withSpec(core, input, (spec) => drive(() => spec.voidNumbers(input.request), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.voidNumbers(input.request), steps, problems), true);
     case "setNext":
-      return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.setNext(input.counterId, input.next, input.force === true), steps, problems), true);
     case "adoptDefinition":
-      return withSpec(core, input, (spec) => drive(() => spec.adoptDefinition(input.counterId, optional(input.gapless)), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.adoptDefinition(input.counterId, optional(input.gapless)), steps, problems), true);
     case "rewindAll":
-      return withSpec(core, input, (spec) => drive(() => spec.rewindAll(input.force === true, optional(input.gapless), optional(input.existing)), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.rewindAll(input.force === true, optional(input.gapless), optional(input.existing)), steps, problems), true);
     case "checkNotKept":
-      return withSpec(core, input, (spec) => drive(() => spec.checkNotKept(), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.checkNotKept(), steps, problems), true);
     case "seedFromMax":
-      return withSpec(core, input, (spec) => drive(() => spec.seedFromMax(input.counterId, input.value), steps, problems));
+      return withSpec(core, input, (spec) => drive(() => spec.seedFromMax(input.counterId, input.value), steps, problems), true);
     case "insertOptimistic":
       return withSpec(core, input, (spec) =>
         drive(() => spec.insertOptimistic(input.field, optional(input.document), optional(input.formatField), optional(input.maxAttempts)), steps, problems),
@@ -111,6 +114,7 @@ function runCase(core, testCase, problems) {
           steps,
           problems,
         ),
+        true,
       );
     case "counterKey":
       return withSpec(core, input, (spec) => spec.counterKey(input.counterId));

@@ -1,20 +1,38 @@
 //! wasm-bindgen shims over `mongo-seq-core` for the `mongo-seq` npm package.
 //! Conversions and errors only: every decision (filters, updates, bounds, retries, scope ids,
 //! formats) is the core's. Errors are JS `Error`s named `MongoSeqError` with the core's `code`.
+//!
+//! The package ships the crate as two modules (`js/scripts/build-wasm`): feature `hot`, what
+//! `new Sequences(db).sequence(…)`, `next()`, inserts and formats need, loaded on the first
+//! call; feature `cold`, the admin paths (audit, ledger, import, assign, adopt, void, rewind,
+//! seals, seeds), loaded on their first use. Each owns the objects it makes; a native build has
+//! both (the default).
+// One feature alone leaves some shared shims unused.
+#![cfg_attr(
+    not(all(feature = "hot", feature = "cold")),
+    allow(dead_code, unused_imports)
+)]
 
+#[cfg(feature = "cold")]
+mod admin;
 mod args;
+#[cfg(feature = "hot")]
 mod block;
 mod convert;
 mod error;
 mod plan;
+#[cfg(feature = "hot")]
 mod router;
+#[cfg(feature = "cold")]
 mod seal;
+#[cfg(feature = "hot")]
 mod spec;
 mod types;
 
+#[cfg(feature = "cold")]
+use mongo_seq_core::{account, audit, unnumbered, ImportCounters, ImportRequest};
 use mongo_seq_core::{
-    account, audit, check_count, check_field_path, format_seq, unnumbered, ImportCounters,
-    ImportRequest, SeqError, SequenceSpec, MAX_RETRIES,
+    check_count, check_field_path, format_seq, SeqError, SequenceSpec, MAX_RETRIES,
 };
 use wasm_bindgen::prelude::*;
 
@@ -28,18 +46,21 @@ use crate::plan::JsPlan;
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 /// The version of this crate (and of the core it wraps).
+#[cfg(feature = "hot")]
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
 
 /// Every error code the core can throw.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = errorCodes, unchecked_return_type = "string[]")]
 pub fn error_codes() -> js_sys::Array {
     SeqError::codes().map(JsValue::from_str).collect()
 }
 
 /// Every key of a sequence's options the core knows (`name` among them).
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = optionKeys, unchecked_return_type = "string[]")]
 pub fn option_keys() -> js_sys::Array {
     SequenceSpec::KEYS
@@ -49,6 +70,7 @@ pub fn option_keys() -> js_sys::Array {
 }
 
 /// Most restarts (lost races) a plan tolerates before `TOO_MANY_RETRIES`.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = maxRetries)]
 pub fn max_retries() -> u32 {
     MAX_RETRIES
@@ -56,6 +78,7 @@ pub fn max_retries() -> u32 {
 
 /// Renders `value` through a format template (`INV-{seq:06}`); `period` (`2026`, `2026-05`,
 /// `2026-05-17`) fills the period tokens (`INV-{yyyy}-{seq:06}`).
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = formatSeq)]
 pub fn format_seq_js(
     #[wasm_bindgen(unchecked_param_type = "string")] template: JsValue,
@@ -71,6 +94,7 @@ pub fn format_seq_js(
 /// (0001-01-02T00:00:00Z to 9999-12-29T23:59:59.999Z: every local date of it has a year 1..=9999),
 /// else an `INVALID_DATE` naming `argument`: what a host checks before it turns an instant of its
 /// own (a `date` option) into a local date.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = checkInstant)]
 pub fn check_instant_js(
     #[wasm_bindgen(unchecked_param_type = "string")] argument: JsValue,
@@ -84,6 +108,7 @@ pub fn check_instant_js(
 
 /// Checks a field path that may be nested (`meta.seq`: where the sidecar writes a number);
 /// `INVALID_ARGUMENT` naming `argument` when it cannot be one.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = checkFieldPath)]
 pub fn check_field_path_js(
     #[wasm_bindgen(unchecked_param_type = "string")] argument: JsValue,
@@ -96,6 +121,7 @@ pub fn check_field_path_js(
 
 /// Checks a collection name as the server would (`$`, NUL, `system.*`, the 255-byte namespace
 /// with `database` when given): `INVALID_OPTION` naming `option`, before any command.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = checkCollectionName)]
 pub fn check_collection_name_js(
     #[wasm_bindgen(unchecked_param_type = "string")] option: JsValue,
@@ -111,6 +137,7 @@ pub fn check_collection_name_js(
 /// The error a server's refusal (`code`, `message`) of a write on the counters collection
 /// `collection` (`db.coll`) means when it refused it for its shard key (`UNSUPPORTED_SHARD_KEY`,
 /// returned, not thrown); `undefined` for any other code.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = shardKeyRefusal, unchecked_return_type = "Error | undefined")]
 pub fn shard_key_refusal_js(
     #[wasm_bindgen(unchecked_param_type = "string")] collection: JsValue,
@@ -128,6 +155,7 @@ pub fn shard_key_refusal_js(
 
 /// Reads a batch size (`nextMany`'s count, `insertMany`'s number of documents): an integer
 /// from 0 to 1,000,000, else `INVALID_ARGUMENT` naming `argument`. Returns it as a number.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = checkCount)]
 pub fn check_count_js(
     #[wasm_bindgen(unchecked_param_type = "string")] argument: JsValue,
@@ -142,6 +170,7 @@ pub fn check_count_js(
 /// Reads an integer in any form a driver may hand back (number, bigint, EJSON `$numberInt`,
 /// `$numberLong`, integral `$numberDouble` up to 2^53): a number, or a bigint beyond 2^53.
 /// Anything else is a `MALFORMED_DOCUMENT` naming `field`.
+#[cfg(feature = "hot")]
 #[wasm_bindgen(js_name = readInteger, unchecked_return_type = "CoreInteger")]
 pub fn read_integer(
     value: JsValue,
@@ -159,6 +188,7 @@ pub fn read_integer(
 
 /// Audits the numbers found in a collection against the grid `start, start + step, …` and the
 /// counter's last value (`null`: no counter): duplicates, gaps, off-grid values, counter lag.
+#[cfg(feature = "cold")]
 #[wasm_bindgen(js_name = audit, unchecked_return_type = "AuditReport")]
 pub fn audit_js(
     #[wasm_bindgen(unchecked_param_type = "unknown[]")] numbers: JsValue,
@@ -191,6 +221,7 @@ pub fn audit_js(
 /// Accounts for every number of one counter from `start` to the counter (`null`: no counter
 /// document): held by one document, voided, deleted (the ledger's entries as stored), an
 /// unexplained gap or a duplicate, as counts and ranges.
+#[cfg(feature = "cold")]
 #[wasm_bindgen(js_name = account, unchecked_return_type = "Account")]
 pub fn account_js(
     #[wasm_bindgen(unchecked_param_type = "Integer")] start: JsValue,
@@ -217,6 +248,7 @@ pub fn account_js(
 
 /// Unnumbered documents' `_id`s against a trigger's dead letters' (Extended JSON): those
 /// waiting as dead letters, and those left unexplained.
+#[cfg(feature = "cold")]
 #[wasm_bindgen(js_name = unnumbered, unchecked_return_type = "Unnumbered")]
 pub fn unnumbered_js(
     #[wasm_bindgen(unchecked_param_type = "unknown[]")] documents: JsValue,
@@ -231,6 +263,7 @@ pub fn unnumbered_js(
 }
 
 /// An array argument, as JSON values.
+#[cfg(feature = "cold")]
 fn array(
     argument: &str,
     expected: &str,
@@ -246,6 +279,7 @@ fn array(
 }
 
 /// The import options validated, defaults filled in (the collections' names among them).
+#[cfg(feature = "cold")]
 #[wasm_bindgen(js_name = importRequest, unchecked_return_type = "Required<ImportRequest>")]
 pub fn import_request(
     #[wasm_bindgen(unchecked_param_type = "ImportRequest")] request: JsValue,
@@ -258,6 +292,7 @@ pub fn import_request(
 /// (`{ from, apply?, source?, counters?, names?, counterField? }`): reads them (`find` on the
 /// `documents` collection, the source) and mongo-seq's, and with `apply` moves mongo-seq's
 /// counters past them, never backwards; done with an `ImportReport`.
+#[cfg(feature = "cold")]
 #[wasm_bindgen(js_name = importCounters)]
 pub fn import_counters(
     #[wasm_bindgen(unchecked_param_type = "ImportRequest")] request: JsValue,
