@@ -1,6 +1,6 @@
 """Rewrites the expected commands of the vector files from what the core sends now, keeping each
 file's formatting everywhere else, and prints every change that is not the counter definition's
-condition or field for review. Usage:
+condition or fields (the definition, its digest) for review. Usage:
     VECTORS_BLESS=/tmp/bless.jsonl cargo test -p mongo-seq-core --test it vectors:: -- --test-threads=1
     python3 scripts/bless-vectors.py /tmp/bless.jsonl tests/vectors
 then read `git diff tests/vectors` (never accept it unread)."""
@@ -96,10 +96,12 @@ def strip_def(v):
                     del x['$and']
             if 'definition' in x and isinstance(x['definition'], dict) and 'start' in x['definition']:
                 del x['definition']
+            x.pop('definitionDigest', None)
             for k in list(x):
                 walk(x[k])
-            if '$set' in x and x['$set'] == {}:
-                del x['$set']
+            for operator in ('$set', '$setOnInsert'):
+                if operator in x and x[operator] == {}:
+                    del x[operator]
         elif isinstance(x, list):
             for y in x: walk(y)
     walk(v)

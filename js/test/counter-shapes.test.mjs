@@ -15,10 +15,10 @@ test("counterField 'sequence': the Go article's counter keeps counting, and its 
   const invoices = new Sequences(db).sequence("invoices", { counterField: "sequence", block: 10 });
   assert.equal(invoices.options.counterField, "sequence");
   assert.deepEqual(await invoices.nextMany(3), [501, 502, 503]);
-  assert.deepEqual(await db.collection("counters").findOne({ _id: "invoices" }), { _id: "invoices", sequence: 510, definition: { start: 1, step: 1 } });
+  assert.deepEqual(await db.collection("counters").findOne({ _id: "invoices" }), { _id: "invoices", sequence: 510, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" });
   assert.equal(await invoices.current(), 510);
   await invoices.setNext(600);
-  assert.deepEqual(await db.collection("counters").findOne({ _id: "invoices" }), { _id: "invoices", sequence: 599, definition: { start: 1, step: 1 } });
+  assert.deepEqual(await db.collection("counters").findOne({ _id: "invoices" }), { _id: "invoices", sequence: 599, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" });
 });
 
 test("counterField 'seq_value': the Atlas recipe's own update interleaved with mongo-seq's gives no duplicate", async () => {
@@ -38,7 +38,7 @@ test("counterField 'seq_value': the Atlas recipe's own update interleaved with m
   for (const value of await Promise.all(work)) issued.push(...[value].flat());
   assert.equal(new Set(issued).size, issued.length, "no number issued twice");
   const counter = await counters.findOne({ _id: counterId });
-  assert.deepEqual(Object.keys(counter).sort(), ["_id", "definition", "seq_value"], "the recipe's shape is kept, plus the definition, which its $inc leaves alone");
+  assert.deepEqual(Object.keys(counter).sort(), ["_id", "definition", "definitionDigest", "seq_value"], "the recipe's shape is kept, plus the definition and its digest, which its $inc leaves alone");
   assert.ok(counter.seq_value >= Math.max(...issued), "the counter is past every number issued");
 });
 
@@ -96,7 +96,7 @@ test("counterId { db, coll }: the Atlas recipe's own counter, its $inc interleav
   const all = await counters.find().toArray();
   assert.equal(all.length, 1, "one counter: the recipe's own, no second one made");
   assert.deepEqual(Object.keys(all[0]._id), ["db", "coll"], "its _id kept, in the recipe's field order");
-  assert.deepEqual(Object.keys(all[0]).sort(), ["_id", "definition", "seq_value"], "the recipe's fields, and the definition");
+  assert.deepEqual(Object.keys(all[0]).sort(), ["_id", "definition", "definitionDigest", "seq_value"], "the recipe's fields, and the definition with its digest");
   assert.equal(all[0].seq_value, Math.max(...issued));
   assert.deepEqual(await students.setNext(1000), { previousLast: Math.max(...issued), created: false, next: 1000 });
   assert.deepEqual(await students.rewindAll(), { rewound: 1, next: 1 });
@@ -119,7 +119,7 @@ test("counterId \"shop.students\": counterId(), SEQUENCE_CONFLICT and void name 
   assert.equal(students.counterId(), "shop.students");
   const docs = db.collection("students");
   for (let i = 0; i < 3; i++) await docs.insertOne({ _id: await students.next() });
-  assert.deepEqual(await db.collection("counters").find().toArray(), [{ _id: "shop.students", seq: 3, definition: { start: 1, step: 1 } }]);
+  assert.deepEqual(await db.collection("counters").find().toArray(), [{ _id: "shop.students", seq: 3, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" }]);
   await docs.deleteOne({ _id: 2 });
   const voided = await students.void(2, { reason: "dropped out", collection: docs });
   assert.equal(voided.counterId, "shop.students");

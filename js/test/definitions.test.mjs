@@ -1,8 +1,9 @@
 // Counters that know their definition: every write of a counter records the options
 // that decide its numbers (start, step, bounds, reset, time zone, format, gapless) and refuses a
 // counter recorded with others (SEQUENCE_CONFLICT naming both and the first option that differs;
-// nothing reserved), at no extra command on the hot path; counters without one (the tutorial's,
-// older versions') are given one by their next reservation; adoptDefinition rewrites it on purpose.
+// nothing reserved), at no extra command on the hot path, where the filter holds its digest
+// alone; counters without one (the tutorial's, older versions') or without a digest (written
+// before digests) are recorded by their next reservation; adoptDefinition rewrites both on purpose.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import mongoose from "mongoose";
@@ -12,6 +13,9 @@ import { useMongo, assertRefused } from "./support.mjs";
 
 const mongo = useMongo();
 
+/** The digest of `{start: 1, step: 1}`: SHA-256 of `{"start":{"$numberLong":"1"},"step":{"$numberLong":"1"}}`, 16 hex digits. */
+const PLAIN_DIGEST = "b1992bd103fd143e";
+
 test("two processes with different steps on one counter: the second is refused naming step, nothing reserved", async () => {
   const db = mongo.freshDb("definition_steps");
   // Two processes: two Sequences (one Sequences already refuses a name asked with other options).
@@ -20,6 +24,7 @@ test("two processes with different steps on one counter: the second is refused n
   assert.equal(await first.next(), 1);
   const before = await db.collection("counters").findOne({ _id: "invoices" });
   assert.deepEqual(before.definition, { start: 1, step: 1 }, "the reservation recorded the definition");
+  assert.equal(before.definitionDigest, PLAIN_DIGEST, "and its digest");
   mongo.commands.reset();
   const error = await second.next().catch((e) => e);
   assert.ok(isMongoSeqError(error), String(error?.stack ?? error));
@@ -55,11 +60,44 @@ test("a counter without a definition (the tutorial's, an older version's) keeps 
   await db.collection("counters").insertOne({ _id: "orders", seq: 41 });
   const orders = new Sequences(db).sequence("orders", { format: "ORD-{seq:04}" });
   assert.equal(await orders.next(), 42);
-  assert.deepEqual(await db.collection("counters").findOne({ _id: "orders" }), {
+  const { definitionDigest, ...counter } = await db.collection("counters").findOne({ _id: "orders" });
+  assert.deepEqual(counter, {
     _id: "orders",
     seq: 42,
     definition: { start: 1, step: 1, format: "ORD-{seq:04}" },
   });
+  assert.match(definitionDigest, /^[0-9a-f]{16}$/);
+  mongo.commands.reset();
+  assert.equal(await orders.next(), 43);
+  assert.deepEqual(mongo.commands.snapshot(), { findAndModify: 1 }, "recorded: the digest alone from then on");
+});
+
+test("a counter written before digests (a definition, no digest) is recorded once, then numbered by the digest", async () => {
+  const db = mongo.freshDb("definition_no_digest");
+  const counters = db.collection("counters");
+  // As the release before digests left it.
+  await counters.insertOne({ _id: "orders", seq: 7, definition: { start: 1, step: 1 } });
+  const orders = new Sequences(db).sequence("orders");
+  mongo.commands.reset();
+  assert.equal(await orders.next(), 8);
+  assert.deepEqual(mongo.commands.snapshot(), { findAndModify: 2, find: 1 }, "refused by the digest, read, recorded");
+  assert.deepEqual(await counters.findOne({ _id: "orders" }), { _id: "orders", seq: 8, definition: { start: 1, step: 1 }, definitionDigest: PLAIN_DIGEST });
+  mongo.commands.reset();
+  assert.equal(await orders.next(), 9);
+  assert.deepEqual(mongo.commands.snapshot(), { findAndModify: 1 });
+  // Another definition written before digests: refused naming the option, nothing written.
+  await counters.insertOne({ _id: "tickets", seq: 7, definition: { start: 1, step: 2 } });
+  const before = await counters.findOne({ _id: "tickets" });
+  await assert.rejects(new Sequences(db).sequence("tickets").next(), { code: "SEQUENCE_CONFLICT", details: { counterId: "tickets", option: "step", ours: { start: 1, step: 1 }, stored: { start: 1, step: 2 } } });
+  assert.deepEqual(await counters.findOne({ _id: "tickets" }), before);
+});
+
+test("a digest beside another definition (rewritten by a release before digests) is refused after the write, naming the option", async () => {
+  const db = mongo.freshDb("definition_stale_digest");
+  const counters = db.collection("counters");
+  await counters.insertOne({ _id: "orders", seq: 7, definition: { start: 1, step: 1, max: 1000 }, definitionDigest: PLAIN_DIGEST });
+  await assert.rejects(new Sequences(db).sequence("orders").next(), { code: "SEQUENCE_CONFLICT", details: { counterId: "orders", option: "max", ours: { start: 1, step: 1 }, stored: { start: 1, step: 1, max: 1000 } } });
+  assert.equal((await counters.findOne({ _id: "orders" })).seq, 8, "the number taken is lost: a gap, never a repeat");
 });
 
 test("setNext, seedFromMax and rewindAll refuse a counter of another definition; nothing written", async () => {
@@ -118,6 +156,9 @@ test("adoptDefinition rewrites the definition on purpose and says what changed; 
     changed: ["max"],
   });
   assert.deepEqual(mongo.commands.snapshot(), { findAndModify: 1 });
+  const adopted = await db.collection("counters").findOne({ _id: "orders" });
+  assert.match(adopted.definitionDigest, /^[0-9a-f]{16}$/);
+  assert.notEqual(adopted.definitionDigest, PLAIN_DIGEST, "adopt rewrites the digest with the definition");
   assert.equal(await wider.next(), 4, "the number is left as it was");
   assert.deepEqual((await wider.adoptDefinition()).changed, [], "adopting it again changes nothing");
   // The old options are now the other definition.

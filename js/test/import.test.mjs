@@ -93,9 +93,9 @@ test("auto-increment (identitycounters { model, field, count }): renamed sequenc
   assert.deepEqual(report.skipped.map((s) => s.reason), ["`model` must be a string, got nothing"]);
   assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
     // Each counter written records the sequence's definition.
-    { _id: "Post.postNo", seq: 0, definition: { start: 1, step: 1 } },
+    { _id: "Post.postNo", seq: 0, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" },
     { _id: "Tag.n", seq: 100 }, // already further: not written
-    { _id: "users", seq: 41, definition: { start: 1, step: 1 } },
+    { _id: "users", seq: 41, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" },
   ]);
 });
 

@@ -54,7 +54,7 @@ for (const [label, mongoose] of [
       const saved = [];
       for (const item of ["a", "b", "c"]) saved.push(await new Order({ item }).save());
       assert.deepEqual(saved.map((doc) => doc.orderNo), [1, 2, 3]);
-      assert.deepEqual(await counters().findOne({ _id: "m1.orderNo" }), { _id: "m1.orderNo", seq: 3, definition: { start: 1, step: 1 } });
+      assert.deepEqual(await counters().findOne({ _id: "m1.orderNo" }), { _id: "m1.orderNo", seq: 3, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" });
       saved[0].item = "changed";
       await saved[0].save();
       await Order.updateOne({ _id: saved[1]._id }, { item: "changed too" });

@@ -51,7 +51,7 @@ test("first use of a fresh sequence by 8 processes at once: no error, 1..8 issue
   const all = perProcess.flat().sort((a, b) => (a < b ? -1 : 1));
   assert.deepEqual(all, [1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n]);
   const counters = await mongo.client.db(dbName).collection("counters").find().toArray();
-  assert.deepEqual(counters, [{ _id: "fresh", seq: 8, definition: { start: 1, step: 1 } }], "exactly one counter document was created");
+  assert.deepEqual(counters, [{ _id: "fresh", seq: 8, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" }], "exactly one counter document was created");
   await mongo.client.db(dbName).dropDatabase();
 });
 

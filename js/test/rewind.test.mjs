@@ -60,8 +60,8 @@ test("rewindAll() of counters a sidecar keeps (a lease epoch, a pending gapless 
   ]);
   assert.deepEqual(await new Sequences(db).sequence("students", { scope: ["class"] }).rewindAll({ force: true }), { rewound: 2, next: 1 });
   assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
-    { _id: "students/class=#1", seq: 0, epoch: 3, definition: { start: 1, step: 1 } },
-    { _id: "students/class=#2", seq: 0, definition: { start: 1, step: 1 } },
+    { _id: "students/class=#1", seq: 0, epoch: 3, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" },
+    { _id: "students/class=#2", seq: 0, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" },
   ]);
   for (const options of [{ force: "yes" }, { forced: true }, 5]) {
     await assert.rejects(() => new Sequences(db).sequence("students", { scope: ["class"] }).rewindAll(options), isMongoSeqError);

@@ -24,8 +24,8 @@ test("a yearly series numbers each instant in its year's counter, in the sequenc
   // Each period's counter records the series' definition: its reset and zone too.
   const DEFINITION = { start: 1, step: 1, reset: "yearly", timeZone: "Europe/Paris", yearStart: 1, format: "INV-{yyyy}-{seq:06}" };
   assert.deepEqual(await db.collection("counters").find().sort({ _id: 1 }).toArray(), [
-    { _id: "invoices/2025", seq: 2, definition: DEFINITION },
-    { _id: "invoices/2026", seq: 5, definition: DEFINITION },
+    { _id: "invoices/2025", seq: 2, definition: DEFINITION, definitionDigest: "c08217eef273278e" },
+    { _id: "invoices/2026", seq: 5, definition: DEFINITION, definitionDigest: "c08217eef273278e" },
   ]);
   assert.equal(invoices.periodOf(PARIS_2025_END), "2025");
   assert.equal(invoices.counterId(undefined, "2026"), "invoices/2026");

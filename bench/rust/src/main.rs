@@ -9,6 +9,12 @@
 //! Usage: `mongo-seq-bench --uri URI --db NAME [--rounds N] [--numbers 1=400,100=20000,1000=50000]
 //! [--warm-calls N]`. Prints one JSON object per figure on stdout (`name`, `value`, `unit`,
 //! `what`, `server`); progress goes to stderr. No figure is asserted: they are printed.
+//!
+//! `--block1-pairs N [--suffix S] [--link TEXT]`: only block 1 at one task against the
+//! tutorial, whose ratio sits near 1 (a row of a few hundred numbers moves with the machine's
+//! load by more than the margin): N pairs of short chunks, alternating, the order flipped every
+//! pair, each pair's ratio (tutorial time ÷ ours) and their median (`rust.block1.c1.vs_tutorial`
+//! + S), as the JS comparison does (bench/client/blocks.mjs).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -31,6 +37,10 @@ struct Args {
     rounds: usize,
     numbers: BTreeMap<u64, i64>,
     warm_calls: u64,
+    /// Block 1 pairs only (`--block1-pairs`), with the figure's suffix and link.
+    block1_pairs: Option<usize>,
+    suffix: String,
+    link: String,
 }
 
 fn args() -> Result<Args, String> {
@@ -40,6 +50,9 @@ fn args() -> Result<Args, String> {
         rounds: 3,
         numbers: BTreeMap::from([(1, 400), (100, 20_000), (1000, 50_000)]),
         warm_calls: 100_000,
+        block1_pairs: None,
+        suffix: String::new(),
+        link: "loopback".to_owned(),
     };
     let mut given = std::env::args().skip(1);
     while let Some(flag) = given.next() {
@@ -53,6 +66,9 @@ fn args() -> Result<Args, String> {
             "--db" => args.db = value,
             "--rounds" => args.rounds = number(&value)?.clamp(1, 100) as usize,
             "--warm-calls" => args.warm_calls = number(&value)?.max(1),
+            "--block1-pairs" => args.block1_pairs = Some(number(&value)?.clamp(1, 10_000) as usize),
+            "--suffix" => args.suffix = value,
+            "--link" => args.link = value,
             "--numbers" => {
                 for pair in value.split(',') {
                     let (block, count) =
@@ -64,7 +80,7 @@ fn args() -> Result<Args, String> {
         }
     }
     if args.uri.is_empty() || args.db.is_empty() {
-        return Err("usage: mongo-seq-bench --uri URI --db NAME [--rounds N] [--numbers 1=400,100=20000,1000=50000] [--warm-calls N]".into());
+        return Err("usage: mongo-seq-bench --uri URI --db NAME [--rounds N] [--numbers 1=400,100=20000,1000=50000] [--warm-calls N] [--block1-pairs N [--suffix S] [--link TEXT]]".into());
     }
     Ok(args)
 }
@@ -228,6 +244,73 @@ async fn blocks(db: &Database, args: &Args) {
     }
 }
 
+/// Numbers per chunk of a block-1 pair.
+const PAIR_CHUNK: usize = 20;
+
+/// Block 1 at one task against the tutorial in pairs of short chunks (module docs).
+async fn block1_pairs(db: &Database, args: &Args, pairs: usize) {
+    let counters = db.collection::<Document>("counters");
+    let tutorial = tutorial(&counters, "tutorial-pairs").await;
+    let sequence = Sequences::new(db)
+        .sequence("block1-pairs", SequenceOptions::new().block(1))
+        .expect("a sequence");
+    let ours = move || {
+        let sequence = sequence.clone();
+        async move { sequence.next().await.expect("next") }
+    };
+    // Milliseconds for a chunk of `take`.
+    async fn chunk<F, Fut>(take: &F) -> f64
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = i64>,
+    {
+        let started = Instant::now();
+        for _ in 0..PAIR_CHUNK {
+            std::hint::black_box(take().await);
+        }
+        started.elapsed().as_secs_f64() * 1000.0
+    }
+    // Both counters exist, both paths warm.
+    chunk(&tutorial).await;
+    chunk(&ours).await;
+    let mut ratios = Vec::with_capacity(pairs);
+    let (mut theirs_ms, mut ours_ms) = (Vec::new(), Vec::new());
+    for pair in 0..pairs {
+        let (t, o) = if pair % 2 == 0 {
+            let t = chunk(&tutorial).await;
+            (t, chunk(&ours).await)
+        } else {
+            let o = chunk(&ours).await;
+            (chunk(&tutorial).await, o)
+        };
+        ratios.push(t / o);
+        theirs_ms.push(t / PAIR_CHUNK as f64);
+        ours_ms.push(o / PAIR_CHUNK as f64);
+    }
+    let link = &args.link;
+    figure(
+        &format!("rust.block1.c1.ms_per_number{}", args.suffix),
+        median(ours_ms),
+        "ms",
+        &format!("Rust: sequence(block 1).next(), 1 task, {link} (median chunk)"),
+        true,
+    );
+    figure(
+        &format!("rust.tutorial.c1.ms_per_number{}", args.suffix),
+        median(theirs_ms),
+        "ms",
+        &format!("Rust: the tutorial's getNextSequence, 1 task, {link} (median chunk)"),
+        true,
+    );
+    figure(
+        &format!("rust.block1.c1.vs_tutorial{}", args.suffix),
+        median(ratios),
+        "x",
+        &format!("Rust: block 1, 1 task ÷ the tutorial in Rust, {link} (median of {pairs} interleaved pairs of {PAIR_CHUNK} numbers each)"),
+        true,
+    );
+}
+
 /// The reference for a warm `next()`: hi/lo written plainly, a block in a mutex.
 struct PlainHiLo {
     block: Mutex<(i64, i64)>,
@@ -346,7 +429,11 @@ async fn main() {
         .await
         .expect("connect");
     let db = client.database(&args.db);
-    blocks(&db, &args).await;
-    warm_next(&db, &args).await;
+    if let Some(pairs) = args.block1_pairs {
+        block1_pairs(&db, &args, pairs).await;
+    } else {
+        blocks(&db, &args).await;
+        warm_next(&db, &args).await;
+    }
     let _ = db.drop().await;
 }

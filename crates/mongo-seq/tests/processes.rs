@@ -215,7 +215,7 @@ fn first_use() -> TestResult {
         assert_eq!(
             counters,
             [
-                doc! { "_id": "fresh", "seq": 8_i64, "definition": { "start": 1_i64, "step": 1_i64 } }
+                doc! { "_id": "fresh", "seq": 8_i64, "definition": { "start": 1_i64, "step": 1_i64 }, "definitionDigest": "b1992bd103fd143e" }
             ],
             "exactly one counter document"
         );

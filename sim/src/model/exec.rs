@@ -35,7 +35,7 @@ use super::error::{code, ModelError};
 use super::find::{project, sort};
 use super::query::matches;
 use super::state::{Op, SessionRecord, State, StatementResult, Ts};
-use super::update::{apply, upsert_base};
+use super::update::{apply, apply_inserting, upsert_base};
 
 /// Read concern level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -666,7 +666,7 @@ impl Writer<'_> {
             }
             None if upsert => {
                 let mut document = upsert_base(filter)?;
-                apply(&mut document, update)?;
+                apply_inserting(&mut document, update)?;
                 if !document.contains_key("_id") {
                     let id = self.new_id();
                     let mut with_id = Document::new();
@@ -709,7 +709,7 @@ impl Writer<'_> {
                 return Ok((0, 0));
             }
             let mut document = upsert_base(&statement.filter)?;
-            apply(&mut document, &statement.update)?;
+            apply_inserting(&mut document, &statement.update)?;
             if !document.contains_key("_id") {
                 let id = self.new_id();
                 let mut with_id = Document::new();

@@ -1,5 +1,5 @@
-//! Update operators the product emits — `$set`, `$unset`, `$inc`, `$max`, `$min`, `$push`
-//! (a value or `$each`), `$pull` (a value or a condition on array elements) — and the document
+//! Update operators the product emits — `$set`, `$setOnInsert`, `$unset`, `$inc`, `$max`, `$min`,
+//! `$push` (a value or `$each`), `$pull` (a value or a condition on array elements) — and the document
 //! an upsert inserts. Anything else (a replacement document, other operators,
 //! positional paths) is `Unsupported`.
 //!
@@ -18,7 +18,9 @@
 //!   (PathNotViable, 28); two operators on the same or nested paths fail
 //!   (ConflictingUpdateOperators, 40); `_id` cannot change (ImmutableField, 66);
 //! * an upsert inserts the equality conditions of the filter (top level and inside `$and`), then
-//!   applies the update (<https://www.mongodb.com/docs/manual/reference/method/db.collection.updateOne/#upsert-with-dotted-_id-query>).
+//!   applies the update (<https://www.mongodb.com/docs/manual/reference/method/db.collection.updateOne/#upsert-with-dotted-_id-query>);
+//! * `$setOnInsert` sets its fields only when an upsert inserts, and does nothing to a document
+//!   that matched (<https://www.mongodb.com/docs/manual/reference/operator/update/setOnInsert/>).
 
 use std::cmp::Ordering;
 
@@ -27,10 +29,28 @@ use bson::{Bson, Document};
 use super::error::{code, ModelError};
 use super::value::{compare, equal, number, Num};
 
-const OPERATORS: [&str; 7] = ["$set", "$unset", "$inc", "$max", "$min", "$push", "$pull"];
+const OPERATORS: [&str; 8] = [
+    "$set",
+    "$setOnInsert",
+    "$unset",
+    "$inc",
+    "$max",
+    "$min",
+    "$push",
+    "$pull",
+];
 
-/// Applies `update` to `document` in place.
+/// Applies `update` to `document` (a document that matched) in place.
 pub fn apply(document: &mut Document, update: &Document) -> Result<(), ModelError> {
+    apply_as(document, update, false)
+}
+
+/// Applies `update` to the document an upsert inserts (`$setOnInsert` included).
+pub fn apply_inserting(document: &mut Document, update: &Document) -> Result<(), ModelError> {
+    apply_as(document, update, true)
+}
+
+fn apply_as(document: &mut Document, update: &Document, inserting: bool) -> Result<(), ModelError> {
     if update.is_empty() {
         return Err(ModelError::server(
             code::FAILED_TO_PARSE,
@@ -72,6 +92,9 @@ pub fn apply(document: &mut Document, update: &Document) -> Result<(), ModelErro
         let Bson::Document(fields) = fields else {
             continue;
         };
+        if operator == "$setOnInsert" && !inserting {
+            continue;
+        }
         for (path, operand) in fields {
             apply_one(document, operator, path, operand)?;
         }
@@ -93,7 +116,7 @@ fn apply_one(
 ) -> Result<(), ModelError> {
     let current = get(document, path)?.cloned();
     let new = match operator {
-        "$set" => Some(operand.clone()),
+        "$set" | "$setOnInsert" => Some(operand.clone()),
         "$unset" => {
             if current.is_some() {
                 check_id(path, None, current.as_ref())?;
@@ -376,6 +399,27 @@ mod tests {
 
     fn updated(mut document: Document, update: Document) -> Result<Document, ModelError> {
         apply(&mut document, &update).map(|()| document)
+    }
+
+    #[test]
+    fn set_on_insert_sets_only_when_an_upsert_inserts() {
+        let update = doc! {"$inc": {"seq": 1_i64}, "$setOnInsert": {"definitionDigest": "d"}};
+        assert_eq!(
+            updated(doc! {"_id": "c", "seq": 4_i64}, update.clone()).unwrap(),
+            doc! {"_id": "c", "seq": 5_i64}
+        );
+        let mut inserted = upsert_base(&doc! {"_id": "c", "definitionDigest": "d"}).unwrap();
+        apply_inserting(&mut inserted, &update).unwrap();
+        assert_eq!(
+            inserted,
+            doc! {"_id": "c", "definitionDigest": "d", "seq": 1_i64}
+        );
+        // Still one operator per path.
+        assert!(updated(
+            doc! {"_id": "c"},
+            doc! {"$set": {"n": 1}, "$setOnInsert": {"n": 2}}
+        )
+        .is_err());
     }
 
     #[test]

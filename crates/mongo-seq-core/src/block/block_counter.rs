@@ -68,6 +68,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use crate::block::allocator::BlockAllocator;
+use crate::counter::definition::CounterDefinition;
 use crate::counter::range::ReservedRange;
 use crate::counter::reservation::{RefillCaller, Reservation, ReserveRequest};
 use crate::error::SeqError;
@@ -144,6 +145,8 @@ struct InFlight {
 #[derive(Debug, Clone)]
 pub struct BlockCounter {
     spec: SequenceSpec,
+    /// The spec's counter definition, built once (its digest is a SHA-256) for every refill.
+    definition: CounterDefinition,
     counter_id: String,
     block: BlockAllocator,
     /// Numbers held behind the block, in order, served once it is dry: the range a refill
@@ -169,6 +172,7 @@ impl BlockCounter {
         spec.check_counter_id(counter_id)?;
         Ok(Self {
             spec: spec.clone(),
+            definition: CounterDefinition::of(spec),
             counter_id: counter_id.to_owned(),
             block: BlockAllocator::new(spec.block())?,
             behind: VecDeque::new(),
@@ -333,7 +337,7 @@ impl BlockCounter {
         self.adapt(now_ms);
         let mut request = ReserveRequest::new(&self.counter_id, self.grown);
         request.min_count = Some(1); // near the bound, what is left
-        let plan = Reservation::new(&self.spec, &request).ok()?;
+        let plan = Reservation::with_definition(&self.spec, &request, &self.definition).ok()?;
         self.last_refill = self.last_refill.saturating_add(1);
         self.in_flight = Some(InFlight {
             id: self.last_refill,
@@ -399,7 +403,7 @@ impl BlockCounter {
         // Near the bound: what the callers through this one need, and more only if it is there.
         let mut request = ReserveRequest::new(&self.counter_id, count);
         request.min_count = Some(through_owner.clamp(1, count));
-        match Reservation::for_caller(&self.spec, &request, caller) {
+        match Reservation::for_caller(&self.spec, &request, caller, &self.definition) {
             Ok(plan) => {
                 self.last_refill = self.last_refill.saturating_add(1);
                 self.in_flight = Some(InFlight {

@@ -2,13 +2,14 @@
 //! the sequence's options changed (a new `max`, a `format`), when a counter made under other
 //! options is to be numbered under these — and say what changed.
 //!
-//! One `findOneAndUpdate({_id, <counterField>: {$exists: true}}, {$set: {definition: D}},
-//! returnDocument: before)`, no upsert: a counter that does not exist is refused
+//! One `findOneAndUpdate({_id, <counterField>: {$exists: true}}, {$set: {definition: D,
+//! definitionDigest: H}}, returnDocument: before)`, no upsert (both rewritten: reservations
+//! filter on the digest): a counter that does not exist is refused
 //! (`INVALID_ARGUMENT` naming `counterId`), nothing written. The number is left as it is:
 //! adopting a definition never moves a counter (`setNext` does, on the grid of the new one).
 //!
 //! ```text
-//! findOneAndUpdate {_id, seq: {$exists: true}} {$set: {definition: D}} before
+//! findOneAndUpdate {_id, seq: {$exists: true}} {$set: {definition: D, definitionDigest: H}} before
 //!  ├─ document ─► done {counterId, previous: its definition or null, definition: D, changed}
 //!  └─ none ─────► INVALID_ARGUMENT (no such counter; nothing written)
 //! ```

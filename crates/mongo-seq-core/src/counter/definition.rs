@@ -3,9 +3,26 @@
 //! (`SEQUENCE_CONFLICT`) instead of interleaving numbers with the first.
 //!
 //! Stored as the sub-document [`FIELD`] of the counter, written by the core in one canonical key
-//! order with int64 integers: MongoDB compares embedded documents field by field, in order, so
-//! the reservation's own filter (`$or: [{definition: {$exists: false}}, {definition: D}]`) is the
-//! check, at no extra round trip. Options at their "not set" value are left out, so a counter
+//! order with int64 integers, and beside it its digest [`DIGEST_FIELD`]: the first 16 hex digits
+//! of the SHA-256 of the definition's canonical Extended JSON text (compact, keys in canonical
+//! order, integers as `{"$numberLong": "…"}`; for `{start: 1, step: 1}`
+//! `{"start":{"$numberLong":"1"},"step":{"$numberLong":"1"}}`). Every write that records a
+//! definition records its digest with it.
+//!
+//! The check costs no extra round trip: a reservation's filter holds it. Its common case is the
+//! digest alone (`definitionDigest: H`, [`CounterDefinition::add_digest_condition`]): a counter
+//! that records our definition already, numbered by one short equality. A counter the digest
+//! does not admit — one without a definition (the tutorial's, an import's), one written before
+//! digests existed (a definition, no digest), or one with another definition — is read on the
+//! conflict path: another definition is `SEQUENCE_CONFLICT` naming the option that differs; the
+//! others are recorded by the write that follows, whose filter admits no definition or exactly
+//! ours (`$or: [{definition: {$exists: false}}, {definition: D}]`, [`CounterDefinition::add_condition`]:
+//! MongoDB compares embedded documents field by field, in order) and `$set`s both fields. The
+//! definition is the truth and the digest its short form: a reply whose definition differs from
+//! ours though the digest matched (a definition rewritten by a release before digests, which
+//! left the old digest) is `SEQUENCE_CONFLICT` too ([`CounterDefinition::check`]).
+//!
+//! Options at their "not set" value are left out, so a counter
 //! written before an option existed keeps matching a sequence that does not use it. A series
 //! that resets records its `reset`, `timeZone` and (yearly) `yearStart` always, at their
 //! defaults too (`UTC`, 1): they decide which period a number belongs to, so a reader of the
@@ -29,11 +46,18 @@ use serde_json::{Map, Value};
 
 use crate::ejson;
 use crate::error::{DefinitionConflict, SeqError};
+use crate::seal::link::sha256_hex;
 use crate::sequence::options::SequenceSpec;
 use crate::sequence::period::Reset;
 
 /// The counter document's field holding its definition.
 pub const FIELD: &str = "definition";
+
+/// The counter document's field holding its definition's digest (module docs).
+pub const DIGEST_FIELD: &str = "definitionDigest";
+
+/// Hex digits of the SHA-256 a digest keeps: 64 bits, for telling a handful of definitions apart.
+const DIGEST_HEX_DIGITS: usize = 16;
 
 /// Bounds a client's number type imposes (JavaScript's exact integers, BSON's int32), left out
 /// of a definition (module docs).
@@ -50,6 +74,7 @@ fn bound(value: Option<i64>) -> Option<Value> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CounterDefinition {
     document: Map<String, Value>,
+    digest: String,
 }
 
 /// The first option in which a stored definition differs from ours.
@@ -74,7 +99,26 @@ impl CounterDefinition {
                 document.insert(key.to_owned(), value);
             }
         }
-        Self { document }
+        let digest = Self::digest_of(&document);
+        Self { document, digest }
+    }
+
+    /// The digest of a definition document: its canonical text's SHA-256, shortened.
+    fn digest_of(document: &Map<String, Value>) -> String {
+        let text = Value::Object(document.clone()).to_string();
+        let mut digest = sha256_hex(&text);
+        digest.truncate(DIGEST_HEX_DIGITS);
+        digest
+    }
+
+    /// The digest as stored beside the definition ([`DIGEST_FIELD`]).
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// True when `counter` records our digest: the digest condition admits it.
+    pub fn digest_recorded(&self, counter: &Value) -> bool {
+        counter.get(DIGEST_FIELD).and_then(Value::as_str) == Some(self.digest.as_str())
     }
 
     /// Every option of a definition, in canonical order; `None` leaves the key out.
@@ -134,7 +178,7 @@ impl CounterDefinition {
         Value::Object(self.document.clone())
     }
 
-    /// The reservation filter's condition: a counter without a definition (the tutorial's, an
+    /// The recording write's condition: a counter without a definition (the tutorial's, an
     /// older version's: it is given one by the same update), or one with exactly ours.
     pub fn filter_condition(&self) -> Value {
         let mut absent = Map::new();
@@ -150,9 +194,17 @@ impl CounterDefinition {
         filter.insert("$or".to_owned(), self.filter_condition());
     }
 
-    /// Adds the definition to a write's `$set` (or to a counter about to be inserted).
+    /// Adds the digest's condition to a reservation's filter: a counter that records our
+    /// definition (module docs); any other is read on the conflict path.
+    pub fn add_digest_condition(&self, filter: &mut Map<String, Value>) {
+        filter.insert(DIGEST_FIELD.to_owned(), self.digest.clone().into());
+    }
+
+    /// Adds the definition and its digest to a write's `$set` (or to a counter about to be
+    /// inserted, or an upsert's `$setOnInsert`).
     pub fn add_to(&self, fields: &mut Map<String, Value>) {
         fields.insert(FIELD.to_owned(), self.document());
+        fields.insert(DIGEST_FIELD.to_owned(), self.digest.clone().into());
     }
 
     /// `SEQUENCE_CONFLICT` when `counter` (a counter document read on the conflict path)

@@ -34,14 +34,21 @@
 //! Restarts are capped by [`MAX_RETRIES`](crate::protocol::plan::MAX_RETRIES); counts by
 //! [`MAX_COUNT`].
 //!
-//! Every write also carries the sequence's [definition](crate::counter::definition) (unless
-//! the request says `checkDefinition: false`): the update's filter admits only a counter
-//! without one or with exactly ours (`$or: [{definition: {$exists: false}}, {definition: D}]`)
-//! and `$set`s it, the inserted counter holds it, so a counter is given one by its next
-//! reservation at no extra command. A counter with another definition fails the filter like a
-//! counter without room (the upsert's insert hits its `_id`: a duplicate key): the `findOne`
-//! that follows (on the conflict path only) sees it and fails with `SEQUENCE_CONFLICT`, nothing
-//! reserved.
+//! Every write also checks the sequence's [definition](crate::counter::definition) (unless
+//! the request says `checkDefinition: false`), at no extra command in the common case: the
+//! update's filter admits only a counter that records our definition's digest
+//! (`definitionDigest: H`), and an upsert's `$setOnInsert` gives a new counter the definition and
+//! its digest. A counter the digest does not admit fails the filter like a counter without room
+//! (the upsert's insert hits its `_id`: a duplicate key), and the `findOne` that follows (on the
+//! conflict path only) reads it: another definition fails with `SEQUENCE_CONFLICT` naming the
+//! option that differs, nothing reserved; a counter without a definition (the tutorial's, an
+//! import's) or with ours but no digest (written before digests existed) is **recorded**: the
+//! update is sent again with the filter `$or: [{definition: {$exists: false}}, {definition: D}]`
+//! and `$set: {definition: D, definitionDigest: H}` (as is the legacy double's
+//! compare-and-set), so that counter's first reservation costs three commands and every later one
+//! one. The document a reservation returns is checked against our definition too: one whose
+//! digest matched but whose definition is another (rewritten by a release before digests) fails
+//! with `SEQUENCE_CONFLICT`, its numbers lost (a gap, never a repeat).
 //!
 //! `extraFilter`/`extraSet` let later callers (fencing) add conditions and fields to the same
 //! atomic update; the inserted counter also receives the `extraSet` fields.
@@ -53,22 +60,27 @@
 //!       $lte: bound-inc,                                   room for n (bound = max, else the i64 limit)
 //!       $gte: min-step}                                    not behind the sequence's range (when min is set)
 //!
+//! def = {definitionDigest: H}; once the counter must be recorded, {$or: [{definition: {$exists: false}}, {definition: D}]}
+//!       and $set: {definition: D, definitionDigest: H}
+//!
 //! start == step, no bound, no extraFilter  (the tutorial's upsert)
-//!   findOneAndUpdate {_id, seq:ok} {$inc:{seq:inc}} upsert:true after
+//!   findOneAndUpdate {_id, seq:ok, …def} {$inc:{seq:inc}, $setOnInsert:{definition: D, definitionDigest: H}} upsert:true after
 //!      ├─ document ─────────────────────────────► done: [seq-inc+step … seq]
 //!      └─ duplicateKey (racing upserts, no room, or a malformed counter) ─► findOne {_id} (as below)
 //!
 //! otherwise (guarded)
-//!   findOneAndUpdate {_id, seq:ok, …extraFilter} {$inc, $set: extraSet} upsert:false after
+//!   findOneAndUpdate {_id, seq:ok, …extraFilter, …def} {$inc, $set: extraSet} upsert:false after
 //!      ├─ document ──────────────────────────────► done
 //!      └─ none ─► findOne {_id}
 //!                  ├─ none ─► insertOne {_id, seq: start-step+inc, …extraSet}
 //!                  │           ├─ inserted ─────► done: [start … start+(n-1)·step]
 //!                  │           └─ duplicateKey ─► retry update
-//!                  └─ document ─┬─ seq not an integer, or outside the sequence's range: MALFORMED_COUNTER (nothing was written)
+//!                  └─ document ─┬─ another definition: SEQUENCE_CONFLICT (nothing was written)
+//!                               ├─ seq not an integer, or outside the sequence's range: MALFORMED_COUNTER (nothing was written)
 //!                               ├─ seq an integral double (legacy shell's 0.0), room for n:
 //!                               │    findOneAndUpdate {_id, seq: {$eq: <that double>}} {$set: {seq: <long: seq+inc>}}
 //!                               │      ─► done (an int64 from now on) / none: findOne again
+//!                               ├─ room for n, not recorded (no definition, or no digest): retry update, recording
 //!                               ├─ room for n: retry update (raced) / CONDITION_NOT_MET (extraFilter)
 //!                               ├─ room for k ≥ minCount: retry update with n = k
 //!                               └─ otherwise: SEQUENCE_EXHAUSTED (OVERFLOW without a bound)
@@ -97,6 +109,7 @@ use crate::protocol::reply::{unexpected, Reply};
 use crate::sequence::limits::MAX_COUNT;
 use crate::sequence::options::SequenceSpec;
 
+mod check;
 mod request;
 pub use request::ReserveRequest;
 
@@ -157,6 +170,9 @@ pub struct ReservationMachine {
     min_count: u64,
     upsert: bool,
     definition: Option<CounterDefinition>,
+    /// The counter is being recorded: the filter admits no definition or exactly ours and the
+    /// update sets it with its digest (module docs); otherwise the digest alone is the check.
+    recording: bool,
     /// A block refill's caller, for its refusal (`None`: the request's own count).
     caller: Option<RefillCaller>,
     phase: Phase,
@@ -165,23 +181,35 @@ pub struct ReservationMachine {
 
 impl Reservation {
     pub fn new(spec: &SequenceSpec, request: &ReserveRequest) -> Result<Self, SeqError> {
-        Self::with_caller(spec, request, None)
+        Self::with_caller(spec, request, None, None)
+    }
+
+    /// [`Reservation::new`] with `spec`'s definition built already (a block counter's, which
+    /// builds it once: its digest is a SHA-256).
+    pub(crate) fn with_definition(
+        spec: &SequenceSpec,
+        request: &ReserveRequest,
+        definition: &CounterDefinition,
+    ) -> Result<Self, SeqError> {
+        Self::with_caller(spec, request, None, Some(definition))
     }
 
     /// A block refill for `caller`: refused, it reports the caller's request and what is
-    /// left for it (see the module docs).
+    /// left for it (see the module docs). `definition`: `spec`'s, built already.
     pub(crate) fn for_caller(
         spec: &SequenceSpec,
         request: &ReserveRequest,
         caller: RefillCaller,
+        definition: &CounterDefinition,
     ) -> Result<Self, SeqError> {
-        Self::with_caller(spec, request, Some(caller))
+        Self::with_caller(spec, request, Some(caller), Some(definition))
     }
 
     fn with_caller(
         spec: &SequenceSpec,
         request: &ReserveRequest,
         caller: Option<RefillCaller>,
+        built: Option<&CounterDefinition>,
     ) -> Result<Self, SeqError> {
         spec.check_counter_id(&request.counter_id)?;
         spec.refuse_sealed(
@@ -196,9 +224,12 @@ impl Reservation {
             count: request.count,
             min_count,
             upsert,
-            definition: request
-                .check_definition
-                .then(|| CounterDefinition::of(spec)),
+            definition: request.check_definition.then(|| {
+                built
+                    .cloned()
+                    .unwrap_or_else(|| CounterDefinition::of(spec))
+            }),
+            recording: false,
             caller,
             phase: Phase::Update,
             retries: Retries::default(),
@@ -255,9 +286,18 @@ impl ReservationMachine {
             "$inc".to_owned(),
             operator(self.spec.counter_field(), ejson::long(increment)),
         );
-        let set = self.extra_set();
+        let set = self.set_fields(self.recording);
         if !set.is_empty() {
             update.insert("$set".to_owned(), Value::Object(set));
+        }
+        if let Some(definition) = self
+            .definition
+            .as_ref()
+            .filter(|_| self.upsert && !self.recording)
+        {
+            let mut on_insert = Map::new();
+            definition.add_to(&mut on_insert);
+            update.insert("$setOnInsert".to_owned(), Value::Object(on_insert));
         }
         self.phase = Phase::Update;
         Ok(Command::FindOneAndUpdate {
@@ -271,23 +311,40 @@ impl ReservationMachine {
         })
     }
 
-    /// `extraSet` and, when checked, the definition: the fields every write of the plan sets.
-    fn extra_set(&self) -> Map<String, Value> {
+    /// `extraSet` and, when checked and `recording`, the definition and its digest: the fields
+    /// a write of the plan sets (an insert or a recording write records them).
+    fn set_fields(&self, recording: bool) -> Map<String, Value> {
         let mut set = self.request.extra_set.clone();
-        if let Some(definition) = &self.definition {
+        if let Some(definition) = self.definition.as_ref().filter(|_| recording) {
             definition.add_to(&mut set);
         }
         set
     }
 
-    fn add_definition_condition(&self, filter: &mut Map<String, Value>) {
+    /// The definition, unless the simulator's mutant ignores it.
+    fn checked_definition(&self) -> Option<&CounterDefinition> {
         // Mutant (simulator only): reserve whatever definition the counter records.
         if crate::mutants::active(crate::mutants::Mutant::IgnoreDefinition) {
-            return;
+            return None;
         }
-        if let Some(definition) = &self.definition {
-            definition.add_condition(filter);
+        self.definition.as_ref()
+    }
+
+    fn add_definition_condition(&self, filter: &mut Map<String, Value>) {
+        match self.checked_definition() {
+            Some(definition) if self.recording => definition.add_condition(filter),
+            Some(definition) => definition.add_digest_condition(filter),
+            None => {}
         }
+    }
+
+    /// The counter a write returned, checked against our definition (module docs), then read.
+    fn reserved(&self, document: &Value) -> Result<Step<ReservedRange>, SeqError> {
+        if let Some(definition) = self.checked_definition() {
+            definition.check(self.counter_id(), document)?;
+        }
+        let last = read_spec_counter(&self.spec, document, self.counter_id())?;
+        self.finish(last)
     }
 
     /// `SEQUENCE_EXHAUSTED` (`OVERFLOW` without a bound) with the counter at `last` (`None`:
@@ -338,10 +395,7 @@ impl ReservationMachine {
 
     fn on_update(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
         match reply {
-            Reply::Document { document } => {
-                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
-                self.finish(last)
-            }
+            Reply::Document { document } => self.reserved(&document),
             Reply::None if self.upsert => Err(SeqError::unexpected_reply(
                 "findOneAndUpdate with upsert and returnDocument after returned no document",
             )),
@@ -355,128 +409,6 @@ impl ReservationMachine {
                 Ok(Step::Command(self.check_command()))
             }
             other => Err(unexpected(&other, "findOneAndUpdate")),
-        }
-    }
-
-    /// Sets a counter stored as an integral double (`stored`, read as `last`) to `last + n·step`
-    /// as an int64, only while it still holds `stored` (the value the room was checked against).
-    fn compare_and_increment(
-        &mut self,
-        stored: &Value,
-        last: i64,
-    ) -> Result<Step<ReservedRange>, SeqError> {
-        self.retries.bump("reserve", &self.request.counter_id)?;
-        let next = last
-            .checked_add(self.increment()?)
-            .ok_or_else(|| SeqError::overflow(format!("counter {last} + {}", self.count)))?;
-        let mut filter = self.spec.id_filter(self.counter_id());
-        let mut unchanged = Map::new();
-        unchanged.insert("$eq".to_owned(), stored.clone());
-        unchanged.insert("$not".to_owned(), not_an_array());
-        filter.insert(
-            self.spec.counter_field().to_owned(),
-            Value::Object(unchanged),
-        );
-        filter.extend(self.request.extra_filter.clone());
-        self.add_definition_condition(&mut filter);
-        let mut set = self.extra_set();
-        set.insert(self.spec.counter_field().to_owned(), ejson::long(next));
-        let mut update = Map::new();
-        update.insert("$set".to_owned(), Value::Object(set));
-        self.phase = Phase::CompareAndIncrement;
-        Ok(Step::Command(Command::FindOneAndUpdate {
-            collection: Collection::Counters,
-            filter: Value::Object(filter),
-            update: Value::Object(update),
-            options: UpdateOptions {
-                upsert: false,
-                return_document: ReturnDocument::After,
-            },
-        }))
-    }
-
-    fn on_compare_and_increment(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
-        match reply {
-            Reply::Document { document } => {
-                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
-                self.finish(last)
-            }
-            // Changed since we read it: read it again.
-            Reply::None => {
-                self.phase = Phase::Check;
-                Ok(Step::Command(self.check_command()))
-            }
-            other => Err(unexpected(&other, "findOneAndUpdate")),
-        }
-    }
-
-    fn on_check(&mut self, reply: Reply) -> Result<Step<ReservedRange>, SeqError> {
-        match reply {
-            Reply::Document { document } => {
-                if let Some(definition) = &self.definition {
-                    definition.check(self.counter_id(), &document)?;
-                }
-                let last = read_spec_counter(&self.spec, &document, self.counter_id())?;
-                let last = self.spec.check_counter(self.counter_id(), last)?;
-                let legacy_double = document
-                    .get(self.spec.counter_field())
-                    .filter(|seq| ejson::is_double(seq));
-                let available = self.spec.available_after(last);
-                if available >= self.count {
-                    if let Some(stored) = legacy_double {
-                        return self.compare_and_increment(stored, last);
-                    }
-                    if !self.request.extra_filter.is_empty() {
-                        return Err(SeqError::ConditionNotMet {
-                            counter_id: self.request.counter_id.clone(),
-                        });
-                    }
-                    self.restart() // the counter moved between our update and find
-                } else if available >= self.min_count {
-                    self.count = available;
-                    match legacy_double {
-                        Some(stored) => self.compare_and_increment(stored, last),
-                        None => self.restart(),
-                    }
-                } else {
-                    Err(self.refused(Some(last)))
-                }
-            }
-            Reply::None => {
-                let initial = self.spec.initial_counter();
-                let count = self.count.min(self.spec.available_after(initial));
-                if count < self.min_count {
-                    return Err(self.refused(None));
-                }
-                self.count = count;
-                let offset = i64::try_from(count)
-                    .ok()
-                    .and_then(|c| c.checked_mul(self.spec.step()))
-                    .and_then(|inc| initial.checked_add(inc))
-                    .ok_or_else(|| SeqError::overflow("initial counter value"))?;
-                let range = ReservedRange::ending_at(offset, self.spec.step(), count)?;
-                let mut document = self.spec.id_filter(self.counter_id());
-                document.insert(self.spec.counter_field().to_owned(), ejson::long(offset));
-                document.extend(self.extra_set());
-                self.phase = Phase::Insert(range);
-                Ok(Step::Command(Command::InsertOne {
-                    collection: Collection::Counters,
-                    document: Value::Object(document),
-                }))
-            }
-            other => Err(unexpected(&other, "findOne")),
-        }
-    }
-
-    fn on_insert(
-        &mut self,
-        range: ReservedRange,
-        reply: Reply,
-    ) -> Result<Step<ReservedRange>, SeqError> {
-        match reply {
-            Reply::Inserted => Ok(Step::Done(range)),
-            Reply::DuplicateKey => self.restart(), // created concurrently: take the $inc path
-            other => Err(unexpected(&other, "insertOne")),
         }
     }
 }

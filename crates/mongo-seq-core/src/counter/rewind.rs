@@ -234,7 +234,7 @@ mod tests {
         );
         assert_eq!(
             update,
-            json!({"$set": {"seq": {"$numberLong": "9"}, "definition": definition}})
+            json!({"$set": {"seq": {"$numberLong": "9"}, "definition": definition, "definitionDigest": "2e96a49a55d5fa67"}})
         );
         let done = plan.feed(Reply::WriteResult(WriteResult {
             n: 2,

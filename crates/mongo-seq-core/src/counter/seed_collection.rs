@@ -218,7 +218,7 @@ mod tests {
         );
         assert_eq!(
             seed["update"],
-            json!({"$max": {"seq": {"$numberLong": "9007199254740993"}}, "$set": {"definition": definition}})
+            json!({"$max": {"seq": {"$numberLong": "9007199254740993"}}, "$set": {"definition": definition, "definitionDigest": "b1992bd103fd143e"}})
         );
         let again = plan
             .feed(Reply::Document {

@@ -52,9 +52,9 @@ async fn a_yearly_sequence_numbers_each_year_from_start_in_its_zone() -> TestRes
     assert_eq!(
         counters(&s.db).await,
         [
-            doc! { "_id": "inv/2024", "seq": 3_i64, "definition": definition.clone() },
-            doc! { "_id": "inv/2025", "seq": 2_i64, "definition": definition.clone() },
-            doc! { "_id": "inv/2026", "seq": 2_i64, "definition": definition },
+            doc! { "_id": "inv/2024", "seq": 3_i64, "definition": definition.clone(), "definitionDigest": "c08217eef273278e" },
+            doc! { "_id": "inv/2025", "seq": 2_i64, "definition": definition.clone(), "definitionDigest": "c08217eef273278e" },
+            doc! { "_id": "inv/2026", "seq": 2_i64, "definition": definition, "definitionDigest": "c08217eef273278e" },
         ]
     );
 

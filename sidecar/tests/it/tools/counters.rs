@@ -389,13 +389,14 @@ async fn import_adopts_a_plugin_counter_as_a_period_s() {
         "{out}"
     );
     let adopted = all_counters(&database.collection("seq_counters")).await;
-    // Each with the series' definition.
+    // Each with the series' definition and its digest.
     let definition = doc! { "start": 1_i64, "step": 1_i64, "reset": "yearly", "timeZone": "UTC", "yearStart": 1_i64 };
+    let digest = "4d93da0932c1d04d";
     assert_eq!(
         adopted,
         [
-            doc! { "_id": "invoices/2025", "seq": 412_i64, "definition": definition.clone() },
-            doc! { "_id": "invoices/tenant=acme/2026", "seq": 9_i64, "definition": definition },
+            doc! { "_id": "invoices/2025", "seq": 412_i64, "definition": definition.clone(), "definitionDigest": digest },
+            doc! { "_id": "invoices/tenant=acme/2026", "seq": 9_i64, "definition": definition, "definitionDigest": digest },
         ]
     );
     let (code, out, err) =

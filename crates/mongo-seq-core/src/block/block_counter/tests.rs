@@ -132,7 +132,10 @@ fn a_failed_refill_fails_the_waiter_that_ran_it() {
         serde_json::to_value(refill.plan.current_step().unwrap()).unwrap()["command"]["update"],
         json!({
             "$inc": { "seq": { "$numberLong": "1" } },
-            "$set": { "definition": { "start": { "$numberLong": "1" }, "step": { "$numberLong": "1" } } }
+            "$setOnInsert": {
+                "definition": { "start": { "$numberLong": "1" }, "step": { "$numberLong": "1" } },
+                "definitionDigest": "b1992bd103fd143e"
+            }
         }),
         "a alone now"
     );

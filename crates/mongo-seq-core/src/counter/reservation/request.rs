@@ -166,7 +166,10 @@ impl ReserveRequest {
         if self.check_definition {
             // The definition's own condition and field: an extra `$or` would replace it.
             let taken = |key: &str| {
-                key == "$or" || key == definition::FIELD || key.starts_with("definition.")
+                key == "$or"
+                    || key == definition::DIGEST_FIELD
+                    || key == definition::FIELD
+                    || key.starts_with("definition.")
             };
             if let Some(key) = self.extra_filter.keys().find(|key| taken(key)) {
                 return Err(SeqError::invalid_argument(
@@ -174,10 +177,13 @@ impl ReserveRequest {
                     format!("key {} is reserved by checkDefinition", ejson::quoted(key)),
                 ));
             }
-            if self.extra_set.contains_key(definition::FIELD) {
+            if let Some(key) = [definition::FIELD, definition::DIGEST_FIELD]
+                .into_iter()
+                .find(|key| self.extra_set.contains_key(*key))
+            {
                 return Err(SeqError::invalid_argument(
                     "extraSet",
-                    "key \"definition\" is reserved by checkDefinition",
+                    format!("key {} is reserved by checkDefinition", ejson::quoted(key)),
                 ));
             }
         }

@@ -36,7 +36,9 @@ async fn next_follows_the_tutorial() -> TestResult {
             .await?;
     assert_eq!(
         counters,
-        [doc! { "_id": "userid", "seq": 3_i64, "definition": { "start": 1_i64, "step": 1_i64 } }]
+        [
+            doc! { "_id": "userid", "seq": 3_i64, "definition": { "start": 1_i64, "step": 1_i64 }, "definitionDigest": "b1992bd103fd143e" }
+        ]
     );
     assert_eq!(user_ids.current().await?, Some(3));
     s.drop_db().await;

@@ -129,7 +129,9 @@ async fn first_use_of_a_fresh_counter_by_many_handles_at_once_is_no_error() -> T
             .await?;
     assert_eq!(
         counters,
-        [doc! { "_id": "fresh", "seq": 16_i64, "definition": { "start": 1_i64, "step": 1_i64 } }]
+        [
+            doc! { "_id": "fresh", "seq": 16_i64, "definition": { "start": 1_i64, "step": 1_i64 }, "definitionDigest": "b1992bd103fd143e" }
+        ]
     );
     assert!(s.monitor.most_in_flight() > 1, "the upserts ran at once");
     s.drop_db().await;

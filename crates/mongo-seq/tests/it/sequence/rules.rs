@@ -291,7 +291,7 @@ async fn counters_of_other_recipes_are_used_in_place() -> TestResult {
             .await?
             .unwrap(),
         // The recipe's fields, and the definition.
-        doc! { "_id": "invoices", "sequence": 510_i64, "definition": { "start": 1_i64, "step": 1_i64 } }
+        doc! { "_id": "invoices", "sequence": 510_i64, "definition": { "start": 1_i64, "step": 1_i64 }, "definitionDigest": "b1992bd103fd143e" }
     );
     // The Atlas trigger recipe, as published: `_id` is the change event's `ns` document.
     let ns = doc! { "db": "shop", "coll": "students" };
