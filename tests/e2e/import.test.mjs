@@ -66,8 +66,8 @@ test("mongoose-sequence counters in place (--counters defaults to its own collec
   assert.deepEqual(report.index, { dropped: "id_1_reference_value_1", created: "id_1_reference_value_-1_where_id", applied: true });
   assert.deepEqual((await db.collection("counters").indexes()).map((index) => index.name).sort(), ["_id_", "id_1_reference_value_-1_where_id"]);
   assert.deepEqual(await db.collection("counters").find({ _id: { $type: "string" } }).sort({ _id: 1 }).toArray(), [
-    { _id: "invoice_seq/tenant=acme", seq: 7, definition: { start: 1, step: 1 } },
-    { _id: "order_seq", seq: 41, definition: { start: 1, step: 1 } },
+    { _id: "invoice_seq/tenant=acme", seq: 7, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" },
+    { _id: "order_seq", seq: 41, definition: { start: 1, step: 1 }, definitionDigest: "b1992bd103fd143e" },
   ]);
 });
 
