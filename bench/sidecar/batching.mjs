@@ -4,7 +4,8 @@
 // live run (the same inserts with no consumer, then one `update` per 1,000 documents: live.mjs;
 // a consumer numbering as documents arrive may beat it); at 500 inserts/s the
 // latency (insertOne() → number visible) of the default against batch size 1, default and
-// gapless. Rounds interleaved (order reversed every other round), each ratio against the limit
+// gapless, and the change-stream consumer's limit's own (the floor the server and the harness
+// set). Rounds interleaved (order reversed every other round), each ratio against the limit
 // or batch 1 of its own round, the median reported; command counts beside every rate.
 import { liveOnce } from "./live.mjs";
 import { latencyOnce } from "./latency.mjs";
@@ -26,6 +27,9 @@ const LATENCY = [
   { key: "b1", config: { batch: 1 }, who: "sidecar batch 1" },
   { key: "b1000.gapless", config: { batch: 1000, gapless: true }, who: "sidecar gapless, default batching (batch 1000)" },
   { key: "b1.gapless", config: { batch: 1, gapless: true }, who: "sidecar gapless batch 1" },
+  // What the server and this harness add to any numberer's latency (insert, stream, update, the
+  // reader's polling): the floor under the sidecar's p50 and p99.
+  { key: "consumer", config: { consumer: "consumer" }, who: "change-stream consumer's limit (reads as they come, one update per read)" },
 ];
 
 /** One round of every row (in `order`), with `bin` as the sidecar binary (default: the release build). */
@@ -74,7 +78,7 @@ export function reportBatching({ rounds, docs, report }) {
       report.add(name(`r${RATE}.${row.key}.${p}_ms`), median(runs.map((r) => r[p])), "ms", `${row.who}: insertOne() → number visible, ${p}, ${at}`);
     }
     report.add(name(`r${RATE}.${row.key}.cmds_per_doc`), median(runs.map((r) => r.cmdsPerDoc)), "commands/doc", `${row.who}, ${at}: every command on the wire per document (getMore included)`, { server: false });
-    report.add(name(`r${RATE}.${row.key}.docs_per_batch`), median(runs.map((r) => r.docsPerBatch)), "docs/batch", `${row.who}, ${at}: documents per numbered batch`, { server: false });
+    if (row.key !== "consumer") report.add(name(`r${RATE}.${row.key}.docs_per_batch`), median(runs.map((r) => r.docsPerBatch)), "docs/batch", `${row.who}, ${at}: documents per numbered batch`, { server: false });
   }
   for (const mode of ["", ".gapless"]) {
     const ratios = rounds.map((r) => r.latency[`b1000${mode}`].p50 / r.latency[`b1${mode}`].p50);

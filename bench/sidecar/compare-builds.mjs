@@ -5,10 +5,12 @@
 // `--latency`: batch 1000 at 200/s, 1,000/s and flat out (bench/sidecar/latency.mjs), with
 // commands per document, documents per batch and the latency p50/p95 of every round;
 // `--gapless`: the same with a gapless trigger (whose every batch checks its documents first).
+// `--sealed`: drains at batch 1000 of a gapless series, unsealed and sealed (seal_fields item,
+// qty: sealed-drain.mjs), with the same columns as the default.
 // `--batching`: the sidecar-batching section's rows (bench/sidecar/batching.mjs: flat out ÷ the
 // bulk-update limit, latency at 500/s ÷ batch 1's), the builds interleaved round by round.
 //
-//   node bench/sidecar/compare-builds.mjs [--latency [--gapless] | --batching] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …
+//   node bench/sidecar/compare-builds.mjs [--latency [--gapless] | --sealed | --batching] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …
 //
 // A BINARY may be a script that `exec`s the sidecar with other settings (same pid), e.g.
 //   printf '#!/bin/sh\nMALLOC_ARENA_MAX=2 exec target/release/mongo-seq "$@"\n' > /tmp/arenas
@@ -25,6 +27,7 @@ let seconds = 5;
 let latency = false;
 let gapless = false;
 let batching = false;
+let sealed = false;
 const builds = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--docs") docs = Number(args[++i]);
@@ -32,6 +35,7 @@ for (let i = 0; i < args.length; i++) {
   else if (args[i] === "--latency") latency = true;
   else if (args[i] === "--gapless") gapless = true;
   else if (args[i] === "--batching") batching = true;
+  else if (args[i] === "--sealed") sealed = true;
   else if (args[i] === "--rounds") rounds = Number(args[++i]);
   else {
     const at = args[i].indexOf("=");
@@ -40,7 +44,7 @@ for (let i = 0; i < args.length; i++) {
   }
 }
 if (!builds.length || !(docs > 0) || !(rounds > 0) || !(seconds > 0)) {
-  console.error("usage: node bench/sidecar/compare-builds.mjs [--latency [--gapless] | --batching] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …");
+  console.error("usage: node bench/sidecar/compare-builds.mjs [--latency [--gapless] | --sealed | --batching] [--docs N] [--seconds N] [--rounds N] NAME=BINARY …");
   process.exit(2);
 }
 
@@ -78,7 +82,12 @@ const LATENCY = [200, 1000, 0].map((rate) => ({
   run: (bin) => latencyOnce({ consumer: "sidecar", gapless, rate, seconds, bin }),
 }));
 
-const SCENARIOS = latency ? LATENCY : MEMORY;
+const SEALED = [
+  { name: "drain b1000 gapless", run: MEMORY[0].run },
+  { name: "drain b1000 sealed", run: (bin) => drainOnce({ consumer: "sidecar", batch: 1000, gapless: true, sealFields: ["item", "qty"], delayMs: 0, docs, capSeconds: 60, bin }) },
+];
+
+const SCENARIOS = latency ? LATENCY : sealed ? SEALED : MEMORY;
 const results = new Map();
 for (let round = 0; round < rounds; round++) {
   for (const scenario of SCENARIOS) {

@@ -114,9 +114,11 @@ export async function startScriptConsumer({ kind, uri, db, startAfter }) {
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
   let numbered = 0;
+  let openingAt;
   const lines = createInterface({ input: child.stdout });
   await new Promise((resolve, reject) => {
     lines.on("line", (line) => {
+      if (line === "opening") openingAt = performance.now();
       if (line === "watching") resolve();
       const match = /^numbered (\d+)$/.exec(line);
       if (match) numbered = Number(match[1]);
@@ -126,6 +128,8 @@ export async function startScriptConsumer({ kind, uri, db, startAfter }) {
   return {
     kind,
     pid: child.pid,
+    // Before the aggregate that opens its stream, which may already bring the first batch.
+    openingAt,
     async numbered() {
       return numbered;
     },

@@ -3,12 +3,13 @@
 // for which): the sidecar (default, gapless, or gapless and sealed: `--sealed`, the fields item
 // and qty) or the change-stream consumer's limit draining a backlog of `--docs` documents on a
 // fresh embedded server, loopback or `--delay-ms` each way.
-// Prints the first `--rows` commands of the numbering (after the consumer's start-up), then a
+// Prints the first `--rows` commands of the numbering (after the consumer's start-up; with
+// `--startup`, from its first command after the backlog was inserted), then a
 // summary over the whole drain: per command, how many, their time in flight, and the time no
 // command was in flight at all (the consumer's own work between replies and requests).
 //
 //   node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--sealed]
-//        [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR]
+//        [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR] [--startup]
 import { drainOnce } from "./drain.mjs";
 import { SIDECAR_BIN } from "./consumers.mjs";
 
@@ -20,6 +21,7 @@ let docs = 5000;
 let rows = 40;
 let delayMs = 0;
 let bin = SIDECAR_BIN;
+let startup = false;
 for (let i = 0; i < args.length; i++) {
   const value = () => args[++i];
   if (args[i] === "--consumer") consumer = value();
@@ -29,13 +31,14 @@ for (let i = 0; i < args.length; i++) {
   else if (args[i] === "--rows") rows = Number(value());
   else if (args[i] === "--delay-ms") delayMs = Number(value());
   else if (args[i] === "--bin") bin = value();
+  else if (args[i] === "--startup") startup = true;
   else {
     console.error(`drain-trace: unknown argument ${args[i]}`);
     process.exit(2);
   }
 }
 if (!["sidecar", "consumer"].includes(consumer) || !(docs > 0) || !(rows >= 0) || !(delayMs >= 0)) {
-  console.error("usage: node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--sealed] [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR]");
+  console.error("usage: node bench/sidecar/drain-trace.mjs [--consumer sidecar|consumer] [--gapless] [--sealed] [--docs N] [--rows N] [--delay-ms MS] [--bin SIDECAR] [--startup]");
   process.exit(2);
 }
 
@@ -43,7 +46,7 @@ const run = await drainOnce({ consumer, batch: 1000, gapless, sealFields, delayM
 const HANDSHAKE = new Set(["hello", "isMaster", "ismaster", "ping", "buildInfo", "endSessions"]);
 const trace = run.trace.filter((c) => !HANDSHAKE.has(c.cmd)).sort((a, b) => a.sent_us - b.sent_us);
 // The numbering starts at the first getMore (the consumer's start-up before it: index, state, lease).
-const from = trace.findIndex((c) => c.cmd === "getMore");
+const from = startup ? 0 : trace.findIndex((c) => c.cmd === "getMore");
 const numbering = trace.slice(Math.max(0, from));
 const t0 = numbering[0]?.sent_us ?? 0;
 const ms = (us) => ((us - t0) / 1000).toFixed(1);
@@ -81,4 +84,4 @@ console.log("|---|---:|---:|---:|");
 for (const [key, k] of [...kinds].sort((a, b) => b[1].us - a[1].us)) {
   console.log(`| ${key} | ${k.n} | ${(k.us / 1000).toFixed(1)} | ${(k.us / k.n / 1000).toFixed(2)} |`);
 }
-console.log(`\nFirst getMore to last reply: ${(span / 1000).toFixed(1)} ms; some command in flight ${(busy / 1000).toFixed(1)} ms (${((busy / span) * 100).toFixed(0)}%), none ${((span - busy) / 1000).toFixed(1)} ms (the consumer's own work between a reply and its next request).`);
+console.log(`\n${startup ? "First command" : "First getMore"} to last reply: ${(span / 1000).toFixed(1)} ms; some command in flight ${(busy / 1000).toFixed(1)} ms (${((busy / span) * 100).toFixed(0)}%), none ${((span - busy) / 1000).toFixed(1)} ms (the consumer's own work between a reply and its next request).`);

@@ -49,8 +49,10 @@ export async function drainOnce({ consumer, batch = 1000, gapless = false, on = 
           consumer === "sidecar"
             ? await startSidecarConsumer({ uri: proxy.uri, db, batchSize: batch, gapless, on, sealFields, bin })
             : await startScriptConsumer({ kind: consumer, uri: proxy.uri, db, startAfter });
-        // From the sidecar's lease taken, before its stream's first read (consumers.mjs).
-        const started = running.leaseAt ?? performance.now();
+        // From the sidecar's lease taken (before its start-up: index, intents, state), the
+        // others' line before they open their stream: in either the aggregate that opens it,
+        // which on the embedded server already brings the first batch, is timed (consumers.mjs).
+        const started = running.leaseAt ?? running.openingAt;
         const run = await finishRun({ running, proxy, collection, docs, started, cpuBefore: running.cpu(), capSeconds });
         return trace ? { ...run, trace: await proxy.dump() } : run;
       } finally {

@@ -5,7 +5,8 @@
 //
 //   node bench/sidecar/recipe.mjs URI DB COLLECTION FIELD [START_AFTER_TOKEN_JSON]
 //
-// Prints `watching` once its stream is open, then `numbered N` every 10 documents and whenever
+// Prints `opening` before its first read opens the stream (a drain is timed from there),
+// `watching` once its stream is open, then `numbered N` every 10 documents and whenever
 // the stream is idle (an empty getMore: the server waited for an event, up to its default of
 // 1 s). It stores no resume token (Atlas does that for a trigger, outside the function): that
 // favours the recipe.
@@ -30,6 +31,7 @@ async function onInsert(changeEvent) {
 
 let numbered = 0;
 let first = true;
+console.log("opening");
 while (!stopping) {
   const event = await stream.tryNext();
   if (first) {

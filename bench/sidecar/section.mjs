@@ -75,7 +75,7 @@ function drainPlan(full) {
 function reportSealedBesideGapless({ report, config, sealed, gapless, suffix, link }) {
   const name = `sidecar.${stem(config)}.drain`;
   const reference = (gapless[0].rate + gapless[1].rate) / 2;
-  report.add(`${name}.vs_gapless${suffix}`, sealed.rate / reference, "x",
+  report.add(`${name}.vs_unsealed${suffix}`, sealed.rate / reference, "x",
     `${describe(config)} ÷ the same unsealed (gapless, mean of a drain before and after it: ${gapless.map((g) => Math.round(g.rate)).join(" and ")} docs/s), ${link.label}`);
   if (suffix) return;
   // Per numbering batch of 1,000 (a stream batch the sidecar reads may hold several); resume-token
@@ -87,6 +87,7 @@ function reportSealedBesideGapless({ report, config, sealed, gapless, suffix, li
   }
   report.add(`${name}.cmds_per_batch`, perBatch(sealed), "commands/batch", `${describe(config)}, drain: numbering commands per ${config.batch} documents (all but getMore, heartbeats, lease, resume-token writes; start-up included)`, { server: false });
   report.add("sidecar.b1000.gapless.drain.cmds_per_batch", perBatch(gapless[0]), "commands/batch", "sidecar batch 1000 gapless, drain: the same", { server: false });
+  report.add(`${name}.extra_cmds_per_batch`, perBatch(sealed) - perBatch(gapless[0]), "commands/batch", `${describe(config)}, drain: numbering commands per ${config.batch} documents beyond the unsealed drain's`, { server: false });
 }
 
 export async function runSidecarSection({ options, report }) {

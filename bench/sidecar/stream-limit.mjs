@@ -7,7 +7,9 @@
 //
 //   node bench/sidecar/stream-limit.mjs URI DB COLLECTION FIELD [START_AFTER_TOKEN_JSON]
 //
-// Prints `watching` once its stream is open, then `numbered N` after every batch.
+// Prints `opening` before it opens its stream (a drain is timed from there: the aggregate that
+// opens it may already bring the first batch), `watching` once it is open, then `numbered N`
+// after every batch.
 import { MongoClient } from "mongodb";
 
 const BATCH = 1000;
@@ -22,6 +24,7 @@ process.once("SIGTERM", () => (stopping = true));
 // Cursor ids stay int64 (`promoteLongs: false`), as getMore needs them back.
 const raw = { promoteLongs: false };
 const changeStream = startAfter ? { startAfter: JSON.parse(startAfter) } : {};
+console.log("opening");
 const opened = await db.command(
   { aggregate: collectionName, pipeline: [{ $changeStream: changeStream }, { $match: { operationType: "insert" } }], cursor: { batchSize: BATCH } },
   raw,

@@ -90,13 +90,14 @@ where
     for note in plan.drain_notes() {
         executor.note(note);
     }
-    let mut step = plan.current_step();
+    // Each command is handed over, not copied: the plan keeps what reading its reply needs.
+    let mut step = plan.take_step();
     loop {
         match step? {
             Step::Done(output) => return Ok(output),
             Step::Command(command) => {
                 let reply = executor.execute(command).await?;
-                step = plan.feed(reply);
+                step = plan.feed_and_take(reply);
                 for note in plan.drain_notes() {
                     executor.note(note);
                 }

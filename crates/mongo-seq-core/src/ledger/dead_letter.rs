@@ -243,6 +243,20 @@ impl Plan for RetryBatch {
         }
     }
 
+    fn take_step(&mut self) -> Result<Step<BatchReport>, SeqError> {
+        match self {
+            Self::Held(plan) => plan.take_step(),
+            Self::Leaseless(plan) => plan.take_step(),
+        }
+    }
+
+    fn feed_and_take(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
+        match self {
+            Self::Held(plan) => plan.feed_and_take(reply),
+            Self::Leaseless(plan) => plan.feed_and_take(reply),
+        }
+    }
+
     fn drain_notes(&mut self) -> Vec<crate::protocol::note::Note> {
         match self {
             Self::Held(plan) => plan.drain_notes(),

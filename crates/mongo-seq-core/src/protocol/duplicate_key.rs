@@ -26,7 +26,7 @@
 use serde_json::Value;
 
 use crate::error::SeqError;
-use crate::protocol::command::Command;
+use crate::protocol::command::{Collection, Command};
 use crate::protocol::reply::Reply;
 
 impl Command {
@@ -166,17 +166,50 @@ fn value_end(text: &str) -> Option<(char, &str)> {
 /// `_id`'s ends a `findOneAndUpdate` or `insertOne` with `UNIQUE_INDEX_CONFLICT`, and is a
 /// plain duplicate key for every other command (see the module docs).
 pub(crate) fn for_command(command: &Command, reply: Reply) -> Result<Reply, SeqError> {
+    read_reply(id_only(command), reply)
+}
+
+/// What reading a reply needs to know of the command sent (see [`for_command`]), kept by a plan
+/// that handed its command over instead of a copy of it.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    /// The collection of a command whose duplicate key can only mean `_id`'s index.
+    id_only: Option<Collection>,
+}
+
+impl Sent {
+    pub(crate) fn of(command: &Command) -> Self {
+        Self {
+            id_only: id_only(command),
+        }
+    }
+
+    /// [`for_command`] for the command this was made of.
+    pub(crate) fn read(&self, reply: Reply) -> Result<Reply, SeqError> {
+        read_reply(self.id_only, reply)
+    }
+}
+
+/// The collection of `command` when its duplicate key can only mean `_id`'s index.
+fn id_only(command: &Command) -> Option<Collection> {
+    match command {
+        Command::FindOneAndUpdate { collection, .. } | Command::InsertOne { collection, .. } => {
+            Some(*collection)
+        }
+        _ => None,
+    }
+}
+
+fn read_reply(id_only: Option<Collection>, reply: Reply) -> Result<Reply, SeqError> {
     let Reply::DuplicateKeyOn { index } = reply else {
         return Ok(reply);
     };
-    match command {
-        Command::FindOneAndUpdate { collection, .. } | Command::InsertOne { collection, .. } => {
-            Err(SeqError::UniqueIndexConflict {
-                collection: collection.name().to_owned(),
-                index,
-            })
-        }
-        _ => Ok(Reply::DuplicateKey),
+    match id_only {
+        Some(collection) => Err(SeqError::UniqueIndexConflict {
+            collection: collection.name().to_owned(),
+            index,
+        }),
+        None => Ok(Reply::DuplicateKey),
     }
 }
 

@@ -6,11 +6,13 @@
 //!
 //! Composite plans (a batch, a lease acquisition) run other plans as steps of their own with
 //! `launch` and `resume`, which park the inner plan while it waits for a reply and collect its
-//! notes.
+//! notes. The inner plan hands its command over ([`Plan::take_step`]): only the outermost plan
+//! keeps a copy, not one per level of nesting (a batch's commands hold a statement per
+//! document).
 
 use crate::error::SeqError;
 use crate::protocol::command::Command;
-use crate::protocol::duplicate_key;
+use crate::protocol::duplicate_key::{self, Sent};
 use crate::protocol::note::Note;
 use crate::protocol::plan::{Plan, Step};
 use crate::protocol::reply::Reply;
@@ -26,10 +28,12 @@ pub trait Machine {
     }
 }
 
-/// Where a plan stands: waiting for the reply to a command, done, or failed.
+/// Where a plan stands: waiting for the reply to a command (kept, or handed over by
+/// [`Plan::take_step`] with what reading its reply needs), done, or failed.
 #[derive(Debug, Clone)]
 enum Pending<T> {
     Waiting(Command),
+    Sent(Sent),
     Done(T),
     Failed(SeqError),
 }
@@ -62,16 +66,40 @@ impl<M: Machine> MachinePlan<M> {
         &self.machine
     }
 
+    /// Keeps where the plan stands after `next`: the command itself when `keep`, else only what
+    /// reading its reply needs (it is handed over: [`Plan::take_step`]).
     fn settle(
         &mut self,
         next: Result<Step<M::Output>, SeqError>,
+        keep: bool,
     ) -> Result<Step<M::Output>, SeqError> {
         self.pending = match &next {
-            Ok(Step::Command(command)) => Pending::Waiting(command.clone()),
+            Ok(Step::Command(command)) if keep => Pending::Waiting(command.clone()),
+            Ok(Step::Command(command)) => Pending::Sent(Sent::of(command)),
             Ok(Step::Done(output)) => Pending::Done(output.clone()),
             Err(error) => Pending::Failed(error.clone()),
         };
         next
+    }
+
+    fn feed_keeping(&mut self, reply: Reply, keep: bool) -> Result<Step<M::Output>, SeqError> {
+        let reply = match &self.pending {
+            Pending::Waiting(command) => duplicate_key::for_command(command, reply),
+            Pending::Sent(sent) => sent.read(reply),
+            Pending::Done(_) | Pending::Failed(_) => {
+                return Err(SeqError::unexpected_reply("the plan is already finished"))
+            }
+        };
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(error) => return self.settle(Err(error), keep),
+        };
+        let written = reply.operation_time();
+        let next = self.machine.on_reply(reply);
+        self.latest_write = self.latest_write.max(written);
+        #[cfg(feature = "mutants")]
+        crate::protocol::conformance::check_read(self.latest_write, &next);
+        self.settle(next, keep)
     }
 }
 
@@ -81,25 +109,31 @@ impl<M: Machine> Plan for MachinePlan<M> {
     fn current_step(&self) -> Result<Step<M::Output>, SeqError> {
         match &self.pending {
             Pending::Waiting(command) => Ok(Step::Command(command.clone())),
+            Pending::Sent(_) => Err(SeqError::unexpected_reply(
+                "the plan handed its command over: feed its reply",
+            )),
             Pending::Done(output) => Ok(Step::Done(output.clone())),
             Pending::Failed(error) => Err(error.clone()),
         }
     }
 
     fn feed(&mut self, reply: Reply) -> Result<Step<M::Output>, SeqError> {
+        self.feed_keeping(reply, true)
+    }
+
+    fn take_step(&mut self) -> Result<Step<M::Output>, SeqError> {
         let Pending::Waiting(command) = &self.pending else {
-            return Err(SeqError::unexpected_reply("the plan is already finished"));
+            return self.current_step();
         };
-        let reply = match duplicate_key::for_command(command, reply) {
-            Ok(reply) => reply,
-            Err(error) => return self.settle(Err(error)),
-        };
-        let written = reply.operation_time();
-        let next = self.machine.on_reply(reply);
-        self.latest_write = self.latest_write.max(written);
-        #[cfg(feature = "mutants")]
-        crate::protocol::conformance::check_read(self.latest_write, &next);
-        self.settle(next)
+        let sent = Pending::Sent(Sent::of(command));
+        match std::mem::replace(&mut self.pending, sent) {
+            Pending::Waiting(command) => Ok(Step::Command(command)),
+            _ => self.current_step(),
+        }
+    }
+
+    fn feed_and_take(&mut self, reply: Reply) -> Result<Step<M::Output>, SeqError> {
+        self.feed_keeping(reply, false)
     }
 
     fn latest_write(&self) -> Option<crate::protocol::concern::ClusterTime> {
@@ -109,7 +143,7 @@ impl<M: Machine> Plan for MachinePlan<M> {
     fn pending_command(&self) -> Option<&Command> {
         match &self.pending {
             Pending::Waiting(command) => Some(command),
-            Pending::Done(_) | Pending::Failed(_) => None,
+            Pending::Sent(_) | Pending::Done(_) | Pending::Failed(_) => None,
         }
     }
 
@@ -126,7 +160,7 @@ pub(crate) fn launch<P: Plan>(
     park: impl FnOnce(Box<P>),
 ) -> Result<Step<P::Output>, SeqError> {
     notes.extend(plan.drain_notes());
-    let step = plan.current_step()?;
+    let step = plan.take_step()?;
     if matches!(step, Step::Command(_)) {
         park(Box::new(plan));
     }
@@ -141,7 +175,7 @@ pub(crate) fn resume<P: Plan>(
     notes: &mut Vec<Note>,
     park: impl FnOnce(Box<P>),
 ) -> Result<Step<P::Output>, SeqError> {
-    let step = plan.feed(reply);
+    let step = plan.feed_and_take(reply);
     notes.extend(plan.drain_notes());
     let step = step?;
     if matches!(step, Step::Command(_)) {

@@ -38,6 +38,17 @@ pub trait Plan {
     fn current_step(&self) -> Result<Step<Self::Output>, SeqError>;
     /// Feeds the reply to the last command and returns the next step.
     fn feed(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError>;
+    /// [`Plan::current_step`] for a caller that runs the command once and feeds its reply: the
+    /// command is handed over, and the plan keeps only what reading its reply needs, not a copy
+    /// (a batch's commands hold a statement per document). `current_step()` and
+    /// `pending_command()` then have no command to give until the next `feed`.
+    fn take_step(&mut self) -> Result<Step<Self::Output>, SeqError> {
+        self.current_step()
+    }
+    /// [`Plan::feed`], the next command handed over as [`Plan::take_step`] hands it.
+    fn feed_and_take(&mut self, reply: Reply) -> Result<Step<Self::Output>, SeqError> {
+        self.feed(reply)
+    }
     /// The command waiting for its reply, borrowed (what `current_step()` gives as a copy), for shells
     /// that only serialize it; `None` when done or failed, or when the plan cannot lend it.
     fn pending_command(&self) -> Option<&Command> {

@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 
 // Driving a plan through a case's steps, and the cases that call an object's methods.
 mod replay;
-use replay::{drive, run_block, run_counter, run_series};
+use replay::{drive, handed_over, run_block, run_counter, run_series};
 // Reading a case's inputs.
 mod input;
 use input::{
@@ -71,6 +71,8 @@ struct Trace {
     differing: Vec<(usize, Value)>,
     /// The same for an object's calls whose output is a command.
     differing_calls: Vec<(usize, Value)>,
+    /// Plans are driven with `take_step`/`feed_and_take` (as the Rust shells drive them).
+    take: bool,
 }
 
 fn run(case: &Value, trace: &mut Trace) -> Outcome {
@@ -410,6 +412,7 @@ fn replay(file: &str) {
         }
         let mut trace = Trace::default();
         let got = run(case, &mut trace);
+        handed_over(case, &got, &mut trace);
         let with_calls = matches!(op, "blockAllocator" | "blockCounter" | "seriesCounters");
         if !with_calls || case.get("error").is_some() {
             compare("result", case, &got, &mut trace.problems);

@@ -3,6 +3,28 @@
 
 use super::*;
 
+/// Runs `case` again with every command handed over ([`Plan::take_step`]) instead of lent:
+/// the same commands (checked by [`drive`]), outcome and notes as `got` and `trace`'s.
+pub(crate) fn handed_over(case: &Value, got: &Outcome, trace: &mut Trace) {
+    let mut taking = Trace {
+        take: true,
+        ..Trace::default()
+    };
+    let again = run(case, &mut taking);
+    let view = |outcome: &Outcome| outcome.as_ref().map_err(SeqError::code).cloned();
+    if view(&again) != view(got) || to_json(&taking.notes) != to_json(&trace.notes) {
+        trace.problems.push(format!(
+            "handed over (take_step): outcome or notes differ: {:?}",
+            view(&again)
+        ));
+    }
+    for problem in taking.problems {
+        trace
+            .problems
+            .push(format!("handed over (take_step): {problem}"));
+    }
+}
+
 /// Drives a plan through the case's steps, collecting its notes; returns the outcome.
 pub(crate) fn drive<P: Plan>(
     plan: Result<P, SeqError>,
@@ -14,7 +36,11 @@ where
 {
     let mut plan = plan?;
     trace.notes.extend(plan.drain_notes());
-    let mut step = plan.current_step();
+    let mut step = if trace.take {
+        plan.take_step()
+    } else {
+        plan.current_step()
+    };
     for (index, expected) in steps.iter().enumerate() {
         let command = match &step {
             Ok(Step::Command(command)) => to_json(command),
@@ -42,7 +68,11 @@ where
         }
         match Reply::from_json(&expected["reply"]) {
             Ok(reply) => {
-                step = plan.feed(reply);
+                step = if trace.take {
+                    plan.feed_and_take(reply)
+                } else {
+                    plan.feed(reply)
+                };
                 trace.notes.extend(plan.drain_notes());
             }
             // A reply that does not parse never reaches the plan, which keeps waiting.
