@@ -18,11 +18,13 @@
 //! Only reads overlap: batches are numbered one after the other, in stream order, so a gapless
 //! trigger's commit order is the stream's as before.
 //!
-//! Waiting for more pays only under load: when the stream's rate (averaged over the last quarter
-//! second or so) fills the batch at least half within `batch_delay`, the batch waits as long as
-//! that rate needs to fill it (at most `batch_delay`) and takes one more read ([`linger`]): fewer,
-//! fuller batches when the writes could not keep up one by one; this wait adds nothing to a
-//! trickle or a moderate rate.
+//! Waiting for more pays only under load: when the stream's sustained rate (averaged over the
+//! last two seconds or so) fills the batch at least half within `batch_delay`, and would at
+//! least double what the batch holds, the batch waits as long as that rate needs to fill it (at
+//! most `batch_delay`) and takes one more read ([`linger`]): fewer, fuller batches when the
+//! writes could not keep up one by one. This wait adds nothing to a trickle or a moderate rate,
+//! nor to one that bursts (writers catching up after a stall look like a busy stream for a
+//! quarter second), nor to a backlog that is already a batch worth its commands.
 //!
 //! At a moderate rate a batch is small: what arrived while the previous one was written, often
 //! one or two documents, each batch costing its reservation, its `update` and the read (gapless:
@@ -61,6 +63,10 @@ const MIN_POLL: Duration = Duration::from_millis(1);
 /// short enough to see a stream dry up within a batch delay.
 const RATE_WINDOW: Duration = Duration::from_millis(250);
 
+/// The rate that decides a wait of up to `batch_delay` ([`linger`]) is averaged over about this
+/// long: a stream must be busy for a while, not for one burst, before its batches wait.
+const SUSTAINED_WINDOW: Duration = Duration::from_secs(2);
+
 /// Events a read at a moderate rate waits for (at most `linger`): a batch of 8 costs well under
 /// one command per document (3 commands a batch, a gapless one about 5, its read included).
 const GATHER: f64 = 8.0;
@@ -73,6 +79,8 @@ pub(super) struct Reads {
     /// The stream's rate lately, events per second: each read's events over the time since the
     /// read before it, averaged with weight `1 - e^(-that time / RATE_WINDOW)`.
     per_sec: f64,
+    /// The same over [`SUSTAINED_WINDOW`].
+    sustained_per_sec: f64,
     /// How long it took.
     took: Duration,
     /// When the last read that brought events went out.
@@ -84,6 +92,7 @@ impl Reads {
         Self {
             sent: Instant::now(),
             per_sec: 0.0,
+            sustained_per_sec: 0.0,
             took: Duration::ZERO,
             events_at: None,
         }
@@ -94,8 +103,9 @@ impl Reads {
         if since > 0.0 {
             #[allow(clippy::cast_precision_loss)] // event counts
             let rate = events as f64 / since;
-            let weight = 1.0 - (-since / RATE_WINDOW.as_secs_f64()).exp();
-            self.per_sec += weight * (rate - self.per_sec);
+            let weight = |window: Duration| 1.0 - (-since / window.as_secs_f64()).exp();
+            self.per_sec += weight(RATE_WINDOW) * (rate - self.per_sec);
+            self.sustained_per_sec += weight(SUSTAINED_WINDOW) * (rate - self.sustained_per_sec);
         }
         self.sent = sent;
         self.took = sent.elapsed();
@@ -118,10 +128,13 @@ impl Reads {
 }
 
 /// How long a batch of `got` events, `missing` short of full, waits for more: the time the
-/// stream's rate (`per_sec`, measured over the last [`RATE_WINDOW`] or so) needs to bring the
-/// missing ones, at most `cap`. Nothing when the batch is full, or when even that wait would not
-/// bring it to half full: a trickle, or a moderate rate, is numbered at once (latency matters
-/// more there than the few commands a bigger batch would save).
+/// stream's sustained rate (`per_sec`, measured over the last [`SUSTAINED_WINDOW`] or so) needs
+/// to bring the missing ones, at most `cap`. Nothing when the batch is full, when even that wait
+/// would not bring it to half full (a trickle, or a moderate rate, is numbered at once: latency
+/// matters more there than the few commands a bigger batch would save), or when it would bring
+/// fewer events than the batch already holds (a backlog, after a slow write say, is already a
+/// batch worth its commands: waiting would add its whole length to every event of it for less
+/// than half the commands saved).
 pub(super) fn linger(got: usize, missing: usize, per_sec: f64, cap: Duration) -> Duration {
     if missing == 0 || cap.is_zero() || per_sec <= 0.0 {
         return Duration::ZERO;
@@ -129,7 +142,7 @@ pub(super) fn linger(got: usize, missing: usize, per_sec: f64, cap: Duration) ->
     #[allow(clippy::cast_precision_loss)] // event counts
     let (got, missing) = (got as f64, missing as f64);
     let fill = (missing / per_sec).min(cap.as_secs_f64());
-    if got + per_sec * fill < (got + missing) / 2.0 {
+    if got + per_sec * fill < (got + missing) / 2.0 || per_sec * fill < got {
         return Duration::ZERO;
     }
     Duration::from_secs_f64(fill)
@@ -224,7 +237,7 @@ impl<M: Mongo> Trigger<M> {
         let wait = linger(
             batch.events.len(),
             missing,
-            reads.per_sec,
+            reads.sustained_per_sec,
             self.settings.batch_delay,
         );
         if wait.is_zero() {
@@ -362,122 +375,4 @@ impl<M: Mongo> Trigger<M> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const POLL: Duration = Duration::from_millis(100);
-    const CAP: Duration = Duration::from_millis(500);
-
-    #[test]
-    fn a_full_batch_or_no_delay_does_not_wait() {
-        assert_eq!(linger(1000, 0, 100_000.0, CAP), Duration::ZERO);
-        assert_eq!(linger(10, 990, 100_000.0, Duration::ZERO), Duration::ZERO);
-    }
-
-    #[test]
-    fn a_busy_stream_waits_as_long_as_its_rate_needs_to_fill_the_batch() {
-        // 1,500/s: 850 missing need 567 ms, capped at 500 ms.
-        assert_eq!(linger(150, 850, 1500.0, CAP), CAP);
-        // 5,000/s: 500 missing need 100 ms.
-        let wait = linger(500, 500, 5000.0, CAP);
-        assert!((wait.as_secs_f64() - 0.1).abs() < 1e-9, "{wait:?}");
-    }
-
-    #[test]
-    fn a_trickle_or_a_moderate_rate_is_numbered_at_once() {
-        // One event in 5 s: not one more expected within the cap; nothing seen: no wait.
-        assert_eq!(linger(1, 999, 0.2, CAP), Duration::ZERO);
-        assert_eq!(linger(1, 999, 0.0, CAP), Duration::ZERO);
-        // 200/s: 500 ms bring 100 more, far from half of 1,000.
-        assert_eq!(linger(20, 980, 200.0, CAP), Duration::ZERO);
-        // 500/s: 500 ms bring 250, not half of 1,000.
-        assert_eq!(linger(5, 995, 500.0, CAP), Duration::ZERO);
-    }
-
-    #[test]
-    fn the_rate_is_averaged_over_a_window_not_taken_between_two_reads() {
-        // 500/s read every 10 ms for a second, then two reads 1 ms apart: still about 500/s.
-        let start = Instant::now();
-        let mut reads = Reads::new();
-        reads.sent = start;
-        for i in 1..=100 {
-            reads.record(start + Duration::from_millis(10 * i), 5);
-        }
-        reads.record(start + Duration::from_millis(1001), 5);
-        assert!((450.0..550.0).contains(&reads.per_sec), "{}", reads.per_sec);
-        // A backlog after a slow write (300 events after 600 ms): 500/s, not a burst.
-        reads.record(start + Duration::from_millis(1601), 300);
-        assert!((450.0..550.0).contains(&reads.per_sec), "{}", reads.per_sec);
-        // A stream that dried up: half a second later the rate is about an eighth of it.
-        reads.record(start + Duration::from_millis(2101), 0);
-        assert!(reads.per_sec < 100.0, "{}", reads.per_sec);
-    }
-
-    #[test]
-    fn a_moderate_rate_gathers_a_few_events_before_a_read() {
-        let linger = Duration::from_millis(10);
-        // 500/s: 8 events need 16 ms, capped at 10 ms (about 5 events).
-        assert_eq!(gather_time(500.0, linger), linger);
-        // 2,000/s: 4 ms bring 8.
-        let wait = gather_time(2000.0, linger);
-        assert!((wait.as_secs_f64() - 0.004).abs() < 1e-9, "{wait:?}");
-        // 100,000/s: a fraction of a millisecond (a write gathers more anyway).
-        assert!(gather_time(100_000.0, linger) < Duration::from_millis(1));
-    }
-
-    #[test]
-    fn a_trickle_or_no_linger_reads_at_once() {
-        let linger = Duration::from_millis(10);
-        // 100/s: one event in 10 ms, not worth the wait.
-        assert_eq!(gather_time(100.0, linger), Duration::ZERO);
-        assert_eq!(gather_time(0.0, linger), Duration::ZERO);
-        assert_eq!(gather_time(500.0, Duration::ZERO), Duration::ZERO);
-    }
-
-    #[test]
-    fn the_wait_to_gather_counts_from_the_last_read() {
-        // The write in flight took longer than the wait: no more waiting.
-        let reads = Reads {
-            sent: Instant::now() - Duration::from_millis(50),
-            per_sec: 500.0,
-            took: Duration::from_millis(1),
-            events_at: None,
-        };
-        assert_eq!(
-            reads.wait_to_gather(Duration::from_millis(10)),
-            Duration::ZERO
-        );
-    }
-
-    #[test]
-    fn a_quiet_stream_is_read_every_poll_interval() {
-        assert_eq!(quiet_wait(Duration::from_millis(2), None, POLL), POLL);
-        // The last events are older than a poll interval.
-        let long_ago = Some(Duration::from_secs(3));
-        assert_eq!(quiet_wait(Duration::from_millis(2), long_ago, POLL), POLL);
-    }
-
-    #[test]
-    fn a_stream_caught_up_with_arriving_inserts_is_read_again_after_as_long_as_a_read_takes() {
-        let just_now = Some(Duration::from_millis(5));
-        assert_eq!(
-            quiet_wait(Duration::from_millis(3), just_now, POLL),
-            Duration::from_millis(3)
-        );
-        // Never a busy loop, never longer than the poll interval.
-        assert_eq!(quiet_wait(Duration::ZERO, just_now, POLL), MIN_POLL);
-        assert_eq!(quiet_wait(Duration::from_secs(1), just_now, POLL), POLL);
-    }
-
-    #[test]
-    fn a_server_that_waited_inside_its_get_more_is_read_again_at_once() {
-        // The wait counts from the empty read's start: a real server's `max_await` covers it.
-        let reads = Reads {
-            sent: Instant::now() - Duration::from_millis(500),
-            per_sec: 0.0,
-            took: Duration::from_millis(500),
-            events_at: None,
-        };
-        assert_eq!(reads.wait_after_empty(POLL), Duration::ZERO);
-    }
-}
+mod tests;

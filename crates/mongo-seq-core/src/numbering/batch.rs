@@ -52,7 +52,7 @@ use crate::error::SeqError;
 use crate::lease::document::epoch_condition;
 use crate::numbering::spec::{id_key, id_keys, NumberingSpec};
 use crate::protocol::command::{Collection, Command, QueryOptions, UpdateStatement};
-use crate::protocol::concern::{anchored_find, ClusterTime};
+use crate::protocol::concern::{advance_after_write, anchored_find, ClusterTime};
 use crate::protocol::machine::{launch, resume, Machine, MachinePlan};
 use crate::protocol::note::Note;
 use crate::protocol::plan::Step;
@@ -70,6 +70,9 @@ mod report;
 pub use groups::{GaplessGroups, Leaseless, NoGaplessPlan, WithGapless};
 use periods::instants_of;
 pub use report::BatchReport;
+
+#[cfg(test)]
+mod tests;
 
 /// The batch numbering plan; see the module docs.
 pub type NumberBatch = MachinePlan<NumberBatchMachine>;
@@ -107,8 +110,9 @@ pub struct NumberBatchMachine<G: GaplessGroups = WithGapless> {
     numbering: NumberingSpec,
     /// The lease epoch that fences the counters; `None`: an `assign`, which holds no lease.
     epoch: Option<i64>,
-    /// The newest cluster time of the events that delivered the documents: every read that
-    /// decides a document needs no number is causally after it.
+    /// The newest cluster time of the events that delivered the documents, then of the
+    /// batch's own latest write: every read that decides a document needs no number (a later
+    /// gapless group's too) is causally after both.
     after: Option<ClusterTime>,
     /// A periodic sequence's: per document `_id` (its key), the instant that places it in a
     /// period, or why it has none.
@@ -458,6 +462,10 @@ impl<G: GaplessGroups> Machine for NumberBatchMachine<G> {
     type Output = BatchReport;
 
     fn on_reply(&mut self, reply: Reply) -> Result<Step<BatchReport>, SeqError> {
+        // A gapless group started after another one wrote (a batch spanning two periods or
+        // scopes) reads causally after those writes too, not at the events alone: a secondary
+        // may otherwise answer from before them (seed 5 focused on stale incarnations).
+        advance_after_write(&mut self.after, reply.operation_time());
         let notes = &mut self.notes;
         let step = match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Verify => return self.on_verified(reply),
