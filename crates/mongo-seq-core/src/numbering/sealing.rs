@@ -155,9 +155,9 @@ impl CounterSeal {
         };
         let pending_epoch = match seal.get("pendingEpoch") {
             None | Some(Value::Null) => None,
-            Some(epoch) => Some(
-                ejson::read_i64(epoch).map_err(|r| bad(format!("`pendingEpoch` {r}")))?,
-            ),
+            Some(epoch) => {
+                Some(ejson::read_i64(epoch).map_err(|r| bad(format!("`pendingEpoch` {r}")))?)
+            }
         };
         let records = match seal.get("records") {
             None | Some(Value::Null) => Vec::new(),

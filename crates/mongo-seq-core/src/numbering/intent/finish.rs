@@ -302,3 +302,6 @@ impl Machine for FinishIntentMachine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
