@@ -121,7 +121,7 @@ fn an_earlier_holder_s_recorded_seals_are_written_before_the_finish_replaces_the
 #[test]
 fn a_holder_s_own_recorded_seals_are_not_written_again() {
     // Its previous batch's: written before this finish began (one command per batch).
-    let mut plan = finish(counter(Some(3)));
+    let plan = finish(counter(Some(3)));
     let set = finish_set(&command(plan.current_step().unwrap()));
     assert_eq!(set["seal.pending"][0]["id"], json!("b"));
 }
