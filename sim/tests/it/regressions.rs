@@ -191,3 +191,16 @@ fn a_trigger_s_reads_come_after_its_own_earlier_writes() {
     );
     runs_clean(31);
 }
+
+/// A sealed series' takeover (seed 12,737,224): a deposed holder created `credits/2027-01` after
+/// the new holder stamped the series' counters with its epoch, so its finish still matched and
+/// recorded numbers 1..5's seals in `seal.pending`; it paused before writing them. The new
+/// holder's `CompletePending` had read the counter with the intent only, found the intent
+/// finished, and its next finish replaced `pending`: five final numbers never got their seals.
+/// A finish now writes the seals an earlier epoch recorded before replacing them
+/// (`seal.pendingEpoch`). The fix sends one command more, which reshuffles this seed's schedule:
+/// the core's `finish::tests` show the plan's commands.
+#[test]
+fn the_seed_whose_new_holder_dropped_a_deposed_holder_s_recorded_seals_runs_clean() {
+    runs_clean(12_737_224);
+}

@@ -7,13 +7,17 @@
 //!                       pending: [{id, number, seal: {hash, previous}}] } }
 //! FinishIntent (sealed), once the batch's numbers are final:
 //!   [the counter's seal unknown]        findOne counter                → its seal
+//!   [seal.pending recorded by an earlier epoch]  update those seals first (as below): a
+//!                                        deposed holder's finish may have recorded them after
+//!                                        the takeover's CompletePending read the counter
 //!   [no seal yet, a series that resets] find counters {_id: the series' earlier periods,
 //!                                         seal.hash exists} sort _id −1 limit 1
 //!                                        → the anchor: the first link names it
 //!   seal the issued documents in number order after the head (their values: the change
 //!   event's document, or the completion's read)
 //!   findOneAndUpdate {_id, intent.first, intent.count, epoch ≤ E, seal.hash: head}
-//!     {$set: {seq, epoch: E, seal: {hash: <last>, pending: [the batch's seals]}}, $unset: {intent}}
+//!     {$set: {seq, epoch: E, seal: {hash: <last>, pending: [the batch's seals],
+//!                                    pendingEpoch: E}}, $unset: {intent}}
 //!     none → findOne: epoch > E → fenced; intent gone → alreadyFinished (its finisher sealed);
 //!            still ours → seal again after the head read, update again
 //!   update {ordered: false} per seal: q {_id, field: number, fieldSeal: {$exists: false},
@@ -95,6 +99,9 @@ pub struct CounterSeal {
     pub head: Option<String>,
     /// The last batch's seals, recorded when its intent was cleared.
     pub pending: Vec<PendingSeal>,
+    /// The lease epoch of the holder that recorded `pending` (`None`: not recorded, as by a
+    /// version before it was).
+    pub pending_epoch: Option<i64>,
     /// Ledger entries (voids, deletions) whose links moved the head, stored until their
     /// entries are written (an appender that crashed in between leaves them here).
     pub records: Vec<Value>,
@@ -146,6 +153,12 @@ impl CounterSeal {
                 )))
             }
         };
+        let pending_epoch = match seal.get("pendingEpoch") {
+            None | Some(Value::Null) => None,
+            Some(epoch) => {
+                Some(ejson::read_i64(epoch).map_err(|r| bad(format!("`pendingEpoch` {r}")))?)
+            }
+        };
         let records = match seal.get("records") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => items.clone(),
@@ -173,9 +186,22 @@ impl CounterSeal {
             present: true,
             head,
             pending,
+            pending_epoch,
             records,
             orphans,
         })
+    }
+
+    /// The recorded seals a holder of `epoch` must write before its finish replaces them: those
+    /// an earlier holder recorded (it may have been deposed before writing them, and the
+    /// takeover's [`crate::CompletePending`] may have read the counter before they were
+    /// recorded: a deposed holder's finish still matches a counter it created after the
+    /// takeover stamped the series). A holder's own are written before its next finish.
+    pub fn unwritten(&self, epoch: i64) -> &[PendingSeal] {
+        match self.pending_epoch {
+            Some(recorded) if recorded >= epoch => &[],
+            _ => &self.pending,
+        }
     }
 
     /// The seal recorded for document `id` holding `number`, not on the document (pending, or
@@ -251,11 +277,17 @@ pub fn chain(
     Ok(seals)
 }
 
-/// The `$set` of the update that clears the intent: the new head and the batch's seals
-/// (`seal.records` left as they are: an appender's).
-pub(crate) fn finish_set(set: &mut Map<String, Value>, head: Option<&str>, seals: &[PendingSeal]) {
+/// The `$set` of the update that clears the intent: the new head and the batch's seals, with
+/// the epoch of the holder recording them (`seal.records` left as they are: an appender's).
+pub(crate) fn finish_set(
+    set: &mut Map<String, Value>,
+    head: Option<&str>,
+    seals: &[PendingSeal],
+    epoch: i64,
+) {
     let last = seals.last().map(|s| s.seal.hash.as_str()).or(head);
     set.insert(format!("{FIELD}.hash"), last.into());
+    set.insert(format!("{FIELD}.pendingEpoch"), ejson::long(epoch));
     set.insert(
         format!("{FIELD}.pending"),
         seals

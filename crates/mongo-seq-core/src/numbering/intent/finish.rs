@@ -24,6 +24,8 @@ pub enum FinishOutcome {
 enum FinishPhase {
     /// A sealed finish reading the counter's seal (not known from an earlier reply).
     ReadCounter,
+    /// A sealed finish writing the seals an earlier holder recorded (before replacing them).
+    WriteUnwritten(Box<WriteSeals>, CounterSeal),
     /// A sealed finish reading the anchor (the counter has sealed nothing yet).
     Anchor(CounterSeal),
     Update,
@@ -142,7 +144,12 @@ impl FinishIntentMachine {
             // Nothing sealed (every document of the intent gone): the head stays, and a
             // counter that sealed nothing yet keeps reading its anchor.
             if !sealing.seals.is_empty() || sealing.counter.present {
-                sealing::finish_set(&mut set, sealing.head.as_deref(), &sealing.seals);
+                sealing::finish_set(
+                    &mut set,
+                    sealing.head.as_deref(),
+                    &sealing.seals,
+                    self.epoch,
+                );
             }
         }
         Command::FindOneAndUpdate {
@@ -156,8 +163,28 @@ impl FinishIntentMachine {
         }
     }
 
-    /// Seals after the counter's head (or, when it has sealed nothing, the anchor: read first).
+    /// Seals after the counter's head (or, when it has sealed nothing, the anchor: read first),
+    /// once the seals an earlier holder recorded are on their documents (the update replaces
+    /// them).
     fn seal_after(&mut self, counter: CounterSeal) -> Result<Step<FinishOutcome>, SeqError> {
+        let write = self.sealing.as_ref().and_then(|sealing| {
+            WriteSeals::new(
+                &sealing.numbering,
+                &self.counter_id,
+                counter.unwritten(self.epoch).to_vec(),
+                self.epoch,
+            )
+        });
+        match write {
+            Some(plan) => launch(plan, &mut Vec::new(), |plan| {
+                self.phase = FinishPhase::WriteUnwritten(plan, counter.clone());
+            })?
+            .and_then(|()| self.seal_chain(counter)),
+            None => self.seal_chain(counter),
+        }
+    }
+
+    fn seal_chain(&mut self, counter: CounterSeal) -> Result<Step<FinishOutcome>, SeqError> {
         if !counter.present {
             if let Some(read) = sealing::anchor_command(&self.spec, &self.counter_id) {
                 self.phase = FinishPhase::Anchor(counter);
@@ -247,6 +274,13 @@ impl Machine for FinishIntentMachine {
                 self.seal_after(counter)
             }
             (FinishPhase::ReadCounter, Reply::None) => Err(deleted()),
+            (FinishPhase::WriteUnwritten(plan, counter), reply) => {
+                let phase = |plan| FinishPhase::WriteUnwritten(plan, counter.clone());
+                let step = resume(plan, reply, &mut Vec::new(), |plan| {
+                    self.phase = phase(plan);
+                })?;
+                step.and_then(|()| self.seal_chain(counter))
+            }
             (FinishPhase::Anchor(counter), reply) => {
                 let anchor = sealing::read_anchor(reply)?;
                 self.seal_from(counter, anchor)
@@ -268,3 +302,6 @@ impl Machine for FinishIntentMachine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
