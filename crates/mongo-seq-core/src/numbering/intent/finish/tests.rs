@@ -125,3 +125,27 @@ fn a_holder_s_own_recorded_seals_are_not_written_again() {
     let set = finish_set(&command(plan.current_step().unwrap()));
     assert_eq!(set["seal.pending"][0]["id"], json!("b"));
 }
+
+/// A counter whose `seal.pendingEpoch` is not an int64 (a string, a double, 2^63, an array) is
+/// refused as malformed, naming the field, rather than read as "no epoch" (which would make a
+/// finish rewrite seals a later holder recorded).
+#[test]
+fn a_pending_epoch_that_is_not_an_int64_is_a_malformed_counter() {
+    for bad in [
+        json!("3"),
+        json!(3.5),
+        json!({"$numberLong": "9223372036854775808"}),
+        json!({"$numberDouble": "NaN"}),
+        json!([3]),
+    ] {
+        let counter = json!({"_id": "inv", "seq": 1, "seal": {"hash": "h1", "pending": [], "pendingEpoch": bad}});
+        let error = CounterSeal::read(&counter, "inv").unwrap_err();
+        assert_eq!(error.code(), "MALFORMED_COUNTER", "{bad}");
+        assert!(error.to_string().contains("pendingEpoch"), "{bad}: {error}");
+    }
+    let fine = json!({"_id": "inv", "seq": 1, "seal": {"hash": "h1", "pending": [], "pendingEpoch": {"$numberLong": "3"}}});
+    assert_eq!(
+        CounterSeal::read(&fine, "inv").unwrap().pending_epoch,
+        Some(3)
+    );
+}
